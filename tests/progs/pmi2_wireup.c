@@ -1,0 +1,99 @@
+/*
+ * pmi2_wireup: the PMI-2 wire-up workload of pmigate's benchmark and tests,
+ * linked with Slurm's libpmi2 (or pmigate's own, which is binary-compatible):
+ * every rank puts one 220-byte "business card", fences, gets all N cards and
+ * checks each one, then finalizes.  Rank 0 prints the phase times (µs, the
+ * slowest rank's, gathered through the KVS) on one line:
+ *   wireup n=N init=… put=… fence=… getall=… total=…
+ */
+#include <slurm/pmi2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define CARD_LEN 220
+
+static double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+/* A card that depends on the rank in every byte, so a mixed-up reply shows. */
+static void make_card(int rank, char *card)
+{
+    int n = snprintf(card, CARD_LEN + 1, "card-%d-", rank);
+    for (int i = n; i < CARD_LEN; i++)
+        card[i] = "0123456789ABCDEF"[(rank * 7 + i) % 16];
+    card[CARD_LEN] = '\0';
+}
+
+static int fail(int rank, const char *what, int rc)
+{
+    fprintf(stderr, "pmi2_wireup rank %d: %s failed (rc=%d)\n", rank, what, rc);
+    PMI2_Abort(1, what);
+    return 1;
+}
+
+int main(void)
+{
+    int spawned, size, rank = -1, appnum, rc, len;
+    char jobid[256], key[64], card[CARD_LEN + 1], got[PMI2_MAX_VALLEN + 1];
+    double t0 = now_us();
+
+    if ((rc = PMI2_Init(&spawned, &size, &rank, &appnum)) != PMI2_SUCCESS)
+        return fail(rank, "PMI2_Init", rc);
+    if ((rc = PMI2_Job_GetId(jobid, sizeof jobid)) != PMI2_SUCCESS)
+        return fail(rank, "PMI2_Job_GetId", rc);
+    double t1 = now_us();
+
+    snprintf(key, sizeof key, "card-%d", rank);
+    make_card(rank, card);
+    if ((rc = PMI2_KVS_Put(key, card)) != PMI2_SUCCESS)
+        return fail(rank, "PMI2_KVS_Put", rc);
+    double t2 = now_us();
+    if ((rc = PMI2_KVS_Fence()) != PMI2_SUCCESS)
+        return fail(rank, "PMI2_KVS_Fence", rc);
+    double t3 = now_us();
+
+    for (int r = 0; r < size; r++) {
+        char want[CARD_LEN + 1];
+        snprintf(key, sizeof key, "card-%d", r);
+        if ((rc = PMI2_KVS_Get(jobid, r, key, got, sizeof got, &len)) != PMI2_SUCCESS)
+            return fail(rank, "PMI2_KVS_Get", rc);
+        make_card(r, want);
+        if (strcmp(got, want) != 0) {
+            fprintf(stderr, "rank %d: card of rank %d is wrong: %.40s…\n", rank, r, got);
+            return fail(rank, "card check", -1);
+        }
+    }
+    double t4 = now_us();
+
+    /* Report the slowest rank's phases: each rank posts its times, rank 0
+     * reads them after a second fence. */
+    char times[128];
+    snprintf(times, sizeof times, "%.0f %.0f %.0f %.0f", t1 - t0, t2 - t1, t3 - t2, t4 - t3);
+    snprintf(key, sizeof key, "times-%d", rank);
+    if ((rc = PMI2_KVS_Put(key, times)) != PMI2_SUCCESS || (rc = PMI2_KVS_Fence()) != PMI2_SUCCESS)
+        return fail(rank, "report", rc);
+    if (rank == 0) {
+        double worst[4] = { 0, 0, 0, 0 };
+        for (int r = 0; r < size; r++) {
+            double v[4];
+            snprintf(key, sizeof key, "times-%d", r);
+            if (PMI2_KVS_Get(jobid, r, key, got, sizeof got, &len) != PMI2_SUCCESS ||
+                sscanf(got, "%lf %lf %lf %lf", &v[0], &v[1], &v[2], &v[3]) != 4)
+                return fail(rank, "report get", -1);
+            for (int i = 0; i < 4; i++)
+                if (v[i] > worst[i])
+                    worst[i] = v[i];
+        }
+        printf("wireup n=%d init=%.0f put=%.0f fence=%.0f getall=%.0f total=%.0f\n", size,
+               worst[0], worst[1], worst[2], worst[3], now_us() - t0);
+    }
+    if ((rc = PMI2_Finalize()) != PMI2_SUCCESS)
+        return fail(rank, "PMI2_Finalize", rc);
+    return 0;
+}
