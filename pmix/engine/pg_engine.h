@@ -1,0 +1,400 @@
+/*
+ * pg_engine.h: the PMIx-style scoped store and modex engine every protocol
+ * handler (PMI-1, PMI-2, PMIx) of pmigate talks to.
+ *
+ * Why it exists: one set of rules (PMIx scopes, realms, retrieval order,
+ * fences, held gets, name service) serves all three dialects, so a job whose
+ * ranks speak different protocols shares one namespace and one key space.
+ *
+ * Shape: a plain C library with no I/O, no threads and no clock.  Requests
+ * go in with a completion callback + cbdata; the answer comes out through
+ * that callback, at once or later ("split-phase").  Everything that needs
+ * the outside world goes through pg_host_ops_t; time is passed in by the
+ * caller (`now`, monotonic nanoseconds) and the caller arms one timer at
+ * pg_engine_next_deadline() and calls pg_engine_expire() when it fires.
+ *
+ * Callback rules (they hold for every *_cb_t below):
+ *  - every callback is called exactly once per accepted request, including
+ *    when the request fails, times out, its job is deregistered or the
+ *    engine is freed (then with PMIX_ERR_JOB_TERMINATED);
+ *  - a callback may be called before the function that started the request
+ *    returns ("inline completion");
+ *  - a callback may call back into the engine; nested completions are run
+ *    after the callback returns, never recursively;
+ *  - pointers handed to a callback (values, key strings) are borrowed: valid
+ *    only until the callback returns.  Copy what you keep.
+ *
+ * Status codes are PMIx statuses (pmix_common.h); the PMI handlers translate
+ * them to rc=/found= on the wire.
+ *
+ * Ownership: every pointer argument is borrowed for the duration of the call
+ * unless stated otherwise; the engine copies what it keeps (key strings,
+ * values, layouts, participant lists).
+ */
+#ifndef PG_ENGINE_H
+#define PG_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pmix_common.h"
+
+typedef struct pg_engine pg_engine_t; /* opaque */
+
+/* ------------------------------------------------------------------ */
+/* Small value types                                                   */
+/* ------------------------------------------------------------------ */
+
+/* A process: a namespace (= PMI-1 kvsname = PMI-2 jobid) and a rank.
+ * Unlike pmix_proc_t it does not embed a 256-byte buffer, so it is cheap to
+ * pass on the hot path.  `nspace` is borrowed. */
+typedef struct pg_proc {
+    const char *nspace;
+    pmix_rank_t rank;
+} pg_proc_t;
+
+/* A type-tagged value as the store keeps it: `type` is a PMIx data type and
+ * `data`/`size` its bytes.  Conventions, so the engine never depends on the
+ * pack layout:
+ *  - PMIX_STRING: the characters, `size` = strlen; the store keeps a NUL at
+ *    data[size] so a returned string can be used as a C string directly
+ *    (the PMI hot path is a pointer return, no copy);
+ *  - PMIX_BYTE_OBJECT: the raw bytes;
+ *  - fixed-size scalars (bool, int/uint 8-64, size, pid, float, double,
+ *    pmix_rank_t as PMIX_PROC_RANK, status): native host representation;
+ *  - anything else (proc, info, data array, ...): the bytes pg_pack produced
+ *    for it; the PMIx handler unpacks them again.
+ * When the engine hands a value out, `data` is borrowed (see above). */
+typedef struct pg_value {
+    pmix_data_type_t type;
+    size_t size;
+    const void *data;
+} pg_value_t;
+
+/* Convenience constructors for callers (no allocation: the value points at
+ * the argument, which must outlive the use of the pg_value_t). */
+pg_value_t pg_value_string(const char *s);
+pg_value_t pg_value_bytes(pmix_data_type_t type, const void *data, size_t size);
+
+/* Deadlines and `now` are monotonic nanoseconds chosen by the caller. */
+typedef uint64_t pg_time_t;
+#define PG_TIME_NEVER UINT64_MAX
+
+/* ------------------------------------------------------------------ */
+/* Host operations (filled in by the gateway)                          */
+/* ------------------------------------------------------------------ */
+
+/* What the engine tells the host when the local part of a fence is done. */
+typedef struct pg_host_fence {
+    uint64_t id;                     /* pass back to pg_fence_host_done() */
+    uint64_t seq;                    /* per-signature sequence number, 1, 2, ...:
+                                        remote contributions are matched on
+                                        (signature, seq), never on arrival order */
+    const pg_proc_t *participants;   /* sorted signature; WILDCARD = whole nspace */
+    size_t nparticipants;
+    bool collect;                    /* PMIX_COLLECT_DATA */
+    const void *data;                /* local participants' committed REMOTE and
+                                        GLOBAL data (pg_modex blob), NULL if !collect */
+    size_t size;
+} pg_host_fence_t;
+
+typedef struct pg_host_ops {
+    /* The distributed part of a fence.  Called exactly once per fence, after
+     * every local participant joined.  The host completes it (possibly
+     * inline) with pg_fence_host_done(engine, f->id, status, blob, size),
+     * where blob is the concatenation of every server's contribution (a
+     * single-node host passes f->data back, or NULL).  `f` and its arrays are
+     * borrowed for the call.  NULL hook: the engine completes the fence
+     * locally (single-node host). */
+    void (*fence)(void *host_ctx, const pg_host_fence_t *f);
+
+    /* Direct modex: fetch the committed data of a process this engine does
+     * not serve.  The host completes it with pg_dmodex_host_done(engine, id,
+     * status, blob, size), blob = pg_proc_modex() of the target on the
+     * serving engine.  `key` is the key the requester waits for
+     * (PMIX_REQUIRED_KEY).  NULL hook: such gets end with PMIX_ERR_NOT_FOUND
+     * (the Standard's rule for hosts without direct modex). */
+    void (*dmodex)(void *host_ctx, uint64_t id, const pg_proc_t *target, const char *key);
+} pg_host_ops_t;
+
+/* ------------------------------------------------------------------ */
+/* Engine                                                               */
+/* ------------------------------------------------------------------ */
+
+/* Returns NULL on allocation failure.  `ops` is copied; `host_ctx` is
+ * passed back untouched to every hook (owned by the caller). */
+pg_engine_t *pg_engine_new(const pg_host_ops_t *ops, void *host_ctx);
+
+/* Completes every outstanding request with PMIX_ERR_JOB_TERMINATED, then
+ * frees everything.  NULL is ignored. */
+void pg_engine_free(pg_engine_t *engine);
+
+/* Earliest deadline of any held request, or PG_TIME_NEVER. */
+pg_time_t pg_engine_next_deadline(const pg_engine_t *engine);
+
+/* Completes every held request whose deadline is <= now with
+ * PMIX_ERR_TIMEOUT.  Returns how many expired. */
+size_t pg_engine_expire(pg_engine_t *engine, pg_time_t now);
+
+/* Memory the engine holds (its own allocations, counted as requested size
+ * plus 16 bytes of allocator overhead each, plus hash-table overhead).
+ * Used by the memory-budget test and the benchmark. */
+size_t pg_engine_memory(const pg_engine_t *engine);
+
+/* ------------------------------------------------------------------ */
+/* Jobs                                                                 */
+/* ------------------------------------------------------------------ */
+
+/* The layout the host knows when it launches a job.  Arrays indexed by rank
+ * have `size` entries; arrays indexed by node have `nnodes` entries.  All
+ * pointers are borrowed: pg_job_register copies them. */
+typedef struct pg_job_layout {
+    uint32_t size;                /* ranks in the job (PMIX_JOB_SIZE) */
+    uint32_t univ_size;           /* PMIX_UNIV_SIZE; 0 = same as size */
+    uint32_t nnodes;
+    const char *const *hostnames; /* [nnodes], node id = index */
+    const uint32_t *rank_node;    /* [size] node id of each rank */
+    const uint16_t *local_rank;   /* [size] NULL = computed (order on the node) */
+    const uint16_t *node_rank;    /* [size] NULL = same as local_rank */
+    const uint32_t *appnum;       /* [size] NULL = all 0 */
+    uint32_t napps;               /* 0 = 1 + max appnum */
+    const char *const *cpuset;    /* [size] "hwloc:0-3" or NULL entries/array */
+    const char *const *locality;  /* [size] PMIX_LOCALITY_STRING or NULL */
+    const bool *node_served;      /* [nnodes] does THIS engine serve the node's
+                                     processes?  NULL = all nodes are served
+                                     (single-node gateway simulating nodes) */
+    bool spawned;                 /* PMIX_SPAWNED */
+} pg_job_layout_t;
+
+/* Registers a job.  Derives every reserved key (session/job/app/node/process
+ * realms) and the PMI job attributes from the layout.  Returns
+ * PMIX_ERR_BAD_PARAM for an inconsistent layout (node id out of range, empty
+ * or over-long nspace), PMIX_ERR_EXISTS if the nspace is taken,
+ * PMIX_ERR_NOMEM. */
+pmix_status_t pg_job_register(pg_engine_t *engine, const char *nspace,
+                              const pg_job_layout_t *layout);
+
+/* Ends a job: completes every held request, fence and lookup made by or
+ * waiting on the job with PMIX_ERR_JOB_TERMINATED first (no dangling
+ * callbacks), removes the job's name-service entries, frees its store.
+ * PMIX_ERR_NOT_FOUND for an unknown nspace. */
+pmix_status_t pg_job_deregister(pg_engine_t *engine, const char *nspace);
+
+/* PMI job attributes (PMI-2 info-getjobattr, PMI-1 get of PMI_* keys):
+ * "PMI_process_mapping" (the ANL vector, "" when longer than 1024 bytes),
+ * "universeSize" (decimal), "PMI_dead_processes" (comma list of lost ranks,
+ * "" when none).  On success *out is a PMIX_STRING owned by the engine, valid
+ * until the next engine call.  PMIX_ERR_NOT_FOUND for other names. */
+pmix_status_t pg_job_attr(pg_engine_t *engine, const char *nspace, const char *name,
+                          pg_value_t *out);
+
+/* ------------------------------------------------------------------ */
+/* Processes                                                            */
+/* ------------------------------------------------------------------ */
+
+/* Life cycle of a served process.  A process that has not connected yet is
+ * assumed to be starting: it may still post data (hang detection counts it
+ * as running).  finalize: it will post nothing more.  lost: it died or its
+ * connection broke before finalize: every request it made completes with
+ * PMIX_ERR_LOST_CONNECTION, every fence it takes part in (and has not joined)
+ * fails with PMIX_ERR_LOST_CONNECTION, and its rank is listed in
+ * "PMI_dead_processes".  All three return PMIX_ERR_NOT_FOUND for an unknown
+ * nspace and PMIX_ERR_BAD_PARAM for a rank out of range. */
+pmix_status_t pg_proc_connect(pg_engine_t *engine, const pg_proc_t *proc);
+pmix_status_t pg_proc_finalize(pg_engine_t *engine, const pg_proc_t *proc);
+pmix_status_t pg_proc_lost(pg_engine_t *engine, const pg_proc_t *proc);
+
+/* ------------------------------------------------------------------ */
+/* Data: put / commit                                                   */
+/* ------------------------------------------------------------------ */
+
+/* pg_put flags. */
+#define PG_PUT_HIDDEN 0x1u /* PMI-2 kvs-put: invisible to everyone, the owner
+                              included, until pg_commit (the gateway commits at
+                              kvs-fence).  Without it the owner reads its own
+                              staged value at once (PMIx, PMI-1). */
+
+/* Stages `key` = `value` for `proc` with the given scope (PMIX_LOCAL,
+ * PMIX_REMOTE, PMIX_GLOBAL, PMIX_INTERNAL).  A later put of the same key by
+ * the same process overwrites it; the value is copied.
+ * Errors: PMIX_ERR_BAD_PARAM for a reserved key ("pmix" prefix), an empty or
+ * over-long key (> PMIX_MAX_KEYLEN), or a key already posted by this process
+ * in a different scope; PMIX_ERR_NOT_SUPPORTED for another scope value;
+ * PMIX_ERR_NOT_FOUND for an unknown process. */
+pmix_status_t pg_put(pg_engine_t *engine, const pg_proc_t *proc, pmix_scope_t scope,
+                     const char *key, const pg_value_t *value, unsigned flags);
+
+/* Publishes everything `proc` staged: from now on readers in scope find it,
+ * held gets waiting for it complete.  INTERNAL values stay private. */
+pmix_status_t pg_commit(pg_engine_t *engine, const pg_proc_t *proc);
+
+/* PMI-2 info-putnodeattr: a per-(job, node) key space shared by the processes
+ * of one node, visible at once, no commit; later puts overwrite. */
+pmix_status_t pg_node_put(pg_engine_t *engine, const pg_proc_t *proc, const char *key,
+                          const pg_value_t *value);
+
+/* ------------------------------------------------------------------ */
+/* Data: get                                                            */
+/* ------------------------------------------------------------------ */
+
+/* pg_get_req_t.flags */
+#define PG_GET_IMMEDIATE    0x01u /* PMIX_IMMEDIATE: answer from what is there, never hold */
+#define PG_GET_RANK_HINT    0x02u /* PMI-2 srcid: look at target.rank first, then
+                                     search the namespace as for RANK_UNDEF */
+#define PG_GET_NOWAIT_AFTER_FENCE 0x04u /* PMI-2 kvs-get: once the requester has
+                                     completed a fence, a missing key is
+                                     PMIX_ERR_NOT_FOUND at once */
+#define PG_GET_NODE_ATTR    0x08u /* PMI-2 info-getnodeattr: the requester's node
+                                     key space (pg_node_put); holds unless IMMEDIATE */
+#define PG_GET_REFRESH      0x10u /* PMIX_GET_REFRESH_CACHE: the client library
+                                     asks the server again; for the engine it
+                                     means "do not answer from a dmodex cache" */
+
+/* Realm qualifiers for reserved keys (PMIX_*_INFO attributes). */
+typedef enum pg_realm {
+    PG_REALM_DEFAULT = 0, /* per-key default, §1.3 of pmix-semantics */
+    PG_REALM_SESSION,
+    PG_REALM_JOB,
+    PG_REALM_APP,
+    PG_REALM_NODE,
+    PG_REALM_PROC
+} pg_realm_t;
+
+typedef struct pg_get_req {
+    pg_proc_t requester;   /* who asks (their node decides LOCAL/REMOTE scope) */
+    pg_proc_t target;      /* nspace NULL or "" = requester's; rank: a rank,
+                              PMIX_RANK_UNDEF (globally unique key, PMI-1 get)
+                              or PMIX_RANK_WILDCARD (job realm) */
+    const char *key;
+    unsigned flags;        /* PG_GET_* */
+    pmix_scope_t scope;    /* PMIX_DATA_SCOPE restriction, PMIX_SCOPE_UNDEF = none */
+    pg_time_t timeout;     /* PMIX_TIMEOUT in ns, 0 = none */
+    pg_realm_t realm;      /* reserved keys only */
+    uint32_t appnum;       /* with PG_REALM_APP; UINT32_MAX = target's app */
+    uint32_t nodeid;       /* with PG_REALM_NODE; UINT32_MAX = target's node */
+} pg_get_req_t;
+
+/* Initialises *req to: no flags, no scope, no timeout, default realm. */
+void pg_get_req_init(pg_get_req_t *req, const pg_proc_t *requester,
+                     const pg_proc_t *target, const char *key);
+
+/* status: PMIX_SUCCESS with value, or PMIX_ERR_NOT_FOUND,
+ * PMIX_ERR_EXISTS_OUTSIDE_SCOPE, PMIX_ERR_TIMEOUT, PMIX_ERR_BAD_PARAM,
+ * PMIX_ERR_LOST_CONNECTION, PMIX_ERR_JOB_TERMINATED (value NULL).
+ * `poster` is the rank that posted the value (useful after RANK_UNDEF). */
+typedef void (*pg_get_cb_t)(pmix_status_t status, const pg_value_t *value,
+                            pmix_rank_t poster, void *cbdata);
+
+/* Retrieval order for non-reserved keys (the Standard's, server side):
+ *  1. found in a scope that contains the requester -> value;
+ *  2. exists in a scope that excludes it -> PMIX_ERR_EXISTS_OUTSIDE_SCOPE;
+ *  3. PG_GET_IMMEDIATE -> PMIX_ERR_NOT_FOUND;
+ *  4. rank PMIX_RANK_UNDEF -> hold until some rank commits it, or timeout
+ *     (PMIX_ERR_TIMEOUT);
+ *  5. served target -> hold until the target commits it, or timeout;
+ *  6. unserved target -> host dmodex, or PMIX_ERR_NOT_FOUND without one.
+ * A held request that can no longer be satisfied (hang detection: every
+ * process that could post the key is finalized, lost, or itself blocked in a
+ * held request or fence that only it could release) ends with
+ * PMIX_ERR_NOT_FOUND.  A process always reads back its own values, even
+ * before commit (unless PG_PUT_HIDDEN).  Reserved keys ("pmix*") are
+ * answered from the job layout and never block (missing -> NOT_FOUND).
+ *
+ * Returns PMIX_SUCCESS when the callback already ran, PMIX_OPERATION_IN_PROGRESS
+ * when the request is held (callback later).  The callback runs exactly
+ * once either way, also for errors. */
+pmix_status_t pg_get(pg_engine_t *engine, const pg_get_req_t *req, pg_time_t now,
+                     pg_get_cb_t cb, void *cbdata);
+
+/* ------------------------------------------------------------------ */
+/* Fences                                                               */
+/* ------------------------------------------------------------------ */
+
+/* pg_fence_join flags */
+#define PG_FENCE_COLLECT 0x1u /* PMIX_COLLECT_DATA */
+
+/* Keys committed in the epoch a fence closes: walk them with
+ * pg_fence_keys_next() inside the fence callback (PMI-1's keyval_cache). */
+typedef struct pg_fence_keys pg_fence_keys_t;
+
+/* Advances *cursor (start at 0); returns false at the end.  *key and *value
+ * are borrowed (valid during the fence callback).  Each (rank, key) appears
+ * once with its latest value; INTERNAL values never appear. */
+bool pg_fence_keys_next(const pg_fence_keys_t *keys, size_t *cursor, pmix_rank_t *rank,
+                        const char **key, pg_value_t *value);
+
+/* status: PMIX_SUCCESS, PMIX_ERR_INVALID_ARG (participants disagreed on
+ * COLLECT_DATA), PMIX_ERR_LOST_CONNECTION (a participant was lost or
+ * finalized before joining), PMIX_ERR_TIMEOUT, PMIX_ERR_JOB_TERMINATED, or
+ * the host's status.  `keys` is non-NULL only on success of a whole-namespace
+ * fence (the epoch it closes); NULL otherwise. */
+typedef void (*pg_fence_cb_t)(pmix_status_t status, const pg_fence_keys_t *keys,
+                              void *cbdata);
+
+/* `proc` joins the fence over `participants` (NULL/0 = {proc's nspace,
+ * WILDCARD}).  The sorted participant list is the signature: joins with the
+ * same signature meet in one fence, different signatures run concurrently;
+ * WILDCARD does not match an explicit list of every rank.  Joining commits
+ * nothing by itself (PMI barriers call pg_commit first).  When every served
+ * participant has joined, the host's fence hook runs once; its completion
+ * fans out to every joiner.  `timeout` (ns, 0 = none) bounds the wait for the
+ * local participants.  Errors returned at once (callback NOT called):
+ * PMIX_ERR_BAD_PARAM (proc not a participant, unknown participant nspace,
+ * rank out of range), PMIX_ERR_EXISTS (proc already joined this signature's
+ * current fence: a duplicate contribution is never counted for the next one),
+ * PMIX_ERR_NOT_FOUND (unknown proc). */
+pmix_status_t pg_fence_join(pg_engine_t *engine, const pg_proc_t *proc,
+                            const pg_proc_t *participants, size_t nparticipants,
+                            unsigned flags, pg_time_t timeout, pg_time_t now,
+                            pg_fence_cb_t cb, void *cbdata);
+
+/* The host finished the distributed part of fence `id`.  `data` holds the
+ * collected modex blobs (ingested when the fence collects).  A stale or
+ * duplicate id is ignored and returns PMIX_ERR_NOT_FOUND. */
+pmix_status_t pg_fence_host_done(pg_engine_t *engine, uint64_t id, pmix_status_t status,
+                                 const void *data, size_t size);
+
+/* ------------------------------------------------------------------ */
+/* Direct modex (multi-server hosts)                                   */
+/* ------------------------------------------------------------------ */
+
+/* Serialises the committed REMOTE and GLOBAL data of a served `proc` into a
+ * malloc'd blob the caller frees.  This is what the host sends back for a
+ * dmodex request and what a fence collects. */
+pmix_status_t pg_proc_modex(pg_engine_t *engine, const pg_proc_t *proc, void **blob,
+                            size_t *size);
+
+/* The host answered dmodex request `id`: ingests the blob (data of unserved
+ * processes), then re-runs the waiting get.  Stale ids: PMIX_ERR_NOT_FOUND.
+ * A malformed blob completes the get with PMIX_ERR_UNPACK_FAILURE. */
+pmix_status_t pg_dmodex_host_done(pg_engine_t *engine, uint64_t id, pmix_status_t status,
+                                  const void *data, size_t size);
+
+/* ------------------------------------------------------------------ */
+/* Name service (one range: the whole gateway)                          */
+/* ------------------------------------------------------------------ */
+
+/* PMIX_ERR_DUPLICATE_KEY if `key` is already published (nothing changes),
+ * PMIX_ERR_BAD_PARAM for an empty key, PMIX_ERR_NOT_FOUND for an unknown
+ * publisher.  The entry lives until unpublished or the publisher's job ends. */
+pmix_status_t pg_publish(pg_engine_t *engine, const pg_proc_t *publisher, const char *key,
+                         const pg_value_t *value);
+
+/* PMIX_ERR_NOT_FOUND if not published, PMIX_ERR_NO_PERMISSIONS if published
+ * by a different job. */
+pmix_status_t pg_unpublish(pg_engine_t *engine, const pg_proc_t *publisher, const char *key);
+
+/* status PMIX_SUCCESS (value + publisher), PMIX_ERR_NOT_FOUND,
+ * PMIX_ERR_TIMEOUT, PMIX_ERR_JOB_TERMINATED. */
+typedef void (*pg_lookup_cb_t)(pmix_status_t status, const pg_value_t *value,
+                               const pg_proc_t *publisher, void *cbdata);
+
+/* Looks `key` up.  wait=false: answers at once.  wait=true (PMIX_WAIT):
+ * holds until published or `timeout` (ns, 0 = none) passes.  Return value and
+ * callback rules as pg_get. */
+pmix_status_t pg_lookup(pg_engine_t *engine, const pg_proc_t *requester, const char *key,
+                        bool wait, pg_time_t timeout, pg_time_t now, pg_lookup_cb_t cb,
+                        void *cbdata);
+
+#endif
