@@ -821,21 +821,23 @@ PMIX_EXPORT char **PMIx_Argv_copy(char **argv);
 /* ------------------------------------------------------------------ */
 
 /* keys and namespaces: bounded copies that always NUL-terminate */
-#define PMIX_LOAD_KEY(a, b)                                              \
-    do {                                                                 \
-        memset((a), 0, PMIX_MAX_KEYLEN + 1);                             \
-        if (NULL != (b)) {                                               \
-            strncpy((char *)(a), (const char *)(b), PMIX_MAX_KEYLEN);    \
-        }                                                                \
+#define PMIX_LOAD_KEY(a, b)                                                        \
+    do {                                                                           \
+        const char *_lk_src = (const char *)(b);                                   \
+        memset((a), 0, PMIX_MAX_KEYLEN + 1);                                       \
+        if (NULL != _lk_src) {                                                     \
+            memcpy((char *)(a), _lk_src, strnlen(_lk_src, PMIX_MAX_KEYLEN));       \
+        }                                                                          \
     } while (0)
 #define PMIX_CHECK_KEY(a, b) \
     (0 == strncmp((const char *)(a)->key, (const char *)(b), PMIX_MAX_KEYLEN))
-#define PMIX_LOAD_NSPACE(a, b)                                           \
-    do {                                                                 \
-        memset((a), 0, PMIX_MAX_NSLEN + 1);                              \
-        if (NULL != (b)) {                                               \
-            strncpy((char *)(a), (const char *)(b), PMIX_MAX_NSLEN);     \
-        }                                                                \
+#define PMIX_LOAD_NSPACE(a, b)                                                     \
+    do {                                                                           \
+        const char *_ln_src = (const char *)(b);                                   \
+        memset((a), 0, PMIX_MAX_NSLEN + 1);                                        \
+        if (NULL != _ln_src) {                                                     \
+            memcpy((char *)(a), _ln_src, strnlen(_ln_src, PMIX_MAX_NSLEN));        \
+        }                                                                          \
     } while (0)
 /* an empty namespace matches any namespace, as in the Standard */
 #define PMIX_CHECK_NSPACE(a, b)                                                    \
