@@ -1,0 +1,538 @@
+/*
+ * pg_conn: a rank's PMI connection: capped input buffer, framing, parsing,
+ * protocol detection, rank identification for listener connections, and
+ * dispatch to the protocol handler.  See pg_conn.h.
+ *
+ * Re-entrancy: handlers and the owner may close or free the connection from
+ * inside any callback.  `busy` counts the callbacks on the stack; a free
+ * requested while busy is carried out when the outermost one returns.
+ */
+#include "gateway/pg_conn.h"
+
+#include <errno.h>
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gateway/pg_job.h"
+#include "parser/pg_parse.h"
+#include "wire/pg_frame.h"
+
+enum { PG_CONN_INBUF_INITIAL = 4096, PG_CONN_REASON_MAX = 256 };
+
+struct pg_conn {
+    struct event_base *base;
+    int fd;                       /* owned; -1 once closed */
+    int rank;                     /* -1 until identified */
+    pg_job_t *job;                /* borrowed, may be NULL */
+    const pg_handler_table_t *handlers;
+    const pg_proto_handler_t *handler; /* chosen by the first message */
+    const pg_conn_owner_ops_t *ops;
+    void *owner;
+    void *hdata;                  /* the handler's, see pg_conn_set_handler_data */
+    pg_proto_t proto;
+    struct event *rev;
+    struct event *wev;
+    struct evbuffer *out;
+    char *in;                     /* received bytes: [in_start, in_end) unread */
+    size_t in_start, in_end, in_cap;
+    pg_msg_t msg;                 /* reused for every message */
+    pg_conn_trace_fn trace;
+    void *trace_arg;
+    size_t out_traced;            /* bytes at the head of `out` already traced */
+    int busy;
+    unsigned opened : 1;          /* a handler took the first message */
+    unsigned announced : 1;       /* owner's `opened` was called */
+    unsigned finalized : 1;
+    unsigned close_after_flush : 1;
+    unsigned closed : 1;
+    unsigned free_pending : 1;
+    unsigned quiet_close : 1;     /* closing from pg_conn_free: no owner callback */
+};
+
+static void conn_really_free(pg_conn_t *c);
+
+static void conn_enter(pg_conn_t *c)
+{
+    c->busy++;
+}
+
+/* Leaves a callback; returns 1 if the connection was freed. */
+static int conn_leave(pg_conn_t *c)
+{
+    if (--c->busy == 0 && c->free_pending) {
+        conn_really_free(c);
+        return 1;
+    }
+    return 0;
+}
+
+/* Ends the connection and tells the handler, then the owner. */
+static void conn_close(pg_conn_t *c, const char *reason)
+{
+    if (c->closed)
+        return;
+    c->closed = 1;
+    if (c->rev != NULL)
+        event_del(c->rev);
+    if (c->wev != NULL)
+        event_del(c->wev);
+    if (c->fd >= 0) {
+        close(c->fd);
+        c->fd = -1;
+    }
+    if (c->opened && c->handler != NULL && c->handler->on_close != NULL)
+        c->handler->on_close(c);
+    if (!c->quiet_close && c->ops != NULL && c->ops->closed != NULL)
+        c->ops->closed(c->owner, c, reason);
+}
+
+static void conn_fail(pg_conn_t *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void conn_fail(pg_conn_t *c, const char *fmt, ...)
+{
+    char reason[PG_CONN_REASON_MAX];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(reason, sizeof(reason), fmt, ap);
+    va_end(ap);
+    if (c->fd >= 0 && evbuffer_get_length(c->out) > 0)
+        (void)evbuffer_write(c->out, c->fd); /* a last error reply, best effort */
+    conn_close(c, reason);
+}
+
+static void conn_trace(pg_conn_t *c, pg_conn_dir_t dir, const char *bytes, size_t len)
+{
+    if (c->trace != NULL && len > 0)
+        c->trace(c->trace_arg, c, dir, bytes, len);
+}
+
+/* Traces the output appended since the last trace. */
+static void conn_trace_output(pg_conn_t *c)
+{
+    size_t len = evbuffer_get_length(c->out);
+    struct evbuffer_ptr pos;
+    char *copy;
+
+    if (c->trace == NULL || len <= c->out_traced)
+        return;
+    copy = malloc(len - c->out_traced);
+    if (copy != NULL && evbuffer_ptr_set(c->out, &pos, c->out_traced, EVBUFFER_PTR_SET) == 0 &&
+        evbuffer_copyout_from(c->out, &pos, copy, len - c->out_traced) >= 0)
+        conn_trace(c, PG_CONN_OUT, copy, len - c->out_traced);
+    free(copy);
+    c->out_traced = len;
+}
+
+/* Writes what the socket takes; closes after a finalize once empty. */
+static int conn_write(pg_conn_t *c)
+{
+    size_t left;
+
+    if (c->closed)
+        return -1;
+    conn_trace_output(c);
+    if (evbuffer_get_length(c->out) > 0 && evbuffer_write(c->out, c->fd) < 0 &&
+        errno != EAGAIN && errno != EINTR) {
+        conn_fail(c, "PMI connection write failed: %s", strerror(errno));
+        return -1;
+    }
+    left = evbuffer_get_length(c->out);
+    c->out_traced = left;
+    if (left > 0)
+        return event_add(c->wev, NULL);
+    event_del(c->wev);
+    if (c->close_after_flush)
+        conn_close(c, c->finalized ? NULL : "PMI connection closed by its protocol handler");
+    return 0;
+}
+
+static void on_writable(evutil_socket_t fd, short what, void *arg)
+{
+    pg_conn_t *c = arg;
+
+    (void)fd;
+    (void)what;
+    conn_enter(c);
+    conn_write(c);
+    conn_leave(c);
+}
+
+/* The protocol of a connection is the one its first message asks for: the
+ * init line is PMI-1 framed for both versions, pmi_version=2 means PMI-2. */
+static pg_proto_t detect_proto(const pg_msg_t *msg)
+{
+    if (msg->cmd == PG_CMD_PMI1_INIT && pg_str_eq(pg_msg_get(msg, "pmi_version"), "2"))
+        return PG_PROTO_PMI2;
+    return msg->proto;
+}
+
+static void conn_announce(pg_conn_t *c)
+{
+    if (c->announced || !c->opened || c->rank < 0)
+        return;
+    c->announced = 1;
+    if (c->ops != NULL && c->ops->opened != NULL)
+        c->ops->opened(c->owner, c);
+}
+
+static int conn_open(pg_conn_t *c, const pg_msg_t *msg)
+{
+    pg_proto_t proto = detect_proto(msg);
+
+    if (proto <= PG_PROTO_NONE || proto > PG_PROTO_PMIX || c->handlers == NULL ||
+        c->handlers->by_proto[proto] == NULL) {
+        conn_fail(c, "speaks %s, which this pmigate cannot serve", pg_proto_name(proto));
+        return -1;
+    }
+    c->proto = proto;
+    c->handler = c->handlers->by_proto[proto];
+    c->opened = 1;
+    if (c->handler->on_open != NULL && c->handler->on_open(c) != 0) {
+        conn_fail(c, "was refused by the %s handler", c->handler->name);
+        return -1;
+    }
+    conn_announce(c);
+    return 0;
+}
+
+/* A listener connection names its rank in its handshake (wire-protocol
+ * §1.1): PMI-1 "initack pmiid=R", PMI-2 "fullinit pmirank=R" (Slurm's
+ * client sends srcid= instead when PMI_ID is set). */
+static int conn_identify(pg_conn_t *c, const pg_msg_t *msg)
+{
+    pg_str_t val = { NULL, 0 };
+    const char *why = "refused";
+    long rank;
+
+    if (msg->cmd == PG_CMD_PMI1_INIT)
+        return 0; /* the version handshake comes before the rank */
+    if (msg->cmd == PG_CMD_PMI1_INITACK)
+        val = pg_msg_get(msg, "pmiid");
+    else if (msg->cmd == PG_CMD_PMI2_FULLINIT) {
+        val = pg_msg_get(msg, "pmirank");
+        if (val.ptr == NULL)
+            val = pg_msg_get(msg, "srcid");
+    } else {
+        conn_fail(c, "sent '%s' on PMI_PORT before saying which rank it is",
+                  pg_cmd_name(msg->cmd));
+        return -1;
+    }
+    if (pg_str_to_long(val, &rank) != 0 || rank < 0 || rank > 0x7fffffff) {
+        conn_fail(c, "sent '%s' on PMI_PORT without a valid rank", pg_cmd_name(msg->cmd));
+        return -1;
+    }
+    if (c->ops != NULL && c->ops->identify != NULL &&
+        c->ops->identify(c->owner, c, (int)rank, &why) != 0) {
+        conn_fail(c, "claimed rank %ld on PMI_PORT: %s", rank, why);
+        return -1;
+    }
+    c->rank = (int)rank;
+    conn_announce(c);
+    return 0;
+}
+
+static int conn_dispatch(pg_conn_t *c, pg_msg_t *msg, int parse_rc)
+{
+    int rc;
+
+    if (!c->opened && conn_open(c, msg) != 0)
+        return -1;
+    if (c->rank < 0 && conn_identify(c, msg) != 0)
+        return -1;
+    rc = c->handler->on_message(c, msg, parse_rc);
+    if (c->closed)
+        return -1;
+    if (rc == PG_HANDLER_FAIL) {
+        conn_fail(c, "broke the %s protocol ('%.*s')", c->handler->name, (int)msg->name.len,
+                  msg->name.ptr ? msg->name.ptr : "");
+        return -1;
+    }
+    if (rc == PG_HANDLER_CLOSE)
+        c->close_after_flush = 1;
+    return 0;
+}
+
+/* Frames, parses and dispatches every complete message in the buffer. */
+static void conn_process(pg_conn_t *c)
+{
+    while (!c->closed && !c->close_after_flush && c->in_start < c->in_end) {
+        char *head = c->in + c->in_start;
+        pg_frame_t frame;
+        int rc = pg_frame_next(head, c->in_end - c->in_start, &frame);
+
+        if (rc == PG_WIRE_ENEED_MORE)
+            break;
+        if (rc != PG_WIRE_OK) {
+            conn_fail(c, "sent a message that cannot be framed: %s", pg_wire_strerror(rc));
+            return;
+        }
+        conn_trace(c, PG_CONN_IN, head, frame.consumed);
+        rc = pg_parse_frame(head, &frame, &c->msg);
+        /* the tokens point into `head`, which stays put until the next read */
+        c->in_start += frame.consumed;
+        if (rc == PG_WIRE_ENOMEM) {
+            conn_fail(c, "out of memory parsing a PMI message");
+            return;
+        }
+        if (conn_dispatch(c, &c->msg, rc) != 0)
+            return;
+    }
+    if (c->in_start == c->in_end)
+        c->in_start = c->in_end = 0;
+}
+
+/* Makes room for the next read: compacts, then grows up to the cap. */
+static int conn_reserve(pg_conn_t *c)
+{
+    size_t cap;
+    char *grown;
+
+    if (c->in_end < c->in_cap)
+        return 0;
+    if (c->in_start > 0) {
+        memmove(c->in, c->in + c->in_start, c->in_end - c->in_start);
+        c->in_end -= c->in_start;
+        c->in_start = 0;
+        return 0;
+    }
+    if (c->in_cap >= PG_CONN_INBUF_MAX) {
+        conn_fail(c, "sent a message longer than %d bytes", PG_CONN_INBUF_MAX);
+        return -1;
+    }
+    cap = c->in_cap * 2 < PG_CONN_INBUF_MAX ? c->in_cap * 2 : PG_CONN_INBUF_MAX;
+    grown = realloc(c->in, cap);
+    if (grown == NULL) {
+        conn_fail(c, "out of memory buffering a PMI message");
+        return -1;
+    }
+    c->in = grown;
+    c->in_cap = cap;
+    return 0;
+}
+
+static void conn_eof(pg_conn_t *c)
+{
+    if (c->finalized)
+        conn_close(c, NULL);
+    else if (c->in_end > c->in_start)
+        conn_close(c, "closed its PMI connection in the middle of a message");
+    else
+        conn_close(c, "closed its PMI connection before finalize");
+}
+
+/* Reads up to max_reads times (stopping at EAGAIN), processing as it goes. */
+static void conn_read(pg_conn_t *c, int max_reads)
+{
+    while (!c->closed && max_reads-- > 0) {
+        ssize_t n;
+
+        if (conn_reserve(c) != 0)
+            return;
+        n = read(c->fd, c->in + c->in_end, c->in_cap - c->in_end);
+        if (n < 0 && errno == EINTR) {
+            max_reads++;
+            continue;
+        }
+        if (n < 0 && errno == EAGAIN)
+            break;
+        if (n < 0) {
+            conn_fail(c, "PMI connection read failed: %s", strerror(errno));
+            return;
+        }
+        if (n == 0) {
+            conn_eof(c);
+            return;
+        }
+        c->in_end += (size_t)n;
+        conn_process(c);
+    }
+    if (!c->closed)
+        conn_write(c);
+    if (!c->closed && c->job != NULL)
+        pg_job_touch_engine(c->job);
+}
+
+static void on_readable(evutil_socket_t fd, short what, void *arg)
+{
+    pg_conn_t *c = arg;
+
+    (void)fd;
+    (void)what;
+    conn_enter(c);
+    conn_read(c, 1);
+    conn_leave(c);
+}
+
+pg_conn_t *pg_conn_new(struct event_base *base, int fd, int rank, pg_job_t *job,
+                       const pg_handler_table_t *handlers, const pg_conn_owner_ops_t *ops,
+                       void *owner)
+{
+    pg_conn_t *c = calloc(1, sizeof(*c));
+
+    if (c == NULL) {
+        close(fd);
+        return NULL;
+    }
+    c->base = base;
+    c->fd = fd;
+    c->rank = rank;
+    c->job = job;
+    c->handlers = handlers;
+    c->ops = ops;
+    c->owner = owner;
+    pg_msg_init(&c->msg);
+    (void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+    c->in_cap = PG_CONN_INBUF_INITIAL;
+    c->in = malloc(c->in_cap);
+    c->out = evbuffer_new();
+    c->rev = event_new(base, fd, EV_READ | EV_PERSIST, on_readable, c);
+    c->wev = event_new(base, fd, EV_WRITE, on_writable, c);
+    if (c->in == NULL || c->out == NULL || c->rev == NULL || c->wev == NULL ||
+        event_add(c->rev, NULL) != 0) {
+        c->quiet_close = 1;
+        conn_really_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+static void conn_really_free(pg_conn_t *c)
+{
+    c->quiet_close = 1;
+    conn_close(c, NULL);
+    if (c->rev != NULL)
+        event_free(c->rev);
+    if (c->wev != NULL)
+        event_free(c->wev);
+    if (c->out != NULL)
+        evbuffer_free(c->out);
+    pg_msg_release(&c->msg);
+    free(c->in);
+    free(c);
+}
+
+void pg_conn_free(pg_conn_t *c)
+{
+    if (c == NULL)
+        return;
+    if (c->busy > 0) {
+        c->quiet_close = 1;
+        conn_close(c, NULL);
+        c->free_pending = 1;
+        return;
+    }
+    conn_really_free(c);
+}
+
+int pg_conn_rank(const pg_conn_t *c)
+{
+    return c->rank;
+}
+
+pg_job_t *pg_conn_job(const pg_conn_t *c)
+{
+    return c->job;
+}
+
+pg_engine_t *pg_conn_engine(const pg_conn_t *c)
+{
+    return c->job != NULL ? pg_job_engine(c->job) : NULL;
+}
+
+pg_proto_t pg_conn_proto(const pg_conn_t *c)
+{
+    return c->proto;
+}
+
+void pg_conn_set_handler_data(pg_conn_t *c, void *data)
+{
+    c->hdata = data;
+}
+
+void *pg_conn_handler_data(const pg_conn_t *c)
+{
+    return c->hdata;
+}
+
+struct evbuffer *pg_conn_outbuf(pg_conn_t *c)
+{
+    return c->out;
+}
+
+int pg_conn_flush(pg_conn_t *c)
+{
+    int rc;
+
+    if (c->closed)
+        return -1;
+    if (evbuffer_get_length(c->out) > PG_CONN_OUTBUF_MAX) {
+        conn_fail(c, "left more than %d bytes of PMI replies unread", PG_CONN_OUTBUF_MAX);
+        return -1;
+    }
+    if (c->busy > 0)
+        return 0; /* inside a read batch: written when the batch ends */
+    conn_enter(c);
+    rc = conn_write(c);
+    conn_leave(c);
+    return rc;
+}
+
+int pg_conn_send(pg_conn_t *c, const void *bytes, size_t len)
+{
+    if (c->closed || evbuffer_add(c->out, bytes, len) != 0)
+        return -1;
+    return pg_conn_flush(c);
+}
+
+void pg_conn_set_finalized(pg_conn_t *c)
+{
+    if (c->finalized)
+        return;
+    c->finalized = 1;
+    if (c->ops != NULL && c->ops->finalized != NULL && c->rank >= 0)
+        c->ops->finalized(c->owner, c);
+}
+
+int pg_conn_finalized(const pg_conn_t *c)
+{
+    return c->finalized;
+}
+
+void pg_conn_close_after_flush(pg_conn_t *c)
+{
+    c->close_after_flush = 1;
+    if (c->busy == 0 && !c->closed)
+        pg_conn_flush(c);
+}
+
+void pg_conn_set_trace(pg_conn_t *c, pg_conn_trace_fn fn, void *arg)
+{
+    c->trace = fn;
+    c->trace_arg = arg;
+}
+
+void pg_conn_drain(pg_conn_t *c)
+{
+    if (c->closed)
+        return;
+    conn_enter(c);
+    conn_read(c, 64);
+    conn_leave(c);
+}
+
+int pg_conn_is_open(const pg_conn_t *c)
+{
+    return !c->closed;
+}
+
+int pg_conn_is_opened(const pg_conn_t *c)
+{
+    return c->opened;
+}

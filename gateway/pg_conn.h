@@ -1,0 +1,106 @@
+/*
+ * pg_conn: one PMI connection of a rank (its PMI_FD socketpair end, or a
+ * socket accepted on the PMIGATE_PMI_PORT listener).  It reads into a capped
+ * buffer, asks the wire framer for complete messages, parses them, tells
+ * PMI-1 from PMI-2 by the first message, and hands each message to the
+ * protocol handler (pg_handler.h).  Replies go out through an evbuffer.
+ *
+ * Everything runs on the gateway's single libevent thread.
+ *
+ * Ownership: the owner (the job) creates connections and frees them with
+ * pg_conn_free(), which is safe to call from inside any callback the
+ * connection made (the free is then deferred until the callback returns).
+ * A pg_conn_t owns its fd.  Handler data set with pg_conn_set_handler_data()
+ * is owned by the handler and released in its on_close.
+ */
+#ifndef PG_CONN_H
+#define PG_CONN_H
+
+#include <stddef.h>
+
+#include "gateway/pg_handler.h"
+
+struct event_base;
+struct evbuffer;
+typedef struct pg_job pg_job_t;
+typedef struct pg_engine pg_engine_t;
+
+/* Largest input a connection buffers: the largest message the framer
+ * accepts (a PMI-1 spawn block) plus one read's worth. */
+enum { PG_CONN_INBUF_MAX = PG_PMI1_MCMD_MAX + 4096 };
+/* Output a peer may leave unread before it is treated as stuck. */
+enum { PG_CONN_OUTBUF_MAX = 16 * 1024 * 1024 };
+
+typedef enum pg_conn_dir { PG_CONN_IN, PG_CONN_OUT } pg_conn_dir_t;
+
+/* Sees every message in both directions (raw bytes, one message or one
+ * batch of replies per call): --verbose and the trace recorder use it. */
+typedef void (*pg_conn_trace_fn)(void *arg, const pg_conn_t *conn, pg_conn_dir_t dir,
+                                 const char *bytes, size_t len);
+
+/* What a connection tells its owner. */
+typedef struct pg_conn_owner_ops {
+    /* A listener connection names its rank (initack pmiid=, fullinit
+     * pmirank=).  Return 0 to accept; -1 refuses (the connection closes,
+     * with `why` in the message). */
+    int (*identify)(void *owner, pg_conn_t *conn, int rank, const char **why);
+    /* The first message arrived; the protocol is known (rank is known too). */
+    void (*opened)(void *owner, pg_conn_t *conn);
+    /* The handler marked the rank finalized (pg_conn_set_finalized). */
+    void (*finalized)(void *owner, pg_conn_t *conn);
+    /* The connection ended.  reason is NULL after a clean finalize, else a
+     * sentence naming what went wrong ("closed its PMI connection before
+     * finalize").  The owner may call pg_conn_free() here. */
+    void (*closed)(void *owner, pg_conn_t *conn, const char *reason);
+} pg_conn_owner_ops_t;
+
+/* Takes ownership of fd (made non-blocking).  rank < 0: a listener
+ * connection whose rank is learned from its handshake.  handlers and ops are
+ * borrowed and must outlive the connection; job may be NULL (unit tests).
+ * Returns NULL when out of memory (fd is then closed). */
+pg_conn_t *pg_conn_new(struct event_base *base, int fd, int rank, pg_job_t *job,
+                       const pg_handler_table_t *handlers, const pg_conn_owner_ops_t *ops,
+                       void *owner);
+/* Closes the connection (handler on_close runs if the handler was opened;
+ * the owner's `closed` does not) and frees it. */
+void pg_conn_free(pg_conn_t *conn);
+
+/* ---- for protocol handlers ---- */
+
+int pg_conn_rank(const pg_conn_t *conn);          /* -1 until identified */
+pg_job_t *pg_conn_job(const pg_conn_t *conn);
+pg_engine_t *pg_conn_engine(const pg_conn_t *conn); /* the job's engine, or NULL */
+pg_proto_t pg_conn_proto(const pg_conn_t *conn);
+
+void pg_conn_set_handler_data(pg_conn_t *conn, void *data);
+void *pg_conn_handler_data(const pg_conn_t *conn);
+
+/* Queues bytes and writes as much as the socket takes now.  Returns 0, or
+ * -1 if the connection is closed or its output is over the cap (the
+ * connection is then failed). */
+int pg_conn_send(pg_conn_t *conn, const void *bytes, size_t len);
+/* The output buffer, for the wire encoders; call pg_conn_flush() after
+ * appending when replying outside on_message (a deferred reply).  Replies
+ * appended during on_message are flushed when it returns. */
+struct evbuffer *pg_conn_outbuf(pg_conn_t *conn);
+int pg_conn_flush(pg_conn_t *conn);
+
+/* The rank sent finalize: its EOF or exit is no longer a failure. */
+void pg_conn_set_finalized(pg_conn_t *conn);
+int pg_conn_finalized(const pg_conn_t *conn);
+/* Close once the queued output is written (after a finalize reply). */
+void pg_conn_close_after_flush(pg_conn_t *conn);
+
+/* ---- for the owner ---- */
+
+void pg_conn_set_trace(pg_conn_t *conn, pg_conn_trace_fn fn, void *arg);
+/* Reads whatever the socket holds now and dispatches it; used when the
+ * rank's process has been reaped, so an abort it sent just before exiting
+ * is seen before its exit status is judged. */
+void pg_conn_drain(pg_conn_t *conn);
+/* 1 while the connection is open. */
+int pg_conn_is_open(const pg_conn_t *conn);
+/* 1 once a first message has been dispatched to a handler. */
+int pg_conn_is_opened(const pg_conn_t *conn);
+
+#endif

@@ -1,0 +1,1018 @@
+/*
+ * pg_job: launch and life cycle of one job.  See pg_job.h for the rules;
+ * the exit-status rules themselves are in pg_status.c.
+ *
+ * Why the odd ordering in a few places:
+ *  - when a rank is reaped, its PMI connection is drained first, so an
+ *    abort it wrote just before exiting decides the exit code rather than
+ *    the exit status of the abort itself;
+ *  - when a connection breaks before finalize while the process still seems
+ *    alive, the verdict waits PG_JOB_LOST_GRACE_MS for the process to be
+ *    reaped, so the message can say how it died (the kernel closes a dying
+ *    process's sockets before its parent can reap it).
+ */
+#include "gateway/pg_job.h"
+
+#include <errno.h>
+#include <event2/event.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gateway/pg_conn.h"
+#include "gateway/pg_env.h"
+#include "gateway/pg_job_engine.h"
+#include "gateway/pg_listen.h"
+#include "gateway/pg_mapping.h"
+#include "gateway/pg_output.h"
+#include "gateway/pg_place.h"
+#include "gateway/pg_status.h"
+#include "gateway/pg_stdin.h"
+
+enum {
+    PG_JOB_KILL_GRACE_MS = 300, /* SIGTERM -> SIGKILL */
+    PG_JOB_LOST_GRACE_MS = 100, /* broken connection -> verdict, see above */
+};
+
+typedef struct pg_rank {
+    int rank;
+    int appnum;        /* segment index */
+    int local_rank;
+    pid_t pid;         /* 0 until forked */
+    int reaped;
+    int connected;     /* a PMI connection of this rank opened */
+    int finalized;
+    pg_conn_t *fd_conn;  /* the PMI_FD socketpair end */
+    pg_conn_t *pmi_conn; /* the connection that opened (fd_conn or a PMI_PORT one) */
+    pg_output_t *out;
+    pg_output_t *err;
+    int errpipe;       /* exec result from the child, -1 once read */
+    struct event *errpipe_ev;
+    struct event *lost_timer;
+    char *lost_reason; /* owned */
+    struct pg_job *job;
+} pg_rank_t;
+
+struct pg_job {
+    struct event_base *base;
+    const pg_run_opts_t *opts;
+    const pg_handler_table_t *handlers;
+    pg_conn_owner_ops_t conn_ops;
+    char kvsname[64];
+    char hostname[256];
+    char mapping[PG_MAPPING_MAX + 1];
+    int size;
+    pg_rank_t *ranks;
+    char **cpusets;          /* [size] "hwloc:<list>", owned */
+    pg_env_t **seg_env;      /* [nsegments], owned */
+    pg_place_t *place;
+    pg_listen_t *listen;
+    pg_job_engine_t *je;
+    pg_stdin_t *stdin_fwd;
+    pg_conn_t **port_conns;  /* PMI_PORT connections, owned */
+    int nport_conns;
+    pid_t parent;
+    pid_t pgid;
+    int nlive;               /* forked and not reaped */
+    int launching;
+    int teardown;
+    int done;
+    pg_verdict_t verdict;
+    struct event *ev_chld, *ev_int, *ev_term, *ev_hup, *ev_timeout, *ev_kill;
+};
+
+/* ---------------------------------------------------------------- */
+/* small helpers                                                      */
+/* ---------------------------------------------------------------- */
+
+void pg_job_log(const pg_job_t *job, const char *fmt, ...)
+{
+    char line[1024];
+    va_list ap;
+    int n;
+
+    (void)job;
+    va_start(ap, fmt);
+    n = vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    /* one write per line, so it does not interleave with forwarded output */
+    dprintf(STDERR_FILENO, "pmigate: %s\n", line);
+}
+
+uint64_t pg_job_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static struct timeval ms_to_tv(long ms)
+{
+    struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
+
+    return tv;
+}
+
+/* "exited with status 3" / "killed by signal 9 (Killed)" */
+static void describe_wait(int wstatus, char *buf, size_t len)
+{
+    if (WIFSIGNALED(wstatus))
+        snprintf(buf, len, "killed by signal %d (%s)", WTERMSIG(wstatus),
+                 strsignal(WTERMSIG(wstatus)));
+    else
+        snprintf(buf, len, "exited with status %d", pg_status_of_wait(wstatus));
+}
+
+static pg_rank_t *rank_of_pid(pg_job_t *job, pid_t pid)
+{
+    for (int i = 0; i < job->size; i++)
+        if (job->ranks[i].pid == pid)
+            return &job->ranks[i];
+    return NULL;
+}
+
+/* ---------------------------------------------------------------- */
+/* teardown                                                           */
+/* ---------------------------------------------------------------- */
+
+static void signal_job(pg_job_t *job, int signo)
+{
+    if (job->pgid > 0)
+        (void)kill(-job->pgid, signo);
+    /* ranks that left the job's group (setsid) still get it */
+    for (int i = 0; i < job->size; i++)
+        if (job->ranks[i].pid > 0 && !job->ranks[i].reaped)
+            (void)kill(job->ranks[i].pid, signo);
+}
+
+static void on_kill_grace(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    signal_job(arg, SIGKILL);
+}
+
+/* Brings every rank down: `signo` now, SIGKILL after the grace period. */
+static void job_teardown(pg_job_t *job, int signo)
+{
+    struct timeval grace = ms_to_tv(PG_JOB_KILL_GRACE_MS);
+
+    if (job->teardown)
+        return;
+    job->teardown = 1;
+    pg_listen_stop(job->listen);
+    pg_stdin_stop(job->stdin_fwd);
+    if (job->ev_timeout != NULL)
+        event_del(job->ev_timeout);
+    if (job->nlive == 0)
+        return;
+    if (job->opts->verbose)
+        pg_job_log(job, "killing the job (%d rank%s still running)", job->nlive,
+                   job->nlive == 1 ? "" : "s");
+    signal_job(job, signo);
+    evtimer_add(job->ev_kill, &grace);
+}
+
+void pg_job_abort(pg_job_t *job, int rank, int code, const char *msg)
+{
+    if (pg_verdict_abort(&job->verdict, rank, code)) {
+        if (rank >= 0)
+            pg_job_log(job, "rank %d aborted the job (code %d)%s%s", rank, code,
+                       msg && *msg ? ": " : "", msg ? msg : "");
+        else
+            pg_job_log(job, "the job was aborted (code %d)%s%s", code, msg && *msg ? ": " : "",
+                       msg ? msg : "");
+    }
+    job_teardown(job, SIGTERM);
+}
+
+/* ---------------------------------------------------------------- */
+/* end of the job                                                     */
+/* ---------------------------------------------------------------- */
+
+static void job_maybe_done(pg_job_t *job)
+{
+    if (job->done || job->launching || job->nlive > 0)
+        return;
+    job->done = 1;
+    /* the last words of every rank, then stop */
+    for (int i = 0; i < job->size; i++) {
+        if (job->ranks[i].out != NULL)
+            pg_output_drain(job->ranks[i].out);
+        if (job->ranks[i].err != NULL)
+            pg_output_drain(job->ranks[i].err);
+    }
+    event_base_loopbreak(job->base);
+}
+
+static void output_eof(pg_output_t *out, void *arg)
+{
+    (void)out;
+    (void)arg; /* freed with the rank; nothing more to do */
+}
+
+/* ---------------------------------------------------------------- */
+/* failures of one rank                                               */
+/* ---------------------------------------------------------------- */
+
+static void rank_fail_lost(pg_job_t *job, pg_rank_t *r, const char *reason)
+{
+    if (pg_verdict_rank_lost(&job->verdict, r->rank))
+        pg_job_log(job, "rank %d %s", r->rank, reason);
+    pg_job_engine_lost(job->je, r->rank);
+    job_teardown(job, SIGTERM);
+}
+
+static void on_lost_grace(evutil_socket_t fd, short what, void *arg)
+{
+    pg_rank_t *r = arg;
+
+    (void)fd;
+    (void)what;
+    if (!r->reaped && !r->job->teardown)
+        rank_fail_lost(r->job, r, r->lost_reason ? r->lost_reason : "lost its PMI connection");
+}
+
+/* Judges a reaped rank's exit (see pg_status.h for the rules). */
+static void rank_judge_exit(pg_job_t *job, pg_rank_t *r, int wstatus)
+{
+    int code = pg_status_of_wait(wstatus);
+    int unfinished = r->connected && !r->finalized;
+    char fate[128];
+
+    describe_wait(wstatus, fate, sizeof(fate));
+    if (job->teardown) {
+        pg_verdict_rank_exit(&job->verdict, r->rank, code);
+        if (job->opts->verbose)
+            pg_job_log(job, "rank %d %s", r->rank, fate);
+        return;
+    }
+    if (code == 0 && !unfinished)
+        return;
+    if (unfinished)
+        pg_verdict_rank_lost(&job->verdict, r->rank);
+    pg_verdict_rank_exit(&job->verdict, r->rank, code);
+    pg_job_log(job, "rank %d %s%s", r->rank, fate, unfinished ? " before PMI finalize" : "");
+    if (unfinished)
+        pg_job_engine_lost(job->je, r->rank);
+    job_teardown(job, SIGTERM);
+}
+
+/* Reads the child's exec result: nothing (EOF) means exec succeeded. */
+static void rank_read_errpipe(pg_job_t *job, pg_rank_t *r)
+{
+    const pg_segment_t *seg = &job->opts->segments[r->appnum];
+    int err = 0;
+    ssize_t n;
+
+    if (r->errpipe < 0)
+        return;
+    do
+        n = read(r->errpipe, &err, sizeof(err));
+    while (n < 0 && errno == EINTR);
+    if (n < 0 && errno == EAGAIN)
+        return; /* the child has not exec'd yet */
+    event_del(r->errpipe_ev);
+    close(r->errpipe);
+    r->errpipe = -1;
+    if (n == (ssize_t)sizeof(err) && pg_verdict_launch_failed(&job->verdict, r->rank, err))
+        pg_job_log(job, "cannot start rank %d (%s): %s", r->rank, seg->argv[0], strerror(err));
+    if (n == (ssize_t)sizeof(err))
+        job_teardown(job, SIGTERM);
+}
+
+static void on_errpipe(evutil_socket_t fd, short what, void *arg)
+{
+    pg_rank_t *r = arg;
+
+    (void)fd;
+    (void)what;
+    rank_read_errpipe(r->job, r);
+}
+
+static void rank_close_conns(pg_rank_t *r)
+{
+    pg_conn_t *fd_conn = r->fd_conn, *pmi_conn = r->pmi_conn;
+
+    r->fd_conn = r->pmi_conn = NULL;
+    pg_conn_free(fd_conn);
+    if (pmi_conn != fd_conn)
+        pg_conn_free(pmi_conn);
+}
+
+static void rank_reaped(pg_job_t *job, pg_rank_t *r, int wstatus)
+{
+    r->reaped = 1;
+    job->nlive--;
+    if (r->lost_timer != NULL)
+        event_del(r->lost_timer);
+    rank_read_errpipe(job, r);
+    if (r->pmi_conn != NULL)
+        pg_conn_drain(r->pmi_conn); /* an abort sent just before exit comes first */
+    if (r->out != NULL)
+        pg_output_drain(r->out);
+    if (r->err != NULL)
+        pg_output_drain(r->err);
+    if (r->rank == 0)
+        pg_stdin_stop(job->stdin_fwd);
+    rank_judge_exit(job, r, wstatus);
+    rank_close_conns(r);
+}
+
+static void on_sigchld(evutil_socket_t fd, short what, void *arg)
+{
+    pg_job_t *job = arg;
+    int wstatus;
+    pid_t pid;
+
+    (void)fd;
+    (void)what;
+    while ((pid = waitpid(-1, &wstatus, WNOHANG)) > 0) {
+        pg_rank_t *r = rank_of_pid(job, pid);
+
+        if (r != NULL && !r->reaped)
+            rank_reaped(job, r, wstatus);
+    }
+    job_maybe_done(job);
+}
+
+/* ---------------------------------------------------------------- */
+/* signals and timeout                                                */
+/* ---------------------------------------------------------------- */
+
+static void on_signal(evutil_socket_t signo, short what, void *arg)
+{
+    pg_job_t *job = arg;
+
+    (void)what;
+    if (job->teardown) {
+        signal_job(job, SIGKILL); /* asked twice: no more grace */
+        return;
+    }
+    if (pg_verdict_signal(&job->verdict, (int)signo))
+        pg_job_log(job, "got %s, forwarding it to the job", strsignal((int)signo));
+    job_teardown(job, (int)signo);
+}
+
+static void on_timeout(evutil_socket_t fd, short what, void *arg)
+{
+    pg_job_t *job = arg;
+
+    (void)fd;
+    (void)what;
+    if (pg_verdict_timeout(&job->verdict))
+        pg_job_log(job, "job timed out after %g s; killing it (exit status %d)",
+                   job->opts->timeout, PG_EXIT_TIMEOUT);
+    job_teardown(job, SIGTERM);
+}
+
+/* ---------------------------------------------------------------- */
+/* PMI connections                                                    */
+/* ---------------------------------------------------------------- */
+
+/* --verbose: every command and reply with its rank, one line each. */
+static void trace_verbose(void *arg, const pg_conn_t *conn, pg_conn_dir_t dir, const char *bytes,
+                          size_t len)
+{
+    const char *what = dir == PG_CONN_IN ? "cmd" : "reply";
+    size_t start = 0;
+
+    (void)arg;
+    while (start < len) {
+        const char *nl = memchr(bytes + start, '\n', len - start);
+        size_t end = nl ? (size_t)(nl - bytes) : len;
+        char line[1200];
+        size_t o = 0;
+
+        for (size_t i = start; i < end && o + 5 < sizeof(line); i++) {
+            unsigned char ch = (unsigned char)bytes[i];
+            if (ch >= 0x20 && ch < 0x7f)
+                line[o++] = (char)ch;
+            else
+                o += (size_t)snprintf(line + o, sizeof(line) - o, "\\x%02x", ch);
+        }
+        line[o] = '\0';
+        pg_job_log(NULL, "rank %d %s: %s%s", pg_conn_rank(conn), what, line,
+                   end - start > o ? "..." : "");
+        start = end + 1;
+    }
+}
+
+static pg_conn_t *job_conn_new(pg_job_t *job, int fd, int rank)
+{
+    pg_conn_t *conn = pg_conn_new(job->base, fd, rank, job, job->handlers, &job->conn_ops, job);
+
+    if (conn != NULL && job->opts->verbose)
+        pg_conn_set_trace(conn, trace_verbose, job);
+    return conn;
+}
+
+static int conn_identify(void *owner, pg_conn_t *conn, int rank, const char **why)
+{
+    pg_job_t *job = owner;
+
+    (void)conn;
+    if (rank >= job->size) {
+        *why = "no such rank in this job";
+        return -1;
+    }
+    if (job->ranks[rank].connected || job->ranks[rank].reaped) {
+        *why = "that rank is already connected or has exited";
+        return -1;
+    }
+    return 0;
+}
+
+static void conn_opened(void *owner, pg_conn_t *conn)
+{
+    pg_job_t *job = owner;
+    pg_rank_t *r = &job->ranks[pg_conn_rank(conn)];
+
+    r->connected = 1;
+    r->pmi_conn = conn;
+    pg_job_engine_connected(job->je, r->rank);
+}
+
+static void conn_finalized(void *owner, pg_conn_t *conn)
+{
+    pg_job_t *job = owner;
+    pg_rank_t *r = &job->ranks[pg_conn_rank(conn)];
+
+    r->finalized = 1;
+    pg_job_engine_finalized(job->je, r->rank);
+}
+
+static void port_conn_forget(pg_job_t *job, pg_conn_t *conn)
+{
+    for (int i = 0; i < job->nport_conns; i++) {
+        if (job->port_conns[i] == conn) {
+            job->port_conns[i] = job->port_conns[--job->nport_conns];
+            return;
+        }
+    }
+}
+
+static void conn_closed(void *owner, pg_conn_t *conn, const char *reason)
+{
+    pg_job_t *job = owner;
+    int rank = pg_conn_rank(conn);
+    int was_pmi = 0;
+    pg_rank_t *r;
+
+    port_conn_forget(job, conn);
+    if (rank < 0) {
+        if (reason != NULL)
+            pg_job_log(job, "a PMI_PORT client %s", reason);
+        pg_conn_free(conn);
+        return;
+    }
+    r = &job->ranks[rank];
+    was_pmi = conn == r->pmi_conn;
+    if (conn == r->fd_conn)
+        r->fd_conn = NULL;
+    if (was_pmi)
+        r->pmi_conn = NULL;
+    pg_conn_free(conn);
+    if (!was_pmi || reason == NULL || job->teardown || r->reaped)
+        return;
+    /* wait a moment for the process itself, to report how it ended */
+    free(r->lost_reason);
+    r->lost_reason = strdup(reason);
+    if (r->lost_timer == NULL)
+        r->lost_timer = evtimer_new(job->base, on_lost_grace, r);
+    if (r->lost_timer == NULL) {
+        rank_fail_lost(job, r, reason);
+        return;
+    }
+    struct timeval grace = ms_to_tv(PG_JOB_LOST_GRACE_MS);
+    evtimer_add(r->lost_timer, &grace);
+}
+
+static void on_port_accept(void *arg, int fd)
+{
+    pg_job_t *job = arg;
+    pg_conn_t **grown;
+    pg_conn_t *conn;
+
+    if (job->teardown) {
+        close(fd);
+        return;
+    }
+    grown = realloc(job->port_conns, (size_t)(job->nport_conns + 1) * sizeof(*grown));
+    if (grown == NULL) {
+        close(fd);
+        return;
+    }
+    job->port_conns = grown;
+    conn = job_conn_new(job, fd, -1);
+    if (conn != NULL)
+        job->port_conns[job->nport_conns++] = conn;
+}
+
+static void on_port_refuse(void *arg, const char *why)
+{
+    pg_job_log(arg, "%s", why);
+}
+
+/* ---------------------------------------------------------------- */
+/* launch                                                             */
+/* ---------------------------------------------------------------- */
+
+/* Is the program there and executable?  Checked before anything is forked,
+ * so a typo costs no processes.  Returns 0 or an errno. */
+static int program_check(const char *prog)
+{
+    const char *path = getenv("PATH");
+    char candidate[PATH_MAX];
+    int err = ENOENT;
+
+    if (strchr(prog, '/') != NULL)
+        return access(prog, X_OK) == 0 ? 0 : errno;
+    if (path == NULL)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    while (*path != '\0') {
+        size_t dirlen = strcspn(path, ":");
+        struct stat st;
+
+        if (snprintf(candidate, sizeof(candidate), "%.*s%s%s", (int)dirlen, path,
+                     dirlen ? "/" : "", prog) < (int)sizeof(candidate) &&
+            stat(candidate, &st) == 0 && !S_ISDIR(st.st_mode)) {
+            if (access(candidate, X_OK) == 0)
+                return 0;
+            err = EACCES;
+        }
+        path += dirlen;
+        if (*path == ':')
+            path++;
+    }
+    return err;
+}
+
+typedef struct child_fds {
+    int pmi;      /* the child's socketpair end */
+    int out_w;    /* stdout pipe, write end */
+    int err_w;    /* stderr pipe, write end */
+    int errpipe_w;
+    int stdin_fd; /* -1: /dev/null */
+} child_fds_t;
+
+/* In the child, between fork and exec.  Never returns. */
+static void child_exec(pg_job_t *job, pg_rank_t *r, const child_fds_t *fds)
+{
+    const pg_segment_t *seg = &job->opts->segments[r->appnum];
+    pg_env_t *env = job->seg_env[r->appnum];
+    pg_rank_env_t re = {
+        .pmi_fd = fds->pmi, .rank = r->rank, .size = job->size,
+        .local_rank = r->local_rank, .local_size = job->size, .jobid = job->kvsname,
+        .port = job->listen ? pg_listen_path(job->listen) : NULL,
+    };
+    sigset_t none;
+    int err = ENOMEM, in;
+
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    signal(SIGPIPE, SIG_DFL); /* pmigate ignores it; exec would keep that */
+    (void)setpgid(0, job->pgid);
+    /* no orphans even if pmigate is SIGKILLed */
+    (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != job->parent)
+        _exit(PG_EXIT_INTERNAL);
+    in = fds->stdin_fd >= 0 ? fds->stdin_fd : open("/dev/null", O_RDONLY);
+    if (in < 0 || dup2(in, 0) < 0 || dup2(fds->out_w, 1) < 0 || dup2(fds->err_w, 2) < 0 ||
+        fcntl(fds->pmi, F_SETFD, 0) != 0) {
+        err = errno;
+        goto fail;
+    }
+    (void)pg_place_bind_self(job->place, r->local_rank); /* unbound beats not running */
+    if (pg_env_set_rank(env, &re) != 0)
+        goto fail;
+    execvpe(seg->argv[0], seg->argv, pg_env_array(env));
+    err = errno;
+fail:
+    (void)!write(fds->errpipe_w, &err, sizeof(err));
+    _exit(err == ENOENT ? PG_EXIT_NOT_FOUND : PG_EXIT_CANNOT_EXEC);
+}
+
+static void close_fd(int *fd)
+{
+    if (*fd >= 0)
+        close(*fd);
+    *fd = -1;
+}
+
+/* Creates the rank's pipes and socketpair; parent ends close-on-exec. */
+static int rank_make_fds(int sv[2], int out[2], int err[2], int errp[2])
+{
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+        return -1;
+    if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0 || pipe2(errp, O_CLOEXEC) != 0)
+        return -1;
+    return 0;
+}
+
+/* Sets up the parent's side of a forked rank. */
+static int rank_watch(pg_job_t *job, pg_rank_t *r, int pmi_fd, int out_r, int err_r)
+{
+    char tag[32];
+    const char *t = NULL;
+
+    if (job->opts->tag_output) {
+        snprintf(tag, sizeof(tag), "[%d] ", r->rank);
+        t = tag;
+    }
+    (void)fcntl(r->errpipe, F_SETFL, O_NONBLOCK);
+    r->errpipe_ev = event_new(job->base, r->errpipe, EV_READ | EV_PERSIST, on_errpipe, r);
+    r->out = pg_output_new(job->base, out_r, STDOUT_FILENO, t, output_eof, r);
+    if (r->out == NULL)
+        close(out_r);
+    r->err = pg_output_new(job->base, err_r, STDERR_FILENO, t, output_eof, r);
+    if (r->err == NULL)
+        close(err_r);
+    r->fd_conn = job_conn_new(job, pmi_fd, r->rank);
+    if (r->errpipe_ev == NULL || event_add(r->errpipe_ev, NULL) != 0 || r->out == NULL ||
+        r->err == NULL || r->fd_conn == NULL)
+        return -1;
+    return 0;
+}
+
+static int rank_launch(pg_job_t *job, pg_rank_t *r)
+{
+    int sv[2] = { -1, -1 }, out[2] = { -1, -1 }, err[2] = { -1, -1 }, errp[2] = { -1, -1 };
+    child_fds_t fds;
+    pid_t pid;
+
+    if (rank_make_fds(sv, out, err, errp) != 0)
+        goto fail;
+    fds = (child_fds_t){ sv[1], out[1], err[1], errp[1], -1 };
+    if (r->rank == 0)
+        fds.stdin_fd = pg_stdin_child_fd(job->stdin_fwd);
+    pid = fork();
+    if (pid < 0)
+        goto fail;
+    if (pid == 0)
+        child_exec(job, r, &fds);
+    /* both sides set the group: whichever runs first wins the race */
+    if (job->pgid == 0)
+        job->pgid = pid;
+    (void)setpgid(pid, job->pgid);
+    r->pid = pid;
+    job->nlive++;
+    close_fd(&sv[1]);
+    close_fd(&out[1]);
+    close_fd(&err[1]);
+    close_fd(&errp[1]);
+    r->errpipe = errp[0];
+    if (r->rank == 0)
+        pg_stdin_start(job->stdin_fwd);
+    if (rank_watch(job, r, sv[0], out[0], err[0]) != 0) {
+        pg_job_log(job, "out of resources watching rank %d", r->rank);
+        return -1;
+    }
+    return 0;
+fail:
+    if (pg_verdict_launch_failed(&job->verdict, r->rank, errno))
+        pg_job_log(job, "cannot start rank %d: %s", r->rank, strerror(errno));
+    close_fd(&sv[0]);
+    close_fd(&sv[1]);
+    close_fd(&out[0]);
+    close_fd(&out[1]);
+    close_fd(&err[0]);
+    close_fd(&err[1]);
+    close_fd(&errp[0]);
+    close_fd(&errp[1]);
+    return -1;
+}
+
+static void launch_all(pg_job_t *job)
+{
+    job->launching = 1;
+    for (int i = 0; i < job->size && !job->teardown; i++) {
+        if (rank_launch(job, &job->ranks[i]) != 0) {
+            pg_verdict_launch_failed(&job->verdict, i, EAGAIN);
+            job_teardown(job, SIGTERM);
+        }
+    }
+    job->launching = 0;
+}
+
+/* ---------------------------------------------------------------- */
+/* preparation                                                        */
+/* ---------------------------------------------------------------- */
+
+static int check_programs(pg_job_t *job)
+{
+    for (int s = 0; s < job->opts->nsegments; s++) {
+        const char *prog = job->opts->segments[s].argv[0];
+        int err = program_check(prog);
+
+        if (err != 0) {
+            pg_verdict_launch_failed(&job->verdict, -1, err);
+            pg_job_log(job, "cannot run '%s': %s", prog,
+                       err == ENOENT && strchr(prog, '/') == NULL ? "command not found"
+                                                                   : strerror(err));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int build_envs(pg_job_t *job)
+{
+    extern char **environ;
+    const pg_run_opts_t *o = job->opts;
+
+    job->seg_env = calloc((unsigned)o->nsegments, sizeof(*job->seg_env));
+    if (job->seg_env == NULL)
+        return -1;
+    for (int s = 0; s < o->nsegments; s++) {
+        pg_env_t *env = pg_env_new(environ);
+
+        job->seg_env[s] = env;
+        if (env == NULL)
+            return -1;
+        for (int i = 0; i < o->ngenv; i++)
+            if (pg_env_put(env, o->genv[i]) != 0)
+                return -1;
+        for (int i = 0; i < o->segments[s].nenv; i++)
+            if (pg_env_put(env, o->segments[s].env[i]) != 0)
+                return -1;
+    }
+    return 0;
+}
+
+static int build_placement(pg_job_t *job)
+{
+    int err = 0;
+    int slots = job->size; /* one node: every rank is local, whatever --ppn says */
+
+    job->place = pg_place_new(&err);
+    if (job->place == NULL) {
+        pg_job_log(job, "cannot read the topology with hwloc: %s", strerror(err));
+        return -1;
+    }
+    if (pg_place_assign(job->place, job->opts->bind, job->size) != 0)
+        return -1;
+    if (pg_place_oversubscribed(job->place))
+        pg_job_log(job, "more ranks than %ss: binding wraps round-robin",
+                   job->opts->bind == PG_BIND_SOCKET ? "package" : "core");
+    job->cpusets = calloc((size_t)job->size, sizeof(*job->cpusets));
+    if (job->cpusets == NULL)
+        return -1;
+    for (int i = 0; i < job->size; i++)
+        if (asprintf(&job->cpusets[i], "hwloc:%s", pg_place_cpuset_str(job->place, i)) < 0) {
+            job->cpusets[i] = NULL;
+            return -1;
+        }
+    pg_mapping_format(&slots, 1, job->size, job->mapping, sizeof(job->mapping));
+    return 0;
+}
+
+static int attach_engine(pg_job_t *job)
+{
+    uint32_t *appnum = calloc((size_t)job->size, sizeof(*appnum));
+    pg_job_engine_layout_t layout = {
+        .nspace = job->kvsname, .size = job->size, .hostname = job->hostname,
+        .appnum = appnum, .cpuset = (const char *const *)job->cpusets, .mapping = job->mapping,
+    };
+    const char *why = "out of memory";
+
+    if (appnum != NULL) {
+        for (int i = 0; i < job->size; i++)
+            appnum[i] = (uint32_t)job->ranks[i].appnum;
+        job->je = pg_job_engine_new(job->base, &layout, &why);
+    }
+    free(appnum);
+    if (job->je == NULL) {
+        pg_job_log(job, "cannot register the job: %s", why);
+        return -1;
+    }
+    return 0;
+}
+
+static int add_signal(pg_job_t *job, struct event **ev, int signo, event_callback_fn fn)
+{
+    *ev = evsignal_new(job->base, signo, fn, job);
+    return *ev != NULL && event_add(*ev, NULL) == 0 ? 0 : -1;
+}
+
+static int arm_events(pg_job_t *job)
+{
+    if (add_signal(job, &job->ev_chld, SIGCHLD, on_sigchld) != 0 ||
+        add_signal(job, &job->ev_int, SIGINT, on_signal) != 0 ||
+        add_signal(job, &job->ev_term, SIGTERM, on_signal) != 0 ||
+        add_signal(job, &job->ev_hup, SIGHUP, on_signal) != 0)
+        return -1;
+    job->ev_kill = evtimer_new(job->base, on_kill_grace, job);
+    job->ev_timeout = evtimer_new(job->base, on_timeout, job);
+    if (job->ev_kill == NULL || job->ev_timeout == NULL)
+        return -1;
+    if (job->opts->timeout > 0) {
+        struct timeval tv = { (time_t)job->opts->timeout,
+                              (suseconds_t)((job->opts->timeout - (time_t)job->opts->timeout) *
+                                            1e6) };
+        if (event_add(job->ev_timeout, &tv) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int job_prepare(pg_job_t *job)
+{
+    int err = 0;
+
+    if (check_programs(job) != 0)
+        return -1;
+    if (build_envs(job) != 0 || build_placement(job) != 0 || arm_events(job) != 0)
+        goto oom;
+    job->listen = pg_listen_new(job->base, on_port_accept, on_port_refuse, job, &err);
+    if (job->listen == NULL) {
+        pg_job_log(job, "cannot open the PMI_PORT socket: %s", strerror(err));
+        goto fail;
+    }
+    if (attach_engine(job) != 0)
+        goto fail;
+    job->stdin_fwd = pg_stdin_new(job->base);
+    if (job->stdin_fwd == NULL)
+        goto oom;
+    return 0;
+oom:
+    pg_job_log(job, "out of memory preparing the job");
+fail:
+    pg_verdict_launch_failed(&job->verdict, -1, ENOMEM);
+    return -1;
+}
+
+static void log_layout(const pg_job_t *job)
+{
+    pg_job_log(job, "job %s: %d rank%s, PMI_process_mapping %s, binding %s", job->kvsname,
+               job->size, job->size == 1 ? "" : "s", job->mapping,
+               pg_bind_name(job->opts->bind));
+    for (int i = 0; i < job->size; i++)
+        pg_job_log(job, "rank %d: pid %d, appnum %d, cpuset %s", i, (int)job->ranks[i].pid,
+                   job->ranks[i].appnum, pg_place_cpuset_str(job->place, i));
+}
+
+int pg_job_run(pg_job_t *job)
+{
+    if (job_prepare(job) == 0) {
+        launch_all(job);
+        if (job->opts->verbose)
+            log_layout(job);
+        job_maybe_done(job);
+        if (!job->done)
+            event_base_dispatch(job->base);
+    }
+    if (job->teardown && job->pgid > 0)
+        (void)kill(-job->pgid, SIGKILL); /* stragglers the ranks left behind */
+    return pg_verdict_exit_code(&job->verdict);
+}
+
+/* ---------------------------------------------------------------- */
+/* creation                                                           */
+/* ---------------------------------------------------------------- */
+
+pg_job_t *pg_job_new(struct event_base *base, const pg_run_opts_t *opts,
+                     const pg_handler_table_t *handlers)
+{
+    pg_job_t *job = calloc(1, sizeof(*job));
+    int rank = 0;
+
+    if (job == NULL || opts->nprocs < 1)
+        goto oom;
+    job->base = base;
+    job->opts = opts;
+    job->handlers = handlers;
+    job->conn_ops = (pg_conn_owner_ops_t){ conn_identify, conn_opened, conn_finalized,
+                                            conn_closed };
+    job->size = opts->nprocs;
+    job->parent = getpid();
+    pg_verdict_init(&job->verdict);
+    snprintf(job->kvsname, sizeof(job->kvsname), "kvs_%d_0", (int)job->parent);
+    if (gethostname(job->hostname, sizeof(job->hostname) - 1) != 0)
+        strcpy(job->hostname, "localhost");
+    job->ranks = calloc((size_t)job->size, sizeof(*job->ranks));
+    if (job->ranks == NULL)
+        goto oom;
+    for (int s = 0; s < opts->nsegments; s++) {
+        for (int k = 0; k < opts->segments[s].nprocs; k++, rank++) {
+            pg_rank_t *r = &job->ranks[rank];
+
+            r->rank = rank;
+            r->appnum = s;
+            r->local_rank = rank;
+            r->errpipe = -1;
+            r->job = job;
+        }
+    }
+    return job;
+oom:
+    pg_job_log(NULL, "out of memory");
+    free(job);
+    return NULL;
+}
+
+static void rank_free(pg_rank_t *r)
+{
+    rank_close_conns(r);
+    pg_output_free(r->out);
+    pg_output_free(r->err);
+    if (r->errpipe_ev != NULL)
+        event_free(r->errpipe_ev);
+    if (r->errpipe >= 0)
+        close(r->errpipe);
+    if (r->lost_timer != NULL)
+        event_free(r->lost_timer);
+    free(r->lost_reason);
+}
+
+static void free_event(struct event *ev)
+{
+    if (ev != NULL)
+        event_free(ev);
+}
+
+void pg_job_free(pg_job_t *job)
+{
+    if (job == NULL)
+        return;
+    for (int i = 0; i < job->size; i++)
+        rank_free(&job->ranks[i]);
+    while (job->nport_conns > 0)
+        pg_conn_free(job->port_conns[--job->nport_conns]);
+    free(job->port_conns);
+    pg_job_engine_free(job->je); /* after the connections: handlers drop their requests first */
+    pg_listen_free(job->listen);
+    pg_stdin_free(job->stdin_fwd);
+    for (int s = 0; job->seg_env != NULL && s < job->opts->nsegments; s++)
+        pg_env_free(job->seg_env[s]);
+    free(job->seg_env);
+    for (int i = 0; job->cpusets != NULL && i < job->size; i++)
+        free(job->cpusets[i]);
+    free(job->cpusets);
+    pg_place_free(job->place);
+    free_event(job->ev_chld);
+    free_event(job->ev_int);
+    free_event(job->ev_term);
+    free_event(job->ev_hup);
+    free_event(job->ev_timeout);
+    free_event(job->ev_kill);
+    free(job->ranks);
+    free(job);
+}
+
+/* ---------------------------------------------------------------- */
+/* accessors for handlers                                             */
+/* ---------------------------------------------------------------- */
+
+const char *pg_job_kvsname(const pg_job_t *job)
+{
+    return job->kvsname;
+}
+
+int pg_job_size(const pg_job_t *job)
+{
+    return job->size;
+}
+
+int pg_job_universe_size(const pg_job_t *job)
+{
+    return job->size;
+}
+
+int pg_job_appnum(const pg_job_t *job, int rank)
+{
+    return rank >= 0 && rank < job->size ? job->ranks[rank].appnum : -1;
+}
+
+const char *pg_job_process_mapping(const pg_job_t *job)
+{
+    return job->mapping;
+}
+
+pg_engine_t *pg_job_engine(const pg_job_t *job)
+{
+    return pg_job_engine_get(job->je);
+}
+
+int pg_job_verbose(const pg_job_t *job)
+{
+    return job->opts->verbose;
+}
+
+void pg_job_touch_engine(pg_job_t *job)
+{
+    pg_job_engine_touch(job->je);
+}

@@ -1,0 +1,64 @@
+/*
+ * pg_job: one parallel job launched by `pmigate run` and everything the
+ * gateway knows about it: its ranks and their processes, PMI connections and
+ * output pipes, the verdict on how it ends, and its engine registration.
+ *
+ * One libevent loop thread owns all of it.  The job reaps children through a
+ * libevent SIGCHLD event, forwards SIGINT/SIGTERM/SIGHUP to the ranks, and
+ * tears the job down (SIGTERM to the job's process group, SIGKILL after a
+ * short grace) on the first failure: a PMI abort, a rank dying or breaking
+ * its PMI connection before finalize, a rank exiting non-zero while others
+ * run, --timeout, a launch failure.
+ *
+ * Ownership: the job borrows opts and handlers (they must outlive it) and
+ * owns everything else it creates.
+ */
+#ifndef PG_JOB_H
+#define PG_JOB_H
+
+#include <stdint.h>
+
+#include "gateway/pg_cli.h"
+#include "gateway/pg_handler.h"
+
+struct event_base;
+typedef struct pg_job pg_job_t;
+typedef struct pg_engine pg_engine_t;
+
+/* Creates the job (nothing is launched yet).  Returns NULL with a message
+ * already printed. */
+pg_job_t *pg_job_new(struct event_base *base, const pg_run_opts_t *opts,
+                     const pg_handler_table_t *handlers);
+void pg_job_free(pg_job_t *job);
+
+/* Loads the topology, opens the listener, registers the job with the engine
+ * and launches every rank; then runs the loop until every rank has been
+ * reaped.  Returns the exit status pmigate should exit with (pg_status.h). */
+int pg_job_run(pg_job_t *job);
+
+/* ---- for protocol handlers ---- */
+
+/* PMI abort from `rank` (or -1): prints "rank R aborted the job (code C): msg",
+ * kills every rank, and makes pmigate exit with `code` (mod 256).  msg may be
+ * NULL.  Safe to call more than once; the first failure wins. */
+void pg_job_abort(pg_job_t *job, int rank, int code, const char *msg);
+
+const char *pg_job_kvsname(const pg_job_t *job); /* "kvs_<pid>_0" */
+int pg_job_size(const pg_job_t *job);
+int pg_job_universe_size(const pg_job_t *job);   /* = size for now */
+int pg_job_appnum(const pg_job_t *job, int rank); /* MPMD segment index */
+const char *pg_job_process_mapping(const pg_job_t *job);
+pg_engine_t *pg_job_engine(const pg_job_t *job);  /* NULL without an engine */
+int pg_job_verbose(const pg_job_t *job);
+
+/* Monotonic nanoseconds: the `now` the engine calls take. */
+uint64_t pg_job_now(void);
+/* Re-arms the engine timer at the engine's next deadline.  The gateway calls
+ * it after every batch of messages; call it after a deferred engine call made
+ * outside on_message. */
+void pg_job_touch_engine(pg_job_t *job);
+
+/* Prints "pmigate: " + message + "\n" on stderr. */
+void pg_job_log(const pg_job_t *job, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,180 @@
+/*
+ * pg_job_engine: job <-> engine glue.  See pg_job_engine.h.
+ *
+ * Until the engine library is linked (PG_HAVE_ENGINE undefined), the glue
+ * keeps the same shape with no engine behind it: pg_job_engine_get()
+ * returns NULL and the notifications do nothing, so the launcher works for
+ * programs that use no PMI.
+ */
+#include "gateway/pg_job_engine.h"
+
+#include <event2/event.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifdef PG_HAVE_ENGINE
+#include "pmix/engine/pg_engine.h"
+#endif
+
+struct pg_job_engine {
+    pg_engine_t *engine; /* owned; NULL without the engine library */
+    struct event *timer; /* armed at the engine's next deadline */
+    char *nspace;        /* owned copy */
+};
+
+#ifdef PG_HAVE_ENGINE
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void on_deadline(evutil_socket_t fd, short what, void *arg)
+{
+    pg_job_engine_t *je = arg;
+
+    (void)fd;
+    (void)what;
+    pg_engine_expire(je->engine, now_ns());
+    pg_job_engine_touch(je);
+}
+
+static int register_layout(pg_job_engine_t *je, const pg_job_engine_layout_t *l)
+{
+    uint32_t *rank_node = calloc((size_t)l->size, sizeof(*rank_node));
+    const char *hosts[1] = { l->hostname };
+    pg_job_layout_t layout = {
+        .size = (uint32_t)l->size,
+        .nnodes = 1,
+        .hostnames = hosts,
+        .rank_node = rank_node, /* one node: every rank on node 0 */
+        .appnum = l->appnum,
+        .cpuset = l->cpuset,
+    };
+    pmix_status_t st;
+
+    if (rank_node == NULL)
+        return -1;
+    st = pg_job_register(je->engine, l->nspace, &layout);
+    free(rank_node);
+    return st == PMIX_SUCCESS ? 0 : -1;
+}
+#endif
+
+pg_job_engine_t *pg_job_engine_new(struct event_base *base, const pg_job_engine_layout_t *l,
+                                   const char **why)
+{
+    pg_job_engine_t *je = calloc(1, sizeof(*je));
+
+    *why = "out of memory";
+    if (je == NULL)
+        return NULL;
+    je->nspace = strdup(l->nspace);
+    if (je->nspace == NULL)
+        goto fail;
+#ifdef PG_HAVE_ENGINE
+    je->engine = pg_engine_new(&(pg_host_ops_t){ 0 }, je);
+    je->timer = evtimer_new(base, on_deadline, je);
+    if (je->engine == NULL || je->timer == NULL)
+        goto fail;
+    if (register_layout(je, l) != 0) {
+        *why = "the engine refused the job layout";
+        goto fail;
+    }
+#else
+    (void)base;
+#endif
+    return je;
+fail:
+    pg_job_engine_free(je);
+    return NULL;
+}
+
+void pg_job_engine_free(pg_job_engine_t *je)
+{
+    if (je == NULL)
+        return;
+#ifdef PG_HAVE_ENGINE
+    if (je->engine != NULL) {
+        pg_job_deregister(je->engine, je->nspace);
+        pg_engine_free(je->engine);
+    }
+#endif
+    if (je->timer != NULL)
+        event_free(je->timer);
+    free(je->nspace);
+    free(je);
+}
+
+pg_engine_t *pg_job_engine_get(const pg_job_engine_t *je)
+{
+    return je ? je->engine : NULL;
+}
+
+#ifdef PG_HAVE_ENGINE
+static void notify(pg_job_engine_t *je, int rank,
+                   pmix_status_t (*fn)(pg_engine_t *, const pg_proc_t *))
+{
+    pg_proc_t proc = { je->nspace, (pmix_rank_t)rank };
+
+    if (je->engine != NULL && rank >= 0)
+        (void)fn(je->engine, &proc);
+    pg_job_engine_touch(je);
+}
+#endif
+
+void pg_job_engine_connected(pg_job_engine_t *je, int rank)
+{
+#ifdef PG_HAVE_ENGINE
+    notify(je, rank, pg_proc_connect);
+#else
+    (void)je;
+    (void)rank;
+#endif
+}
+
+void pg_job_engine_finalized(pg_job_engine_t *je, int rank)
+{
+#ifdef PG_HAVE_ENGINE
+    notify(je, rank, pg_proc_finalize);
+#else
+    (void)je;
+    (void)rank;
+#endif
+}
+
+void pg_job_engine_lost(pg_job_engine_t *je, int rank)
+{
+#ifdef PG_HAVE_ENGINE
+    notify(je, rank, pg_proc_lost);
+#else
+    (void)je;
+    (void)rank;
+#endif
+}
+
+void pg_job_engine_touch(pg_job_engine_t *je)
+{
+#ifdef PG_HAVE_ENGINE
+    pg_time_t deadline, now;
+    struct timeval tv;
+
+    if (je == NULL || je->engine == NULL || je->timer == NULL)
+        return;
+    deadline = pg_engine_next_deadline(je->engine);
+    if (deadline == PG_TIME_NEVER) {
+        event_del(je->timer);
+        return;
+    }
+    now = now_ns();
+    deadline = deadline > now ? deadline - now : 0;
+    tv.tv_sec = (time_t)(deadline / 1000000000u);
+    tv.tv_usec = (suseconds_t)((deadline % 1000000000u) / 1000u);
+    evtimer_add(je->timer, &tv);
+#else
+    (void)je;
+#endif
+}

@@ -1,0 +1,45 @@
+/*
+ * pg_job_engine: the glue between a launched job and the store engine
+ * (pmix/engine/pg_engine.h), kept in one place so engine API changes touch
+ * one file: it creates the engine, registers the job's layout (size, node,
+ * local ranks, appnums, cpusets, PMI_process_mapping), forwards process
+ * life-cycle events, and keeps one libevent timer armed at the engine's next
+ * deadline.
+ *
+ * Ownership: pg_job_engine_t owns the engine and the timer; layout arrays
+ * are borrowed during pg_job_engine_new() only (the engine copies them).
+ */
+#ifndef PG_JOB_ENGINE_H
+#define PG_JOB_ENGINE_H
+
+#include <stdint.h>
+
+struct event_base;
+typedef struct pg_engine pg_engine_t;
+typedef struct pg_job_engine pg_job_engine_t;
+
+typedef struct pg_job_engine_layout {
+    const char *nspace;
+    int size;
+    const char *hostname;       /* the one node */
+    const uint32_t *appnum;     /* [size] */
+    const char *const *cpuset;  /* [size] hwloc list strings */
+    const char *mapping;        /* PMI_process_mapping */
+} pg_job_engine_layout_t;
+
+/* Returns NULL with *why set to a static message on failure. */
+pg_job_engine_t *pg_job_engine_new(struct event_base *base, const pg_job_engine_layout_t *l,
+                                   const char **why);
+/* Deregisters the job (every held request completes first) and frees. */
+void pg_job_engine_free(pg_job_engine_t *je);
+
+pg_engine_t *pg_job_engine_get(const pg_job_engine_t *je);
+
+void pg_job_engine_connected(pg_job_engine_t *je, int rank);
+void pg_job_engine_finalized(pg_job_engine_t *je, int rank);
+void pg_job_engine_lost(pg_job_engine_t *je, int rank);
+
+/* Arms the timer at the engine's next deadline (or disarms it). */
+void pg_job_engine_touch(pg_job_engine_t *je);
+
+#endif

@@ -1,0 +1,132 @@
+/*
+ * pg_listen: the private PMI_PORT unix socket.  See pg_listen.h.
+ */
+#include "gateway/pg_listen.h"
+
+#include <errno.h>
+#include <event2/event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+struct pg_listen {
+    int fd;
+    struct event *ev;
+    char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
+    char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+    pg_listen_accept_fn on_accept;
+    pg_listen_refuse_fn on_refuse;
+    void *arg;
+};
+
+/* Accepts one pending peer if its uid matches ours. */
+static void on_acceptable(evutil_socket_t lfd, short what, void *arg)
+{
+    pg_listen_t *l = arg;
+    struct ucred cred;
+    socklen_t len = sizeof(cred);
+    int fd;
+
+    (void)what;
+    fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0)
+        return; /* EAGAIN, or the peer gave up: nothing to do */
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.uid != geteuid()) {
+        close(fd);
+        if (l->on_refuse != NULL)
+            l->on_refuse(l->arg, "refused a PMI_PORT connection from another user");
+        return;
+    }
+    l->on_accept(l->arg, fd);
+}
+
+/* Makes the 0700 directory and binds the 0600 socket in it. */
+static int bind_private(pg_listen_t *l)
+{
+    const char *tmp = getenv("TMPDIR");
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    mode_t old_mask;
+    int rc;
+
+    if (tmp == NULL || tmp[0] == '\0')
+        tmp = "/tmp";
+    if ((size_t)snprintf(l->dir, sizeof(l->dir), "%s/pmigate.XXXXXX", tmp) >= sizeof(l->dir))
+        return ENAMETOOLONG;
+    if (mkdtemp(l->dir) == NULL) { /* mkdtemp creates it 0700 */
+        l->dir[0] = '\0';
+        return errno;
+    }
+    if ((size_t)snprintf(l->path, sizeof(l->path), "%s/pmi", l->dir) >= sizeof(l->path))
+        return ENAMETOOLONG;
+    memcpy(sa.sun_path, l->path, strlen(l->path) + 1);
+    old_mask = umask(0177); /* the socket is born 0600: no window with wider rights */
+    rc = bind(l->fd, (struct sockaddr *)&sa, sizeof(sa));
+    umask(old_mask);
+    if (rc != 0)
+        return errno;
+    return chmod(l->path, 0600) == 0 ? 0 : errno;
+}
+
+pg_listen_t *pg_listen_new(struct event_base *base, pg_listen_accept_fn on_accept,
+                           pg_listen_refuse_fn on_refuse, void *arg, int *err)
+{
+    pg_listen_t *l = calloc(1, sizeof(*l));
+
+    if (l == NULL) {
+        *err = ENOMEM;
+        return NULL;
+    }
+    l->on_accept = on_accept;
+    l->on_refuse = on_refuse;
+    l->arg = arg;
+    l->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (l->fd < 0) {
+        *err = errno;
+        goto fail;
+    }
+    if ((*err = bind_private(l)) != 0)
+        goto fail;
+    if (listen(l->fd, 1024) != 0) {
+        *err = errno;
+        goto fail;
+    }
+    l->ev = event_new(base, l->fd, EV_READ | EV_PERSIST, on_acceptable, l);
+    if (l->ev == NULL || event_add(l->ev, NULL) != 0) {
+        *err = ENOMEM;
+        goto fail;
+    }
+    return l;
+fail:
+    pg_listen_free(l);
+    return NULL;
+}
+
+void pg_listen_stop(pg_listen_t *l)
+{
+    if (l != NULL && l->ev != NULL)
+        event_del(l->ev);
+}
+
+void pg_listen_free(pg_listen_t *l)
+{
+    if (l == NULL)
+        return;
+    if (l->ev != NULL)
+        event_free(l->ev);
+    if (l->fd >= 0)
+        close(l->fd);
+    if (l->path[0] != '\0')
+        unlink(l->path);
+    if (l->dir[0] != '\0')
+        rmdir(l->dir);
+    free(l);
+}
+
+const char *pg_listen_path(const pg_listen_t *l)
+{
+    return l->path;
+}

@@ -1,0 +1,34 @@
+/*
+ * pg_listen: the unix socket clients reach by PMIGATE_PMI_PORT instead of
+ * an inherited PMI_FD.  It lives in a private directory (mode 0700, under
+ * $TMPDIR or /tmp), the socket itself is 0600, and every accepted peer is
+ * checked with SO_PEERCRED: only processes of pmigate's own uid get in.
+ * Nothing on the socket says which rank connects; the connection layer
+ * learns it from the client's handshake (initack pmiid=, fullinit pmirank=).
+ *
+ * Ownership: pg_listen_t owns the socket, its directory (both removed by
+ * pg_listen_free) and its accept event.
+ */
+#ifndef PG_LISTEN_H
+#define PG_LISTEN_H
+
+struct event_base;
+typedef struct pg_listen pg_listen_t;
+
+/* Called for every accepted, credential-checked socket (non-blocking,
+ * close-on-exec); the callee owns fd. */
+typedef void (*pg_listen_accept_fn)(void *arg, int fd);
+/* Called for a refused peer with a sentence saying why. */
+typedef void (*pg_listen_refuse_fn)(void *arg, const char *why);
+
+/* Returns NULL with *err set (errno) on failure. */
+pg_listen_t *pg_listen_new(struct event_base *base, pg_listen_accept_fn on_accept,
+                           pg_listen_refuse_fn on_refuse, void *arg, int *err);
+void pg_listen_free(pg_listen_t *l);
+
+/* The socket's path (what PMIGATE_PMI_PORT carries). */
+const char *pg_listen_path(const pg_listen_t *l);
+/* Stops accepting (job teardown); the socket stays until pg_listen_free. */
+void pg_listen_stop(pg_listen_t *l);
+
+#endif

@@ -1,0 +1,153 @@
+/*
+ * pmigate's main(): the subcommands (run, info) and the version and help
+ * texts.  Everything with logic lives in libpggateway so tests can reach it;
+ * this file only wires the pieces to the command line.
+ */
+#include "config/config.h"
+
+#include <errno.h>
+#include <event2/event.h>
+#include <fcntl.h>
+#include <hwloc.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "gateway/pg_cli.h"
+#include "gateway/pg_handler.h"
+#include "gateway/pg_job.h"
+#include "gateway/pg_place.h"
+#include "gateway/pg_status.h"
+#include "wire/pg_wire.h"
+
+static const char main_usage[] =
+    "Usage: pmigate run [options] prog [args] [: ...]   launch a job (see pmigate run --help)\n"
+    "       pmigate info                               version, PMI limits, topology\n"
+    "       pmigate --version | --help\n";
+
+/* The protocol handlers connections dispatch to.  pmi1/ and pmi2/ fill
+ * their entries in as they land; until then such connections are closed
+ * with a message naming the rank. */
+static const pg_handler_table_t handlers = { { NULL } };
+
+static void print_hwloc_version(FILE *f, unsigned v)
+{
+    fprintf(f, "%u.%u.%u", v >> 16, (v >> 8) & 0xff, v & 0xff);
+}
+
+static int cmd_version(void)
+{
+    printf("pmigate %s\n", PACKAGE_VERSION);
+    printf("libevent %s (built against %s)\n", event_get_version(), LIBEVENT_VERSION);
+    printf("hwloc API ");
+    print_hwloc_version(stdout, pg_place_hwloc_runtime_version());
+    printf(" (built against ");
+    print_hwloc_version(stdout, HWLOC_API_VERSION);
+    printf(")\n");
+    return 0;
+}
+
+static int cmd_info(void)
+{
+    pg_topo_counts_t c;
+    pg_place_t *place;
+    int err = 0;
+
+    printf("pmigate %s\n", PACKAGE_VERSION);
+    printf("PMI-1 limits: keylen_max %d, vallen_max %d, kvsname_max %d, line %d bytes\n",
+           PG_PMI1_KEYLEN_MAX, PG_PMI1_VALLEN_MAX, PG_PMI1_KVSNAME_MAX, PG_PMI1_LINE_MAX);
+    printf("PMI-2 limits: keylen_max %d, vallen_max %d, message %d bytes\n", PG_PMI2_KEYLEN_MAX,
+           PG_PMI2_VALLEN_MAX, PG_PMI2_BODY_MAX);
+    place = pg_place_new(&err);
+    if (place == NULL) {
+        fprintf(stderr, "pmigate: cannot read the topology with hwloc: %s\n", strerror(err));
+        return 1;
+    }
+    pg_place_counts(place, &c);
+    printf("topology (hwloc): %d package%s, %d core%s, %d PU%s, %d NUMA node%s\n", c.packages,
+           c.packages == 1 ? "" : "s", c.cores, c.cores == 1 ? "" : "s", c.pus,
+           c.pus == 1 ? "" : "s", c.numa_nodes, c.numa_nodes == 1 ? "" : "s");
+    pg_place_free(place);
+    return 0;
+}
+
+/* fds 0-2 must be open, or a pipe created for a rank could land on them and
+ * be dup2'ed over in the child. */
+static void ensure_std_fds(void)
+{
+    for (int fd = 0; fd <= 2; fd++)
+        if (fcntl(fd, F_GETFD) < 0)
+            (void)open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+}
+
+/* Every rank costs pmigate four descriptors: lift the soft limit. */
+static void raise_fd_limit(void)
+{
+    struct rlimit rl;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        (void)setrlimit(RLIMIT_NOFILE, &rl);
+    }
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    pg_run_opts_t opts;
+    char err[256];
+    struct event_base *base = NULL;
+    pg_job_t *job = NULL;
+    int status = PG_EXIT_INTERNAL;
+
+    if (pg_cli_parse_run(argc, argv, &opts, err, sizeof(err)) != 0) {
+        fprintf(stderr, "pmigate run: %s\n", err);
+        pg_run_opts_free(&opts);
+        return PG_EXIT_USAGE;
+    }
+    if (opts.help) {
+        fputs(pg_cli_run_usage, stdout);
+        pg_run_opts_free(&opts);
+        return 0;
+    }
+    ensure_std_fds();
+    raise_fd_limit();
+    signal(SIGPIPE, SIG_IGN); /* a rank that goes away must not kill pmigate */
+    base = event_base_new();
+    if (base == NULL) {
+        fprintf(stderr, "pmigate: cannot create the event loop\n");
+        goto out;
+    }
+    job = pg_job_new(base, &opts, &handlers);
+    if (job != NULL)
+        status = pg_job_run(job);
+out:
+    pg_job_free(job);
+    if (base != NULL)
+        event_base_free(base);
+    pg_run_opts_free(&opts);
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    const char *cmd = argc > 1 ? argv[1] : NULL;
+
+    if (cmd == NULL) {
+        fputs(main_usage, stderr);
+        return PG_EXIT_USAGE;
+    }
+    if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0 || strcmp(cmd, "version") == 0)
+        return cmd_version();
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+        fputs(main_usage, stdout);
+        return 0;
+    }
+    if (strcmp(cmd, "info") == 0)
+        return cmd_info();
+    if (strcmp(cmd, "run") == 0)
+        return cmd_run(argc - 2, argv + 2);
+    fprintf(stderr, "pmigate: unknown command '%s'\n%s", cmd, main_usage);
+    return PG_EXIT_USAGE;
+}

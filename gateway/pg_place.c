@@ -1,0 +1,149 @@
+/*
+ * pg_place: hwloc topology, per-rank cpusets and binding.  See pg_place.h.
+ */
+#include "gateway/pg_place.h"
+
+#include <errno.h>
+#include <hwloc.h>
+#include <stdlib.h>
+
+struct pg_place {
+    hwloc_topology_t topo;
+    pg_bind_t bind;
+    int nranks;
+    int oversubscribed;
+    hwloc_bitmap_t *sets; /* per local rank, owned */
+    char **strs;          /* per local rank, owned (hwloc_bitmap_list_asprintf) */
+};
+
+pg_place_t *pg_place_new(int *err)
+{
+    pg_place_t *place = calloc(1, sizeof(*place));
+
+    if (place == NULL) {
+        *err = ENOMEM;
+        return NULL;
+    }
+    if (hwloc_topology_init(&place->topo) != 0) {
+        *err = errno ? errno : EINVAL;
+        free(place);
+        return NULL;
+    }
+    if (hwloc_topology_load(place->topo) != 0) {
+        *err = errno ? errno : EINVAL;
+        hwloc_topology_destroy(place->topo);
+        free(place);
+        return NULL;
+    }
+    return place;
+}
+
+static void place_clear(pg_place_t *place)
+{
+    for (int i = 0; i < place->nranks; i++) {
+        if (place->sets)
+            hwloc_bitmap_free(place->sets[i]);
+        if (place->strs)
+            free(place->strs[i]);
+    }
+    free(place->sets);
+    free(place->strs);
+    place->sets = NULL;
+    place->strs = NULL;
+    place->nranks = 0;
+}
+
+void pg_place_free(pg_place_t *place)
+{
+    if (place == NULL)
+        return;
+    place_clear(place);
+    hwloc_topology_destroy(place->topo);
+    free(place);
+}
+
+static int count_type(hwloc_topology_t topo, hwloc_obj_type_t type)
+{
+    int n = hwloc_get_nbobjs_by_type(topo, type);
+
+    return n < 0 ? 0 : n;
+}
+
+void pg_place_counts(const pg_place_t *place, pg_topo_counts_t *out)
+{
+    out->packages = count_type(place->topo, HWLOC_OBJ_PACKAGE);
+    out->cores = count_type(place->topo, HWLOC_OBJ_CORE);
+    out->pus = count_type(place->topo, HWLOC_OBJ_PU);
+    out->numa_nodes = count_type(place->topo, HWLOC_OBJ_NUMANODE);
+}
+
+/* The objects ranks are spread over; falls back to PUs when the topology has
+ * no cores or packages (some VMs). */
+static hwloc_obj_type_t bind_type(const pg_place_t *place, pg_bind_t bind)
+{
+    hwloc_obj_type_t type = bind == PG_BIND_SOCKET ? HWLOC_OBJ_PACKAGE : HWLOC_OBJ_CORE;
+
+    return count_type(place->topo, type) > 0 ? type : HWLOC_OBJ_PU;
+}
+
+static hwloc_const_cpuset_t rank_cpuset(const pg_place_t *place, pg_bind_t bind, int i)
+{
+    hwloc_obj_type_t type;
+    int nobjs;
+
+    if (bind == PG_BIND_NONE)
+        return hwloc_topology_get_allowed_cpuset(place->topo);
+    type = bind_type(place, bind);
+    nobjs = count_type(place->topo, type);
+    if (nobjs <= 0)
+        return hwloc_topology_get_allowed_cpuset(place->topo);
+    return hwloc_get_obj_by_type(place->topo, type, (unsigned)(i % nobjs))->cpuset;
+}
+
+int pg_place_assign(pg_place_t *place, pg_bind_t bind, int nranks)
+{
+    place_clear(place);
+    place->bind = bind;
+    place->sets = calloc((size_t)nranks, sizeof(*place->sets));
+    place->strs = calloc((size_t)nranks, sizeof(*place->strs));
+    if (nranks > 0 && (place->sets == NULL || place->strs == NULL))
+        goto oom;
+    place->nranks = nranks;
+    for (int i = 0; i < nranks; i++) {
+        place->sets[i] = hwloc_bitmap_dup(rank_cpuset(place, bind, i));
+        if (place->sets[i] == NULL || hwloc_bitmap_list_asprintf(&place->strs[i], place->sets[i]) < 0)
+            goto oom;
+    }
+    place->oversubscribed =
+        bind != PG_BIND_NONE && nranks > count_type(place->topo, bind_type(place, bind));
+    return 0;
+oom:
+    place_clear(place);
+    return -1;
+}
+
+int pg_place_oversubscribed(const pg_place_t *place)
+{
+    return place->oversubscribed;
+}
+
+const char *pg_place_cpuset_str(const pg_place_t *place, int local_rank)
+{
+    if (local_rank < 0 || local_rank >= place->nranks)
+        return "";
+    return place->strs[local_rank];
+}
+
+int pg_place_bind_self(const pg_place_t *place, int local_rank)
+{
+    if (place->bind == PG_BIND_NONE || local_rank < 0 || local_rank >= place->nranks)
+        return 0;
+    if (hwloc_set_cpubind(place->topo, place->sets[local_rank], HWLOC_CPUBIND_PROCESS) != 0)
+        return -(errno ? errno : EINVAL);
+    return 0;
+}
+
+unsigned pg_place_hwloc_runtime_version(void)
+{
+    return hwloc_get_api_version();
+}

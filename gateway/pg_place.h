@@ -1,0 +1,46 @@
+/*
+ * pg_place: what hwloc sees on this host and where each rank runs.  The
+ * launcher binds a child before exec from the cpuset computed here, and the
+ * same cpuset, as a list string ("0-3"), becomes the rank's locality for the
+ * engine; unbound ranks get the whole machine's.
+ *
+ * Ownership: pg_place_t owns the hwloc topology and every cpuset; strings
+ * returned by pg_place_cpuset_str() belong to the pg_place_t.
+ */
+#ifndef PG_PLACE_H
+#define PG_PLACE_H
+
+#include "gateway/pg_cli.h"
+
+typedef struct pg_place pg_place_t;
+
+typedef struct pg_topo_counts {
+    int packages;
+    int cores;
+    int pus;
+    int numa_nodes;
+} pg_topo_counts_t;
+
+/* Loads this host's topology.  Returns NULL with *err set (errno-style). */
+pg_place_t *pg_place_new(int *err);
+void pg_place_free(pg_place_t *place);
+
+void pg_place_counts(const pg_place_t *place, pg_topo_counts_t *out);
+
+/* Computes the binding of nranks local ranks under `bind`.  Returns 0, or -1
+ * (out of memory).  More ranks than cores (or packages) wrap round-robin;
+ * pg_place_oversubscribed() then says so. */
+int pg_place_assign(pg_place_t *place, pg_bind_t bind, int nranks);
+int pg_place_oversubscribed(const pg_place_t *place);
+
+/* The cpuset of local rank i as a list string ("0-1"), valid while place lives. */
+const char *pg_place_cpuset_str(const pg_place_t *place, int local_rank);
+
+/* Binds the calling process to local rank i's cpuset.  Meant for the child
+ * between fork and exec; does nothing when unbound.  Returns 0 or -errno. */
+int pg_place_bind_self(const pg_place_t *place, int local_rank);
+
+/* hwloc's runtime API version (hwloc_get_api_version()). */
+unsigned pg_place_hwloc_runtime_version(void);
+
+#endif

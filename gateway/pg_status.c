@@ -1,0 +1,87 @@
+/*
+ * pg_status: the exit-status rules of `pmigate run`.  See pg_status.h.
+ */
+#include "gateway/pg_status.h"
+
+#include <errno.h>
+#include <sys/wait.h>
+
+void pg_verdict_init(pg_verdict_t *v)
+{
+    v->cause = PG_CAUSE_NONE;
+    v->code = 0;
+    v->rank = -1;
+}
+
+int pg_status_of_wait(int wstatus)
+{
+    if (WIFEXITED(wstatus))
+        return WEXITSTATUS(wstatus);
+    if (WIFSIGNALED(wstatus))
+        return 128 + WTERMSIG(wstatus);
+    return PG_EXIT_INTERNAL;
+}
+
+static int decide(pg_verdict_t *v, pg_verdict_cause_t cause, int rank, int code)
+{
+    if (v->cause != PG_CAUSE_NONE)
+        return 0;
+    v->cause = cause;
+    v->rank = rank;
+    v->code = code;
+    return 1;
+}
+
+int pg_verdict_rank_exit(pg_verdict_t *v, int rank, int code)
+{
+    if (v->cause == PG_CAUSE_LOST && v->rank == rank) {
+        /* the lost rank's own status completes the verdict */
+        v->cause = PG_CAUSE_RANK;
+        v->code = code != 0 ? code : 1;
+        return 0;
+    }
+    if (code == 0)
+        return 0;
+    return decide(v, PG_CAUSE_RANK, rank, code);
+}
+
+int pg_verdict_rank_lost(pg_verdict_t *v, int rank)
+{
+    return decide(v, PG_CAUSE_LOST, rank, 1);
+}
+
+int pg_verdict_abort(pg_verdict_t *v, int rank, int code)
+{
+    /* exit statuses are 8 bits: MPI_Abort(..., -1) exits 255, as a shell would */
+    return decide(v, PG_CAUSE_ABORT, rank, code & 0xff);
+}
+
+int pg_verdict_timeout(pg_verdict_t *v)
+{
+    return decide(v, PG_CAUSE_TIMEOUT, -1, PG_EXIT_TIMEOUT);
+}
+
+int pg_verdict_signal(pg_verdict_t *v, int signo)
+{
+    return decide(v, PG_CAUSE_SIGNAL, -1, 128 + signo);
+}
+
+int pg_verdict_launch_failed(pg_verdict_t *v, int rank, int err)
+{
+    int code = (err == ENOENT || err == ENOTDIR) ? PG_EXIT_NOT_FOUND
+               : (err == EACCES || err == ENOEXEC || err == EISDIR || err == EPERM)
+                   ? PG_EXIT_CANNOT_EXEC
+                   : PG_EXIT_INTERNAL;
+
+    return decide(v, PG_CAUSE_LAUNCH, rank, code);
+}
+
+int pg_verdict_failed(const pg_verdict_t *v)
+{
+    return v->cause != PG_CAUSE_NONE;
+}
+
+int pg_verdict_exit_code(const pg_verdict_t *v)
+{
+    return v->code;
+}

@@ -1,0 +1,59 @@
+/*
+ * pg_status: which exit status `pmigate run` returns.  The rules users script
+ * against, kept pure so they are unit tested apart from real processes:
+ *   - the first failure decides: a rank's non-zero status (128+N when killed
+ *     by signal N), the code of a PMI abort, 124 for --timeout, 128+N when
+ *     pmigate itself got signal N, 127 (or 126) when a program could not be
+ *     started;
+ *   - once the job is being torn down, ranks dying of the signals pmigate
+ *     sent them change nothing;
+ *   - a rank that broke its PMI connection before finalize fails the job with
+ *     its own exit status once it is reaped, or 1 if that status is 0.
+ */
+#ifndef PG_STATUS_H
+#define PG_STATUS_H
+
+/* Exit statuses pmigate chooses itself (documented in pmigate(1)). */
+enum {
+    PG_EXIT_TIMEOUT = 124,    /* as timeout(1) */
+    PG_EXIT_CANNOT_EXEC = 126, /* found but not executable */
+    PG_EXIT_NOT_FOUND = 127,  /* as the shell */
+    PG_EXIT_INTERNAL = 1,     /* pmigate failed (out of memory, ...) */
+};
+
+typedef enum pg_verdict_cause {
+    PG_CAUSE_NONE = 0,  /* no failure: every rank so far exited 0 */
+    PG_CAUSE_RANK,      /* a rank exited non-zero or died by a signal */
+    PG_CAUSE_LOST,      /* a rank broke off PMI; its exit status is pending */
+    PG_CAUSE_ABORT,     /* PMI abort */
+    PG_CAUSE_TIMEOUT,   /* --timeout expired */
+    PG_CAUSE_SIGNAL,    /* pmigate got SIGINT/SIGTERM/SIGHUP */
+    PG_CAUSE_LAUNCH,    /* fork/exec failed */
+} pg_verdict_cause_t;
+
+typedef struct pg_verdict {
+    pg_verdict_cause_t cause;
+    int code;  /* the exit status so far */
+    int rank;  /* the rank the cause names, -1 if none */
+} pg_verdict_t;
+
+void pg_verdict_init(pg_verdict_t *v);
+
+/* Converts a waitpid() status: exit code, or 128+signal. */
+int pg_status_of_wait(int wstatus);
+
+/* Each returns 1 when this event decided the verdict (it was the first
+ * failure), 0 when an earlier failure stands. */
+int pg_verdict_rank_exit(pg_verdict_t *v, int rank, int code);
+int pg_verdict_rank_lost(pg_verdict_t *v, int rank);
+int pg_verdict_abort(pg_verdict_t *v, int rank, int code);
+int pg_verdict_timeout(pg_verdict_t *v);
+int pg_verdict_signal(pg_verdict_t *v, int signo);
+int pg_verdict_launch_failed(pg_verdict_t *v, int rank, int err);
+
+/* 1 once a failure has been recorded (the job must come down). */
+int pg_verdict_failed(const pg_verdict_t *v);
+/* The status pmigate exits with. */
+int pg_verdict_exit_code(const pg_verdict_t *v);
+
+#endif
