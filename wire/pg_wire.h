@@ -15,6 +15,7 @@
 #ifndef PG_WIRE_H
 #define PG_WIRE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,11 +30,18 @@ typedef enum pg_proto {
 /* Every command name both protocols use (wire/pg_cmd.def is the list). */
 typedef enum pg_cmd {
     PG_CMD_UNKNOWN = 0, /* well-formed, but a name the codec does not know */
-#define PG_CMD(e, proto, name) PG_CMD_##e,
+#define PG_CMD(e, proto, dir, name) PG_CMD_##e,
 #include "wire/pg_cmd.def"
 #undef PG_CMD
     PG_CMD_COUNT
 } pg_cmd_t;
+
+/* Which way a command travels. */
+typedef enum pg_dir {
+    PG_DIR_NONE = 0, /* PG_CMD_UNKNOWN */
+    PG_DIR_REQ,      /* client -> server */
+    PG_DIR_RESP,     /* server -> client */
+} pg_dir_t;
 
 /* Limits.  Keys/values/kvsnames beyond the PMI limits still parse (so the
  * server can answer "key too long" to the right command); the message then
@@ -50,6 +58,8 @@ enum {
     PG_PMI2_BODY_MAX = 64 * 1024 + 6, /* PMII_MAX_COMMAND_LEN, plus M4.0's off-by-6 */
     PG_MSG_INLINE_TOKENS = 16,    /* tokens held without a heap allocation */
     PG_MSG_MAX_TOKENS = 4096,     /* spawn with 1024+ args still fits */
+    PG_PMI2_LENGTH_FIELD = 6,     /* bytes of the PMI-2 length prefix */
+    PG_PMI2_JUNK_MAX = 6,         /* trailing junk tolerated (M4.0 off-by-6) */
 };
 
 typedef enum pg_wire_err {
@@ -84,7 +94,9 @@ typedef struct pg_token {
 } pg_token_t;
 
 /* One parsed message.  Initialise with pg_msg_init(), release with
- * pg_msg_release() (frees the token array only if it outgrew the inline one). */
+ * pg_msg_release() (frees the token array only if it outgrew the inline one).
+ * A pg_msg_t may be parsed into again and again (the heap array is reused);
+ * never copy one by value: `tokens` may point at its own inline array. */
 typedef struct pg_msg {
     pg_proto_t proto;
     pg_cmd_t cmd;
@@ -104,11 +116,26 @@ void pg_msg_release(pg_msg_t *msg);
  * tokens; the first match wins. */
 const pg_token_t *pg_msg_find(const pg_msg_t *msg, const char *key);
 
+/* The value of token `key`; {NULL, 0} when absent (or present without '='). */
+pg_str_t pg_msg_get(const pg_msg_t *msg, const char *key);
+
 const char *pg_cmd_name(pg_cmd_t cmd);     /* "kvs-get", or "?" */
+const char *pg_cmd_enum_name(pg_cmd_t cmd); /* "PMI2_KVS_GET", or "UNKNOWN" */
 pg_proto_t pg_cmd_proto(pg_cmd_t cmd);
+pg_dir_t pg_cmd_dir(pg_cmd_t cmd);
+const char *pg_proto_name(pg_proto_t proto); /* "PMI-1", "PMI-2", ... */
 const char *pg_wire_strerror(int err);     /* text for a pg_wire_err_t */
 
-/* Compares a token value with a C string. */
+/* Compares a token value with a C string (1 if equal, else 0).  A NULL
+ * s.ptr (token without '=') equals nothing. */
 int pg_str_eq(pg_str_t s, const char *cstr);
+
+/* Reads a decimal integer (optional '-', digits, nothing else) that fits a
+ * long: 0 and *out set, or PG_WIRE_ESYNTAX.  For rc=, rank=, size=, ... */
+int pg_str_to_long(pg_str_t s, long *out);
+
+/* Reads a PMI boolean: exactly "TRUE" or "FALSE" (case-sensitive, as hydra
+ * and the MPICH/Slurm clients compare): 0 and *out set, or PG_WIRE_ESYNTAX. */
+int pg_str_to_bool(pg_str_t s, bool *out);
 
 #endif
