@@ -342,11 +342,12 @@ static void conn_read(pg_conn_t *c, int max_reads)
         }
         if (n < 0 && errno == EAGAIN)
             break;
-        if (n < 0) {
+        if (n < 0 && errno != ECONNRESET) {
             conn_fail(c, "PMI connection read failed: %s", strerror(errno));
             return;
         }
-        if (n == 0) {
+        /* a peer that exits with replies unread resets the socket: an EOF */
+        if (n <= 0) {
             conn_eof(c);
             return;
         }

@@ -1,0 +1,146 @@
+/*
+ * gw_testprog: a rank for the launcher's integration tests that uses no PMI,
+ * so exit codes, signals, output forwarding, stdin, binding and teardown can
+ * be tested before (and independently of) the protocol handlers.
+ *
+ * Usage: gw_testprog MODE [args...]; the rank comes from PMI_RANK.
+ *   exit CODE                  exit with CODE
+ *   rank-exit R CODE [MARKER]  rank R exits CODE at once, others sleep 60 s
+ *   rank-signal R SIG [MARKER] rank R kills itself with SIG, others sleep 60 s
+ *   sleep SECONDS [MARKER]     sleep (MARKER only tags the command line for pgrep)
+ *   grandchild MARKER          fork a child that sleeps 60 s, then sleep 60 s
+ *   ignore-term MARKER         ignore SIGTERM, then sleep 60 s
+ *   slow-lines N               write N lines, each in several pieces with pauses
+ *   partial TEXT               write TEXT without a newline, then exit 0
+ *   cat                        copy stdin to stdout
+ *   env VAR...                 print "rank R VAR=value" for each VAR
+ *   args ARGS...               print "rank R args: ARGS"
+ *   affinity                   print "rank R cpus: <list of allowed CPUs>"
+ */
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static int my_rank(void)
+{
+    const char *r = getenv("PMI_RANK");
+
+    return r ? atoi(r) : -1;
+}
+
+static void sleep_seconds(int s)
+{
+    struct timespec ts = { s, 0 };
+
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+static int mode_slow_lines(int n)
+{
+    for (int i = 0; i < n; i++) {
+        char line[64];
+        int len = snprintf(line, sizeof(line), "rank %d line %d end\n", my_rank(), i);
+
+        /* three pieces, so an unbuffered forwarder would interleave them */
+        for (int off = 0; off < len; off += (len + 2) / 3) {
+            int piece = len - off < (len + 2) / 3 ? len - off : (len + 2) / 3;
+            if (write(1, line + off, (size_t)piece) < 0)
+                return 1;
+            usleep(2000);
+        }
+    }
+    return 0;
+}
+
+static int mode_cat(void)
+{
+    char buf[4096];
+    ssize_t n;
+
+    while ((n = read(0, buf, sizeof(buf))) > 0)
+        if (write(1, buf, (size_t)n) != n)
+            return 1;
+    return n < 0 ? 1 : 0;
+}
+
+static int mode_affinity(void)
+{
+    cpu_set_t set;
+    int first = 1;
+
+    if (sched_getaffinity(0, sizeof(set), &set) != 0)
+        return 1;
+    printf("rank %d cpus:", my_rank());
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &set)) {
+            printf("%s%d", first ? " " : ",", c);
+            first = 0;
+        }
+    printf("\n");
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "";
+
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (strcmp(mode, "exit") == 0 && argc > 2)
+        return atoi(argv[2]);
+    if ((strcmp(mode, "rank-exit") == 0 || strcmp(mode, "rank-signal") == 0) && argc > 3) {
+        if (my_rank() == atoi(argv[2])) {
+            usleep(100000); /* let the others start */
+            if (mode[5] == 'e')
+                return atoi(argv[3]);
+            raise(atoi(argv[3]));
+        }
+        sleep_seconds(60);
+        return 0;
+    }
+    if (strcmp(mode, "sleep") == 0 && argc > 2) {
+        sleep_seconds(atoi(argv[2]));
+        return 0;
+    }
+    if (strcmp(mode, "grandchild") == 0) {
+        if (fork() == 0)
+            sleep_seconds(60);
+        else
+            sleep_seconds(60);
+        return 0;
+    }
+    if (strcmp(mode, "ignore-term") == 0) {
+        signal(SIGTERM, SIG_IGN);
+        sleep_seconds(60);
+        return 0;
+    }
+    if (strcmp(mode, "slow-lines") == 0 && argc > 2)
+        return mode_slow_lines(atoi(argv[2]));
+    if (strcmp(mode, "partial") == 0 && argc > 2)
+        return write(1, argv[2], strlen(argv[2])) < 0;
+    if (strcmp(mode, "cat") == 0)
+        return mode_cat();
+    if (strcmp(mode, "env") == 0) {
+        for (int i = 2; i < argc; i++) {
+            const char *v = getenv(argv[i]);
+            printf("rank %d %s=%s\n", my_rank(), argv[i], v ? v : "(unset)");
+        }
+        return 0;
+    }
+    if (strcmp(mode, "args") == 0) {
+        printf("rank %d args:", my_rank());
+        for (int i = 2; i < argc; i++)
+            printf(" %s", argv[i]);
+        printf("\n");
+        return 0;
+    }
+    if (strcmp(mode, "affinity") == 0)
+        return mode_affinity();
+    fprintf(stderr, "gw_testprog: unknown mode '%s'\n", mode);
+    return 2;
+}
