@@ -1,0 +1,586 @@
+/*
+ * pg_pmi1_server: PMI-1 requests -> engine calls -> PMI-1 replies.  See
+ * pg_pmi1_server.h for the semantics; the dispatch table at the bottom maps
+ * each command enum to its handler and to the reply command used when the
+ * request has to be refused.
+ */
+#include "pmi1/pg_pmi1_server.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "gateway/pg_conn.h"
+#include "gateway/pg_job.h"
+#include "pmi1/pg_pmi_common.h"
+
+/* Longest abort message passed on to the job log. */
+enum { PMI1_ABORT_MSG_MAX = 1024 };
+
+typedef int (*pmi1_fn_t)(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg);
+
+typedef struct pmi1_cmd {
+    pmi1_fn_t fn;
+    pg_cmd_t reply;    /* the response command (for refusals) */
+    bool needs_engine; /* refuse when the gateway runs without an engine */
+} pmi1_cmd_t;
+
+static const pmi1_cmd_t pmi1_cmds[PG_CMD_COUNT]; /* the dispatch table, at the bottom */
+
+/* ---- reply helpers ---------------------------------------------------- */
+
+/* Sends what the encoder produced; if the encoder refused the reply (a
+ * value PMI-1 cannot carry), sends "cmd=<reply> rc=-1 msg=..." instead. */
+static int pmi1_send(pg_conn_t *conn, pg_pmi_reply_t *r, int enc_rc, pg_cmd_t reply)
+{
+    if (enc_rc != 0) {
+        pg_enc_reset(&r->enc);
+        (void)pg_enc_pmi1_result(&r->enc, reply, -1, "reply_cannot_be_encoded_in_pmi1");
+    }
+    return pg_pmi_send(conn, &r->enc);
+}
+
+static int pmi1_refuse(pg_conn_t *conn, pg_cmd_t reply, int rc, const char *text)
+{
+    pg_pmi_reply_t r;
+
+    return pmi1_send(conn, &r, pg_enc_pmi1_result(pg_pmi_reply_init(&r), reply, rc, text), reply);
+}
+
+static int pmi1_refuse_status(pg_conn_t *conn, pg_cmd_t reply, pmix_status_t st)
+{
+    const pg_pmi_err_t *err = pg_pmi_status_err(st);
+
+    return pmi1_refuse(conn, reply, err->pmi1_rc, err->msg);
+}
+
+/* A required token as a C string in buf; -1 (and a refusal sent) if it is
+ * missing or unusable. */
+static int pmi1_require(pg_conn_t *conn, const pg_msg_t *msg, const char *key, char *buf,
+                        size_t cap, pg_cmd_t reply)
+{
+    char text[96];
+
+    if (pg_pmi_cstr(pg_msg_get(msg, key), buf, cap) == 0)
+        return 0;
+    snprintf(text, sizeof(text), "missing_or_invalid_%s", key);
+    pmi1_refuse(conn, reply, -1, text);
+    return -1;
+}
+
+/* ---- version handshake and job facts --------------------------------- */
+
+/* 1.0 and 1.1 (and 1.x clients that negotiate down from the answer) are
+ * served as 1.1.  Anything else gets rc=-1: an rc=0 would make a client of
+ * another version go on and hang (wire-protocol.md §2.4, §10 #31). */
+static int pmi1_init(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
+{
+    long version, subversion;
+    pg_pmi_reply_t r;
+    bool ok = pg_str_to_long(pg_msg_get(msg, "pmi_version"), &version) == 0 &&
+              pg_str_to_long(pg_msg_get(msg, "pmi_subversion"), &subversion) == 0 &&
+              version == 1 && subversion >= 0;
+
+    s->inited = ok;
+    s->keyval_cache = ok && pg_str_eq(pg_msg_get(msg, PG_PMI1_KEYVAL_CACHE_ATTR), "yes");
+    return pmi1_send(conn, &r, pg_enc_pmi1_response_to_init(pg_pmi_reply_init(&r), ok ? 0 : -1, 1, 1),
+                     PG_CMD_PMI1_RESPONSE_TO_INIT);
+}
+
+/* PMI_PORT mode: the gateway identified the rank from pmiid already. */
+static int pmi1_initack(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
+{
+    pg_pmi_reply_t r;
+
+    (void)s;
+    (void)msg;
+    return pmi1_send(conn, &r,
+                     pg_enc_pmi1_initack(pg_pmi_reply_init(&r), pg_job_size(pg_conn_job(conn)),
+                                         pg_conn_rank(conn), 0),
+                     PG_CMD_PMI1_SET);
+}
+
+static int pmi1_get_maxes(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
+{
+    pg_pmi_reply_t r;
+
+    (void)s;
+    (void)msg;
+    return pmi1_send(conn, &r, pg_enc_pmi1_maxes(pg_pmi_reply_init(&r)), PG_CMD_PMI1_MAXES);
+}
+
+static int pmi1_get_appnum(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
+{
+    pg_pmi_reply_t r;
+    int appnum = pg_job_appnum(pg_conn_job(conn), pg_conn_rank(conn));
+
+    (void)s;
+    (void)msg;
+    return pmi1_send(conn, &r, pg_enc_pmi1_appnum(pg_pmi_reply_init(&r), appnum),
+                     PG_CMD_PMI1_APPNUM);
+}
+
+static int pmi1_get_my_kvsname(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
+{
+    pg_pmi_reply_t r;
+
+    (void)s;
+    (void)msg;
+    return pmi1_send(conn, &r,
+                     pg_enc_pmi1_my_kvsname(pg_pmi_reply_init(&r), pg_job_kvsname(pg_conn_job(conn))),
+                     PG_CMD_PMI1_MY_KVSNAME);
+}
+
+/* The job size unless the launcher was told otherwise (hydra says -1,
+ * which leaves MPI_UNIVERSE_SIZE unset). */
+static int pmi1_get_universe_size(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
+{
+    pg_pmi_reply_t r;
+
+    (void)s;
+    (void)msg;
+    return pmi1_send(conn, &r,
+                     pg_enc_pmi1_universe_size(pg_pmi_reply_init(&r),
+                                               pg_job_universe_size(pg_conn_job(conn))),
+                     PG_CMD_PMI1_UNIVERSE_SIZE);
+}
+
+/* ---- put / get ----------------------------------------------------------- */
+
+/* put(GLOBAL) and commit at once; kvsname is ignored as hydra and Slurm do.
+ * A missing value= stores the empty string (as H4.0 does). */
+static int pmi1_put(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
+{
+    char key[PG_PMI1_KEYLEN_MAX + 1], value[PG_PMI1_VALLEN_MAX + 1];
+    pg_str_t val = pg_msg_get(msg, "value");
+    pg_engine_t *engine = pg_conn_engine(conn);
+    pg_proc_t proc = pg_pmi_proc(conn);
+    pg_value_t v;
+    pmix_status_t st;
+    pg_pmi_reply_t r;
+
+    (void)s;
+    if (pmi1_require(conn, msg, "key", key, sizeof(key), PG_CMD_PMI1_PUT_RESULT) != 0)
+        return PG_HANDLER_OK;
+    if (val.ptr == NULL)
+        val = (pg_str_t){ "", 0 };
+    if (pg_pmi_cstr(val, value, sizeof(value)) != 0)
+        return pmi1_refuse(conn, PG_CMD_PMI1_PUT_RESULT, -1, "invalid_value"), PG_HANDLER_OK;
+    v = pg_value_bytes(PMIX_STRING, value, val.len);
+    st = pg_put(engine, &proc, PMIX_GLOBAL, key, &v, 0);
+    if (st == PMIX_SUCCESS)
+        st = pg_commit(engine, &proc);
+    if (st != PMIX_SUCCESS)
+        return pmi1_refuse_status(conn, PG_CMD_PMI1_PUT_RESULT, st), PG_HANDLER_OK;
+    pmi1_send(conn, &r, pg_enc_pmi1_put_result(pg_pmi_reply_init(&r), 0, "success"),
+              PG_CMD_PMI1_PUT_RESULT);
+    return PG_HANDLER_OK;
+}
+
+/* get_result for a found value: value= last, and the line must fit MPICH's
+ * 1024-byte read buffer or the client would misparse it. */
+static void pmi1_send_value(pg_conn_t *conn, const pg_value_t *value)
+{
+    char scratch[64], text[PG_PMI1_VALLEN_MAX + 1];
+    pg_pmi_reply_t r;
+    pg_str_t s;
+    int rc = -1;
+
+    pg_enc_t *e = pg_pmi_reply_init(&r);
+    if (pg_pmi_value_text(value, scratch, sizeof(scratch), &s) == 0 &&
+        pg_pmi_cstr(s, text, sizeof(text)) == 0)
+        rc = pg_enc_pmi1_get_result(e, text);
+    if (rc == 0 && e->len > PG_PMI1_REPLY_LINE_MAX) {
+        pg_enc_reset(e);
+        rc = -1;
+    }
+    if (rc != 0) {
+        pg_enc_begin(e, PG_CMD_PMI1_GET_RESULT);
+        pg_enc_add_long(e, "rc", -1);
+        pg_enc_add(e, "msg", "value_cannot_be_sent_over_pmi1");
+        pg_enc_add(e, "value", "unknown");
+        rc = pg_enc_end(e);
+    }
+    pmi1_send(conn, &r, rc, PG_CMD_PMI1_GET_RESULT);
+}
+
+static void pmi1_send_get_failure(pg_conn_t *conn, pmix_status_t st, const char *key)
+{
+    const pg_pmi_err_t *err = pg_pmi_status_err(st);
+    pg_pmi_reply_t r;
+    pg_enc_t *e = pg_pmi_reply_init(&r);
+    int rc;
+
+    if (st == PMIX_ERR_NOT_FOUND) {
+        rc = pg_enc_pmi1_get_result_missing(e, (pg_str_t){ key, (uint32_t)strlen(key) });
+    } else {
+        pg_enc_begin(e, PG_CMD_PMI1_GET_RESULT);
+        pg_enc_add_long(e, "rc", err->pmi1_rc);
+        pg_enc_add(e, "msg", err->msg);
+        pg_enc_add(e, "value", "unknown");
+        rc = pg_enc_end(e);
+    }
+    pmi1_send(conn, &r, rc, PG_CMD_PMI1_GET_RESULT);
+}
+
+static void pmi1_get_done(pmix_status_t status, const pg_value_t *value, pmix_rank_t poster,
+                          void *cbdata)
+{
+    pg_pmi_req_t *req = cbdata;
+    pg_conn_t *conn = pg_pmi_req_conn(req);
+
+    (void)poster;
+    if (conn != NULL) {
+        if (status == PMIX_SUCCESS && value != NULL)
+            pmi1_send_value(conn, value);
+        else
+            pmi1_send_get_failure(conn, status == PMIX_SUCCESS ? PMIX_ERR_NOT_FOUND : status,
+                                  req->key);
+    }
+    pg_pmi_req_free(req);
+}
+
+/* A PMI-1 get never waits (every PMI-1 server fails a missing key at once):
+ * an IMMEDIATE RANK_UNDEF lookup.  Job attributes come first. */
+static int pmi1_get(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
+{
+    char key[PG_PMI1_KEYLEN_MAX + 1];
+    pg_engine_t *engine = pg_conn_engine(conn);
+    pg_proc_t proc = pg_pmi_proc(conn);
+    pg_proc_t target = { proc.nspace, PMIX_RANK_UNDEF };
+    pg_get_req_t q;
+    pg_value_t v;
+    pg_pmi_req_t *req;
+
+    if (pmi1_require(conn, msg, "key", key, sizeof(key), PG_CMD_PMI1_GET_RESULT) != 0)
+        return PG_HANDLER_OK;
+    if (pg_pmi_is_job_attr(key) && pg_job_attr(engine, proc.nspace, key, &v) == PMIX_SUCCESS) {
+        pmi1_send_value(conn, &v);
+        return PG_HANDLER_OK;
+    }
+    req = pg_pmi_req_new(s, PG_CMD_PMI1_GET, (pg_str_t){ NULL, 0 }, key);
+    if (req == NULL)
+        return pmi1_refuse_status(conn, PG_CMD_PMI1_GET_RESULT, PMIX_ERR_NOMEM), PG_HANDLER_OK;
+    pg_get_req_init(&q, &proc, &target, key);
+    q.flags = PG_GET_IMMEDIATE;
+    (void)pg_get(engine, &q, pg_job_now(), pmi1_get_done, req); /* callback always runs */
+    return PG_HANDLER_OK;
+}
+
+/* Legacy (gforker only): pmigate keeps no enumerable KVS for PMI-1, so the
+ * walk is always at its end. */
+static int pmi1_getbyidx(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
+{
+    pg_pmi_reply_t r;
+    pg_enc_t *e = pg_pmi_reply_init(&r);
+
+    (void)s;
+    (void)msg;
+    pg_enc_begin(e, PG_CMD_PMI1_GETBYIDX_RESULTS);
+    pg_enc_add_long(e, "rc", -1);
+    pg_enc_add(e, "reason", "no_more_keyvals");
+    return pmi1_send(conn, &r, pg_enc_end(e), PG_CMD_PMI1_GETBYIDX_RESULTS), PG_HANDLER_OK;
+}
+
+/* ---- barrier -------------------------------------------------------------- */
+
+/* Whether a pair can travel in a PMI-1 line (no separators inside). */
+static bool pmi1_pair_ok(const char *key, pg_str_t val)
+{
+    return strpbrk(key, " =\n") == NULL && memchr(val.ptr, ' ', val.len) == NULL &&
+           memchr(val.ptr, '\n', val.len) == NULL && memchr(val.ptr, '\0', val.len) == NULL;
+}
+
+/* hydra's keyval_cache: the epoch's new pairs, as many lines as needed to
+ * keep each under the client's line and token limits.  A pair that cannot
+ * fit any line is left out: the client then asks for it with get. */
+static void pmi1_send_keyval_cache(pg_conn_t *conn, const pg_fence_keys_t *keys)
+{
+    char line[PG_PMI1_REPLY_LINE_MAX + 1], scratch[64], text[PG_PMI1_VALLEN_MAX + 1];
+    size_t cursor = 0, ntok = 0;
+    pmix_rank_t rank;
+    const char *key;
+    pg_value_t v;
+    pg_enc_t e;
+
+    pg_enc_init(&e, line, sizeof(line));
+    while (pg_fence_keys_next(keys, &cursor, &rank, &key, &v)) {
+        pg_str_t val;
+        size_t need;
+
+        if (pg_pmi_value_text(&v, scratch, sizeof(scratch), &val) != 0 || !pmi1_pair_ok(key, val) ||
+            pg_pmi_cstr(val, text, sizeof(text)) != 0)
+            continue;
+        need = strlen(key) + 1 + val.len + 1; /* " key=value" */
+        if (e.open && (e.pos - e.len + need + 1 > PG_PMI1_REPLY_LINE_MAX ||
+                       ntok + 1 >= PG_PMI1_REPLY_TOKENS_MAX)) {
+            if (pg_enc_end(&e) == 0)
+                pg_pmi_send(conn, &e);
+            pg_enc_reset(&e);
+            ntok = 0;
+        }
+        if (!e.open)
+            pg_enc_begin(&e, PG_CMD_PMI1_KEYVAL_CACHE);
+        if (e.pos - e.len + need + 1 > PG_PMI1_REPLY_LINE_MAX)
+            continue; /* too long even for a line of its own */
+        pg_enc_add(&e, key, text);
+        ntok++;
+    }
+    if (e.open && ntok > 0 && pg_enc_end(&e) == 0)
+        pg_pmi_send(conn, &e);
+}
+
+static void pmi1_barrier_done(pmix_status_t status, const pg_fence_keys_t *keys, void *cbdata)
+{
+    pg_pmi_req_t *req = cbdata;
+    pg_conn_t *conn = pg_pmi_req_conn(req);
+    pg_pmi_reply_t r;
+
+    if (conn != NULL && status == PMIX_SUCCESS) {
+        if (req->session->keyval_cache && keys != NULL)
+            pmi1_send_keyval_cache(conn, keys);
+        pmi1_send(conn, &r, pg_enc_pmi1_barrier_out(pg_pmi_reply_init(&r)), PG_CMD_PMI1_BARRIER_OUT);
+    } else if (conn != NULL) {
+        pmi1_refuse_status(conn, PG_CMD_PMI1_BARRIER_OUT, status);
+    }
+    pg_pmi_req_free(req);
+}
+
+/* Commit, then a collecting fence over the whole job: barrier_out goes to
+ * every rank only once the last one entered. */
+static int pmi1_barrier_in(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
+{
+    pg_engine_t *engine = pg_conn_engine(conn);
+    pg_proc_t proc = pg_pmi_proc(conn);
+    pg_pmi_req_t *req;
+    pmix_status_t st;
+
+    (void)msg;
+    st = pg_commit(engine, &proc);
+    if (st != PMIX_SUCCESS)
+        return pmi1_refuse_status(conn, PG_CMD_PMI1_BARRIER_OUT, st), PG_HANDLER_OK;
+    req = pg_pmi_req_new(s, PG_CMD_PMI1_BARRIER_IN, (pg_str_t){ NULL, 0 }, NULL);
+    if (req == NULL)
+        return pmi1_refuse_status(conn, PG_CMD_PMI1_BARRIER_OUT, PMIX_ERR_NOMEM), PG_HANDLER_OK;
+    st = pg_fence_join(engine, &proc, NULL, 0, PG_FENCE_COLLECT, 0, pg_job_now(), pmi1_barrier_done,
+                       req);
+    if (st != PMIX_SUCCESS && st != PMIX_OPERATION_IN_PROGRESS) {
+        pg_pmi_req_free(req); /* refused at once: the callback will not run */
+        pmi1_refuse_status(conn, PG_CMD_PMI1_BARRIER_OUT, st);
+    }
+    return PG_HANDLER_OK;
+}
+
+/* ---- life cycle ------------------------------------------------------------ */
+
+static int pmi1_finalize(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
+{
+    pg_engine_t *engine = pg_conn_engine(conn);
+    pg_proc_t proc = pg_pmi_proc(conn);
+    pg_pmi_reply_t r;
+
+    (void)s;
+    (void)msg;
+    pmi1_send(conn, &r, pg_enc_pmi1_finalize_ack(pg_pmi_reply_init(&r)), PG_CMD_PMI1_FINALIZE_ACK);
+    pg_conn_set_finalized(conn);
+    if (engine != NULL)
+        (void)pg_proc_finalize(engine, &proc);
+    return PG_HANDLER_CLOSE;
+}
+
+/* No reply (the client does not wait for one); the job ends with exitcode. */
+static int pmi1_abort(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
+{
+    char text[PMI1_ABORT_MSG_MAX + 1];
+    pg_str_t message = pg_msg_get(msg, "message");
+    long code = 1;
+
+    (void)s;
+    if (pg_str_to_long(pg_msg_get(msg, "exitcode"), &code) != 0)
+        code = 1;
+    if (message.ptr != NULL && message.len > PMI1_ABORT_MSG_MAX)
+        message.len = PMI1_ABORT_MSG_MAX;
+    if (pg_pmi_cstr(message, text, sizeof(text)) != 0)
+        text[0] = '\0';
+    pg_job_abort(pg_conn_job(conn), pg_conn_rank(conn), (int)code, text[0] ? text : NULL);
+    return PG_HANDLER_OK;
+}
+
+/* ---- name service ------------------------------------------------------------ */
+
+static int pmi1_publish_name(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
+{
+    char service[PG_PMI1_KEYLEN_MAX + 1], port[PG_PMI1_VALLEN_MAX + 1];
+    pg_proc_t proc = pg_pmi_proc(conn);
+    const pg_pmi_err_t *err;
+    pg_value_t v;
+    pg_pmi_reply_t r;
+
+    (void)s;
+    if (pmi1_require(conn, msg, "service", service, sizeof(service), PG_CMD_PMI1_PUBLISH_RESULT) ||
+        pmi1_require(conn, msg, "port", port, sizeof(port), PG_CMD_PMI1_PUBLISH_RESULT))
+        return PG_HANDLER_OK;
+    v = pg_value_string(port);
+    err = pg_pmi_status_err(pg_publish(pg_conn_engine(conn), &proc, service, &v));
+    pmi1_send(conn, &r, pg_enc_pmi1_publish_result(pg_pmi_reply_init(&r), err->pmi1_rc, err->msg),
+              PG_CMD_PMI1_PUBLISH_RESULT);
+    return PG_HANDLER_OK;
+}
+
+static int pmi1_unpublish_name(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
+{
+    char service[PG_PMI1_KEYLEN_MAX + 1];
+    pg_proc_t proc = pg_pmi_proc(conn);
+    pmix_status_t st;
+    pg_pmi_reply_t r;
+    int rc;
+
+    (void)s;
+    if (pmi1_require(conn, msg, "service", service, sizeof(service), PG_CMD_PMI1_UNPUBLISH_RESULT))
+        return PG_HANDLER_OK;
+    st = pg_unpublish(pg_conn_engine(conn), &proc, service);
+    if (st == PMIX_ERR_NOT_FOUND) /* hydra's answer for an unknown service */
+        rc = pg_enc_pmi1_unpublish_result(pg_pmi_reply_init(&r), 1, "service_not_found");
+    else
+        rc = pg_enc_pmi1_unpublish_result(pg_pmi_reply_init(&r), pg_pmi_status_err(st)->pmi1_rc,
+                                          pg_pmi_status_err(st)->msg);
+    pmi1_send(conn, &r, rc, PG_CMD_PMI1_UNPUBLISH_RESULT);
+    return PG_HANDLER_OK;
+}
+
+static void pmi1_lookup_done(pmix_status_t status, const pg_value_t *value,
+                             const pg_proc_t *publisher, void *cbdata)
+{
+    char scratch[64], port[PG_PMI1_VALLEN_MAX + 1];
+    pg_pmi_req_t *req = cbdata;
+    pg_conn_t *conn = pg_pmi_req_conn(req);
+    pg_pmi_reply_t r;
+    pg_str_t text;
+    int rc;
+
+    (void)publisher;
+    if (conn == NULL)
+        goto out;
+    pg_pmi_reply_init(&r);
+    if (status == PMIX_SUCCESS && value != NULL &&
+        pg_pmi_value_text(value, scratch, sizeof(scratch), &text) == 0 &&
+        pg_pmi_cstr(text, port, sizeof(port)) == 0)
+        rc = pg_enc_pmi1_lookup_result(&r.enc, 0, "success", port);
+    else if (status == PMIX_SUCCESS || status == PMIX_ERR_NOT_FOUND)
+        rc = pg_enc_pmi1_lookup_result(&r.enc, 1, "service_not_found", NULL);
+    else
+        rc = pg_enc_pmi1_lookup_result(&r.enc, pg_pmi_status_err(status)->pmi1_rc,
+                                       pg_pmi_status_err(status)->msg, NULL);
+    pmi1_send(conn, &r, rc, PG_CMD_PMI1_LOOKUP_RESULT);
+out:
+    pg_pmi_req_free(req);
+}
+
+static int pmi1_lookup_name(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
+{
+    char service[PG_PMI1_KEYLEN_MAX + 1];
+    pg_proc_t proc = pg_pmi_proc(conn);
+    pg_pmi_req_t *req;
+
+    if (pmi1_require(conn, msg, "service", service, sizeof(service), PG_CMD_PMI1_LOOKUP_RESULT))
+        return PG_HANDLER_OK;
+    req = pg_pmi_req_new(s, PG_CMD_PMI1_LOOKUP_NAME, (pg_str_t){ NULL, 0 }, service);
+    if (req == NULL)
+        return pmi1_refuse_status(conn, PG_CMD_PMI1_LOOKUP_RESULT, PMIX_ERR_NOMEM), PG_HANDLER_OK;
+    (void)pg_lookup(pg_conn_engine(conn), &proc, service, false, 0, pg_job_now(), pmi1_lookup_done,
+                    req);
+    return PG_HANDLER_OK;
+}
+
+/* ---- not (yet) supported ---------------------------------------------------- */
+
+/* spawn, create_kvs, destroy_kvs, singinit: parsed, answered with a clear
+ * refusal (spawn comes in a later issue). */
+static int pmi1_not_supported(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
+{
+    char text[96];
+
+    (void)s;
+    snprintf(text, sizeof(text), "%s_is_not_supported_yet", pg_cmd_name(msg->cmd));
+    return pmi1_refuse(conn, pmi1_cmds[msg->cmd].reply, -1, text), PG_HANDLER_OK;
+}
+
+/* ---- dispatch ------------------------------------------------------------------ */
+
+static const pmi1_cmd_t pmi1_cmds[PG_CMD_COUNT] = {
+    [PG_CMD_PMI1_INIT] = { pmi1_init, PG_CMD_PMI1_RESPONSE_TO_INIT, false },
+    [PG_CMD_PMI1_INITACK] = { pmi1_initack, PG_CMD_PMI1_SET, false },
+    [PG_CMD_PMI1_GET_MAXES] = { pmi1_get_maxes, PG_CMD_PMI1_MAXES, false },
+    [PG_CMD_PMI1_GET_APPNUM] = { pmi1_get_appnum, PG_CMD_PMI1_APPNUM, false },
+    [PG_CMD_PMI1_GET_MY_KVSNAME] = { pmi1_get_my_kvsname, PG_CMD_PMI1_MY_KVSNAME, false },
+    [PG_CMD_PMI1_GET_UNIVERSE_SIZE] = { pmi1_get_universe_size, PG_CMD_PMI1_UNIVERSE_SIZE, false },
+    [PG_CMD_PMI1_PUT] = { pmi1_put, PG_CMD_PMI1_PUT_RESULT, true },
+    [PG_CMD_PMI1_GET] = { pmi1_get, PG_CMD_PMI1_GET_RESULT, true },
+    [PG_CMD_PMI1_GETBYIDX] = { pmi1_getbyidx, PG_CMD_PMI1_GETBYIDX_RESULTS, false },
+    [PG_CMD_PMI1_BARRIER_IN] = { pmi1_barrier_in, PG_CMD_PMI1_BARRIER_OUT, true },
+    [PG_CMD_PMI1_FINALIZE] = { pmi1_finalize, PG_CMD_PMI1_FINALIZE_ACK, false },
+    [PG_CMD_PMI1_ABORT] = { pmi1_abort, PG_CMD_UNKNOWN, false },
+    [PG_CMD_PMI1_PUBLISH_NAME] = { pmi1_publish_name, PG_CMD_PMI1_PUBLISH_RESULT, true },
+    [PG_CMD_PMI1_UNPUBLISH_NAME] = { pmi1_unpublish_name, PG_CMD_PMI1_UNPUBLISH_RESULT, true },
+    [PG_CMD_PMI1_LOOKUP_NAME] = { pmi1_lookup_name, PG_CMD_PMI1_LOOKUP_RESULT, true },
+    [PG_CMD_PMI1_SPAWN] = { pmi1_not_supported, PG_CMD_PMI1_SPAWN_RESULT, false },
+    [PG_CMD_PMI1_CREATE_KVS] = { pmi1_not_supported, PG_CMD_PMI1_NEWKVS, false },
+    [PG_CMD_PMI1_DESTROY_KVS] = { pmi1_not_supported, PG_CMD_PMI1_KVS_DESTROYED, false },
+    [PG_CMD_PMI1_SINGINIT] = { pmi1_not_supported, PG_CMD_PMI1_SINGINIT_INFO, false },
+};
+
+/* A framed message the parser flagged (too long, malformed): refuse it with
+ * the command's own reply so the client's "expecting cmd=X" check passes. */
+static int pmi1_bad_input(pg_conn_t *conn, const pg_msg_t *msg, const pmi1_cmd_t *c, int parse_rc)
+{
+    const pg_pmi_err_t *err = pg_pmi_wire_err(parse_rc);
+    char text[160];
+
+    if (parse_rc == PG_WIRE_ESYNTAX && msg->err_reason != NULL)
+        snprintf(text, sizeof(text), "%s:_%s", err->msg, msg->err_reason);
+    else
+        snprintf(text, sizeof(text), "%s", err->msg);
+    pg_pmi_sanitize(text);
+    return pmi1_refuse(conn, c->reply, err->pmi1_rc, text), PG_HANDLER_OK;
+}
+
+static int pmi1_on_open(pg_conn_t *conn)
+{
+    pg_pmi_session_t *s = pg_pmi_session_new(conn);
+
+    if (s == NULL)
+        return -1;
+    pg_conn_set_handler_data(conn, s);
+    return 0;
+}
+
+static int pmi1_on_message(pg_conn_t *conn, pg_msg_t *msg, int parse_rc)
+{
+    pg_pmi_session_t *s = pg_conn_handler_data(conn);
+    const pmi1_cmd_t *c = NULL;
+
+    if (s == NULL)
+        return PG_HANDLER_FAIL;
+    if (msg->proto == PG_PROTO_PMI1 && msg->cmd > PG_CMD_UNKNOWN && msg->cmd < PG_CMD_COUNT &&
+        pmi1_cmds[msg->cmd].fn != NULL)
+        c = &pmi1_cmds[msg->cmd];
+    if (c == NULL)
+        return pg_pmi_reply_unsupported(conn, msg), PG_HANDLER_OK;
+    if (parse_rc != 0 && msg->cmd != PG_CMD_PMI1_ABORT) /* an abort is honoured regardless */
+        return pmi1_bad_input(conn, msg, c, parse_rc);
+    if (c->needs_engine && pg_conn_engine(conn) == NULL)
+        return pmi1_refuse(conn, c->reply, -1, "no_key_value_store_in_this_gateway"), PG_HANDLER_OK;
+    return c->fn(s, conn, msg);
+}
+
+static void pmi1_on_close(pg_conn_t *conn)
+{
+    pg_pmi_session_free(pg_conn_handler_data(conn));
+    pg_conn_set_handler_data(conn, NULL);
+}
+
+const pg_proto_handler_t pg_pmi1_handler = {
+    .name = "PMI-1",
+    .on_open = pmi1_on_open,
+    .on_message = pmi1_on_message,
+    .on_close = pmi1_on_close,
+};

@@ -1,0 +1,280 @@
+/*
+ * pg_pmi_common: status translation tables, sessions with detachable
+ * deferred requests, and small helpers shared by the PMI-1 and PMI-2 server
+ * handlers.  See pg_pmi_common.h.
+ */
+#include "pmi1/pg_pmi_common.h"
+
+#include <event2/buffer.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gateway/pg_job.h"
+
+/* ---- error tables ------------------------------------------------------- */
+
+typedef struct status_row {
+    pmix_status_t status;
+    pg_pmi_err_t err;
+} status_row_t;
+
+/* Every engine status a PMI handler can see, in one place.  PMI-1 uses
+ * hydra's -1, except the name-service refusals where hydra answers rc=1. */
+static const status_row_t status_table[] = {
+    { PMIX_SUCCESS, { 0, 0, "success" } },
+    { PMIX_ERR_NOT_FOUND, { -1, PG_PMI2_FAIL, "not_found" } },
+    { PMIX_ERR_DUPLICATE_KEY, { 1, PG_PMI2_FAIL, "key_already_present" } },
+    { PMIX_ERR_BAD_PARAM, { -1, PG_PMI2_ERR_INVALID_ARG, "invalid_argument" } },
+    { PMIX_ERR_EXISTS, { -1, PG_PMI2_FAIL, "already_waiting_in_this_barrier" } },
+    { PMIX_ERR_EXISTS_OUTSIDE_SCOPE, { -1, PG_PMI2_FAIL, "key_exists_outside_your_scope" } },
+    { PMIX_ERR_INVALID_ARG, { -1, PG_PMI2_ERR_INVALID_ARG, "barrier_participants_disagree" } },
+    { PMIX_ERR_LOST_CONNECTION, { -1, PG_PMI2_FAIL, "a_process_of_the_job_was_lost" } },
+    { PMIX_ERR_TIMEOUT, { -1, PG_PMI2_FAIL, "timed_out" } },
+    { PMIX_ERR_JOB_TERMINATED, { -1, PG_PMI2_FAIL, "job_terminated" } },
+    { PMIX_ERR_NOMEM, { -1, PG_PMI2_ERR_NOMEM, "out_of_memory" } },
+    { PMIX_ERR_NOT_SUPPORTED, { -1, PG_PMI2_ERR_OTHER, "not_supported" } },
+    { PMIX_ERR_NO_PERMISSIONS, { 1, PG_PMI2_FAIL, "published_by_another_job" } },
+    { PMIX_ERR_INVALID_OPERATION, { -1, PG_PMI2_FAIL, "invalid_operation" } },
+    { PMIX_ERR_UNPACK_FAILURE, { -1, PG_PMI2_FAIL, "corrupt_data" } },
+};
+
+static const pg_pmi_err_t status_unknown = { -1, PG_PMI2_FAIL, "internal_error" };
+
+const pg_pmi_err_t *pg_pmi_status_err(pmix_status_t status)
+{
+    for (size_t i = 0; i < sizeof(status_table) / sizeof(status_table[0]); i++)
+        if (status_table[i].status == status)
+            return &status_table[i].err;
+    return &status_unknown;
+}
+
+typedef struct wire_row {
+    int parse_rc;
+    pg_pmi_err_t err;
+} wire_row_t;
+
+/* Parser results that still leave a message worth answering (pg_parse.h). */
+static const wire_row_t wire_table[] = {
+    { PG_WIRE_EKEY_TOO_LONG, { -1, PG_PMI2_ERR_INVALID_KEY_LENGTH, "key_too_long_(max_64_bytes)" } },
+    { PG_WIRE_EVAL_TOO_LONG,
+      { -1, PG_PMI2_ERR_INVALID_VAL_LENGTH, "value_too_long_(max_1024_bytes)" } },
+    { PG_WIRE_EKVSNAME_TOO_LONG,
+      { -1, PG_PMI2_ERR_INVALID_LENGTH, "kvsname_too_long_(max_256_bytes)" } },
+    { PG_WIRE_ETOO_MANY_TOKENS, { -1, PG_PMI2_ERR_INVALID_NUM_ARGS, "too_many_keys" } },
+    { PG_WIRE_ESYNTAX, { -1, PG_PMI2_ERR_INVALID_KEYVALP, "malformed_message" } },
+    { PG_WIRE_ENOMEM, { -1, PG_PMI2_ERR_NOMEM, "out_of_memory" } },
+};
+
+static const pg_pmi_err_t wire_unknown = { -1, PG_PMI2_ERR_OTHER, "message_cannot_be_parsed" };
+
+const pg_pmi_err_t *pg_pmi_wire_err(int parse_rc)
+{
+    for (size_t i = 0; i < sizeof(wire_table) / sizeof(wire_table[0]); i++)
+        if (wire_table[i].parse_rc == parse_rc)
+            return &wire_table[i].err;
+    return &wire_unknown;
+}
+
+/* ---- sessions ------------------------------------------------------------ */
+
+pg_pmi_session_t *pg_pmi_session_new(pg_conn_t *conn)
+{
+    pg_pmi_session_t *s = calloc(1, sizeof(*s));
+
+    if (s != NULL)
+        s->conn = conn;
+    return s;
+}
+
+void pg_pmi_session_free(pg_pmi_session_t *s)
+{
+    if (s == NULL)
+        return;
+    /* The engine still owes these a completion: leave the records alive and
+     * orphaned so the completion frees them without replying. */
+    for (pg_pmi_req_t *r = s->pending, *next; r != NULL; r = next) {
+        next = r->next;
+        r->session = NULL;
+        r->prev = r->next = NULL;
+    }
+    free(s);
+}
+
+pg_pmi_req_t *pg_pmi_req_new(pg_pmi_session_t *s, pg_cmd_t cmd, pg_str_t thrid, const char *key)
+{
+    size_t tlen = thrid.ptr != NULL ? thrid.len : 0;
+    size_t klen = key != NULL ? strlen(key) : 0;
+    pg_pmi_req_t *r = malloc(sizeof(*r) + tlen + 1 + klen + 1);
+
+    if (r == NULL)
+        return NULL;
+    r->session = s;
+    r->cmd = cmd;
+    r->has_thrid = thrid.ptr != NULL;
+    memcpy(r->text, tlen ? thrid.ptr : "", tlen);
+    r->text[tlen] = '\0';
+    r->thrid.ptr = r->has_thrid ? r->text : NULL;
+    r->thrid.len = (uint32_t)tlen;
+    memcpy(r->text + tlen + 1, klen ? key : "", klen);
+    r->text[tlen + 1 + klen] = '\0';
+    r->key = r->text + tlen + 1;
+    r->prev = NULL;
+    r->next = s->pending;
+    if (s->pending != NULL)
+        s->pending->prev = r;
+    s->pending = r;
+    return r;
+}
+
+pg_conn_t *pg_pmi_req_conn(const pg_pmi_req_t *r)
+{
+    return r->session != NULL ? r->session->conn : NULL;
+}
+
+void pg_pmi_req_free(pg_pmi_req_t *r)
+{
+    if (r == NULL)
+        return;
+    if (r->session != NULL) {
+        if (r->prev != NULL)
+            r->prev->next = r->next;
+        else
+            r->session->pending = r->next;
+        if (r->next != NULL)
+            r->next->prev = r->prev;
+    }
+    free(r);
+}
+
+/* ---- helpers ------------------------------------------------------------- */
+
+pg_proc_t pg_pmi_proc(const pg_conn_t *conn)
+{
+    pg_proc_t proc = { pg_job_kvsname(pg_conn_job(conn)), (pmix_rank_t)pg_conn_rank(conn) };
+
+    return proc;
+}
+
+int pg_pmi_cstr(pg_str_t s, char *buf, size_t cap)
+{
+    if (s.ptr == NULL || cap == 0 || s.len >= cap || memchr(s.ptr, '\0', s.len) != NULL)
+        return -1;
+    memcpy(buf, s.ptr, s.len);
+    buf[s.len] = '\0';
+    return 0;
+}
+
+int pg_pmi_value_text(const pg_value_t *v, char *scratch, size_t cap, pg_str_t *out)
+{
+    int n;
+
+    switch (v->type) {
+    case PMIX_STRING:
+    case PMIX_BYTE_OBJECT:
+        out->ptr = v->data != NULL ? v->data : "";
+        out->len = (uint32_t)v->size;
+        return 0;
+    case PMIX_INT32:
+        n = snprintf(scratch, cap, "%" PRId32, *(const int32_t *)v->data);
+        break;
+    case PMIX_UINT32:
+    case PMIX_PROC_RANK:
+        n = snprintf(scratch, cap, "%" PRIu32, *(const uint32_t *)v->data);
+        break;
+    case PMIX_INT:
+        n = snprintf(scratch, cap, "%d", *(const int *)v->data);
+        break;
+    case PMIX_SIZE:
+        n = snprintf(scratch, cap, "%zu", *(const size_t *)v->data);
+        break;
+    default:
+        return -1;
+    }
+    if (n < 0 || (size_t)n >= cap)
+        return -1;
+    out->ptr = scratch;
+    out->len = (uint32_t)n;
+    return 0;
+}
+
+bool pg_pmi_is_job_attr(const char *key)
+{
+    return strncmp(key, "PMI_", 4) == 0 || strcmp(key, "universeSize") == 0;
+}
+
+int pg_pmi_send(pg_conn_t *conn, const pg_enc_t *e)
+{
+    if (e->len == 0)
+        return 0;
+    if (evbuffer_add(pg_conn_outbuf(conn), e->buf, e->len) != 0)
+        return -1;
+    return pg_conn_flush(conn);
+}
+
+void pg_pmi_sanitize(char *text)
+{
+    for (unsigned char *p = (unsigned char *)text; *p != '\0'; p++)
+        if (*p <= ' ' || *p == '=' || *p == ';' || *p >= 0x7f)
+            *p = '_';
+}
+
+pg_enc_t *pg_pmi_reply_init(pg_pmi_reply_t *r)
+{
+    pg_enc_init(&r->enc, r->buf, sizeof(r->buf));
+    return &r->enc;
+}
+
+/* The command name as sent, made safe to echo, at most 64 bytes. */
+static void unsupported_name(const pg_msg_t *msg, char *name, size_t cap)
+{
+    size_t len = msg->name.ptr != NULL ? msg->name.len : 0;
+
+    if (len == 0) {
+        snprintf(name, cap, "unknown");
+        return;
+    }
+    if (len > 64)
+        len = 64;
+    if (len >= cap)
+        len = cap - 1;
+    memcpy(name, msg->name.ptr, len);
+    name[len] = '\0';
+    pg_pmi_sanitize(name);
+}
+
+/* A thrid= value that can be echoed without escaping, or NULL. */
+static const pg_token_t *echoable_thrid(const pg_msg_t *msg)
+{
+    const pg_token_t *t = pg_msg_find(msg, "thrid");
+
+    if (t == NULL || t->val.ptr == NULL || t->val.len > 256 ||
+        memchr(t->val.ptr, ';', t->val.len) != NULL)
+        return NULL;
+    return t;
+}
+
+int pg_pmi_reply_unsupported(pg_conn_t *conn, const pg_msg_t *msg)
+{
+    char name[80], body[512];
+    int n;
+
+    unsupported_name(msg, name, sizeof(name));
+    if (msg->proto == PG_PROTO_PMI2) {
+        const pg_token_t *thrid = echoable_thrid(msg);
+        char line[PG_PMI2_LENGTH_FIELD + sizeof(body) + 1];
+
+        n = snprintf(body, sizeof(body), "cmd=%s-response;%s%.*s%src=%d;errmsg=unsupported_command_%s;",
+                     name, thrid ? "thrid=" : "", thrid ? (int)thrid->val.len : 0,
+                     thrid ? thrid->val.ptr : "", thrid ? ";" : "", PG_PMI2_ERR_OTHER, name);
+        if (n < 0 || (size_t)n >= sizeof(body))
+            return -1;
+        n = snprintf(line, sizeof(line), "%6d%s", n, body);
+        return pg_conn_send(conn, line, (size_t)n);
+    }
+    n = snprintf(body, sizeof(body), "cmd=%s_result rc=-1 msg=unsupported_command_%s\n", name, name);
+    if (n < 0 || (size_t)n >= sizeof(body))
+        return -1;
+    return pg_conn_send(conn, body, (size_t)n);
+}

@@ -1,0 +1,145 @@
+/*
+ * pg_pmi_common: what the PMI-1 and PMI-2 server handlers share, so the two
+ * dialects translate engine results the same way and keep deferred replies
+ * safe in the same way.
+ *
+ *  - One table turns a PMIx status (the engine's error domain) into the wire
+ *    error of each dialect: a PMI-1 rc, a PMI-2 rc (pmi2.h numbers) and a
+ *    message without spaces.  Another does the same for the parser's
+ *    "framed but malformed" results (key too long, value too long, ...).
+ *  - A session is the handler data of one connection.  Requests that the
+ *    engine answers later (held gets, fences, lookups) are pg_pmi_req_t
+ *    records linked to their session; when the connection closes the session
+ *    detaches them (req->session = NULL) and the engine's completion, which
+ *    always comes exactly once, only frees the record.  So no callback ever
+ *    touches a freed connection, whatever order the gateway tears things
+ *    down in.
+ *  - Small helpers: the engine identity of a connection, bounded copies of
+ *    wire tokens into C strings, engine values as wire text, job attributes,
+ *    and sending an encoded reply.
+ *
+ * Error domain: functions return 0 / -1 (or a PMIx status where named).
+ */
+#ifndef PG_PMI_COMMON_H
+#define PG_PMI_COMMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "gateway/pg_conn.h"
+#include "pmix/engine/pg_engine.h"
+#include "wire/pg_enc.h"
+#include "wire/pg_wire.h"
+
+/* PMI-2 return codes (pmi2.h, identical in Slurm and MPICH). */
+enum {
+    PG_PMI2_FAIL = -1,
+    PG_PMI2_ERR_NOMEM = 2,
+    PG_PMI2_ERR_INVALID_ARG = 3,
+    PG_PMI2_ERR_INVALID_KEY_LENGTH = 5,
+    PG_PMI2_ERR_INVALID_VAL_LENGTH = 7,
+    PG_PMI2_ERR_INVALID_LENGTH = 8,
+    PG_PMI2_ERR_INVALID_NUM_ARGS = 9,
+    PG_PMI2_ERR_INVALID_KEYVALP = 12,
+    PG_PMI2_ERR_OTHER = 14,
+};
+
+/* Room for one encoded reply: PMI-2 values are <= 1024 bytes and every
+ * other field is bounded, so one reply always fits. */
+enum { PG_PMI_REPLY_MAX = 4096 };
+
+/* How an error travels on the wire in each dialect. */
+typedef struct pg_pmi_err {
+    int pmi1_rc;     /* PMI-1 rc= (hydra's -1, or 1 where hydra uses 1) */
+    int pmi2_rc;     /* PMI-2 rc= (pmi2.h code) */
+    const char *msg; /* msg= / errmsg=: words joined by '_' (no spaces) */
+} pg_pmi_err_t;
+
+/* The wire error for an engine status (never NULL; unknown statuses map to
+ * a generic "internal_error").  PMIX_SUCCESS maps to rc 0. */
+const pg_pmi_err_t *pg_pmi_status_err(pmix_status_t status);
+
+/* The wire error for a parser result passed to on_message as parse_rc
+ * (key_too_long, value_too_long, malformed_message, ...); never NULL. */
+const pg_pmi_err_t *pg_pmi_wire_err(int parse_rc);
+
+/* ---- sessions and deferred requests ---------------------------------- */
+
+typedef struct pg_pmi_session pg_pmi_session_t;
+typedef struct pg_pmi_req pg_pmi_req_t;
+
+struct pg_pmi_session {
+    pg_conn_t *conn;         /* borrowed; valid until pg_pmi_session_free */
+    pg_pmi_req_t *pending;   /* requests the engine has not answered yet */
+    bool keyval_cache;       /* PMI-1: the client asked for keyval_cache lines */
+    bool inited;             /* the version handshake succeeded */
+};
+
+struct pg_pmi_req {
+    pg_pmi_req_t *prev, *next;
+    pg_pmi_session_t *session; /* NULL once the connection has gone */
+    pg_cmd_t cmd;              /* the request this answers */
+    bool has_thrid;            /* PMI-2: echo thrid */
+    pg_str_t thrid;            /* points into text[] */
+    const char *key;           /* NUL-terminated copy in text[] ("" if none) */
+    char text[];               /* thrid, NUL, key, NUL */
+};
+
+/* Allocates the handler data of `conn`; NULL when out of memory. */
+pg_pmi_session_t *pg_pmi_session_new(pg_conn_t *conn);
+/* Detaches every pending request (their completions will only free them)
+ * and frees the session.  NULL is ignored. */
+void pg_pmi_session_free(pg_pmi_session_t *s);
+
+/* A pending request of session `s` for command `cmd`, copying `thrid`
+ * (ptr NULL: none) and `key` (may be NULL).  NULL when out of memory. */
+pg_pmi_req_t *pg_pmi_req_new(pg_pmi_session_t *s, pg_cmd_t cmd, pg_str_t thrid, const char *key);
+/* The connection to answer on, or NULL if it closed meanwhile. */
+pg_conn_t *pg_pmi_req_conn(const pg_pmi_req_t *r);
+/* Unlinks and frees.  NULL is ignored. */
+void pg_pmi_req_free(pg_pmi_req_t *r);
+
+/* ---- helpers ------------------------------------------------------------ */
+
+/* The engine identity of the connection's process (nspace = the job's
+ * kvsname, borrowed from the job). */
+pg_proc_t pg_pmi_proc(const pg_conn_t *conn);
+
+/* Copies token `s` into buf as a C string.  -1 when absent (ptr NULL), when
+ * it does not fit in cap - 1 bytes, or when it contains a NUL byte. */
+int pg_pmi_cstr(pg_str_t s, char *buf, size_t cap);
+
+/* The text of an engine value as PMI sends it (strings and byte objects
+ * as they are, integers in decimal, written to scratch[cap]).  -1 for a type
+ * PMI cannot carry. */
+int pg_pmi_value_text(const pg_value_t *v, char *scratch, size_t cap, pg_str_t *out);
+
+/* True if `key` is a job attribute the engine answers from the job layout
+ * (PMI_* keys and universeSize), so a get must not go to the KVS first. */
+bool pg_pmi_is_job_attr(const char *key);
+
+/* A reply being encoded: the encoder plus its buffer, on the stack. */
+typedef struct pg_pmi_reply {
+    pg_enc_t enc;
+    char buf[PG_PMI_REPLY_MAX];
+} pg_pmi_reply_t;
+
+/* Initialises r and returns its encoder. */
+pg_enc_t *pg_pmi_reply_init(pg_pmi_reply_t *r);
+
+/* Answers a command this handler does not serve (unknown name, a response
+ * sent as a request, the other protocol's command) in the framing the
+ * message came in: "cmd=<name>_result rc=-1 msg=unsupported_command_<name>"
+ * for PMI-1, "cmd=<name>-response;rc=-1;errmsg=...;" (thrid echoed) for
+ * PMI-2.  The connection stays usable.  0 or -1. */
+int pg_pmi_reply_unsupported(pg_conn_t *conn, const pg_msg_t *msg);
+
+/* Appends the complete messages in `e` to the connection's output and
+ * flushes them (needed for replies made outside on_message).  0 or -1. */
+int pg_pmi_send(pg_conn_t *conn, const pg_enc_t *e);
+
+/* Replaces every byte that may not appear in a PMI-1 value or a PMI-2 error
+ * text (space, '=', ';', control bytes) with '_', in place. */
+void pg_pmi_sanitize(char *text);
+
+#endif

@@ -1,0 +1,630 @@
+/*
+ * pg_pmi2_server: PMI-2 requests -> engine calls -> PMI-2 replies.  See
+ * pg_pmi2_server.h for the semantics; the dispatch table at the bottom maps
+ * each command enum to its handler and to the response command used when a
+ * request has to be refused.
+ */
+#include "pmi2/pg_pmi2_server.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "gateway/pg_conn.h"
+#include "gateway/pg_job.h"
+#include "pmi1/pg_pmi_common.h"
+
+/* Longest abort message passed on to the job log. */
+enum { PMI2_ABORT_MSG_MAX = 1024 };
+
+typedef int (*pmi2_fn_t)(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg);
+
+typedef struct pmi2_cmd {
+    pmi2_fn_t fn;
+    pg_cmd_t reply;    /* the response command (for refusals) */
+    bool needs_engine; /* refuse when the gateway runs without an engine */
+} pmi2_cmd_t;
+
+static const pmi2_cmd_t pmi2_cmds[PG_CMD_COUNT]; /* the dispatch table, at the bottom */
+
+/* ---- reply helpers ---------------------------------------------------- */
+
+static pg_reply_t pmi2_ok(pg_str_t thrid)
+{
+    pg_reply_t r = { 0, NULL, thrid };
+
+    return r;
+}
+
+static pg_reply_t pmi2_err(pg_str_t thrid, int rc, const char *errmsg)
+{
+    pg_reply_t r = { rc, errmsg, thrid };
+
+    return r;
+}
+
+static pg_str_t pmi2_thrid(const pg_msg_t *msg)
+{
+    return pg_msg_get(msg, "thrid");
+}
+
+/* Sends what the encoder produced; if it refused the reply, sends a bare
+ * "<reply>;rc=14;errmsg=...;" instead so the client is never left waiting. */
+static int pmi2_send(pg_conn_t *conn, pg_pmi_reply_t *r, int enc_rc, pg_cmd_t reply, pg_str_t thrid)
+{
+    if (enc_rc != 0) {
+        pg_reply_t e = pmi2_err(thrid, PG_PMI2_ERR_OTHER, "reply_cannot_be_encoded");
+
+        pg_enc_reset(&r->enc);
+        if (pg_enc_pmi2_response(&r->enc, reply, &e) != 0) {
+            e.thrid = (pg_str_t){ NULL, 0 }; /* an unencodable thrid */
+            (void)pg_enc_pmi2_response(&r->enc, reply, &e);
+        }
+    }
+    return pg_pmi_send(conn, &r->enc);
+}
+
+/* Replies with no keys of their own (kvs-put, kvs-fence, finalize, ...). */
+static int pmi2_reply(pg_conn_t *conn, pg_cmd_t reply, const pg_reply_t *rep)
+{
+    pg_pmi_reply_t r;
+
+    return pmi2_send(conn, &r, pg_enc_pmi2_response(pg_pmi_reply_init(&r), reply, rep), reply,
+                     rep->thrid);
+}
+
+/* A refusal in the shape the client parses for this command: "found"
+ * responses keep found=FALSE, job-connect keeps kvscopy=. */
+static int pmi2_refuse(pg_conn_t *conn, pg_cmd_t reply, pg_str_t thrid, int rc, const char *text)
+{
+    pg_reply_t rep = pmi2_err(thrid, rc, text);
+    pg_pmi_reply_t r;
+    pg_enc_t *e = pg_pmi_reply_init(&r);
+    int enc;
+
+    switch (reply) {
+    case PG_CMD_PMI2_KVS_GET_RESPONSE:
+    case PG_CMD_PMI2_INFO_GETNODEATTR_RESPONSE:
+    case PG_CMD_PMI2_INFO_GETJOBATTR_RESPONSE:
+        enc = pg_enc_pmi2_found_response(e, reply, &rep, false, (pg_str_t){ NULL, 0 });
+        break;
+    case PG_CMD_PMI2_NAME_LOOKUP_RESPONSE:
+        enc = pg_enc_pmi2_name_lookup_response(e, &rep, false, NULL);
+        break;
+    case PG_CMD_PMI2_JOB_CONNECT_RESPONSE:
+        enc = pg_enc_pmi2_job_connect_response(e, &rep);
+        break;
+    case PG_CMD_PMI2_SPAWN_RESPONSE:
+        enc = pg_enc_pmi2_spawn_response(e, &rep, NULL, NULL, 0);
+        break;
+    default:
+        enc = pg_enc_pmi2_response(e, reply, &rep);
+        break;
+    }
+    return pmi2_send(conn, &r, enc, reply, thrid);
+}
+
+static int pmi2_refuse_status(pg_conn_t *conn, pg_cmd_t reply, pg_str_t thrid, pmix_status_t st)
+{
+    const pg_pmi_err_t *err = pg_pmi_status_err(st);
+
+    return pmi2_refuse(conn, reply, thrid, err->pmi2_rc, err->msg);
+}
+
+/* A required token as a C string in buf; -1 (and a refusal sent) if it is
+ * missing or unusable. */
+static int pmi2_require(pg_conn_t *conn, const pg_msg_t *msg, const char *key, char *buf,
+                        size_t cap, pg_cmd_t reply)
+{
+    char text[96];
+
+    if (pg_pmi_cstr(pg_msg_get(msg, key), buf, cap) == 0)
+        return 0;
+    snprintf(text, sizeof(text), "missing_or_invalid_%s", key);
+    pmi2_refuse(conn, reply, pmi2_thrid(msg), PG_PMI2_ERR_INVALID_ARG, text);
+    return -1;
+}
+
+/* Sends found=TRUE value=v, or an error when v cannot be sent to PMI-2
+ * clients (they reject values over 1024 bytes). */
+static void pmi2_send_found(pg_conn_t *conn, pg_cmd_t reply, pg_str_t thrid, const pg_value_t *v)
+{
+    char scratch[64];
+    pg_reply_t rep = pmi2_ok(thrid);
+    pg_pmi_reply_t r;
+    pg_str_t text;
+
+    if (pg_pmi_value_text(v, scratch, sizeof(scratch), &text) != 0) {
+        pmi2_refuse(conn, reply, thrid, PG_PMI2_ERR_OTHER, "value_type_cannot_be_sent_over_pmi2");
+        return;
+    }
+    if (text.len > PG_PMI2_VALLEN_MAX) {
+        pmi2_refuse(conn, reply, thrid, PG_PMI2_ERR_INVALID_VAL_LENGTH, "value_longer_than_1024_bytes");
+        return;
+    }
+    pmi2_send(conn, &r, pg_enc_pmi2_found_response(pg_pmi_reply_init(&r), reply, &rep, true, text),
+              reply, thrid);
+}
+
+/* found=FALSE with rc=0 for a plain miss; rc!=0 for a real failure. */
+static void pmi2_send_get_failure(pg_conn_t *conn, pg_cmd_t reply, pg_str_t thrid, pmix_status_t st)
+{
+    pg_reply_t rep = pmi2_ok(thrid);
+    pg_pmi_reply_t r;
+
+    if (st != PMIX_ERR_NOT_FOUND) {
+        pmi2_refuse_status(conn, reply, thrid, st);
+        return;
+    }
+    pmi2_send(conn, &r,
+              pg_enc_pmi2_found_response(pg_pmi_reply_init(&r), reply, &rep, false,
+                                         (pg_str_t){ NULL, 0 }),
+              reply, thrid);
+}
+
+/* ---- handshake and job facts ---------------------------------------------- */
+
+/* The PMI-1 framed first line of every PMI-2 client. */
+static int pmi2_init(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
+{
+    long version;
+    pg_pmi_reply_t r;
+    bool ok = pg_str_to_long(pg_msg_get(msg, "pmi_version"), &version) == 0 && version == 2;
+
+    s->inited = ok;
+    (void)pg_enc_pmi1_response_to_init(pg_pmi_reply_init(&r), ok ? 0 : -1, 2, 0);
+    pg_pmi_send(conn, &r.enc);
+    return PG_HANDLER_OK;
+}
+
+/* The rank is the connection's (PMI_FD: known from the launch; PMI_PORT:
+ * identified by the gateway from pmirank=/srcid=), so any subset of
+ * pmijobid/pmirank/threaded is accepted. */
+static int pmi2_fullinit(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
+{
+    pg_job_t *job = pg_conn_job(conn);
+    int rank = pg_conn_rank(conn);
+    pg_reply_t rep = pmi2_ok(pmi2_thrid(msg));
+    pg_pmi_reply_t r;
+
+    (void)s;
+    return pmi2_send(conn, &r,
+                     pg_enc_pmi2_fullinit_response(pg_pmi_reply_init(&r), &rep, rank, pg_job_size(job),
+                                                   pg_job_appnum(job, rank), NULL, false, false),
+                     PG_CMD_PMI2_FULLINIT_RESPONSE, rep.thrid),
+           PG_HANDLER_OK;
+}
+
+static int pmi2_job_getid(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
+{
+    pg_reply_t rep = pmi2_ok(pmi2_thrid(msg));
+    pg_pmi_reply_t r;
+
+    (void)s;
+    return pmi2_send(conn, &r,
+                     pg_enc_pmi2_job_getid_response(pg_pmi_reply_init(&r), &rep,
+                                                    pg_job_kvsname(pg_conn_job(conn))),
+                     PG_CMD_PMI2_JOB_GETID_RESPONSE, rep.thrid),
+           PG_HANDLER_OK;
+}
+
+static int pmi2_finalize(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
+{
+    pg_engine_t *engine = pg_conn_engine(conn);
+    pg_proc_t proc = pg_pmi_proc(conn);
+    pg_reply_t rep = pmi2_ok(pmi2_thrid(msg));
+
+    (void)s;
+    pmi2_reply(conn, PG_CMD_PMI2_FINALIZE_RESPONSE, &rep);
+    pg_conn_set_finalized(conn);
+    if (engine != NULL)
+        (void)pg_proc_finalize(engine, &proc);
+    return PG_HANDLER_CLOSE;
+}
+
+/* Both forms: isworld/msg (M4.0, Slurm) and exitcode/message (MPICH >= 4.1).
+ * The job is killed unless isworld=FALSE; no reply either way. */
+static int pmi2_abort(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
+{
+    char text[PMI2_ABORT_MSG_MAX + 1];
+    pg_str_t message = pg_msg_get(msg, "msg");
+    bool isworld = true;
+    long code = 1;
+
+    (void)s;
+    if (message.ptr == NULL)
+        message = pg_msg_get(msg, "message");
+    if (message.ptr != NULL && message.len > PMI2_ABORT_MSG_MAX)
+        message.len = PMI2_ABORT_MSG_MAX;
+    if (pg_pmi_cstr(message, text, sizeof(text)) != 0)
+        text[0] = '\0';
+    if (pg_str_to_long(pg_msg_get(msg, "exitcode"), &code) != 0)
+        code = 1;
+    if (pg_str_to_bool(pg_msg_get(msg, "isworld"), &isworld) != 0)
+        isworld = true;
+    if (isworld)
+        pg_job_abort(pg_conn_job(conn), pg_conn_rank(conn), (int)code, text[0] ? text : NULL);
+    else
+        pg_job_log(pg_conn_job(conn), "rank %d called abort for itself only (isworld=FALSE)%s%s",
+                   pg_conn_rank(conn), text[0] ? ": " : "", text);
+    return PG_HANDLER_OK;
+}
+
+/* ---- key-value space ---------------------------------------------------------- */
+
+/* Hidden until the owner's fence commits it (not even the owner reads it). */
+static int pmi2_kvs_put(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
+{
+    char key[PG_PMI2_KEYLEN_MAX + 1], value[PG_PMI2_VALLEN_MAX + 1];
+    pg_str_t val = pg_msg_get(msg, "value");
+    pg_proc_t proc = pg_pmi_proc(conn);
+    pg_reply_t rep = pmi2_ok(pmi2_thrid(msg));
+    pmix_status_t st;
+    pg_value_t v;
+
+    (void)s;
+    if (pmi2_require(conn, msg, "key", key, sizeof(key), PG_CMD_PMI2_KVS_PUT_RESPONSE) ||
+        pmi2_require(conn, msg, "value", value, sizeof(value), PG_CMD_PMI2_KVS_PUT_RESPONSE))
+        return PG_HANDLER_OK;
+    v = pg_value_bytes(PMIX_STRING, value, val.len);
+    st = pg_put(pg_conn_engine(conn), &proc, PMIX_GLOBAL, key, &v, PG_PUT_HIDDEN);
+    if (st != PMIX_SUCCESS)
+        return pmi2_refuse_status(conn, PG_CMD_PMI2_KVS_PUT_RESPONSE, rep.thrid, st), PG_HANDLER_OK;
+    return pmi2_reply(conn, PG_CMD_PMI2_KVS_PUT_RESPONSE, &rep), PG_HANDLER_OK;
+}
+
+/* Completion of kvs-get and info-getnodeattr. */
+static void pmi2_get_done(pmix_status_t status, const pg_value_t *value, pmix_rank_t poster,
+                          void *cbdata)
+{
+    pg_pmi_req_t *req = cbdata;
+    pg_conn_t *conn = pg_pmi_req_conn(req);
+    pg_str_t thrid = req->has_thrid ? req->thrid : (pg_str_t){ NULL, 0 };
+    pg_cmd_t reply = pmi2_cmds[req->cmd].reply;
+
+    (void)poster;
+    if (conn != NULL && status == PMIX_SUCCESS && value != NULL)
+        pmi2_send_found(conn, reply, thrid, value);
+    else if (conn != NULL)
+        pmi2_send_get_failure(conn, reply, thrid, status == PMIX_SUCCESS ? PMIX_ERR_NOT_FOUND : status);
+    pg_pmi_req_free(req);
+}
+
+/* Starts an engine get whose answer may come later. */
+static int pmi2_start_get(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg,
+                          const char *key, const pg_proc_t *target, unsigned flags)
+{
+    pg_proc_t proc = pg_pmi_proc(conn);
+    pg_cmd_t reply = pmi2_cmds[msg->cmd].reply;
+    pg_pmi_req_t *req = pg_pmi_req_new(s, msg->cmd, pmi2_thrid(msg), key);
+    pg_get_req_t q;
+
+    if (req == NULL)
+        return pmi2_refuse_status(conn, reply, pmi2_thrid(msg), PMIX_ERR_NOMEM), PG_HANDLER_OK;
+    pg_get_req_init(&q, &proc, target, key);
+    q.flags = flags;
+    (void)pg_get(pg_conn_engine(conn), &q, pg_job_now(), pmi2_get_done, req); /* cb always runs */
+    return PG_HANDLER_OK;
+}
+
+/* srcid is a hint (RANK_HINT); jobid is ignored as every server does.  Job
+ * attributes (PMI_process_mapping, ...) are answered from the layout. */
+static int pmi2_kvs_get(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
+{
+    char key[PG_PMI2_KEYLEN_MAX + 1];
+    pg_proc_t proc = pg_pmi_proc(conn);
+    pg_proc_t target = { proc.nspace, PMIX_RANK_UNDEF };
+    unsigned flags = PG_GET_NOWAIT_AFTER_FENCE;
+    long srcid;
+    pg_value_t v;
+
+    if (pmi2_require(conn, msg, "key", key, sizeof(key), PG_CMD_PMI2_KVS_GET_RESPONSE))
+        return PG_HANDLER_OK;
+    if (pg_pmi_is_job_attr(key) &&
+        pg_job_attr(pg_conn_engine(conn), proc.nspace, key, &v) == PMIX_SUCCESS) {
+        pmi2_send_found(conn, PG_CMD_PMI2_KVS_GET_RESPONSE, pmi2_thrid(msg), &v);
+        return PG_HANDLER_OK;
+    }
+    if (pg_str_to_long(pg_msg_get(msg, "srcid"), &srcid) == 0 && srcid >= 0 &&
+        srcid < pg_job_size(pg_conn_job(conn))) {
+        target.rank = (pmix_rank_t)srcid;
+        flags |= PG_GET_RANK_HINT;
+    }
+    return pmi2_start_get(s, conn, msg, key, &target, flags);
+}
+
+static void pmi2_fence_done(pmix_status_t status, const pg_fence_keys_t *keys, void *cbdata)
+{
+    pg_pmi_req_t *req = cbdata;
+    pg_conn_t *conn = pg_pmi_req_conn(req);
+    pg_str_t thrid = req->has_thrid ? req->thrid : (pg_str_t){ NULL, 0 };
+    pg_reply_t rep = pmi2_ok(thrid);
+
+    (void)keys;
+    if (conn != NULL && status == PMIX_SUCCESS)
+        pmi2_reply(conn, PG_CMD_PMI2_KVS_FENCE_RESPONSE, &rep);
+    else if (conn != NULL)
+        pmi2_refuse_status(conn, PG_CMD_PMI2_KVS_FENCE_RESPONSE, thrid, status);
+    pg_pmi_req_free(req);
+}
+
+/* Commit, then a collecting fence over the whole job: a real barrier (the
+ * reply comes once every rank fenced), as Slurm does. */
+static int pmi2_kvs_fence(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
+{
+    pg_engine_t *engine = pg_conn_engine(conn);
+    pg_proc_t proc = pg_pmi_proc(conn);
+    pg_str_t thrid = pmi2_thrid(msg);
+    pg_pmi_req_t *req;
+    pmix_status_t st;
+
+    st = pg_commit(engine, &proc);
+    if (st != PMIX_SUCCESS)
+        return pmi2_refuse_status(conn, PG_CMD_PMI2_KVS_FENCE_RESPONSE, thrid, st), PG_HANDLER_OK;
+    req = pg_pmi_req_new(s, msg->cmd, thrid, NULL);
+    if (req == NULL)
+        return pmi2_refuse_status(conn, PG_CMD_PMI2_KVS_FENCE_RESPONSE, thrid, PMIX_ERR_NOMEM),
+               PG_HANDLER_OK;
+    st = pg_fence_join(engine, &proc, NULL, 0, PG_FENCE_COLLECT, 0, pg_job_now(), pmi2_fence_done,
+                       req);
+    if (st != PMIX_SUCCESS && st != PMIX_OPERATION_IN_PROGRESS) {
+        pg_pmi_req_free(req); /* refused at once: the callback will not run */
+        pmi2_refuse_status(conn, PG_CMD_PMI2_KVS_FENCE_RESPONSE, thrid, st);
+    }
+    return PG_HANDLER_OK;
+}
+
+/* ---- node and job attributes ------------------------------------------------- */
+
+static int pmi2_info_putnodeattr(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
+{
+    char key[PG_PMI2_KEYLEN_MAX + 1], value[PG_PMI2_VALLEN_MAX + 1];
+    pg_str_t val = pg_msg_get(msg, "value");
+    pg_proc_t proc = pg_pmi_proc(conn);
+    pg_reply_t rep = pmi2_ok(pmi2_thrid(msg));
+    pmix_status_t st;
+    pg_value_t v;
+
+    (void)s;
+    if (pmi2_require(conn, msg, "key", key, sizeof(key), PG_CMD_PMI2_INFO_PUTNODEATTR_RESPONSE) ||
+        pmi2_require(conn, msg, "value", value, sizeof(value), PG_CMD_PMI2_INFO_PUTNODEATTR_RESPONSE))
+        return PG_HANDLER_OK;
+    v = pg_value_bytes(PMIX_STRING, value, val.len);
+    st = pg_node_put(pg_conn_engine(conn), &proc, key, &v);
+    if (st != PMIX_SUCCESS)
+        return pmi2_refuse_status(conn, PG_CMD_PMI2_INFO_PUTNODEATTR_RESPONSE, rep.thrid, st),
+               PG_HANDLER_OK;
+    return pmi2_reply(conn, PG_CMD_PMI2_INFO_PUTNODEATTR_RESPONSE, &rep), PG_HANDLER_OK;
+}
+
+/* wait=TRUE holds until a process of the node puts the key; the engine's
+ * hang detection ends a wait nobody can satisfy with found=FALSE. */
+static int pmi2_info_getnodeattr(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
+{
+    char key[PG_PMI2_KEYLEN_MAX + 1];
+    pg_proc_t proc = pg_pmi_proc(conn);
+    bool wait = false;
+
+    if (pmi2_require(conn, msg, "key", key, sizeof(key), PG_CMD_PMI2_INFO_GETNODEATTR_RESPONSE))
+        return PG_HANDLER_OK;
+    if (pg_str_to_bool(pg_msg_get(msg, "wait"), &wait) != 0)
+        wait = false;
+    return pmi2_start_get(s, conn, msg, key, &proc,
+                          PG_GET_NODE_ATTR | (wait ? 0u : PG_GET_IMMEDIATE));
+}
+
+/* PMI_process_mapping, universeSize, PMI_dead_processes; unknown keys are
+ * found=FALSE with rc=0. */
+static int pmi2_info_getjobattr(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
+{
+    char key[PG_PMI2_KEYLEN_MAX + 1];
+    pg_str_t thrid = pmi2_thrid(msg);
+    pmix_status_t st;
+    pg_value_t v;
+
+    (void)s;
+    if (pmi2_require(conn, msg, "key", key, sizeof(key), PG_CMD_PMI2_INFO_GETJOBATTR_RESPONSE))
+        return PG_HANDLER_OK;
+    st = pg_job_attr(pg_conn_engine(conn), pg_job_kvsname(pg_conn_job(conn)), key, &v);
+    if (st == PMIX_SUCCESS)
+        pmi2_send_found(conn, PG_CMD_PMI2_INFO_GETJOBATTR_RESPONSE, thrid, &v);
+    else
+        pmi2_send_get_failure(conn, PG_CMD_PMI2_INFO_GETJOBATTR_RESPONSE, thrid, PMIX_ERR_NOT_FOUND);
+    return PG_HANDLER_OK;
+}
+
+/* ---- name service ------------------------------------------------------------- */
+
+static int pmi2_name_publish(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
+{
+    char name[PG_PMI2_KEYLEN_MAX + 1], port[PG_PMI2_VALLEN_MAX + 1];
+    pg_proc_t proc = pg_pmi_proc(conn);
+    pg_reply_t rep = pmi2_ok(pmi2_thrid(msg));
+    pmix_status_t st;
+    pg_value_t v;
+
+    (void)s;
+    if (pmi2_require(conn, msg, "name", name, sizeof(name), PG_CMD_PMI2_NAME_PUBLISH_RESPONSE) ||
+        pmi2_require(conn, msg, "port", port, sizeof(port), PG_CMD_PMI2_NAME_PUBLISH_RESPONSE))
+        return PG_HANDLER_OK;
+    v = pg_value_string(port);
+    st = pg_publish(pg_conn_engine(conn), &proc, name, &v);
+    if (st == PMIX_ERR_DUPLICATE_KEY)
+        return pmi2_refuse(conn, PG_CMD_PMI2_NAME_PUBLISH_RESPONSE, rep.thrid, 1,
+                           "duplicate_service"),
+               PG_HANDLER_OK;
+    if (st != PMIX_SUCCESS)
+        return pmi2_refuse_status(conn, PG_CMD_PMI2_NAME_PUBLISH_RESPONSE, rep.thrid, st),
+               PG_HANDLER_OK;
+    return pmi2_reply(conn, PG_CMD_PMI2_NAME_PUBLISH_RESPONSE, &rep), PG_HANDLER_OK;
+}
+
+static int pmi2_name_unpublish(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
+{
+    char name[PG_PMI2_KEYLEN_MAX + 1];
+    pg_proc_t proc = pg_pmi_proc(conn);
+    pg_reply_t rep = pmi2_ok(pmi2_thrid(msg));
+    pmix_status_t st;
+
+    (void)s;
+    if (pmi2_require(conn, msg, "name", name, sizeof(name), PG_CMD_PMI2_NAME_UNPUBLISH_RESPONSE))
+        return PG_HANDLER_OK;
+    st = pg_unpublish(pg_conn_engine(conn), &proc, name);
+    if (st == PMIX_ERR_NOT_FOUND)
+        return pmi2_refuse(conn, PG_CMD_PMI2_NAME_UNPUBLISH_RESPONSE, rep.thrid, 1,
+                           "service_not_found"),
+               PG_HANDLER_OK;
+    if (st != PMIX_SUCCESS)
+        return pmi2_refuse_status(conn, PG_CMD_PMI2_NAME_UNPUBLISH_RESPONSE, rep.thrid, st),
+               PG_HANDLER_OK;
+    return pmi2_reply(conn, PG_CMD_PMI2_NAME_UNPUBLISH_RESPONSE, &rep), PG_HANDLER_OK;
+}
+
+/* The port goes out as both port= (MPICH >= 4.0.2) and value= (Slurm's
+ * libpmi2, older MPICH). */
+static void pmi2_lookup_done(pmix_status_t status, const pg_value_t *value,
+                             const pg_proc_t *publisher, void *cbdata)
+{
+    char scratch[64], port[PG_PMI2_VALLEN_MAX + 1];
+    pg_pmi_req_t *req = cbdata;
+    pg_conn_t *conn = pg_pmi_req_conn(req);
+    pg_str_t thrid = req->has_thrid ? req->thrid : (pg_str_t){ NULL, 0 };
+    pg_reply_t rep = pmi2_ok(thrid);
+    pg_pmi_reply_t r;
+    pg_str_t text;
+
+    (void)publisher;
+    if (conn == NULL)
+        goto out;
+    if (status == PMIX_SUCCESS && value != NULL &&
+        pg_pmi_value_text(value, scratch, sizeof(scratch), &text) == 0 &&
+        pg_pmi_cstr(text, port, sizeof(port)) == 0)
+        pmi2_send(conn, &r, pg_enc_pmi2_name_lookup_response(pg_pmi_reply_init(&r), &rep, true, port),
+                  PG_CMD_PMI2_NAME_LOOKUP_RESPONSE, thrid);
+    else if (status == PMIX_SUCCESS || status == PMIX_ERR_NOT_FOUND)
+        pmi2_refuse(conn, PG_CMD_PMI2_NAME_LOOKUP_RESPONSE, thrid, 1, "service_not_found");
+    else
+        pmi2_refuse_status(conn, PG_CMD_PMI2_NAME_LOOKUP_RESPONSE, thrid, status);
+out:
+    pg_pmi_req_free(req);
+}
+
+static int pmi2_name_lookup(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
+{
+    char name[PG_PMI2_KEYLEN_MAX + 1];
+    pg_proc_t proc = pg_pmi_proc(conn);
+    pg_pmi_req_t *req;
+
+    if (pmi2_require(conn, msg, "name", name, sizeof(name), PG_CMD_PMI2_NAME_LOOKUP_RESPONSE))
+        return PG_HANDLER_OK;
+    req = pg_pmi_req_new(s, msg->cmd, pmi2_thrid(msg), name);
+    if (req == NULL)
+        return pmi2_refuse_status(conn, PG_CMD_PMI2_NAME_LOOKUP_RESPONSE, pmi2_thrid(msg),
+                                  PMIX_ERR_NOMEM),
+               PG_HANDLER_OK;
+    (void)pg_lookup(pg_conn_engine(conn), &proc, name, false, 0, pg_job_now(), pmi2_lookup_done, req);
+    return PG_HANDLER_OK;
+}
+
+/* ---- not (yet) supported ---------------------------------------------------- */
+
+/* job-connect, job-disconnect, spawn (a later issue) and Slurm's ring. */
+static int pmi2_not_supported(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
+{
+    char text[96];
+
+    (void)s;
+    snprintf(text, sizeof(text), "%s_is_not_supported_yet", pg_cmd_name(msg->cmd));
+    return pmi2_refuse(conn, pmi2_cmds[msg->cmd].reply, pmi2_thrid(msg), PG_PMI2_ERR_OTHER, text),
+           PG_HANDLER_OK;
+}
+
+/* ---- dispatch ------------------------------------------------------------------ */
+
+static const pmi2_cmd_t pmi2_cmds[PG_CMD_COUNT] = {
+    [PG_CMD_PMI1_INIT] = { pmi2_init, PG_CMD_PMI1_RESPONSE_TO_INIT, false },
+    [PG_CMD_PMI2_FULLINIT] = { pmi2_fullinit, PG_CMD_PMI2_FULLINIT_RESPONSE, false },
+    [PG_CMD_PMI2_FINALIZE] = { pmi2_finalize, PG_CMD_PMI2_FINALIZE_RESPONSE, false },
+    [PG_CMD_PMI2_ABORT] = { pmi2_abort, PG_CMD_UNKNOWN, false },
+    [PG_CMD_PMI2_JOB_GETID] = { pmi2_job_getid, PG_CMD_PMI2_JOB_GETID_RESPONSE, false },
+    [PG_CMD_PMI2_JOB_CONNECT] = { pmi2_not_supported, PG_CMD_PMI2_JOB_CONNECT_RESPONSE, false },
+    [PG_CMD_PMI2_JOB_DISCONNECT] = { pmi2_not_supported, PG_CMD_PMI2_JOB_DISCONNECT_RESPONSE, false },
+    [PG_CMD_PMI2_KVS_PUT] = { pmi2_kvs_put, PG_CMD_PMI2_KVS_PUT_RESPONSE, true },
+    [PG_CMD_PMI2_KVS_GET] = { pmi2_kvs_get, PG_CMD_PMI2_KVS_GET_RESPONSE, true },
+    [PG_CMD_PMI2_KVS_FENCE] = { pmi2_kvs_fence, PG_CMD_PMI2_KVS_FENCE_RESPONSE, true },
+    [PG_CMD_PMI2_INFO_PUTNODEATTR] = { pmi2_info_putnodeattr, PG_CMD_PMI2_INFO_PUTNODEATTR_RESPONSE,
+                                       true },
+    [PG_CMD_PMI2_INFO_GETNODEATTR] = { pmi2_info_getnodeattr, PG_CMD_PMI2_INFO_GETNODEATTR_RESPONSE,
+                                       true },
+    [PG_CMD_PMI2_INFO_GETJOBATTR] = { pmi2_info_getjobattr, PG_CMD_PMI2_INFO_GETJOBATTR_RESPONSE,
+                                      true },
+    [PG_CMD_PMI2_NAME_PUBLISH] = { pmi2_name_publish, PG_CMD_PMI2_NAME_PUBLISH_RESPONSE, true },
+    [PG_CMD_PMI2_NAME_UNPUBLISH] = { pmi2_name_unpublish, PG_CMD_PMI2_NAME_UNPUBLISH_RESPONSE, true },
+    [PG_CMD_PMI2_NAME_LOOKUP] = { pmi2_name_lookup, PG_CMD_PMI2_NAME_LOOKUP_RESPONSE, true },
+    [PG_CMD_PMI2_SPAWN] = { pmi2_not_supported, PG_CMD_PMI2_SPAWN_RESPONSE, false },
+    [PG_CMD_PMI2_RING] = { pmi2_not_supported, PG_CMD_PMI2_RING_RESPONSE, false },
+};
+
+/* A framed message the parser flagged (too long, malformed): refuse it with
+ * the command's own response, thrid echoed. */
+static int pmi2_bad_input(pg_conn_t *conn, const pg_msg_t *msg, const pmi2_cmd_t *c, int parse_rc)
+{
+    const pg_pmi_err_t *err = pg_pmi_wire_err(parse_rc);
+    char text[160];
+
+    if (parse_rc == PG_WIRE_ESYNTAX && msg->err_reason != NULL)
+        snprintf(text, sizeof(text), "%s:_%s", err->msg, msg->err_reason);
+    else
+        snprintf(text, sizeof(text), "%s", err->msg);
+    pg_pmi_sanitize(text);
+    if (c->reply == PG_CMD_PMI1_RESPONSE_TO_INIT) {
+        pg_pmi_reply_t r;
+
+        (void)pg_enc_pmi1_response_to_init(pg_pmi_reply_init(&r), -1, 2, 0);
+        return pg_pmi_send(conn, &r.enc), PG_HANDLER_OK;
+    }
+    return pmi2_refuse(conn, c->reply, pmi2_thrid(msg), err->pmi2_rc, text), PG_HANDLER_OK;
+}
+
+static int pmi2_on_open(pg_conn_t *conn)
+{
+    pg_pmi_session_t *s = pg_pmi_session_new(conn);
+
+    if (s == NULL)
+        return -1;
+    pg_conn_set_handler_data(conn, s);
+    return 0;
+}
+
+static int pmi2_on_message(pg_conn_t *conn, pg_msg_t *msg, int parse_rc)
+{
+    pg_pmi_session_t *s = pg_conn_handler_data(conn);
+    const pmi2_cmd_t *c = NULL;
+
+    if (s == NULL)
+        return PG_HANDLER_FAIL;
+    if (msg->cmd > PG_CMD_UNKNOWN && msg->cmd < PG_CMD_COUNT && pmi2_cmds[msg->cmd].fn != NULL &&
+        msg->proto == pg_cmd_proto(msg->cmd))
+        c = &pmi2_cmds[msg->cmd];
+    if (c == NULL)
+        return pg_pmi_reply_unsupported(conn, msg), PG_HANDLER_OK;
+    if (parse_rc != 0 && msg->cmd != PG_CMD_PMI2_ABORT) /* an abort is honoured regardless */
+        return pmi2_bad_input(conn, msg, c, parse_rc);
+    if (c->needs_engine && pg_conn_engine(conn) == NULL)
+        return pmi2_refuse(conn, c->reply, pmi2_thrid(msg), PG_PMI2_ERR_OTHER,
+                           "no_key_value_store_in_this_gateway"),
+               PG_HANDLER_OK;
+    return c->fn(s, conn, msg);
+}
+
+static void pmi2_on_close(pg_conn_t *conn)
+{
+    pg_pmi_session_free(pg_conn_handler_data(conn));
+    pg_conn_set_handler_data(conn, NULL);
+}
+
+const pg_proto_handler_t pg_pmi2_handler = {
+    .name = "PMI-2",
+    .on_open = pmi2_on_open,
+    .on_message = pmi2_on_message,
+    .on_close = pmi2_on_close,
+};
