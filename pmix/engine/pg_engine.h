@@ -181,6 +181,13 @@ pmix_status_t pg_job_register(pg_engine_t *engine, const char *nspace,
  * PMIX_ERR_NOT_FOUND for an unknown nspace. */
 pmix_status_t pg_job_deregister(pg_engine_t *engine, const char *nspace);
 
+/* The ANL process map ("(vector,(start,nnodes,ppn),...)", wire-protocol
+ * §5.3) of a layout: rank_node[size] gives each rank's node id.  Emits the
+ * shortest block list that decodes (with MPICH's wrap-around rule) to the
+ * layout; "" when that exceeds 1024 bytes.  Returns a malloc'd string the
+ * caller frees, NULL on allocation failure. */
+char *pg_anl_map(const uint32_t *rank_node, uint32_t size);
+
 /* PMI job attributes (PMI-2 info-getjobattr, PMI-1 get of PMI_* keys):
  * "PMI_process_mapping" (the ANL vector, "" when longer than 1024 bytes),
  * "universeSize" (decimal), "PMI_dead_processes" (comma list of lost ranks,
@@ -250,6 +257,9 @@ pmix_status_t pg_node_put(pg_engine_t *engine, const pg_proc_t *proc, const char
 #define PG_GET_REFRESH      0x10u /* PMIX_GET_REFRESH_CACHE: the client library
                                      asks the server again; for the engine it
                                      means "do not answer from a dmodex cache" */
+#define PG_GET_NONBLOCKING  0x20u /* PMIx_Get_nb: the requester keeps running
+                                     while this is held, so hang detection does
+                                     not count it as blocked by it */
 
 /* Realm qualifiers for reserved keys (PMIX_*_INFO attributes). */
 typedef enum pg_realm {
@@ -302,8 +312,9 @@ typedef void (*pg_get_cb_t)(pmix_status_t status, const pg_value_t *value,
  * answered from the job layout and never block (missing -> NOT_FOUND).
  *
  * Returns PMIX_SUCCESS when the callback already ran, PMIX_OPERATION_IN_PROGRESS
- * when the request is held (callback later).  The callback runs exactly
- * once either way, also for errors. */
+ * when the request was held (callback later -- or already, when hang
+ * detection ended it at once).  The callback runs exactly once either way,
+ * also for errors. */
 pmix_status_t pg_get(pg_engine_t *engine, const pg_get_req_t *req, pg_time_t now,
                      pg_get_cb_t cb, void *cbdata);
 

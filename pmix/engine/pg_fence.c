@@ -1,0 +1,476 @@
+/*
+ * pg_fence.c: fences -- matching joins by signature, counting the local
+ * participants, one host upcall per fence, fan-out of the completion.
+ *
+ * A tracker exists per signature (the sorted participant list) and is
+ * reused by the next fence of the same set; `seq` counts its instances and
+ * `id` names the running one, so a late or duplicate host completion (an
+ * old id) can never complete the next fence, and a process joining twice
+ * before completion is refused instead of being counted for the next one.
+ */
+#include "pmix/engine/pg_engine_int.h"
+
+#include <stdlib.h>
+#include <utlist.h>
+
+typedef struct {
+    pg_job_t *job;
+    pmix_rank_t rank;
+} part_t;
+
+static int part_cmp(const void *a, const void *b)
+{
+    const part_t *x = a, *y = b;
+    int c = strcmp(x->job->nspace, y->job->nspace);
+    if (c != 0)
+        return c;
+    return x->rank < y->rank ? -1 : x->rank > y->rank;
+}
+
+/* Resolves, sorts and de-duplicates the participant list. */
+static pmix_status_t parts_build(pg_engine_t *e, pg_job_t *own, const pg_proc_t *procs, size_t n,
+                                 part_t **out, size_t *nout)
+{
+    part_t *p = calloc(n ? n : 1, sizeof(*p));
+    if (p == NULL)
+        return PMIX_ERR_NOMEM;
+    if (procs == NULL) {
+        p[0] = (part_t){ own, PMIX_RANK_WILDCARD };
+        n = 1;
+    }
+    for (size_t i = 0; procs != NULL && i < n; i++) {
+        const char *ns = procs[i].nspace;
+        p[i].job = ns == NULL || ns[0] == '\0' ? own : pg_job_find(e, ns);
+        p[i].rank = procs[i].rank;
+        if (p[i].job == NULL || (p[i].rank != PMIX_RANK_WILDCARD && p[i].rank >= p[i].job->size)) {
+            free(p);
+            return PMIX_ERR_BAD_PARAM;
+        }
+    }
+    qsort(p, n, sizeof(*p), part_cmp);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (k == 0 || part_cmp(&p[k - 1], &p[i]) != 0)
+            p[k++] = p[i];
+    *out = p;
+    *nout = k;
+    return PMIX_SUCCESS;
+}
+
+/* The signature as hash key: "nspace\0" + 4 rank bytes per entry. */
+static char *sig_build(const part_t *p, size_t n, size_t *len)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += strlen(p[i].job->nspace) + 1 + 4;
+    char *s = malloc(total ? total : 1), *w = s;
+    if (s == NULL)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        size_t l = strlen(p[i].job->nspace) + 1;
+        memcpy(w, p[i].job->nspace, l);
+        memcpy(w + l, &p[i].rank, 4);
+        w += l + 4;
+    }
+    *len = total;
+    return s;
+}
+
+static bool member_local(const pg_job_t *job, pmix_rank_t r)
+{
+    return job->node_served[job->rank_node[r]];
+}
+
+static void fence_free(pg_engine_t *e, pg_fence_t *f)
+{
+    for (size_t i = 0; i < f->nparts; i++)
+        pg_job_unref(f->pjob[i]);
+    pg_mem_free(e, f->pjob, f->nparts * sizeof(*f->pjob));
+    pg_mem_free(e, f->prank, f->nparts * sizeof(*f->prank));
+    pg_mem_free(e, f->offset, f->nparts * sizeof(*f->offset));
+    pg_mem_free(e, f->joined, f->nmembers ? f->nmembers : 1);
+    pg_mem_free(e, f->sig, f->siglen);
+    pg_mem_free(e, f, sizeof(*f));
+}
+
+static pg_fence_t *fence_new(pg_engine_t *e, const part_t *p, size_t n, char *sig, size_t siglen)
+{
+    pg_fence_t *f = pg_mem_alloc(e, sizeof(*f));
+    if (f == NULL)
+        return NULL;
+    f->nparts = n;
+    f->pjob = pg_mem_alloc(e, n * sizeof(*f->pjob));
+    f->prank = pg_mem_alloc(e, n * sizeof(*f->prank));
+    f->offset = pg_mem_alloc(e, n * sizeof(*f->offset));
+    f->sig = pg_mem_alloc(e, siglen);
+    if (f->pjob == NULL || f->prank == NULL || f->offset == NULL || f->sig == NULL) {
+        fence_free(e, f);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        f->pjob[i] = p[i].job;
+        pg_job_ref(p[i].job);
+        f->prank[i] = p[i].rank;
+        f->offset[i] = f->nmembers;
+        bool all = p[i].rank == PMIX_RANK_WILDCARD;
+        f->nmembers += all ? p[i].job->size : 1;
+        for (uint32_t r = all ? 0 : p[i].rank; r < (all ? p[i].job->size : p[i].rank + 1); r++)
+            f->nlocal += member_local(p[i].job, r);
+    }
+    memcpy(f->sig, sig, siglen);
+    f->siglen = siglen;
+    f->whole_job = n == 1 && p[0].rank == PMIX_RANK_WILDCARD;
+    f->deadline = PG_TIME_NEVER;
+    f->joined = pg_mem_alloc(e, f->nmembers ? f->nmembers : 1);
+    if (f->joined == NULL) {
+        fence_free(e, f);
+        return NULL;
+    }
+    HASH_ADD_KEYPTR(hh, e->fences, f->sig, f->siglen, f);
+    return f;
+}
+
+/* Index of (job, rank) among the fence's members, or SIZE_MAX. */
+static size_t member_index(const pg_fence_t *f, const pg_job_t *job, pmix_rank_t rank)
+{
+    for (size_t i = 0; i < f->nparts; i++) {
+        if (f->pjob[i] != job)
+            continue;
+        if (f->prank[i] == PMIX_RANK_WILDCARD)
+            return f->offset[i] + rank;
+        if (f->prank[i] == rank)
+            return f->offset[i];
+    }
+    return SIZE_MAX;
+}
+
+/* ---- the keys a whole-job fence reports ---- */
+
+static struct pg_fence_keys *keys_take(pg_engine_t *e, pg_job_t *job)
+{
+    struct pg_fence_keys *k = pg_mem_alloc(e, sizeof(*k));
+    if (k == NULL)
+        return NULL;
+    k->job = job;
+    pg_job_ref(job);
+    k->ents = job->log;
+    k->n = job->nlog;
+    /* the log moves into k: its capacity is accounted under k from now on */
+    e->mem -= job->caplog * sizeof(*job->log);
+    e->mem += job->nlog * sizeof(*job->log);
+    for (size_t i = 0; i < k->n; i++) {
+        pg_kv_t **cell = pg_slot_cell(k->ents[i].slot, k->ents[i].rank);
+        for (pg_kv_t *kv = cell != NULL ? *cell : NULL; kv != NULL; kv = kv->older)
+            kv->flags &= (uint8_t)~PG_KV_LOGGED;
+    }
+    job->log = NULL;
+    job->nlog = job->caplog = 0;
+    return k;
+}
+
+void pg_fence_keys_unref(pg_engine_t *e, struct pg_fence_keys *k)
+{
+    if (--k->refs > 0)
+        return;
+    pg_job_unref(k->job);
+    if (k->ents != NULL) {
+        e->mem -= k->n * sizeof(*k->ents) + 16;
+        free(k->ents);
+    }
+    pg_mem_free(e, k, sizeof(*k));
+}
+
+bool pg_fence_keys_next(const pg_fence_keys_t *k, size_t *cursor, pmix_rank_t *rank,
+                        const char **key, pg_value_t *value)
+{
+    while (k != NULL && *cursor < k->n) {
+        const pg_logent_t *ent = &k->ents[(*cursor)++];
+        pg_kv_t **cell = pg_slot_cell(ent->slot, ent->rank);
+        pg_kv_t *kv = cell != NULL ? pg_kv_published(*cell) : NULL;
+        if (kv == NULL || kv->scope == PMIX_INTERNAL)
+            continue;
+        *rank = ent->rank;
+        *key = ent->slot->key;
+        *value = pg_kv_value(kv);
+        return true;
+    }
+    return false;
+}
+
+/* ---- completion ---- */
+
+/* Ends the running instance: every joiner is queued with `status`. */
+static void fence_finish(pg_engine_t *e, pg_fence_t *f, pmix_status_t status)
+{
+    struct pg_fence_keys *keys = NULL;
+    if (status == PMIX_SUCCESS && f->whole_job)
+        keys = keys_take(e, f->pjob[0]);
+    pg_req_t *r, *tmp;
+    DL_FOREACH_SAFE2(f->joiners, r, tmp, wnext) {
+        DL_DELETE2(f->joiners, r, wprev, wnext);
+        r->wprev = r->wnext = NULL;
+        pg_procst_t *p = &r->job->procs[r->rank];
+        p->nfences--;
+        if (status == PMIX_SUCCESS)
+            p->fences_done++;
+        r->status = status;
+        if (keys != NULL) {
+            r->keys = keys;
+            keys->refs++;
+        }
+        DL_APPEND(e->done, r);
+    }
+    if (keys != NULL && keys->refs == 0) {
+        keys->refs = 1;
+        pg_fence_keys_unref(e, keys);
+    }
+    f->id = 0;
+    f->host_pending = false;
+    f->mismatch = false;
+    f->njoined = 0;
+    f->deadline = PG_TIME_NEVER;
+    memset(f->joined, 0, f->nmembers ? f->nmembers : 1);
+    e->hang_dirty = true;
+}
+
+typedef struct {
+    const pg_fence_t *f;
+    const pg_job_t *job;
+} collect_ctx_t;
+
+static bool want_joined(void *ctx, pmix_rank_t rank)
+{
+    const collect_ctx_t *c = ctx;
+    size_t i = member_index(c->f, c->job, rank);
+    return i != SIZE_MAX && c->f->joined[i] && member_local(c->job, rank);
+}
+
+/* Committed REMOTE+GLOBAL data of every local participant, all jobs. */
+static pmix_status_t fence_collect(pg_engine_t *e, const pg_fence_t *f, void **blob, size_t *size)
+{
+    char *all = NULL;
+    size_t len = 0;
+    for (size_t i = 0; i < f->nparts; i++) {
+        if (i > 0 && f->pjob[i] == f->pjob[i - 1])
+            continue;
+        collect_ctx_t c = { f, f->pjob[i] };
+        void *b = NULL;
+        size_t n = 0;
+        pmix_status_t rc = pg_modex_build(e, f->pjob[i], want_joined, &c, &b, &n);
+        char *t = rc == PMIX_SUCCESS ? realloc(all, len + n + 1) : NULL;
+        if (t == NULL) {
+            free(b);
+            free(all);
+            return rc == PMIX_SUCCESS ? PMIX_ERR_NOMEM : rc;
+        }
+        all = t;
+        if (n > 0)
+            memcpy(all + len, b, n);
+        len += n;
+        free(b);
+    }
+    *blob = all;
+    *size = len;
+    return PMIX_SUCCESS;
+}
+
+/* Every local participant joined: one host upcall (or local completion). */
+static void fence_local_done(pg_engine_t *e, pg_fence_t *f)
+{
+    if (f->mismatch) {
+        fence_finish(e, f, PMIX_ERR_INVALID_ARG);
+        return;
+    }
+    if (e->ops.fence == NULL) {
+        fence_finish(e, f, PMIX_SUCCESS);
+        return;
+    }
+    void *blob = NULL;
+    size_t size = 0;
+    if (f->collect) {
+        pmix_status_t rc = fence_collect(e, f, &blob, &size);
+        if (rc != PMIX_SUCCESS) {
+            fence_finish(e, f, rc);
+            return;
+        }
+    }
+    pg_proc_t *parts = calloc(f->nparts, sizeof(*parts));
+    if (parts == NULL) {
+        free(blob);
+        fence_finish(e, f, PMIX_ERR_NOMEM);
+        return;
+    }
+    for (size_t i = 0; i < f->nparts; i++)
+        parts[i] = (pg_proc_t){ f->pjob[i]->nspace, f->prank[i] };
+    pg_host_fence_t hf = { f->id, f->seq, parts, f->nparts, f->collect, blob, size };
+    f->host_pending = true;
+    f->deadline = PG_TIME_NEVER; /* the host owns timing from here on */
+    e->ops.fence(e->host_ctx, &hf);
+    free(parts);
+    free(blob);
+}
+
+/* A local member that is gone and has not joined dooms the fence. */
+static bool fence_doomed(const pg_fence_t *f)
+{
+    for (size_t i = 0; i < f->nparts; i++) {
+        const pg_job_t *job = f->pjob[i];
+        bool all = f->prank[i] == PMIX_RANK_WILDCARD;
+        for (uint32_t r = all ? 0 : f->prank[i]; r < (all ? job->size : f->prank[i] + 1); r++) {
+            uint8_t st = job->procs[r].state;
+            if ((st == PG_PROC_FINALIZED || st == PG_PROC_LOST) && member_local(job, r) &&
+                !f->joined[f->offset[i] + (all ? r : 0)])
+                return true;
+        }
+    }
+    return false;
+}
+
+pmix_status_t pg_fence_join(pg_engine_t *e, const pg_proc_t *proc, const pg_proc_t *procs,
+                            size_t nprocs, unsigned flags, pg_time_t timeout, pg_time_t now,
+                            pg_fence_cb_t cb, void *cbdata)
+{
+    pmix_status_t rc;
+    pg_job_t *job = e != NULL ? pg_job_of(e, proc, &rc) : NULL;
+    if (job == NULL)
+        return e == NULL ? PMIX_ERR_BAD_PARAM : rc;
+    if (cb == NULL || (procs == NULL && nprocs != 0) || (procs != NULL && nprocs == 0))
+        return PMIX_ERR_BAD_PARAM;
+    part_t *p = NULL;
+    size_t n = 0, siglen = 0;
+    rc = parts_build(e, job, procs, nprocs, &p, &n);
+    if (rc != PMIX_SUCCESS)
+        return rc;
+    char *sig = sig_build(p, n, &siglen);
+    pg_fence_t *f = NULL;
+    if (sig != NULL) {
+        HASH_FIND(hh, e->fences, sig, siglen, f);
+        if (f == NULL)
+            f = fence_new(e, p, n, sig, siglen);
+    }
+    free(p);
+    free(sig);
+    if (f == NULL)
+        return PMIX_ERR_NOMEM;
+    size_t idx = member_index(f, job, proc->rank);
+    if (idx == SIZE_MAX)
+        return PMIX_ERR_BAD_PARAM;
+    if (f->host_pending || f->joined[idx])
+        return PMIX_ERR_EXISTS;
+    pg_req_t *r = pg_req_new(e, PG_REQ_FENCE, job, proc->rank);
+    if (r == NULL)
+        return PMIX_ERR_NOMEM;
+    bool collect = (flags & PG_FENCE_COLLECT) != 0;
+    if (f->id == 0) {
+        f->id = e->next_id++;
+        f->seq++;
+        f->collect = collect;
+    } else if (f->collect != collect) {
+        f->mismatch = true;
+    }
+    r->fence = f;
+    r->cb.fence = cb;
+    r->cbdata = cbdata;
+    DL_APPEND2(f->joiners, r, wprev, wnext);
+    f->joined[idx] = 1;
+    f->njoined++;
+    job->procs[proc->rank].nfences++;
+    pg_time_t dl = timeout == 0 || now > PG_TIME_NEVER - timeout ? PG_TIME_NEVER : now + timeout;
+    if (dl < f->deadline)
+        f->deadline = dl;
+    e->hang_dirty = true;
+    if (fence_doomed(f))
+        fence_finish(e, f, PMIX_ERR_LOST_CONNECTION);
+    else if (f->njoined == f->nlocal)
+        fence_local_done(e, f);
+    pg_engine_flush(e);
+    return PMIX_SUCCESS;
+}
+
+pmix_status_t pg_fence_host_done(pg_engine_t *e, uint64_t id, pmix_status_t status,
+                                 const void *data, size_t size)
+{
+    pg_fence_t *f;
+    if (e == NULL || id == 0)
+        return PMIX_ERR_BAD_PARAM;
+    for (f = e->fences; f != NULL; f = f->hh.next)
+        if (f->id == id && f->host_pending)
+            break;
+    if (f == NULL)
+        return PMIX_ERR_NOT_FOUND; /* stale or duplicate completion */
+    if (status == PMIX_SUCCESS && f->collect && data != NULL && size > 0)
+        status = pg_modex_ingest(e, data, size);
+    fence_finish(e, f, status);
+    pg_engine_flush(e);
+    return PMIX_SUCCESS;
+}
+
+/* ---- hooks for the rest of the engine ---- */
+
+void pg_fence_proc_gone(pg_engine_t *e, pg_job_t *job, pmix_rank_t rank)
+{
+    (void)job;
+    (void)rank;
+    pg_fence_t *f;
+    for (f = e->fences; f != NULL; f = f->hh.next)
+        if (f->id != 0 && !f->host_pending && fence_doomed(f))
+            fence_finish(e, f, PMIX_ERR_LOST_CONNECTION);
+}
+
+void pg_fence_drop_job(pg_engine_t *e, pg_job_t *job)
+{
+    pg_fence_t *f, *tmp;
+    HASH_ITER(hh, e->fences, f, tmp) {
+        bool uses = false;
+        for (size_t i = 0; i < f->nparts; i++)
+            uses |= f->pjob[i] == job;
+        if (!uses)
+            continue;
+        if (f->id != 0)
+            fence_finish(e, f, PMIX_ERR_JOB_TERMINATED);
+        HASH_DEL(e->fences, f);
+        fence_free(e, f);
+    }
+}
+
+void pg_fence_expire(pg_engine_t *e, pg_time_t now)
+{
+    pg_fence_t *f;
+    for (f = e->fences; f != NULL; f = f->hh.next)
+        if (f->id != 0 && !f->host_pending && f->deadline <= now)
+            fence_finish(e, f, PMIX_ERR_TIMEOUT);
+}
+
+pg_time_t pg_fence_next_deadline(const pg_engine_t *e)
+{
+    pg_time_t next = PG_TIME_NEVER;
+    const pg_fence_t *f;
+    for (f = e->fences; f != NULL; f = f->hh.next)
+        if (f->id != 0 && !f->host_pending && f->deadline < next)
+            next = f->deadline;
+    return next;
+}
+
+size_t pg_fence_mem(const pg_engine_t *e)
+{
+    if (e->fences == NULL)
+        return 0;
+    return sizeof(UT_hash_table) + e->fences->hh.tbl->num_buckets * sizeof(UT_hash_bucket);
+}
+
+/* Hang detection: can fence f still complete?  True when every local member
+ * that has not joined yet is able to move (procs[].able). */
+bool pg_fence_can_complete(const pg_fence_t *f)
+{
+    if (f->host_pending)
+        return true; /* the host decides */
+    for (size_t i = 0; i < f->nparts; i++) {
+        const pg_job_t *job = f->pjob[i];
+        bool all = f->prank[i] == PMIX_RANK_WILDCARD;
+        for (uint32_t r = all ? 0 : f->prank[i]; r < (all ? job->size : f->prank[i] + 1); r++)
+            if (member_local(job, r) && !f->joined[f->offset[i] + (all ? r : 0)] &&
+                !job->procs[r].able)
+                return false;
+    }
+    return true;
+}
