@@ -230,7 +230,7 @@ static void output_eof(pg_output_t *out, void *arg)
 
 static void rank_fail_lost(pg_job_t *job, pg_rank_t *r, const char *reason)
 {
-    if (pg_verdict_rank_lost(&job->verdict, r->rank))
+    if (pg_verdict_rank_lost(&job->verdict, r->rank, 0))
         pg_job_log(job, "rank %d %s", r->rank, reason);
     pg_job_engine_lost(job->je, r->rank);
     job_teardown(job, SIGTERM);
@@ -263,8 +263,9 @@ static void rank_judge_exit(pg_job_t *job, pg_rank_t *r, int wstatus)
     if (code == 0 && !unfinished)
         return;
     if (unfinished)
-        pg_verdict_rank_lost(&job->verdict, r->rank);
-    pg_verdict_rank_exit(&job->verdict, r->rank, code);
+        pg_verdict_rank_lost(&job->verdict, r->rank, code);
+    else
+        pg_verdict_rank_exit(&job->verdict, r->rank, code);
     pg_job_log(job, "rank %d %s%s", r->rank, fate, unfinished ? " before PMI finalize" : "");
     if (unfinished)
         pg_job_engine_lost(job->je, r->rank);

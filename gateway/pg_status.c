@@ -34,20 +34,14 @@ static int decide(pg_verdict_t *v, pg_verdict_cause_t cause, int rank, int code)
 
 int pg_verdict_rank_exit(pg_verdict_t *v, int rank, int code)
 {
-    if (v->cause == PG_CAUSE_LOST && v->rank == rank) {
-        /* the lost rank's own status completes the verdict */
-        v->cause = PG_CAUSE_RANK;
-        v->code = code != 0 ? code : 1;
-        return 0;
-    }
     if (code == 0)
         return 0;
     return decide(v, PG_CAUSE_RANK, rank, code);
 }
 
-int pg_verdict_rank_lost(pg_verdict_t *v, int rank)
+int pg_verdict_rank_lost(pg_verdict_t *v, int rank, int code)
 {
-    return decide(v, PG_CAUSE_LOST, rank, 1);
+    return decide(v, PG_CAUSE_LOST, rank, code != 0 ? code : 1);
 }
 
 int pg_verdict_abort(pg_verdict_t *v, int rank, int code)

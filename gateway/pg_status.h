@@ -7,8 +7,9 @@
  *     started;
  *   - once the job is being torn down, ranks dying of the signals pmigate
  *     sent them change nothing;
- *   - a rank that broke its PMI connection before finalize fails the job with
- *     its own exit status once it is reaped, or 1 if that status is 0.
+ *   - a rank that broke off PMI before finalize fails the job with its own
+ *     exit status, or 1 when that is 0 or unknown (the rank still ran and was
+ *     killed by the teardown, whose signal says nothing about the rank).
  */
 #ifndef PG_STATUS_H
 #define PG_STATUS_H
@@ -24,7 +25,7 @@ enum {
 typedef enum pg_verdict_cause {
     PG_CAUSE_NONE = 0,  /* no failure: every rank so far exited 0 */
     PG_CAUSE_RANK,      /* a rank exited non-zero or died by a signal */
-    PG_CAUSE_LOST,      /* a rank broke off PMI; its exit status is pending */
+    PG_CAUSE_LOST,      /* a rank broke off PMI before finalize */
     PG_CAUSE_ABORT,     /* PMI abort */
     PG_CAUSE_TIMEOUT,   /* --timeout expired */
     PG_CAUSE_SIGNAL,    /* pmigate got SIGINT/SIGTERM/SIGHUP */
@@ -45,7 +46,8 @@ int pg_status_of_wait(int wstatus);
 /* Each returns 1 when this event decided the verdict (it was the first
  * failure), 0 when an earlier failure stands. */
 int pg_verdict_rank_exit(pg_verdict_t *v, int rank, int code);
-int pg_verdict_rank_lost(pg_verdict_t *v, int rank);
+/* code: the rank's exit status if it has exited, else 0. */
+int pg_verdict_rank_lost(pg_verdict_t *v, int rank, int code);
 int pg_verdict_abort(pg_verdict_t *v, int rank, int code);
 int pg_verdict_timeout(pg_verdict_t *v);
 int pg_verdict_signal(pg_verdict_t *v, int signo);

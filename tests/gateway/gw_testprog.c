@@ -16,6 +16,15 @@
  *   env VAR...                 print "rank R VAR=value" for each VAR
  *   args ARGS...               print "rank R args: ARGS"
  *   affinity                   print "rank R cpus: <list of allowed CPUs>"
+ * PMI-1 over PMI_FD (raw lines, for tests/gateway/gw_fakegate):
+ *   pmi R WHAT [MARKER]        every rank sends init; rank R then does WHAT,
+ *                              the others sleep 60 s.  WHAT is one of
+ *                              abort:N (cmd=abort exitcode=N, then exit 255),
+ *                              eof (close the PMI fd, keep running),
+ *                              exit0 (exit 0 without finalize),
+ *                              kill9 (SIGKILL itself), badframe (send bytes
+ *                              that cannot be framed), finalize (finalize
+ *                              and exit 0; with R = -1 every rank does)
  */
 #include <errno.h>
 #include <sched.h>
@@ -86,6 +95,71 @@ static int mode_affinity(void)
     return 0;
 }
 
+static int pmi_fd(void)
+{
+    const char *fd = getenv("PMI_FD");
+
+    return fd ? atoi(fd) : -1;
+}
+
+static void pmi_send(const char *line)
+{
+    if (write(pmi_fd(), line, strlen(line)) < 0)
+        _exit(3);
+}
+
+/* Reads one reply line (byte by byte: replies are short). */
+static void pmi_read_line(void)
+{
+    char ch;
+
+    while (read(pmi_fd(), &ch, 1) == 1 && ch != '\n')
+        ;
+}
+
+static int pmi_finalize(void)
+{
+    pmi_send("cmd=finalize\n");
+    pmi_read_line();
+    return 0;
+}
+
+static int mode_pmi(int who, const char *what)
+{
+    pmi_send("cmd=init pmi_version=1 pmi_subversion=1\n");
+    pmi_read_line();
+    if (who == -1 && strcmp(what, "finalize") == 0)
+        return pmi_finalize();
+    if (my_rank() != who) {
+        sleep_seconds(60);
+        return 0;
+    }
+    usleep(100000); /* let the others connect */
+    if (strncmp(what, "abort:", 6) == 0) {
+        char line[64];
+        snprintf(line, sizeof(line), "cmd=abort exitcode=%s\n", what + 6);
+        pmi_send(line);
+        return 255; /* as MPICH's client exits after abort */
+    }
+    if (strcmp(what, "eof") == 0) {
+        close(pmi_fd());
+        sleep_seconds(60);
+        return 0;
+    }
+    if (strcmp(what, "exit0") == 0)
+        return 0;
+    if (strcmp(what, "kill9") == 0)
+        raise(SIGKILL);
+    if (strcmp(what, "badframe") == 0) {
+        pmi_send("  x12cmd=finalize;");
+        sleep_seconds(60);
+        return 0;
+    }
+    if (strcmp(what, "finalize") == 0)
+        return pmi_finalize();
+    return 2;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -141,6 +215,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(mode, "affinity") == 0)
         return mode_affinity();
+    if (strcmp(mode, "pmi") == 0 && argc > 3)
+        return mode_pmi(atoi(argv[2]), argv[3]);
     fprintf(stderr, "gw_testprog: unknown mode '%s'\n", mode);
     return 2;
 }

@@ -92,10 +92,9 @@ static void test_lost_rank_takes_its_own_status(void)
     pg_verdict_t v;
 
     pg_verdict_init(&v);
-    CU_ASSERT_EQUAL(pg_verdict_rank_lost(&v, 2), 1);
+    CU_ASSERT_EQUAL(pg_verdict_rank_lost(&v, 2, 9), 1);
     CU_ASSERT_TRUE(pg_verdict_failed(&v));
     pg_verdict_rank_exit(&v, 0, 143); /* another rank killed by the teardown */
-    pg_verdict_rank_exit(&v, 2, 9);
     CU_ASSERT_EQUAL(pg_verdict_exit_code(&v), 9);
 }
 
@@ -104,8 +103,9 @@ static void test_lost_rank_exiting_zero_still_fails(void)
     pg_verdict_t v;
 
     pg_verdict_init(&v);
-    pg_verdict_rank_lost(&v, 1);
-    pg_verdict_rank_exit(&v, 1, 0);
+    pg_verdict_rank_lost(&v, 1, 0);
+    CU_ASSERT_EQUAL(pg_verdict_exit_code(&v), 1);
+    pg_verdict_rank_exit(&v, 1, 143); /* then killed by the teardown: still 1 */
     CU_ASSERT_EQUAL(pg_verdict_exit_code(&v), 1);
 }
 
@@ -145,7 +145,7 @@ static const pg_cunit_test_t status_tests[] = {
     { "abort codes are taken mod 256", test_abort_codes_are_eight_bits },
     { "a failure before the abort stands", test_earlier_failure_beats_abort },
     { "a rank lost before finalize gives its own status", test_lost_rank_takes_its_own_status },
-    { "a lost rank that exits 0 still fails the job", test_lost_rank_exiting_zero_still_fails },
+    { "a lost rank that exits 0 or is killed by the teardown gives 1", test_lost_rank_exiting_zero_still_fails },
     { "--timeout is 124, a signal to pmigate is 128+N", test_timeout_and_signal_codes },
     { "launch failures: 127 not found, 126 not executable", test_launch_failures_use_shell_codes },
     { NULL, NULL },
