@@ -454,6 +454,7 @@ write_results() {
         echo "# host: $(uname -n) $(uname -r), $(nproc) CPUs, $(awk '/MemTotal/ {printf "%.0f GB", $2 / 1048576}' /proc/meminfo);" \
             "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')"
         echo "# reps=$reps big_reps=$big_reps gets=$loop_gets limits: $LIMITS"
+        echo "# load average (1/5/15 min): $load_start at start, $(cut -d' ' -f1-3 /proc/loadavg) at end"
         echo "# git: $(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)"
         echo "# pmigate: ${PMIGATE_WHY:-ok}"
         echo "# per_get_us = all-get phase / N^2; per_client_get_us = phase / N; every run is in $(basename "$runlog")"
@@ -475,6 +476,10 @@ getloop=$(bench_bin pmi2_getloop -lpmi2) || { getloop=; note "pmi2_getloop not b
 [ -x "$hello_prog" ] || { hello_ns=; note "no $hello_prog (MPICH missing?): hello skipped"; }
 check_pmigate || note "pmigate columns n/a: $PMIGATE_WHY"
 say "  limits: $LIMITS"
+load_start=$(cut -d' ' -f1-3 /proc/loadavg)
+# Other work on a 2-core machine moves every figure; say so next to them.
+awk -v l="${load_start%% *}" 'BEGIN {exit !(l > 1.0)}' &&
+    note "load average $load_start at start: the machine is busy, figures will be noisy"
 
 t_start=$SECONDS
 say "-- wire-up series"
