@@ -232,7 +232,7 @@ floor_once() {
     fi
 }
 
-# Only a failing run's status is kept; ok or never-run leave room for more.
+# failed TAG: an earlier repetition of TAG failed, so the rest are skipped.
 failed() { local s=${STATUS[$1]:-}; [ -n "$s" ] && [ "$s" != ok ]; }
 
 run_wireup_series() {
@@ -383,6 +383,7 @@ report_wireup() {
                 "wall_s=${wall:-na}$([ "$s" = pmigate ] && echo " rss_kb=$(median "wireup $s $n hwm")")"
         done
     done
+    say "  hydra runs only at N = $side_ns: beyond that it hangs on these machines"
 }
 
 report_hello() {
