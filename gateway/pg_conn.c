@@ -53,6 +53,7 @@ struct pg_conn {
     unsigned closed : 1;
     unsigned free_pending : 1;
     unsigned quiet_close : 1;     /* closing from pg_conn_free: no owner callback */
+    unsigned by_peer : 1;         /* ended by EOF or reset, not by what was sent */
 };
 
 static void conn_really_free(pg_conn_t *c);
@@ -319,7 +320,8 @@ static int conn_reserve(pg_conn_t *c)
 
 static void conn_eof(pg_conn_t *c)
 {
-    if (c->finalized)
+    c->by_peer = 1;
+    if (c->finalized || (!c->opened && c->in_end == c->in_start))
         conn_close(c, NULL);
     else if (c->in_end > c->in_start)
         conn_close(c, "closed its PMI connection in the middle of a message");
@@ -536,4 +538,9 @@ int pg_conn_is_open(const pg_conn_t *c)
 int pg_conn_is_opened(const pg_conn_t *c)
 {
     return c->opened;
+}
+
+int pg_conn_closed_by_peer(const pg_conn_t *c)
+{
+    return c->by_peer;
 }

@@ -48,9 +48,10 @@ typedef struct pg_conn_owner_ops {
     void (*opened)(void *owner, pg_conn_t *conn);
     /* The handler marked the rank finalized (pg_conn_set_finalized). */
     void (*finalized)(void *owner, pg_conn_t *conn);
-    /* The connection ended.  reason is NULL after a clean finalize, else a
-     * sentence naming what went wrong ("closed its PMI connection before
-     * finalize").  The owner may call pg_conn_free() here. */
+    /* The connection ended.  reason is NULL after a clean finalize (or for
+     * a connection closed before it said anything), else a sentence naming
+     * what went wrong ("closed its PMI connection before finalize").  The
+     * owner may call pg_conn_free() here. */
     void (*closed)(void *owner, pg_conn_t *conn, const char *reason);
 } pg_conn_owner_ops_t;
 
@@ -102,5 +103,9 @@ void pg_conn_drain(pg_conn_t *conn);
 int pg_conn_is_open(const pg_conn_t *conn);
 /* 1 once a first message has been dispatched to a handler. */
 int pg_conn_is_opened(const pg_conn_t *conn);
+/* 1 if the connection ended because the peer went away (EOF, reset) rather
+ * than because of what it sent: the owner may wait for the process to be
+ * reaped before judging it. */
+int pg_conn_closed_by_peer(const pg_conn_t *conn);
 
 #endif

@@ -470,7 +470,8 @@ static void conn_closed(void *owner, pg_conn_t *conn, const char *reason)
 {
     pg_job_t *job = owner;
     int rank = pg_conn_rank(conn);
-    int was_pmi = 0;
+    int by_peer = pg_conn_closed_by_peer(conn);
+    struct timeval grace = ms_to_tv(PG_JOB_LOST_GRACE_MS);
     pg_rank_t *r;
 
     port_conn_forget(job, conn);
@@ -481,25 +482,24 @@ static void conn_closed(void *owner, pg_conn_t *conn, const char *reason)
         return;
     }
     r = &job->ranks[rank];
-    was_pmi = conn == r->pmi_conn;
     if (conn == r->fd_conn)
         r->fd_conn = NULL;
-    if (was_pmi)
+    if (conn == r->pmi_conn)
         r->pmi_conn = NULL;
     pg_conn_free(conn);
-    if (!was_pmi || reason == NULL || job->teardown || r->reaped)
+    if (reason == NULL || job->teardown || r->reaped)
         return;
-    /* wait a moment for the process itself, to report how it ended */
+    if (!by_peer) {
+        rank_fail_lost(job, r, reason); /* it sent something wrong: its fault now */
+        return;
+    }
+    /* the peer went away: wait a moment for the process, to say how it ended */
     free(r->lost_reason);
     r->lost_reason = strdup(reason);
     if (r->lost_timer == NULL)
         r->lost_timer = evtimer_new(job->base, on_lost_grace, r);
-    if (r->lost_timer == NULL) {
+    if (r->lost_timer == NULL || evtimer_add(r->lost_timer, &grace) != 0)
         rank_fail_lost(job, r, reason);
-        return;
-    }
-    struct timeval grace = ms_to_tv(PG_JOB_LOST_GRACE_MS);
-    evtimer_add(r->lost_timer, &grace);
 }
 
 static void on_port_accept(void *arg, int fd)

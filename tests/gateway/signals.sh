@@ -3,7 +3,9 @@
 # nothing it started survives, grandchildren included.
 . "$top_srcdir/tests/gateway/gw_lib.sh"
 
-for sig in TERM INT; do
+for sig in TERM:15 INT:2; do
+    num=${sig#*:}
+    sig=${sig%:*}
     m=$(marker "sig$sig")
     "$PMIGATE" run -n 3 "$PROG" grandchild "$m" 2>"$TMP/e" &
     pid=$!
@@ -15,7 +17,7 @@ for sig in TERM INT; do
     kill -$sig $pid
     wait $pid
     st=$?
-    want=$((128 + $(kill -l $sig)))
+    want=$((128 + num))
     expect_status $want $st "SIG$sig to pmigate"
     expect_grep 'forwarding it to the job' "$TMP/e" "SIG$sig to pmigate"
     no_orphans "$m"
