@@ -68,9 +68,19 @@ field() {    # field KEY FILE: value of KEY=… on the first line that has it
 
 current_pid=
 
-# All descendants of a pid (and the pid), from one ps snapshot.
+# Every process's "pid ppid", read from /proc (procps may be missing).
+process_parents() {
+    local stat line fields
+    for stat in /proc/[0-9]*/stat; do
+        read -r line <"$stat" 2>/dev/null || continue
+        fields=(${line##*) })           # after "pid (comm) ": state ppid …
+        echo "${stat//[^0-9]/} ${fields[1]}"
+    done
+}
+
+# All descendants of a pid (and the pid), from one snapshot.
 process_tree() {
-    ps -e -o pid=,ppid= | awk -v root="$1" '
+    process_parents | awk -v root="$1" '
         {parent[$1] = $2}
         END {in_tree[root] = 1; grew = 1
              while (grew) {grew = 0; for (p in parent) if (!(p in in_tree) && (parent[p] in in_tree)) {in_tree[p] = 1; grew = 1}}
@@ -173,7 +183,7 @@ check_limits() {
     local procs pid_max running
     procs=$(ulimit -u)
     pid_max=$(cat /proc/sys/kernel/pid_max)
-    running=$(ps -e --no-headers | wc -l)
+    running=$(process_parents | wc -l)
     if [ "$procs" != unlimited ] && [ "$procs" -lt $(( max_n * 2 + running )) ]; then
         note "ulimit -u is $procs: too few processes for N=$max_n (raise it)"
     fi
