@@ -454,6 +454,8 @@ int hh_expect(hh_t *h, int c, hh_reply_t *r, const char *cmd)
         fprintf(stderr, "\n  client %d: no reply (expected %s)\n", c, cmd);
         return 0;
     }
+    if (getenv("HH_TRACE") != NULL) /* HH_TRACE=1: show every reply checked */
+        fprintf(stderr, "  [%d] %s%s", c, r->raw, r->raw[r->len - 1] == '\n' ? "" : "\n");
     if (strcmp(hh_cmd(r), cmd) != 0) {
         fprintf(stderr, "\n  client %d: expected %s, got %s\n", c, cmd, r->raw);
         return 0;
