@@ -1,0 +1,96 @@
+#!/bin/sh
+# Raw-wire conversations through a real `pmigate run` connection
+# (tests/integration/pmi_script speaks scripted bytes on PMI_FD): every
+# bad-input rule gets an error reply and leaves the connection usable;
+# broken framing fails the rank with a clear message; PMI-2 quirks (left or
+# right padded lengths, MPICH 4.0's off-by-6 junk, thrid) are tolerated.
+. "$(dirname "$0")/hi_lib.sh"
+[ -x "$SCRIPT_PROG" ] || { echo "SKIP: pmi_script not built"; exit 77; }
+probe_handlers
+
+K100=$(printf 'k%.0s' $(seq 100))
+V2000=$(printf 'v%.0s' $(seq 2000))
+
+# PMI-1: bad input answered, connection stays usable, hydra-compatible replies
+cat >"$WORK/pmi1" <<SCRIPT
+send1 cmd=init pmi_version=1 pmi_subversion=1
+expect cmd=response_to_init rc=0
+send1 cmd=bogus_command foo=bar
+expect cmd=bogus_command_result rc=-1 msg=unsupported_command_bogus_command
+send1 cmd=put kvsname=x key=$K100 value=v
+expect cmd=put_result rc=-1 msg=key_too_long
+send1 cmd=put kvsname=x key=k value=$V2000
+expect cmd=put_result rc=-1 value_too_long
+send1 cmd=put key
+expect cmd=put_result rc=-1 malformed
+send1 cmd=put kvsname=x key=mine value=visible
+expect cmd=put_result rc=0 msg=success
+send1 cmd=get kvsname=x key=mine
+expect rc=0 value=visible\n
+send1 cmd=get kvsname=x key=nokey
+expect rc=-1 msg=key_nokey_not_found value=unknown\n
+send1 cmd=get_universe_size
+expect cmd=universe_size size=1
+send1 cmd=get_maxes
+expect kvsname_max=256 keylen_max=64 vallen_max=1024
+send1 cmd=create_kvs
+expect cmd=newkvs rc=-1 not_supported
+send1 cmd=barrier_in
+expect cmd=barrier_out
+send1 cmd=finalize
+expect cmd=finalize_ack
+eof
+SCRIPT
+run_job 30 -n 1 "$SCRIPT_PROG" "$WORK/pmi1"
+[ $rc -eq 0 ] || { fail "PMI-1 bad-input conversation (exit $rc)"; cat "$WORK/out"; }
+
+# PMI-2: quirks and bad input
+cat >"$WORK/pmi2" <<SCRIPT
+send1 cmd=init pmi_version=2 pmi_subversion=0
+expect cmd=response_to_init rc=0 pmi_version=2
+send2l cmd=fullinit;pmirank=0;threaded=FALSE;
+expect cmd=fullinit-response rc=0 pmi-version=2 pmi-subversion=0 rank=0 size=1
+send2 cmd=job-getid;thrid=0xdeadbeef;
+expect cmd=job-getid-response thrid=0xdeadbeef; rc=0
+raw 20    cmd=job-getid;\x01\x02\x03\x04\x05\x06
+expect cmd=job-getid-response rc=0
+send2 cmd=frobnicate;thrid=T1;
+expect frobnicate-response thrid=T1; unsupported_command
+send2 cmd=kvs-put;key=$K100;value=v;
+expect kvs-put-response key_too_long
+reject rc=0;
+send2 cmd=kvs-put;key=k;value=$V2000;
+expect kvs-put-response value_too_long
+send2 cmd=kvs-put;novalue;
+expect kvs-put-response malformed
+send2 cmd=kvs-get;key=before-fence;
+expect kvs-get-response found=FALSE rc=0
+send2 cmd=kvs-put;key=k;value=v;
+expect kvs-put-response rc=0
+send2 cmd=kvs-fence;
+expect kvs-fence-response rc=0
+send2 cmd=kvs-get;srcid=0;key=k;
+expect found=TRUE value=v;
+send2 cmd=job-connect;jobid=x;
+expect job-connect-response kvscopy=FALSE not_supported
+reject rc=0;
+send2 cmd=name-publish;name=s;port=p0;infokeycount=0;
+expect name-publish-response rc=0
+send2 cmd=name-publish;name=s;port=p1;infokeycount=0;
+expect name-publish-response errmsg=
+reject rc=0;
+send2 cmd=name-lookup;name=s;infokeycount=0;
+expect port=p0; value=p0; found=TRUE rc=0
+send2 cmd=finalize;
+expect finalize-response rc=0
+eof
+SCRIPT
+run_job 30 -n 1 "$SCRIPT_PROG" "$WORK/pmi2"
+[ $rc -eq 0 ] || { fail "PMI-2 quirk/bad-input conversation (exit $rc)"; cat "$WORK/out"; }
+
+# Broken framing: the rank is failed, the job ends non-zero, the message names it
+printf 'send1 cmd=init pmi_version=2 pmi_subversion=0\nexpect rc=0\nraw 12a456cmd=kvs-fence;\neof\n' >"$WORK/frame"
+run_job 30 -n 1 "$SCRIPT_PROG" "$WORK/frame"
+[ $rc -ne 0 ] && [ $rc -ne 124 ] || { fail "broken PMI-2 framing: exit $rc"; cat "$WORK/out"; }
+grep -q "rank 0" "$WORK/out" || { fail "broken framing: no message naming rank 0"; cat "$WORK/out"; }
+finish
