@@ -121,6 +121,12 @@ void pg_parse_begin(pg_parse_t *ps, pg_msg_t *msg, pg_proto_t proto, char *buf, 
     msg->ntokens = 0;
 }
 
+int pg_parse_refuse(pg_parse_t *ps, int err, const char *reason)
+{
+    ps->msg->err_reason = reason;
+    return err;
+}
+
 void pg_parse_name_end(pg_parse_t *ps, const char *p)
 {
     ps->msg->name.ptr = ps->name;
@@ -288,6 +294,7 @@ int pg_parse_frame(char *buf, const pg_frame_t *frame, pg_msg_t *msg)
     case PG_FRAME_PMI2: return pg_parse_pmi2(body, frame->body_len, msg);
     case PG_FRAME_NONE: break;
     }
-    msg->err_reason = "no frame";
-    return PG_WIRE_ESYNTAX;
+    pg_parse_t ps;
+    pg_parse_begin(&ps, msg, PG_PROTO_NONE, body, 0);
+    return pg_parse_refuse(&ps, PG_WIRE_ESYNTAX, "no frame");
 }

@@ -31,7 +31,11 @@ typedef struct pg_parse {
     int err;                /* first hard error an action met, else 0 */
 } pg_parse_t;
 
+/* Resets msg for a new parse; call it first, so even a refused input never
+ * leaves tokens of an earlier message behind. */
 void pg_parse_begin(pg_parse_t *ps, pg_msg_t *msg, pg_proto_t proto, char *buf, size_t len);
+/* Refuses the whole input without parsing it; returns err. */
+int pg_parse_refuse(pg_parse_t *ps, int err, const char *reason);
 void pg_parse_name_end(pg_parse_t *ps, const char *p);
 void pg_parse_token_pmi1(pg_parse_t *ps, const char *p);
 void pg_parse_token_mcmd(pg_parse_t *ps, const char *p);

@@ -27,10 +27,10 @@ int pg_parse_pmi1(char *line, size_t len, pg_msg_t *msg)
 {
     if (len > 0 && line[len - 1] == '\n')
         len--;
-    if (len >= PG_PMI1_LINE_MAX)
-        return PG_WIRE_ELINE_TOO_LONG;
     pg_parse_t ps;
     pg_parse_begin(&ps, msg, PG_PROTO_PMI1, line, len);
+    if (len >= PG_PMI1_LINE_MAX)
+        return pg_parse_refuse(&ps, PG_WIRE_ELINE_TOO_LONG, "line longer than the framer allows");
     char *p = line, *pe = line + len, *eof = pe;
     int cs;
     %% write init;
@@ -57,10 +57,10 @@ main := 'mcmd=' name '\n' line* ('endcmd' '\n'?)?;
 
 int pg_parse_pmi1_mcmd(char *block, size_t len, pg_msg_t *msg)
 {
-    if (len >= PG_PMI1_MCMD_MAX)
-        return PG_WIRE_EMCMD_TOO_LONG;
     pg_parse_t ps;
     pg_parse_begin(&ps, msg, PG_PROTO_PMI1, block, len);
+    if (len >= PG_PMI1_MCMD_MAX)
+        return pg_parse_refuse(&ps, PG_WIRE_EMCMD_TOO_LONG, "block longer than the framer allows");
     char *p = block, *pe = block + len, *eof = pe;
     int cs;
     (void)eof; /* this machine has no end-of-input actions */

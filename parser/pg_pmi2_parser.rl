@@ -32,10 +32,10 @@ main := 'cmd=' name (';' token %token_end)* ';'?;
 
 int pg_parse_pmi2(char *body, size_t len, pg_msg_t *msg)
 {
-    if (len > PG_PMI2_BODY_MAX)
-        return PG_WIRE_ELENGTH_TOO_BIG;
     pg_parse_t ps;
     pg_parse_begin(&ps, msg, PG_PROTO_PMI2, body, len);
+    if (len > PG_PMI2_BODY_MAX)
+        return pg_parse_refuse(&ps, PG_WIRE_ELENGTH_TOO_BIG, "body longer than the framer allows");
     char *p = body, *pe = body + len, *eof = pe;
     int cs;
     %% write init;

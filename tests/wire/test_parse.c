@@ -165,7 +165,7 @@ static void test_pmi2_double_semicolon_is_unescaped_in_place(void)
 
 static void test_pmi2_m40_off_by_6_junk_is_ignored(void)
 {
-    static const char *junk[] = { "\0\0\0\0\0\0", "\x7f\xff\0\x01" "ab", "abcdef", "a;b\0;;", "=x;y=\0" };
+    static const char *junk[] = { "\0\0\0\0\0\0", "\x7f\xff\0\x01\x61\x62", "abcdef", "a;b\0;;", "=x;y=\0" };
     char body[64];
     for (size_t i = 0; i < sizeof junk / sizeof junk[0]; i++) {
         memcpy(body, "cmd=kvs-get;key=k;", 18);
@@ -292,15 +292,30 @@ static void test_msg_reuse_keeps_its_grown_array(void)
     CU_ASSERT_PTR_EQUAL(msg.tokens, msg.inline_tokens);
 }
 
-static void test_oversized_input_is_refused_before_parsing(void)
+/* Found by fuzz_wire: a refused input used to return before the message
+ * was reset, leaving tokens that pointed into the previous (freed) buffer. */
+static void test_oversized_input_is_refused_and_leaves_no_stale_tokens(void)
 {
     static char big[PG_PMI1_MCMD_MAX + 1];
-    memset(big, 'a', sizeof big);
+    char earlier[] = "cmd=put kvsname=k key=x value=y";
     pg_msg_t msg;
     pg_msg_init(&msg);
-    CU_ASSERT_EQUAL(pg_parse_pmi1(big, PG_PMI1_LINE_MAX, &msg), PG_WIRE_ELINE_TOO_LONG);
-    CU_ASSERT_EQUAL(pg_parse_pmi1_mcmd(big, PG_PMI1_MCMD_MAX, &msg), PG_WIRE_EMCMD_TOO_LONG);
-    CU_ASSERT_EQUAL(pg_parse_pmi2(big, PG_PMI2_BODY_MAX + 1, &msg), PG_WIRE_ELENGTH_TOO_BIG);
+    int (*parsers[])(char *, size_t, pg_msg_t *) = { pg_parse_pmi1, pg_parse_pmi1_mcmd, pg_parse_pmi2 };
+    size_t too_long[] = { PG_PMI1_LINE_MAX, PG_PMI1_MCMD_MAX, PG_PMI2_BODY_MAX + 1 };
+    int codes[] = { PG_WIRE_ELINE_TOO_LONG, PG_WIRE_EMCMD_TOO_LONG, PG_WIRE_ELENGTH_TOO_BIG };
+    for (int i = 0; i < 3; i++) {
+        CU_ASSERT_EQUAL(pg_parse_pmi1(earlier, strlen(earlier), &msg), PG_WIRE_OK);
+        CU_ASSERT_EQUAL(msg.ntokens, 3);
+        memset(big, 'a', sizeof big);
+        CU_ASSERT_EQUAL(parsers[i](big, too_long[i], &msg), codes[i]);
+        CU_ASSERT_EQUAL(msg.ntokens, 0);
+        CU_ASSERT_EQUAL(msg.cmd, PG_CMD_UNKNOWN);
+        CU_ASSERT_PTR_NOT_NULL(msg.err_reason);
+    }
+    pg_frame_t none = { 0 };
+    CU_ASSERT_EQUAL(pg_parse_pmi1(earlier, strlen(earlier), &msg), PG_WIRE_OK);
+    CU_ASSERT_EQUAL(pg_parse_frame(big, &none, &msg), PG_WIRE_ESYNTAX);
+    CU_ASSERT_EQUAL(msg.ntokens, 0);
     pg_msg_release(&msg);
 }
 
@@ -333,7 +348,7 @@ static const pg_cunit_test_t limit_tests[] = {
     { "each limit has its code and keeps the command", test_each_limit_has_its_code_and_keeps_the_command },
     { "too many tokens keeps the first ones", test_too_many_tokens_keeps_the_first_ones },
     { "a reused message keeps its grown array", test_msg_reuse_keeps_its_grown_array },
-    { "oversized input is refused before parsing", test_oversized_input_is_refused_before_parsing },
+    { "oversized input is refused and leaves no stale tokens", test_oversized_input_is_refused_and_leaves_no_stale_tokens },
     { NULL, NULL },
 };
 
