@@ -20,6 +20,8 @@
 #include "gateway/pg_job.h"
 #include "gateway/pg_place.h"
 #include "gateway/pg_status.h"
+#include "pmi1/pg_pmi1_server.h"
+#include "pmi2/pg_pmi2_server.h"
 #include "wire/pg_wire.h"
 
 static const char main_usage[] =
@@ -27,10 +29,13 @@ static const char main_usage[] =
     "       pmigate info                               version, PMI limits, topology\n"
     "       pmigate --version | --help\n";
 
-/* The protocol handlers connections dispatch to.  pmi1/ and pmi2/ fill
- * their entries in as they land; until then such connections are closed
- * with a message naming the rank. */
-static const pg_handler_table_t handlers = { { NULL } };
+/* The protocol handlers connections dispatch to, by the protocol their
+ * first message shows.  A protocol without an entry is refused with a
+ * message naming the rank. */
+static const pg_handler_table_t handlers = { {
+    [PG_PROTO_PMI1] = &pg_pmi1_handler,
+    [PG_PROTO_PMI2] = &pg_pmi2_handler,
+} };
 
 static void print_hwloc_version(FILE *f, unsigned v)
 {
