@@ -39,6 +39,7 @@ const char pg_cli_run_usage[] =
     "  --timeout S            kill the job after S seconds, exit status 124\n"
     "  --tag-output           prefix every output line with [rank]\n"
     "  --verbose              print every PMI command and reply with its rank\n"
+    "  --trace FILE           record every PMI message to FILE (see pmigate trace)\n"
     "  -h, --help             this text\n"
     "\n"
     "Exit status: the first non-zero rank status (128+N for a rank killed by\n"
@@ -232,6 +233,12 @@ static int parse_option(cli_state_t *st, int argc, char **argv, int *i, pg_segme
     }
     if ((opt_is(arg, "verbose", &iv) || opt_is(arg, "v", &iv)) && iv == NULL) {
         opts->verbose = 1;
+        return 0;
+    }
+    if (opt_is(arg, "trace", &iv)) {
+        opts->trace_path = opt_value(argc, argv, i, iv);
+        if (opts->trace_path == NULL || opts->trace_path[0] == '\0')
+            return fail(st, "--trace needs a file name");
         return 0;
     }
     if ((opt_is(arg, "help", &iv) || opt_is(arg, "h", &iv)) && iv == NULL) {

@@ -38,6 +38,7 @@
 #include "gateway/pg_place.h"
 #include "gateway/pg_status.h"
 #include "gateway/pg_stdin.h"
+#include "gateway/pg_trace_rec.h"
 
 enum {
     PG_JOB_KILL_GRACE_MS = 300, /* SIGTERM -> SIGKILL */
@@ -79,6 +80,7 @@ struct pg_job {
     pg_listen_t *listen;
     pg_job_engine_t *je;
     pg_stdin_t *stdin_fwd;
+    pg_trace_recorder_t *trace; /* --trace, else NULL */
     pg_conn_t **port_conns;  /* PMI_PORT connections, owned */
     int nport_conns;
     pid_t parent;
@@ -416,7 +418,11 @@ static pg_conn_t *job_conn_new(pg_job_t *job, int fd, int rank)
 {
     pg_conn_t *conn = pg_conn_new(job->base, fd, rank, job, job->handlers, &job->conn_ops, job);
 
-    if (conn != NULL && job->opts->verbose)
+    if (conn != NULL && job->trace != NULL &&
+        pg_trace_recorder_attach(job->trace, conn, job->opts->verbose ? trace_verbose : NULL,
+                                 job) != 0)
+        pg_job_log(job, "out of memory: a connection is missing from the trace");
+    else if (conn != NULL && job->trace == NULL && job->opts->verbose)
         pg_conn_set_trace(conn, trace_verbose, job);
     return conn;
 }
@@ -838,6 +844,12 @@ static int job_prepare(pg_job_t *job)
         return -1;
     if (build_envs(job) != 0 || build_placement(job) != 0 || arm_events(job) != 0)
         goto oom;
+    if (job->opts->trace_path != NULL &&
+        (job->trace = pg_trace_recorder_open(job->base, job->opts->trace_path, job->kvsname,
+                                             job->size, &err)) == NULL) {
+        pg_job_log(job, "cannot write the trace %s: %s", job->opts->trace_path, strerror(err));
+        goto fail;
+    }
     job->listen = pg_listen_new(job->base, on_port_accept, on_port_refuse, job, &err);
     if (job->listen == NULL) {
         pg_job_log(job, "cannot open the PMI_PORT socket: %s", strerror(err));
@@ -955,6 +967,8 @@ void pg_job_free(pg_job_t *job)
         pg_conn_free(job->port_conns[--job->nport_conns]);
     free(job->port_conns);
     pg_job_engine_free(job->je); /* after the connections: handlers drop their requests first */
+    if (pg_trace_recorder_close(job->trace) != 0)
+        pg_job_log(job, "writing the trace %s failed: it is incomplete", job->opts->trace_path);
     pg_listen_free(job->listen);
     pg_stdin_free(job->stdin_fwd);
     for (int s = 0; job->seg_env != NULL && s < job->opts->nsegments; s++)

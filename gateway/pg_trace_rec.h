@@ -1,0 +1,43 @@
+/*
+ * pg_trace_rec: `pmigate run --trace FILE` — records every message of every
+ * connection of a job into a trace file (format: pg_trace.h,
+ * docs/trace-format.md) through the connection layer's trace hook.
+ *
+ * Cheap on purpose: one stdio stream with a 1 MiB buffer, no fsync, and a
+ * libevent timer that flushes a quarter second after the last write, so a
+ * hanging job's trace can be read (tail -f) while it hangs.  Without
+ * --trace nothing is attached and the connection layer pays one NULL test.
+ *
+ * Ownership: the recorder owns the file and one small context per attached
+ * connection (freed by pg_trace_recorder_close, so a connection may be freed
+ * before the recorder but must not outlive it with the hook still set).
+ */
+#ifndef PG_TRACE_REC_H
+#define PG_TRACE_REC_H
+
+#include "gateway/pg_conn.h"
+
+struct event_base;
+typedef struct pg_trace_recorder pg_trace_recorder_t;
+
+/* Creates (truncates) path and writes the header: format version, kvsname,
+ * size, wall-clock start and this process's command line.  base may be NULL
+ * (no idle flush).  Returns NULL with *err set to an errno value. */
+pg_trace_recorder_t *pg_trace_recorder_open(struct event_base *base, const char *path,
+                                            const char *kvsname, int size, int *err);
+
+/* Records conn from now on (the connection gets the next connection id).
+ * `also` (may be NULL) is another trace function called first with also_arg
+ * for every message, so --verbose and --trace work together.  Returns 0, or
+ * -1 when out of memory (the connection is then not traced). */
+int pg_trace_recorder_attach(pg_trace_recorder_t *rec, pg_conn_t *conn, pg_conn_trace_fn also,
+                             void *also_arg);
+
+/* The path given to open (borrowed from the recorder). */
+const char *pg_trace_recorder_path(const pg_trace_recorder_t *rec);
+
+/* Flushes and closes the file, frees everything.  Returns 0, or -1 when a
+ * write failed at any point (the trace is incomplete). NULL is a no-op. */
+int pg_trace_recorder_close(pg_trace_recorder_t *rec);
+
+#endif
