@@ -20,13 +20,16 @@
 #include "gateway/pg_job.h"
 #include "gateway/pg_place.h"
 #include "gateway/pg_status.h"
+#include "gateway/pg_trace_cli.h"
 #include "pmi1/pg_pmi1_server.h"
 #include "pmi2/pg_pmi2_server.h"
+#include "pmix/server/pg_pmix_server.h"
 #include "wire/pg_wire.h"
 
 static const char main_usage[] =
     "Usage: pmigate run [options] prog [args] [: ...]   launch a job (see pmigate run --help)\n"
     "       pmigate info                               version, PMI limits, topology\n"
+    "       pmigate trace show|stats|timeline FILE ... read a --trace file\n"
     "       pmigate --version | --help\n";
 
 /* The protocol handlers connections dispatch to, by the protocol their
@@ -35,6 +38,7 @@ static const char main_usage[] =
 static const pg_handler_table_t handlers = { {
     [PG_PROTO_PMI1] = &pg_pmi1_handler,
     [PG_PROTO_PMI2] = &pg_pmi2_handler,
+    [PG_PROTO_PMIX] = &pg_pmix_handler,
 } };
 
 static void print_hwloc_version(FILE *f, unsigned v)
@@ -151,6 +155,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(cmd, "info") == 0)
         return cmd_info();
+    if (strcmp(cmd, "trace") == 0)
+        return pg_trace_main(argc - 2, argv + 2);
     if (strcmp(cmd, "run") == 0)
         return cmd_run(argc - 2, argv + 2);
     fprintf(stderr, "pmigate: unknown command '%s'\n%s", cmd, main_usage);
