@@ -1,0 +1,832 @@
+/*
+ * pg_pmi2_api: the PMI2_* entry points of libpmi2.so.0 (pmi2/pmi2.h).  Each
+ * call encodes one request with the shared encoders, goes through the thread
+ * multiplexer (pg_pmi2_mux.c) and reads its reply tolerantly
+ * (wire-protocol.md §8.4: rc missing means success, pmiverbose TRUE/FALSE or
+ * an integer, pmi-version missing, the lookup port in port= or value=).
+ *
+ * The process-wide state (the PMI-2 API is global by definition) is one
+ * struct.  Init and Finalize take its lock; the other calls only read the
+ * facts Init wrote, so the request path takes no lock of its own.  Without
+ * a PMI environment the process is a singleton: size 1, rank 0, and local
+ * stores for keys, node attributes and names (wire-protocol.md §6.2).
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pmi1/client/pg_cl_io.h"
+#include "pmi1/client/pg_cl_kv.h"
+#include "pmi1/client/pg_cl_util.h"
+#include "pmi2/client/pg_pmi2_mux.h"
+#include "pmi2/pmi2.h"
+
+#define PMI2_MAPPING_KEY "PMI_process_mapping"
+/* A key nobody puts: a get of it after a fence returns only once every
+ * process has fenced (hydra), which turns the fence into a barrier. */
+#define PMI2_BARRIER_KEY "-NONEXIST-KEY"
+
+static struct pmi2_state {
+    pthread_mutex_t lock;       /* init/finalize, cached facts, singleton stores */
+    bool inited;
+    bool want_threaded;         /* PMI2_Set_threaded before PMI2_Init */
+    bool fence_is_barrier;      /* the server's kvs-fence is a true barrier (pmigate) */
+    pg_pmi2_mux_t *mux;         /* NULL for a singleton */
+    int rank, size, appnum, spawned;
+    int node_size;              /* PMI2_Info_GetSize, 0 until computed */
+    char jobid[PMI2_MAX_VALLEN + 1]; /* "" until the first PMI2_Job_GetId */
+    pg_cl_kv_t *kvs, *node, *names; /* the singleton's stores */
+} pmi2 = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* ---- requests -------------------------------------------------------------- */
+
+/* Arguments of one request, read by the build functions below. */
+typedef struct req {
+    pg_cmd_t cmd;
+    const char *a, *b;
+    int i;
+    bool flag;
+    int ncmds;
+    const pg_spawn_cmd_t *cmds;
+    int npre;
+    const pg_kv_t *pre;
+} req_t;
+
+static int build_init(pg_enc_t *e, const char *thrid, const void *v)
+{
+    (void)thrid;
+    (void)v;
+    return pg_enc_pmi1_init(e, 2, 0);
+}
+
+static int build_fullinit(pg_enc_t *e, const char *thrid, const void *v)
+{
+    const req_t *r = v;
+
+    (void)thrid; /* M4.0 never sends thrid in fullinit either */
+    return pg_enc_pmi2_fullinit(e, r->a, r->i, r->flag);
+}
+
+static int build_simple(pg_enc_t *e, const char *thrid, const void *v)
+{
+    return pg_enc_pmi2_request(e, ((const req_t *)v)->cmd, thrid);
+}
+
+static int build_abort(pg_enc_t *e, const char *thrid, const void *v)
+{
+    const req_t *r = v;
+
+    (void)thrid;
+    return pg_enc_pmi2_abort(e, r->flag, r->a);
+}
+
+/* Requests with up to two string arguments. */
+static int build_pair(pg_enc_t *e, const char *thrid, const void *v)
+{
+    const req_t *r = v;
+
+    switch (r->cmd) {
+    case PG_CMD_PMI2_KVS_PUT:
+        return pg_enc_pmi2_kvs_put(e, thrid, r->a, r->b);
+    case PG_CMD_PMI2_KVS_GET:
+        return pg_enc_pmi2_kvs_get(e, thrid, r->a, r->i, r->b);
+    case PG_CMD_PMI2_INFO_PUTNODEATTR:
+        return pg_enc_pmi2_info_putnodeattr(e, thrid, r->a, r->b);
+    case PG_CMD_PMI2_INFO_GETNODEATTR:
+        return pg_enc_pmi2_info_getnodeattr(e, thrid, r->a, r->flag);
+    case PG_CMD_PMI2_INFO_GETJOBATTR:
+        return pg_enc_pmi2_info_getjobattr(e, thrid, r->a);
+    case PG_CMD_PMI2_NAME_PUBLISH:
+        return pg_enc_pmi2_name_publish(e, thrid, r->a, r->b);
+    case PG_CMD_PMI2_NAME_UNPUBLISH:
+        return pg_enc_pmi2_name_unpublish(e, thrid, r->a);
+    case PG_CMD_PMI2_NAME_LOOKUP:
+        return pg_enc_pmi2_name_lookup(e, thrid, r->a);
+    case PG_CMD_PMI2_JOB_CONNECT:
+        return pg_enc_pmi2_job_connect(e, thrid, r->a);
+    case PG_CMD_PMI2_JOB_DISCONNECT:
+        return pg_enc_pmi2_job_disconnect(e, thrid, r->a);
+    case PG_CMD_PMI2_RING:
+        return pg_enc_pmi2_ring(e, thrid, r->i, r->a, r->b);
+    case PG_CMD_PMI2_SPAWN:
+        return pg_enc_pmi2_spawn(e, thrid, r->ncmds, r->cmds, r->npre, r->pre);
+    default:
+        return PG_WIRE_EINVAL;
+    }
+}
+
+/* The server's rc: missing is success; any other failure is PMI2_FAIL
+ * (servers use their own numbers: hydra 1 or -1, Slurm its error codes). */
+static int reply_rc(const pg_msg_t *m)
+{
+    pg_str_t s = pg_msg_get(m, "rc");
+    long rc;
+
+    if (s.ptr == NULL)
+        return PMI2_SUCCESS;
+    return pg_str_to_long(s, &rc) == 0 && rc == 0 ? PMI2_SUCCESS : PMI2_FAIL;
+}
+
+/* found=TRUE/FALSE; when absent, a value= means found (Slurm's lookup). */
+static bool reply_found(const pg_msg_t *m)
+{
+    pg_str_t f = pg_msg_get(m, "found");
+    bool found;
+
+    if (f.ptr != NULL && pg_str_to_bool(f, &found) == 0)
+        return found;
+    return pg_msg_get(m, "value").ptr != NULL;
+}
+
+/* One round trip; PMI2_SUCCESS only when the reply's rc is 0 too. */
+static int pmi2_call(const req_t *r, pg_pmi2_build_fn build, pg_cmd_t expect, pg_pmi2_reply_t *reply)
+{
+    int rc = pg_pmi2_mux_call(pmi2.mux, build, r, expect, reply);
+
+    return rc == PMI2_SUCCESS ? reply_rc(&reply->msg) : rc;
+}
+
+static int pmi2_call_simple(pg_cmd_t cmd, pg_cmd_t expect)
+{
+    req_t r = { .cmd = cmd };
+    pg_pmi2_reply_t reply;
+    int rc = pmi2_call(&r, build_simple, expect, &reply);
+
+    pg_pmi2_reply_release(&reply);
+    return rc;
+}
+
+static int reply_int(const pg_msg_t *m, const char *key, int *out)
+{
+    long v;
+
+    if (pg_str_to_long(pg_msg_get(m, key), &v) != 0)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+/* Copies a reply value into a caller buffer (truncation is an error). */
+static int copy_out(pg_str_t v, char *dst, int cap)
+{
+    if (cap <= 0)
+        return PMI2_ERR_INVALID_LENGTH;
+    return pg_cl_copy(v, dst, (size_t)cap) == 0 ? PMI2_SUCCESS : PMI2_ERR_INVALID_LENGTH;
+}
+
+static pg_str_t cstr(const char *s)
+{
+    pg_str_t v = { s, s != NULL ? (uint32_t)strlen(s) : 0 };
+
+    return v;
+}
+
+#define PMI2_REQUIRE_INIT()                                                    \
+    do {                                                                       \
+        if (!pmi2.inited)                                                      \
+            return PMI2_ERR_INIT;                                              \
+    } while (0)
+
+/* ---- start-up and shut-down ------------------------------------------------ */
+
+static int singleton_start(void)
+{
+    pmi2.kvs = pg_cl_kv_new();
+    pmi2.node = pg_cl_kv_new();
+    pmi2.names = pg_cl_kv_new();
+    if (pmi2.kvs == NULL || pmi2.node == NULL || pmi2.names == NULL)
+        return PMI2_ERR_NOMEM;
+    pmi2.size = 1;
+    pmi2.rank = 0;
+    pmi2.appnum = -1;
+    pmi2.spawned = 0;
+    snprintf(pmi2.jobid, sizeof(pmi2.jobid), "singinit_kvs_%d_0", (int)getpid());
+    return PMI2_SUCCESS;
+}
+
+static int read_fullinit_response(const pg_msg_t *m)
+{
+    pmi2.appnum = -1;
+    if (reply_int(m, "rank", &pmi2.rank) != 0 || reply_int(m, "size", &pmi2.size) != 0 ||
+        pmi2.size <= 0 || pmi2.rank < 0 || pmi2.rank >= pmi2.size)
+        return PMI2_FAIL;
+    (void)reply_int(m, "appnum", &pmi2.appnum);
+    pmi2.spawned = pg_msg_get(m, "spawner-jobid").ptr != NULL;
+    return PMI2_SUCCESS; /* pmi-version and pmiverbose are not needed */
+}
+
+static int server_start(const pg_cl_env_t *env)
+{
+    req_t r = { .cmd = PG_CMD_PMI2_FULLINIT };
+    pg_pmi2_reply_t reply;
+    int rc;
+
+    if ((pmi2.mux = pg_pmi2_mux_new(env->fd)) == NULL)
+        return PMI2_ERR_NOMEM;
+    if (pmi2.want_threaded)
+        pg_pmi2_mux_set_threaded(pmi2.mux);
+    pmi2.fence_is_barrier = env->pmigate_ext;
+    rc = pmi2_call(&r, build_init, PG_CMD_PMI1_RESPONSE_TO_INIT, &reply);
+    pg_pmi2_reply_release(&reply);
+    if (rc != PMI2_SUCCESS)
+        return PMI2_ERR_INIT;
+    /* Slurm needs all three keys; hydra needs pmirank */
+    r.a = env->jobid != NULL ? env->jobid : "0";
+    r.i = env->id >= 0 ? env->id : env->rank >= 0 ? env->rank : 0;
+    r.flag = pmi2.want_threaded;
+    rc = pmi2_call(&r, build_fullinit, PG_CMD_PMI2_FULLINIT_RESPONSE, &reply);
+    if (rc == PMI2_SUCCESS)
+        rc = read_fullinit_response(&reply.msg);
+    pg_pmi2_reply_release(&reply);
+    return rc == PMI2_SUCCESS ? rc : PMI2_ERR_INIT;
+}
+
+static void pmi2_forget(void)
+{
+    pg_pmi2_mux_free(pmi2.mux);
+    pmi2.mux = NULL;
+    pg_cl_kv_free(pmi2.kvs);
+    pg_cl_kv_free(pmi2.node);
+    pg_cl_kv_free(pmi2.names);
+    pmi2.kvs = pmi2.node = pmi2.names = NULL;
+    pmi2.jobid[0] = '\0';
+    pmi2.node_size = 0;
+    pmi2.inited = false;
+}
+
+int PMI2_Init(int *spawned, int *size, int *rank, int *appnum)
+{
+    pg_cl_env_t env;
+    int rc = PMI2_SUCCESS;
+
+    pthread_mutex_lock(&pmi2.lock);
+    if (!pmi2.inited) {
+        if (pg_cl_env_read(&env) != 0)
+            rc = PMI2_ERR_INIT;
+        else
+            rc = env.mode == PG_CL_SINGLETON ? singleton_start() : server_start(&env);
+        if (rc == PMI2_SUCCESS)
+            pmi2.inited = true;
+        else
+            pmi2_forget();
+    }
+    if (rc == PMI2_SUCCESS) {
+        if (spawned != NULL)
+            *spawned = pmi2.spawned;
+        if (size != NULL)
+            *size = pmi2.size;
+        if (rank != NULL)
+            *rank = pmi2.rank;
+        if (appnum != NULL)
+            *appnum = pmi2.appnum;
+    }
+    pthread_mutex_unlock(&pmi2.lock);
+    return rc;
+}
+
+int PMI2_Initialized(void)
+{
+    return pmi2.inited;
+}
+
+int PMI2_Set_threaded(int is_threaded)
+{
+    pthread_mutex_lock(&pmi2.lock);
+    pmi2.want_threaded = is_threaded != 0;
+    if (pmi2.mux != NULL && is_threaded)
+        pg_pmi2_mux_set_threaded(pmi2.mux);
+    pthread_mutex_unlock(&pmi2.lock);
+    return PMI2_SUCCESS;
+}
+
+int PMI2_Finalize(void)
+{
+    int rc = PMI2_SUCCESS;
+
+    pthread_mutex_lock(&pmi2.lock);
+    if (pmi2.inited && pmi2.mux != NULL)
+        rc = pmi2_call_simple(PG_CMD_PMI2_FINALIZE, PG_CMD_PMI2_FINALIZE_RESPONSE);
+    pmi2_forget();
+    pthread_mutex_unlock(&pmi2.lock);
+    return rc;
+}
+
+int PMI2_Abort(int flag, const char msg[])
+{
+    req_t r = { .cmd = PG_CMD_PMI2_ABORT, .a = msg, .flag = flag != 0 };
+
+    fprintf(stderr, "PMI2_Abort(%d): %s\n", flag, msg != NULL ? msg : "");
+    fflush(stderr);
+    if (pmi2.inited && pmi2.mux != NULL)
+        (void)pg_pmi2_mux_send(pmi2.mux, build_abort, &r);
+    exit(flag != 0 ? flag : 1);
+}
+
+/* ---- jobs ------------------------------------------------------------------ */
+
+static int fetch_jobid(void)
+{
+    req_t r = { .cmd = PG_CMD_PMI2_JOB_GETID };
+    pg_pmi2_reply_t reply;
+    char id[sizeof(pmi2.jobid)];
+    int rc = pmi2_call(&r, build_simple, PG_CMD_PMI2_JOB_GETID_RESPONSE, &reply);
+
+    if (rc == PMI2_SUCCESS)
+        rc = pg_cl_copy(pg_msg_get(&reply.msg, "jobid"), id, sizeof(id)) == 0 && id[0] ? PMI2_SUCCESS
+                                                                                      : PMI2_FAIL;
+    pg_pmi2_reply_release(&reply);
+    if (rc == PMI2_SUCCESS) {
+        pthread_mutex_lock(&pmi2.lock);
+        memcpy(pmi2.jobid, id, sizeof(id));
+        pthread_mutex_unlock(&pmi2.lock);
+    }
+    return rc;
+}
+
+int PMI2_Job_GetId(char jobid[], int jobid_size)
+{
+    char id[sizeof(pmi2.jobid)];
+    int rc = PMI2_SUCCESS;
+
+    PMI2_REQUIRE_INIT();
+    if (jobid == NULL)
+        return PMI2_ERR_INVALID_ARG;
+    pthread_mutex_lock(&pmi2.lock);
+    memcpy(id, pmi2.jobid, sizeof(id)); /* the job id never changes: asked once */
+    pthread_mutex_unlock(&pmi2.lock);
+    if (id[0] == '\0') {
+        if ((rc = fetch_jobid()) != PMI2_SUCCESS)
+            return rc;
+        pthread_mutex_lock(&pmi2.lock);
+        memcpy(id, pmi2.jobid, sizeof(id));
+        pthread_mutex_unlock(&pmi2.lock);
+    }
+    return copy_out(cstr(id), jobid, jobid_size);
+}
+
+int PMI2_Job_GetRank(int *rank)
+{
+    PMI2_REQUIRE_INIT();
+    if (rank == NULL)
+        return PMI2_ERR_INVALID_ARG;
+    *rank = pmi2.rank;
+    return PMI2_SUCCESS;
+}
+
+static int spawn_request(const req_t *r, char jobId[], int jobIdSize, int errors[], int nerrors)
+{
+    pg_pmi2_reply_t reply;
+    int rc = pmi2_call(r, build_pair, PG_CMD_PMI2_SPAWN_RESPONSE, &reply), n;
+
+    for (int i = 0; errors != NULL && i < nerrors; i++)
+        errors[i] = 0;
+    if (rc == PMI2_SUCCESS && errors != NULL)
+        (void)pg_cl_int_list(pg_msg_get(&reply.msg, "errcodes"), errors, nerrors, &n);
+    if (rc == PMI2_SUCCESS && jobId != NULL && jobIdSize > 0)
+        rc = copy_out(pg_msg_get(&reply.msg, "jobid"), jobId, jobIdSize);
+    pg_pmi2_reply_release(&reply);
+    return rc;
+}
+
+int PMI2_Job_Spawn(int count, const char *cmds[], int argcs[], const char **argvs[],
+                   const int maxprocs[], const int info_keyval_sizes[],
+                   const PMI2_keyval_t *info_keyval_vectors[], int preput_keyval_size,
+                   const PMI2_keyval_t preput_keyval_vector[], char jobId[], int jobIdSize,
+                   int errors[])
+{
+    req_t r = { .cmd = PG_CMD_PMI2_SPAWN, .ncmds = count, .npre = preput_keyval_size };
+    pg_spawn_cmd_t *sc;
+    int rc, total = 0;
+
+    PMI2_REQUIRE_INIT();
+    if (count <= 0 || cmds == NULL || maxprocs == NULL || preput_keyval_size < 0)
+        return PMI2_ERR_INVALID_ARG;
+    if (pmi2.mux == NULL)
+        return PMI2_FAIL; /* a singleton has no process manager to spawn with */
+    if ((sc = calloc((size_t)count, sizeof(*sc))) == NULL)
+        return PMI2_ERR_NOMEM;
+    /* PMI2_keyval_t and pg_kv_t are both {const char *key, *val} */
+    for (int i = 0; i < count; i++) {
+        sc[i] = (pg_spawn_cmd_t){ .command = cmds[i], .maxprocs = maxprocs[i],
+                                  .argc = argcs != NULL ? argcs[i] : 0,
+                                  .argv = argvs != NULL ? argvs[i] : NULL };
+        if (info_keyval_sizes != NULL && info_keyval_vectors != NULL) {
+            sc[i].ninfo = info_keyval_sizes[i];
+            sc[i].info = (const pg_kv_t *)info_keyval_vectors[i];
+        }
+        total += maxprocs[i];
+    }
+    r.cmds = sc;
+    r.pre = (const pg_kv_t *)preput_keyval_vector;
+    rc = spawn_request(&r, jobId, jobIdSize, errors, total);
+    free(sc);
+    return rc;
+}
+
+/* No server implements job-connect (hydra aborts the job on it); a server
+ * that answers kvscopy=TRUE asks for a KVS copy this library cannot do. */
+int PMI2_Job_Connect(const char jobid[], PMI2_Connect_comm_t *conn)
+{
+    req_t r = { .cmd = PG_CMD_PMI2_JOB_CONNECT, .a = jobid };
+    pg_pmi2_reply_t reply;
+    int rc;
+
+    (void)conn;
+    PMI2_REQUIRE_INIT();
+    if (jobid == NULL)
+        return PMI2_ERR_INVALID_ARG;
+    if (pmi2.mux == NULL)
+        return PMI2_FAIL;
+    rc = pmi2_call(&r, build_pair, PG_CMD_PMI2_JOB_CONNECT_RESPONSE, &reply);
+    if (rc == PMI2_SUCCESS && pg_str_eq(pg_msg_get(&reply.msg, "kvscopy"), "TRUE"))
+        rc = PMI2_ERR_OTHER;
+    pg_pmi2_reply_release(&reply);
+    return rc;
+}
+
+int PMI2_Job_Disconnect(const char jobid[])
+{
+    req_t r = { .cmd = PG_CMD_PMI2_JOB_DISCONNECT, .a = jobid };
+    pg_pmi2_reply_t reply;
+    int rc;
+
+    PMI2_REQUIRE_INIT();
+    if (jobid == NULL)
+        return PMI2_ERR_INVALID_ARG;
+    if (pmi2.mux == NULL)
+        return PMI2_FAIL;
+    rc = pmi2_call(&r, build_pair, PG_CMD_PMI2_JOB_DISCONNECT_RESPONSE, &reply);
+    pg_pmi2_reply_release(&reply);
+    return rc;
+}
+
+/* ---- key-value space --------------------------------------------------------- */
+
+static int check_key_value(const char *key, const char *value)
+{
+    if (key == NULL || key[0] == '\0')
+        return PMI2_ERR_INVALID_KEY;
+    if (strlen(key) > PMI2_MAX_KEYLEN)
+        return PMI2_ERR_INVALID_KEY_LENGTH;
+    if (value == NULL)
+        return PMI2_ERR_INVALID_VAL;
+    return strlen(value) > PMI2_MAX_VALLEN ? PMI2_ERR_INVALID_VAL_LENGTH : PMI2_SUCCESS;
+}
+
+/* Stores into a singleton map under the state lock. */
+static int local_put(pg_cl_kv_t *kv, const char *key, const char *value)
+{
+    int rc;
+
+    pthread_mutex_lock(&pmi2.lock);
+    rc = pg_cl_kv_put_cstr(kv, key, value) == 0 ? PMI2_SUCCESS : PMI2_ERR_NOMEM;
+    pthread_mutex_unlock(&pmi2.lock);
+    return rc;
+}
+
+/* Copies a singleton map's value out: found or not, under the state lock. */
+static int local_get(pg_cl_kv_t *kv, const char *key, char *dst, int cap, bool *found)
+{
+    const char *v;
+    int rc = PMI2_SUCCESS;
+
+    pthread_mutex_lock(&pmi2.lock);
+    v = pg_cl_kv_get(kv, key, NULL);
+    *found = v != NULL;
+    if (v != NULL)
+        rc = copy_out(cstr(v), dst, cap);
+    pthread_mutex_unlock(&pmi2.lock);
+    return rc;
+}
+
+static int put_pair(pg_cmd_t cmd, pg_cmd_t expect, const char *key, const char *value)
+{
+    req_t r = { .cmd = cmd, .a = key, .b = value };
+    pg_pmi2_reply_t reply;
+    int rc = pmi2_call(&r, build_pair, expect, &reply);
+
+    pg_pmi2_reply_release(&reply);
+    return rc;
+}
+
+int PMI2_KVS_Put(const char key[], const char value[])
+{
+    int rc = check_key_value(key, value);
+
+    PMI2_REQUIRE_INIT();
+    if (rc != PMI2_SUCCESS)
+        return rc;
+    if (pmi2.mux == NULL)
+        return local_put(pmi2.kvs, key, value);
+    return put_pair(PG_CMD_PMI2_KVS_PUT, PG_CMD_PMI2_KVS_PUT_RESPONSE, key, value);
+}
+
+int PMI2_KVS_Fence(void)
+{
+    req_t r = { .cmd = PG_CMD_PMI2_KVS_GET, .i = PMI2_ID_NULL, .b = PMI2_BARRIER_KEY };
+    pg_pmi2_reply_t reply;
+    int rc;
+
+    PMI2_REQUIRE_INIT();
+    if (pmi2.mux == NULL)
+        return PMI2_SUCCESS;
+    rc = pmi2_call_simple(PG_CMD_PMI2_KVS_FENCE, PG_CMD_PMI2_KVS_FENCE_RESPONSE);
+    if (rc != PMI2_SUCCESS || pmi2.fence_is_barrier)
+        return rc;
+    /* hydra's fence returns at once; the get of a key nobody puts returns
+     * when everyone has fenced (found=FALSE is the expected answer) */
+    rc = pmi2_call(&r, build_pair, PG_CMD_PMI2_KVS_GET_RESPONSE, &reply);
+    pg_pmi2_reply_release(&reply);
+    return rc;
+}
+
+/* Gets answered without a round trip: the singleton's store.  The node's
+ * shared segment (published by the gateway after each fence) slots in here.
+ * *handled tells whether the answer is final. */
+static int kvs_get_local(const char *key, char *value, int maxvalue, int *vallen, bool *handled)
+{
+    bool found;
+    int rc;
+
+    *handled = pmi2.mux == NULL;
+    if (!*handled)
+        return PMI2_SUCCESS;
+    rc = local_get(pmi2.kvs, key, value, maxvalue, &found);
+    if (vallen != NULL)
+        *vallen = found ? (int)strlen(value) : 0;
+    if (!found && strcmp(key, PMI2_BARRIER_KEY) == 0)
+        return PMI2_SUCCESS; /* MPICH's barrier idiom works in a singleton too */
+    return found ? rc : PMI2_FAIL;
+}
+
+/* Copies a found value; too long: a truncated copy and -(needed length). */
+static int kvs_value_out(pg_str_t v, char *value, int maxvalue, int *vallen)
+{
+    if (maxvalue <= 0)
+        return PMI2_ERR_INVALID_LENGTH;
+    if (pg_cl_copy(v, value, (size_t)maxvalue) != 0) {
+        if (vallen != NULL)
+            *vallen = -(int)v.len;
+        return PMI2_SUCCESS;
+    }
+    if (vallen != NULL)
+        *vallen = (int)v.len;
+    return PMI2_SUCCESS;
+}
+
+int PMI2_KVS_Get(const char *jobid, int src_pmi_id, const char key[], char value[], int maxvalue,
+                 int *vallen)
+{
+    req_t r = { .cmd = PG_CMD_PMI2_KVS_GET, .a = jobid, .i = src_pmi_id, .b = key };
+    pg_pmi2_reply_t reply;
+    bool handled;
+    int rc;
+
+    PMI2_REQUIRE_INIT();
+    if (key == NULL || value == NULL)
+        return PMI2_ERR_INVALID_ARG;
+    rc = kvs_get_local(key, value, maxvalue, vallen, &handled);
+    if (handled)
+        return rc;
+    rc = pmi2_call(&r, build_pair, PG_CMD_PMI2_KVS_GET_RESPONSE, &reply);
+    if (rc == PMI2_SUCCESS)
+        rc = reply_found(&reply.msg)
+                 ? kvs_value_out(pg_msg_get(&reply.msg, "value"), value, maxvalue, vallen)
+                 : PMI2_FAIL;
+    pg_pmi2_reply_release(&reply);
+    return rc;
+}
+
+/* ---- attributes ----------------------------------------------------------- */
+
+static int singleton_jobattr(const char *name, char *value, int valuelen, int *found)
+{
+    const char *v = strcmp(name, PMI2_MAPPING_KEY) == 0 ? "(vector,(0,1,1))"
+                    : strcmp(name, "universeSize") == 0 ? "1"
+                                                         : NULL;
+
+    *found = v != NULL;
+    return v != NULL ? copy_out(cstr(v), value, valuelen) : PMI2_SUCCESS;
+}
+
+/* info-getjobattr / info-getnodeattr: *found, and the value when found. */
+static int get_attr(pg_cmd_t cmd, pg_cmd_t expect, const char *name, bool wait, char *value,
+                    int valuelen, int *found)
+{
+    req_t r = { .cmd = cmd, .a = name, .flag = wait };
+    pg_pmi2_reply_t reply;
+    int rc = pmi2_call(&r, build_pair, expect, &reply);
+
+    *found = 0;
+    if (rc == PMI2_SUCCESS && reply_found(&reply.msg)) {
+        *found = 1;
+        rc = copy_out(pg_msg_get(&reply.msg, "value"), value, valuelen);
+    }
+    pg_pmi2_reply_release(&reply);
+    return rc;
+}
+
+int PMI2_Info_GetJobAttr(const char name[], char value[], int valuelen, int *found)
+{
+    PMI2_REQUIRE_INIT();
+    if (name == NULL || value == NULL || found == NULL)
+        return PMI2_ERR_INVALID_ARG;
+    if (pmi2.mux == NULL)
+        return singleton_jobattr(name, value, valuelen, found);
+    return get_attr(PG_CMD_PMI2_INFO_GETJOBATTR, PG_CMD_PMI2_INFO_GETJOBATTR_RESPONSE, name, false,
+                    value, valuelen, found);
+}
+
+int PMI2_Info_GetNodeAttr(const char name[], char value[], int valuelen, int *found, int waitfor)
+{
+    bool have;
+    int rc;
+
+    PMI2_REQUIRE_INIT();
+    if (name == NULL || value == NULL || found == NULL)
+        return PMI2_ERR_INVALID_ARG;
+    if (pmi2.mux != NULL)
+        return get_attr(PG_CMD_PMI2_INFO_GETNODEATTR, PG_CMD_PMI2_INFO_GETNODEATTR_RESPONSE, name,
+                        waitfor != 0, value, valuelen, found);
+    /* a singleton is alone on its node: waiting could never end */
+    rc = local_get(pmi2.node, name, value, valuelen, &have);
+    *found = have;
+    return rc;
+}
+
+int PMI2_Info_PutNodeAttr(const char name[], const char value[])
+{
+    int rc = check_key_value(name, value);
+
+    PMI2_REQUIRE_INIT();
+    if (rc != PMI2_SUCCESS)
+        return rc;
+    if (pmi2.mux == NULL)
+        return local_put(pmi2.node, name, value);
+    return put_pair(PG_CMD_PMI2_INFO_PUTNODEATTR, PG_CMD_PMI2_INFO_PUTNODEATTR_RESPONSE, name, value);
+}
+
+/* An attribute holding "i,j,k". */
+static int int_array(int rc, const char *text, int found, int array[], int arraylen, int *outlen)
+{
+    if (rc != PMI2_SUCCESS || !found) {
+        *outlen = 0;
+        return rc;
+    }
+    if (pg_cl_int_list(cstr(text), array, arraylen, outlen) != 0)
+        return PMI2_ERR_INVALID_VAL;
+    if (*outlen > arraylen)
+        *outlen = arraylen;
+    return PMI2_SUCCESS;
+}
+
+int PMI2_Info_GetNodeAttrIntArray(const char name[], int array[], int arraylen, int *outlen,
+                                  int *found)
+{
+    char text[PMI2_MAX_ATTRVALUE + 1];
+    int rc;
+
+    if (array == NULL || outlen == NULL || found == NULL || arraylen < 0)
+        return PMI2_ERR_INVALID_ARG;
+    rc = PMI2_Info_GetNodeAttr(name, text, sizeof(text), found, 0);
+    return int_array(rc, text, *found, array, arraylen, outlen);
+}
+
+int PMI2_Info_GetJobAttrIntArray(const char name[], int array[], int arraylen, int *outlen,
+                                 int *found)
+{
+    char text[PMI2_MAX_ATTRVALUE + 1];
+    int rc;
+
+    if (array == NULL || outlen == NULL || found == NULL || arraylen < 0)
+        return PMI2_ERR_INVALID_ARG;
+    rc = PMI2_Info_GetJobAttr(name, text, sizeof(text), found);
+    return int_array(rc, text, *found, array, arraylen, outlen);
+}
+
+/* Processes on this node: from PMI_process_mapping, else MPI_LOCALNRANKS. */
+static int count_node_ranks(void)
+{
+    char mapping[PMI2_MAX_ATTRVALUE + 1];
+    const char *env = getenv("MPI_LOCALNRANKS");
+    int found = 0, count = 0;
+
+    if (PMI2_Info_GetJobAttr(PMI2_MAPPING_KEY, mapping, sizeof(mapping), &found) == PMI2_SUCCESS &&
+        found && pg_cl_mapping_clique(mapping, pmi2.rank, pmi2.size, NULL, 0, &count) == 0 &&
+        count > 0)
+        return count;
+    count = env != NULL ? atoi(env) : 0;
+    return count > 0 ? count : 1;
+}
+
+int PMI2_Info_GetSize(int *size)
+{
+    PMI2_REQUIRE_INIT();
+    if (size == NULL)
+        return PMI2_ERR_INVALID_ARG;
+    if (pmi2.node_size == 0) {
+        int n = count_node_ranks();
+
+        pthread_mutex_lock(&pmi2.lock);
+        pmi2.node_size = n;
+        pthread_mutex_unlock(&pmi2.lock);
+    }
+    *size = pmi2.node_size;
+    return PMI2_SUCCESS;
+}
+
+/* ---- name service ------------------------------------------------------------- */
+
+int PMI2_Nameserv_publish(const char service_name[], const PMI2_keyval_t *info_ptr,
+                          const char port[])
+{
+    bool dup;
+    char old[2];
+
+    (void)info_ptr; /* every server ignores the infos; infokeycount=0 is sent */
+    PMI2_REQUIRE_INIT();
+    if (service_name == NULL || port == NULL)
+        return PMI2_ERR_INVALID_ARG;
+    if (pmi2.mux != NULL)
+        return put_pair(PG_CMD_PMI2_NAME_PUBLISH, PG_CMD_PMI2_NAME_PUBLISH_RESPONSE, service_name,
+                        port);
+    (void)local_get(pmi2.names, service_name, old, sizeof(old), &dup);
+    return dup ? PMI2_FAIL : local_put(pmi2.names, service_name, port);
+}
+
+int PMI2_Nameserv_lookup(const char service_name[], const PMI2_keyval_t *info_ptr, char port[],
+                         int portLen)
+{
+    req_t r = { .cmd = PG_CMD_PMI2_NAME_LOOKUP, .a = service_name };
+    pg_pmi2_reply_t reply;
+    pg_str_t p;
+    bool found;
+    int rc;
+
+    (void)info_ptr;
+    PMI2_REQUIRE_INIT();
+    if (service_name == NULL || port == NULL)
+        return PMI2_ERR_INVALID_ARG;
+    if (pmi2.mux == NULL) {
+        rc = local_get(pmi2.names, service_name, port, portLen, &found);
+        return found ? rc : PMI2_FAIL;
+    }
+    rc = pmi2_call(&r, build_pair, PG_CMD_PMI2_NAME_LOOKUP_RESPONSE, &reply);
+    /* hydra answers port=, Slurm value= */
+    p = pg_msg_get(&reply.msg, "port");
+    if (p.ptr == NULL)
+        p = pg_msg_get(&reply.msg, "value");
+    if (rc == PMI2_SUCCESS)
+        rc = p.ptr != NULL && !pg_str_eq(pg_msg_get(&reply.msg, "found"), "FALSE")
+                 ? copy_out(p, port, portLen)
+                 : PMI2_FAIL;
+    pg_pmi2_reply_release(&reply);
+    return rc;
+}
+
+int PMI2_Nameserv_unpublish(const char service_name[], const PMI2_keyval_t *info_ptr)
+{
+    int rc;
+
+    (void)info_ptr;
+    PMI2_REQUIRE_INIT();
+    if (service_name == NULL)
+        return PMI2_ERR_INVALID_ARG;
+    if (pmi2.mux != NULL)
+        return put_pair(PG_CMD_PMI2_NAME_UNPUBLISH, PG_CMD_PMI2_NAME_UNPUBLISH_RESPONSE, service_name,
+                        NULL);
+    pthread_mutex_lock(&pmi2.lock);
+    rc = pg_cl_kv_del(pmi2.names, service_name) == 0 ? PMI2_SUCCESS : PMI2_FAIL;
+    pthread_mutex_unlock(&pmi2.lock);
+    return rc;
+}
+
+/* ---- Slurm's ring ------------------------------------------------------------- */
+
+int PMIX_Ring(const char value[], int *rank, int *ranks, char left[], char right[], int maxvalue)
+{
+    req_t r = { .cmd = PG_CMD_PMI2_RING, .a = value, .b = value, .i = 1 };
+    pg_pmi2_reply_t reply;
+    int rc;
+
+    PMI2_REQUIRE_INIT();
+    if (value == NULL || rank == NULL || ranks == NULL || left == NULL || right == NULL)
+        return PMI2_ERR_INVALID_ARG;
+    *ranks = pmi2.size;
+    if (pmi2.mux == NULL) {
+        *rank = 0;
+        rc = copy_out(cstr(value), left, maxvalue);
+        return rc == PMI2_SUCCESS ? copy_out(cstr(value), right, maxvalue) : rc;
+    }
+    rc = pmi2_call(&r, build_pair, PG_CMD_PMI2_RING_RESPONSE, &reply);
+    if (rc == PMI2_SUCCESS && reply_int(&reply.msg, "ring-count", rank) != 0)
+        rc = PMI2_FAIL;
+    if (rc == PMI2_SUCCESS)
+        rc = copy_out(pg_msg_get(&reply.msg, "ring-left"), left, maxvalue);
+    if (rc == PMI2_SUCCESS)
+        rc = copy_out(pg_msg_get(&reply.msg, "ring-right"), right, maxvalue);
+    pg_pmi2_reply_release(&reply);
+    return rc;
+}

@@ -1,0 +1,49 @@
+/*
+ * fake_server: a scripted PMI server for the client unit tests.  A thread
+ * owns one end of a socketpair and runs a script function that reads the
+ * client's requests and writes whatever replies the test wants — in any
+ * order, with any framing quirk, or never — so the client code is tested
+ * against exactly the server behaviours of wire-protocol.md §8.4 and §4.3.
+ */
+#ifndef PG_FAKE_SERVER_H
+#define PG_FAKE_SERVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct pg_fake_server pg_fake_server_t;
+typedef void (*pg_fake_script_fn)(pg_fake_server_t *srv, void *arg);
+
+/* Starts the script on a new thread; *client_fd is the client's end (the
+ * caller owns it).  NULL on failure. */
+pg_fake_server_t *pg_fake_server_start(pg_fake_script_fn fn, void *arg, int *client_fd);
+
+/* Waits for the script to end and frees the server.  Returns the number of
+ * failed expectations recorded by the script. */
+int pg_fake_server_join(pg_fake_server_t *srv);
+
+/* Reads the client's next message (PMI-1 line or PMI-2 body) into buf,
+ * NUL-terminated.  Returns its length, or -1 on EOF or a framing error. */
+int pg_fake_recv(pg_fake_server_t *srv, char *buf, size_t cap);
+
+/* Like pg_fake_recv, and records a failure unless the message's command is
+ * cmd (the "cmd=" value up to ' ', ';' or the end). */
+int pg_fake_expect(pg_fake_server_t *srv, const char *cmd, char *buf, size_t cap);
+
+/* Writes bytes as they are. */
+void pg_fake_send_raw(pg_fake_server_t *srv, const char *bytes);
+/* Writes a PMI-2 body with its 6-byte length, right- or left-aligned. */
+void pg_fake_send_pmi2(pg_fake_server_t *srv, const char *body);
+void pg_fake_send_pmi2_left(pg_fake_server_t *srv, const char *body);
+
+/* Copies the value of key from a PMI-1 line or PMI-2 body (values end at
+ * ' ' or ';').  0, or -1 if absent. */
+int pg_fake_value(const char *msg, const char *key, char *out, size_t cap);
+
+/* Records a failed expectation (printed, counted by pg_fake_server_join). */
+void pg_fake_fail(pg_fake_server_t *srv, const char *what);
+
+/* Closes the server's end early (the client then sees EOF). */
+void pg_fake_close(pg_fake_server_t *srv);
+
+#endif
