@@ -465,7 +465,7 @@ write_results() {
         echo "# host: $(uname -n) $(uname -r), $(nproc) CPUs, $(awk '/MemTotal/ {printf "%.0f GB", $2 / 1048576}' /proc/meminfo);" \
             "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')"
         echo "# reps=$reps big_reps=$big_reps gets=$loop_gets limits: $LIMITS"
-        echo "# load average (1/5/15 min): $load_start at start, $(cut -d' ' -f1-3 /proc/loadavg) at end"
+        echo "# load average (1/5/15 min): $load_start at start (before this benchmark's own processes)"
         echo "# git: $(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)"
         echo "# pmigate: ${PMIGATE_WHY:-ok}"
         echo "# per_get_us = all-get phase / N^2; per_client_get_us = phase / N; every run is in $(basename "$runlog")"
