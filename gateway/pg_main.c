@@ -19,6 +19,8 @@
 #include "gateway/pg_handler.h"
 #include "gateway/pg_job.h"
 #include "gateway/pg_place.h"
+#include "gateway/pg_replay.h"
+#include "gateway/pg_replay_gw.h"
 #include "gateway/pg_status.h"
 #include "gateway/pg_trace_cli.h"
 #include "pmi1/pg_pmi1_server.h"
@@ -29,6 +31,7 @@ static const char main_usage[] =
     "Usage: pmigate run [options] prog [args] [: ...]   launch a job (see pmigate run --help)\n"
     "       pmigate info                               version, PMI limits, topology\n"
     "       pmigate trace show|stats|timeline FILE ... read a --trace file\n"
+    "       pmigate replay [--fast] [--ranks N] FILE   replay a trace without the application\n"
     "       pmigate --version | --help\n";
 
 /* The protocol handlers connections dispatch to, by the protocol their
@@ -155,6 +158,10 @@ int main(int argc, char **argv)
         return cmd_info();
     if (strcmp(cmd, "trace") == 0)
         return pg_trace_main(argc - 2, argv + 2);
+    if (strcmp(cmd, "replay") == 0)
+        return pg_replay_main(argc - 2, argv + 2);
+    if (strcmp(cmd, "__replay-stub") == 0) /* a rank of the gateway replay starts */
+        return pg_replay_stub_main(argc - 1, argv + 1);
     if (strcmp(cmd, "run") == 0)
         return cmd_run(argc - 2, argv + 2);
     fprintf(stderr, "pmigate: unknown command '%s'\n%s", cmd, main_usage);

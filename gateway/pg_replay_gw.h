@@ -1,0 +1,45 @@
+/*
+ * pg_replay_gw: the fresh gateway `pmigate replay` talks to — a child
+ * `pmigate run -n N` whose ranks are pmigate itself in a stub mode
+ * (`pmigate __replay-stub CTL`).  Each stub hands its PMI_FD (and what its
+ * environment says: rank, jobid, PMI_PORT path) to the replayer over a unix
+ * socket with SCM_RIGHTS, closes its own copy, and then only waits, so the
+ * replayer speaks on the rank's real PMI connection exactly as the
+ * application did, to an unmodified gateway, with no application at all.
+ * A stub exits 0 when the replayer releases it (closes its control socket).
+ *
+ * Ownership: pg_replay_gw_t owns the child, the control sockets and the PMI
+ * fds until pg_replay_gw_take_fd() hands one over.
+ */
+#ifndef PG_REPLAY_GW_H
+#define PG_REPLAY_GW_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+typedef struct pg_replay_gw pg_replay_gw_t;
+
+/* Starts the child gateway with nranks stub ranks and waits until every
+ * stub has reported (or deadline_ns, monotonic, passes).  trace_path, if not
+ * NULL, is passed on as --trace (to record the replay itself).  Returns NULL
+ * with a message in err. */
+pg_replay_gw_t *pg_replay_gw_start(const char *self_exe, int nranks, const char *trace_path,
+                                   uint64_t deadline_ns, char *err, size_t errlen);
+
+/* Hands over rank's PMI_FD (the caller then owns it); -1 if already taken. */
+int pg_replay_gw_take_fd(pg_replay_gw_t *gw, int rank);
+const char *pg_replay_gw_kvsname(const pg_replay_gw_t *gw); /* from PMI_JOBID */
+const char *pg_replay_gw_port(const pg_replay_gw_t *gw);    /* PMIGATE_PMI_PORT, or NULL */
+
+/* Lets every stub exit, then waits for the gateway until deadline_ns; kills
+ * it first when `kill_first`.  Returns its wait status, or -1 if it had to
+ * be killed at the deadline. */
+int pg_replay_gw_finish(pg_replay_gw_t *gw, int kill_first, uint64_t deadline_ns);
+void pg_replay_gw_free(pg_replay_gw_t *gw);
+
+/* The stub rank's main: `pmigate __replay-stub CTL`. */
+int pg_replay_stub_main(int argc, char **argv);
+
+uint64_t pg_replay_now(void); /* monotonic ns */
+
+#endif
