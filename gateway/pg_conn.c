@@ -22,6 +22,7 @@
 #include "gateway/pg_job.h"
 #include "parser/pg_parse.h"
 #include "wire/pg_frame.h"
+#include "wire/pg_pmix_frame.h"
 
 enum { PG_CONN_INBUF_INITIAL = 4096, PG_CONN_REASON_MAX = 256 };
 
@@ -183,13 +184,15 @@ static void conn_announce(pg_conn_t *c)
         c->ops->opened(c->owner, c);
 }
 
-static int conn_open(pg_conn_t *c, const pg_msg_t *msg)
+static int conn_open_proto(pg_conn_t *c, pg_proto_t proto)
 {
-    pg_proto_t proto = detect_proto(msg);
-
     if (proto <= PG_PROTO_NONE || proto > PG_PROTO_PMIX || c->handlers == NULL ||
         c->handlers->by_proto[proto] == NULL) {
         conn_fail(c, "speaks %s, which this pmigate cannot serve", pg_proto_name(proto));
+        return -1;
+    }
+    if ((proto == PG_PROTO_PMIX) != (c->handlers->by_proto[proto]->on_frame != NULL)) {
+        conn_fail(c, "speaks %s, whose handler cannot take its framing", pg_proto_name(proto));
         return -1;
     }
     c->proto = proto;
@@ -203,13 +206,37 @@ static int conn_open(pg_conn_t *c, const pg_msg_t *msg)
     return 0;
 }
 
+static int conn_open(pg_conn_t *c, const pg_msg_t *msg)
+{
+    return conn_open_proto(c, detect_proto(msg));
+}
+
+/* Takes `rank` (what = the message that named it) for a listener
+ * connection, if the owner agrees. */
+static int conn_claim_rank(pg_conn_t *c, long rank, const char *what)
+{
+    const char *why = "refused";
+
+    if (rank < 0 || rank > 0x7fffffff) {
+        conn_fail(c, "sent '%s' on PMI_PORT without a valid rank", what);
+        return -1;
+    }
+    if (c->ops != NULL && c->ops->identify != NULL &&
+        c->ops->identify(c->owner, c, (int)rank, &why) != 0) {
+        conn_fail(c, "claimed rank %ld on PMI_PORT: %s", rank, why);
+        return -1;
+    }
+    c->rank = (int)rank;
+    conn_announce(c);
+    return 0;
+}
+
 /* A listener connection names its rank in its handshake (wire-protocol
  * §1.1): PMI-1 "initack pmiid=R", PMI-2 "fullinit pmirank=R" (Slurm's
  * client sends srcid= instead when PMI_ID is set). */
 static int conn_identify(pg_conn_t *c, const pg_msg_t *msg)
 {
     pg_str_t val = { NULL, 0 };
-    const char *why = "refused";
     long rank;
 
     if (msg->cmd == PG_CMD_PMI1_INIT)
@@ -225,18 +252,9 @@ static int conn_identify(pg_conn_t *c, const pg_msg_t *msg)
                   pg_cmd_name(msg->cmd));
         return -1;
     }
-    if (pg_str_to_long(val, &rank) != 0 || rank < 0 || rank > 0x7fffffff) {
-        conn_fail(c, "sent '%s' on PMI_PORT without a valid rank", pg_cmd_name(msg->cmd));
-        return -1;
-    }
-    if (c->ops != NULL && c->ops->identify != NULL &&
-        c->ops->identify(c->owner, c, (int)rank, &why) != 0) {
-        conn_fail(c, "claimed rank %ld on PMI_PORT: %s", rank, why);
-        return -1;
-    }
-    c->rank = (int)rank;
-    conn_announce(c);
-    return 0;
+    if (pg_str_to_long(val, &rank) != 0)
+        rank = -1;
+    return conn_claim_rank(c, rank, pg_cmd_name(msg->cmd));
 }
 
 static int conn_dispatch(pg_conn_t *c, pg_msg_t *msg, int parse_rc)
@@ -260,13 +278,76 @@ static int conn_dispatch(pg_conn_t *c, pg_msg_t *msg, int parse_rc)
     return 0;
 }
 
+/* PMIx (wire/pg_pmix_frame.h): the preamble opens the connection and, on
+ * PMI_PORT, names the rank.  Returns 0, 1 (need more bytes) or -1 (closed). */
+static int conn_pmix_preamble(pg_conn_t *c, const char *head, size_t avail)
+{
+    pg_pmix_preamble_t pre;
+    int rc = pg_pmix_preamble_parse(head, avail, &pre);
+
+    if (rc == PG_PMIX_FRAME_NEED_MORE)
+        return 1;
+    if (rc != PG_PMIX_FRAME_OK) {
+        conn_fail(c, "sent a PMIx preamble pmigate cannot accept: %s", pg_pmix_frame_strerror(rc));
+        return -1;
+    }
+    conn_trace(c, PG_CONN_IN, head, PG_PMIX_PREAMBLE_LEN);
+    c->in_start += PG_PMIX_PREAMBLE_LEN;
+    if (conn_open_proto(c, PG_PROTO_PMIX) != 0)
+        return -1;
+    if (c->rank < 0 &&
+        conn_claim_rank(c, pre.rank == PG_PMIX_RANK_FROM_FD ? -1 : (long)pre.rank,
+                        "PMIx preamble") != 0)
+        return -1;
+    return 0;
+}
+
+/* PMIx: one length-prefixed frame to the handler's on_frame.  Returns 0,
+ * 1 (need more bytes) or -1 (closed). */
+static int conn_pmix_frame(pg_conn_t *c, const char *head, size_t avail)
+{
+    size_t len;
+    int rc = pg_pmix_frame_next(head, avail, PG_PMIX_FRAME_MAX, &len);
+
+    if (rc == PG_PMIX_FRAME_NEED_MORE)
+        return 1;
+    if (rc != PG_PMIX_FRAME_OK) {
+        conn_fail(c, "sent a message that cannot be framed: %s", pg_pmix_frame_strerror(rc));
+        return -1;
+    }
+    conn_trace(c, PG_CONN_IN, head, PG_PMIX_HEADER_LEN + len);
+    /* the payload stays put until the next read, as PMI tokens do */
+    c->in_start += PG_PMIX_HEADER_LEN + len;
+    rc = c->handler->on_frame(c, head + PG_PMIX_HEADER_LEN, len);
+    if (c->closed)
+        return -1;
+    if (rc == PG_HANDLER_FAIL) {
+        conn_fail(c, "broke the %s protocol (a malformed request)", c->handler->name);
+        return -1;
+    }
+    if (rc == PG_HANDLER_CLOSE)
+        c->close_after_flush = 1;
+    return 0;
+}
+
 /* Frames, parses and dispatches every complete message in the buffer. */
 static void conn_process(pg_conn_t *c)
 {
     while (!c->closed && !c->close_after_flush && c->in_start < c->in_end) {
         char *head = c->in + c->in_start;
+        size_t avail = c->in_end - c->in_start;
         pg_frame_t frame;
-        int rc = pg_frame_next(head, c->in_end - c->in_start, &frame);
+        int rc;
+
+        if (c->proto == PG_PROTO_PMIX || (!c->opened && pg_pmix_is_start(head, avail))) {
+            rc = c->opened ? conn_pmix_frame(c, head, avail) : conn_pmix_preamble(c, head, avail);
+            if (rc < 0)
+                return;
+            if (rc > 0)
+                break;
+            continue;
+        }
+        rc = pg_frame_next(head, avail, &frame);
 
         if (rc == PG_WIRE_ENEED_MORE)
             break;
@@ -292,6 +373,8 @@ static void conn_process(pg_conn_t *c)
 /* Makes room for the next read: compacts, then grows up to the cap. */
 static int conn_reserve(pg_conn_t *c)
 {
+    size_t max = c->proto == PG_PROTO_PMIX ? (size_t)PG_PMIX_HEADER_LEN + PG_PMIX_FRAME_MAX
+                                           : (size_t)PG_CONN_INBUF_MAX;
     size_t cap;
     char *grown;
 
@@ -303,11 +386,11 @@ static int conn_reserve(pg_conn_t *c)
         c->in_start = 0;
         return 0;
     }
-    if (c->in_cap >= PG_CONN_INBUF_MAX) {
-        conn_fail(c, "sent a message longer than %d bytes", PG_CONN_INBUF_MAX);
+    if (c->in_cap >= max) {
+        conn_fail(c, "sent a message longer than %zu bytes", max);
         return -1;
     }
-    cap = c->in_cap * 2 < PG_CONN_INBUF_MAX ? c->in_cap * 2 : PG_CONN_INBUF_MAX;
+    cap = c->in_cap * 2 < max ? c->in_cap * 2 : max;
     grown = realloc(c->in, cap);
     if (grown == NULL) {
         conn_fail(c, "out of memory buffering a PMI message");

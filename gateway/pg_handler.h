@@ -9,8 +9,8 @@
  * Life of a connection as a handler sees it:
  *   on_open    once, when the first message shows which protocol the
  *              connection speaks (PMI-1 "cmd=init pmi_version=1", or
- *              "pmi_version=2" for PMI-2; a PMI_FD connection's rank is
- *              already known then);
+ *              "pmi_version=2" for PMI-2, or the PMIx preamble; a PMI_FD
+ *              connection's rank is already known then);
  *   on_message for every complete message, in order, starting with that
  *              first one (the handler answers init itself);
  *   on_close   once, however the connection ends (finalize, EOF, framing
@@ -22,6 +22,8 @@
  */
 #ifndef PG_HANDLER_H
 #define PG_HANDLER_H
+
+#include <stddef.h>
 
 #include "wire/pg_wire.h"
 
@@ -51,6 +53,11 @@ typedef struct pg_proto_handler {
 
     /* The connection is going away; free the handler data.  May be NULL. */
     void (*on_close)(pg_conn_t *conn);
+
+    /* Binary protocols (PMIx, wire/pg_pmix_frame.h) get each frame's payload
+     * here instead of on_message: `payload` points into the receive buffer
+     * and is valid only during the call.  Returns PG_HANDLER_*. */
+    int (*on_frame)(pg_conn_t *conn, const char *payload, size_t len);
 } pg_proto_handler_t;
 
 /* The handlers a job's connections dispatch to, by protocol.  A NULL entry:
