@@ -25,6 +25,7 @@
 #include "gateway/pg_trace_cli.h"
 #include "pmi1/pg_pmi1_server.h"
 #include "pmi2/pg_pmi2_server.h"
+#include "pmix/server/pg_pmix_server.h"
 #include "wire/pg_wire.h"
 
 static const char main_usage[] =
@@ -40,6 +41,7 @@ static const char main_usage[] =
 static const pg_handler_table_t handlers = { {
     [PG_PROTO_PMI1] = &pg_pmi1_handler,
     [PG_PROTO_PMI2] = &pg_pmi2_handler,
+    [PG_PROTO_PMIX] = &pg_pmix_handler,
 } };
 
 static void print_hwloc_version(FILE *f, unsigned v)

@@ -1,0 +1,1011 @@
+/*
+ * pg_pmix_client: the PMIx client API of libpmix (<pmix.h>), on top of the
+ * mux (one socket to the gateway, a progress thread, replies routed by id)
+ * and the cache (own puts, reserved job data, fetched values).
+ *
+ * Why it exists: programs written to the PMIx Standard link -lpmix and run
+ * under a plain `pmigate run`; the gateway's engine applies the Standard's
+ * server-side rules, this file applies the client-side ones (argument
+ * conventions, the cache step of the retrieval order, PMIX_OPTIONAL,
+ * PMIX_GET_REFRESH_CACHE, reserved keys, the callback contract of the
+ * non-blocking calls).  Behaviour: docs/man3/, docs/pmix-transport.md.
+ *
+ * State: one process-wide client, because the PMIx API itself is
+ * process-wide (PMIx_Init takes no handle).  `life` serialises
+ * Init/Finalize; `lock` guards the cache.  No lock is held while waiting
+ * for the gateway, so callbacks on the progress thread can always run.
+ */
+#include "config/config.h"
+
+#include <pmix.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "pmix/client/pg_cache.h"
+#include "pmix/client/pg_mux.h"
+#include "pmix/engine/pg_pack.h"
+#include "pmix/transport/pg_pmix_msg.h"
+#include "wire/pg_pmix_frame.h"
+
+typedef struct pg_client {
+    pthread_mutex_t life;   /* Init / Finalize */
+    pthread_mutex_t lock;   /* cache */
+    int refs;               /* PMIx_Init calls not yet finalized */
+    pg_mux_t *mux;
+    pg_cache_t *cache;
+    pmix_proc_t self;
+} pg_client_t;
+
+static pg_client_t client = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, 0, NULL, NULL,
+                              { { 0 }, 0 } };
+
+static bool client_ready(void)
+{
+    return __atomic_load_n(&client.refs, __ATOMIC_ACQUIRE) > 0 && client.mux != NULL;
+}
+
+/* ---- connecting -------------------------------------------------------- */
+
+/* The socket to the gateway: the inherited PMI_FD socketpair end, or the
+ * PMIGATE_PMI_PORT unix socket (then the preamble names PMI_RANK). */
+static pmix_status_t client_connect(int *fd, uint32_t *rank)
+{
+    const char *pmi_fd = getenv("PMI_FD"), *port = getenv("PMIGATE_PMI_PORT");
+    const char *pmi_rank = getenv("PMI_RANK");
+    struct sockaddr_un sa;
+    char *end;
+    long v;
+
+    if (pmi_fd != NULL && *pmi_fd != '\0') {
+        v = strtol(pmi_fd, &end, 10);
+        if (*end != '\0' || v < 0 || v > 0x7fffffff || fcntl((int)v, F_GETFD) < 0)
+            return PMIX_ERR_UNREACH;
+        *fd = (int)v;
+        *rank = PG_PMIX_RANK_FROM_FD;
+        (void)fcntl(*fd, F_SETFD, FD_CLOEXEC);
+        return PMIX_SUCCESS;
+    }
+    if (port == NULL || pmi_rank == NULL || strlen(port) >= sizeof(sa.sun_path))
+        return PMIX_ERR_UNREACH; /* no gateway: MPICH then runs as a singleton */
+    v = strtol(pmi_rank, &end, 10);
+    if (*end != '\0' || v < 0 || v > 0x7fffffff)
+        return PMIX_ERR_UNREACH;
+    memset(&sa, 0, sizeof(sa));
+    sa.sun_family = AF_UNIX;
+    strcpy(sa.sun_path, port);
+    *fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (*fd < 0)
+        return PMIX_ERR_UNREACH;
+    if (connect(*fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+        close(*fd);
+        return PMIX_ERR_UNREACH;
+    }
+    *rank = (uint32_t)v;
+    return PMIX_SUCCESS;
+}
+
+/* Stores one view of reserved data (job: rank WILDCARD, or own rank). */
+static pmix_status_t cache_view(pmix_data_buffer_t *reply, pmix_rank_t rank)
+{
+    pmix_info_t *info = NULL;
+    size_t n = 0;
+    pmix_status_t rc = pg_pmix_unpack_array(reply, (void **)&info, &n, PMIX_INFO);
+
+    for (size_t i = 0; i < n && rc == PMIX_SUCCESS; i++)
+        rc = pg_cache_store(client.cache, client.self.nspace, rank, info[i].key, &info[i].value,
+                            true);
+    pg_pmix_array_free(info, n, PMIX_INFO);
+    return rc;
+}
+
+/* The init exchange: who am I, and the reserved data of my job. */
+static pmix_status_t client_handshake(void)
+{
+    pmix_data_buffer_t req, reply;
+    char *nspace = NULL;
+    pmix_rank_t rank = PMIX_RANK_UNDEF;
+    uint32_t id;
+    pmix_status_t rc;
+
+    pg_buffer_construct(&req);
+    rc = pg_mux_begin(client.mux, &req, PG_PMIX_CMD_INIT, &id);
+    if (rc != PMIX_SUCCESS) {
+        pg_buffer_destruct(&req);
+        return rc;
+    }
+    rc = pg_mux_call(client.mux, &req, id, &reply);
+    if (rc == PMIX_SUCCESS)
+        rc = pg_pmix_unpack_one(&reply, &nspace, PMIX_STRING);
+    if (rc == PMIX_SUCCESS)
+        rc = pg_pmix_unpack_one(&reply, &rank, PMIX_PROC_RANK);
+    if (rc == PMIX_SUCCESS && (nspace == NULL || strlen(nspace) > PMIX_MAX_NSLEN))
+        rc = PMIX_ERR_UNPACK_FAILURE;
+    if (rc == PMIX_SUCCESS) {
+        PMIX_LOAD_PROCID(&client.self, nspace, rank);
+        rc = cache_view(&reply, PMIX_RANK_WILDCARD);
+    }
+    if (rc == PMIX_SUCCESS)
+        rc = cache_view(&reply, rank);
+    free(nspace);
+    pg_buffer_destruct(&reply);
+    return rc;
+}
+
+static void client_teardown(void)
+{
+    pg_mux_free(client.mux);
+    client.mux = NULL;
+    pg_cache_free(client.cache);
+    client.cache = NULL;
+    memset(&client.self, 0, sizeof(client.self));
+}
+
+pmix_status_t PMIx_Init(pmix_proc_t *proc, pmix_info_t info[], size_t ninfo)
+{
+    pmix_status_t rc = PMIX_SUCCESS;
+    uint32_t rank;
+    int fd;
+
+    (void)info;
+    (void)ninfo;
+    pthread_mutex_lock(&client.life);
+    if (client.refs == 0) {
+        rc = client_connect(&fd, &rank);
+        if (rc == PMIX_SUCCESS && (client.cache = pg_cache_new()) == NULL)
+            rc = PMIX_ERR_NOMEM;
+        if (rc == PMIX_SUCCESS && (client.mux = pg_mux_new(fd, rank)) == NULL)
+            rc = PMIX_ERR_UNREACH;
+        if (rc == PMIX_SUCCESS)
+            rc = client_handshake();
+        if (rc != PMIX_SUCCESS)
+            client_teardown();
+    }
+    if (rc == PMIX_SUCCESS) {
+        __atomic_add_fetch(&client.refs, 1, __ATOMIC_RELEASE);
+        if (proc != NULL)
+            *proc = client.self;
+    }
+    pthread_mutex_unlock(&client.life);
+    return rc;
+}
+
+int PMIx_Initialized(void)
+{
+    return client_ready();
+}
+
+/* ---- small helpers ------------------------------------------------------ */
+
+static bool key_ok(const char *key)
+{
+    return key != NULL && key[0] != '\0' && strnlen(key, PMIX_MAX_KEYLEN + 1) <= PMIX_MAX_KEYLEN;
+}
+
+static bool info_is(const pmix_info_t *i, const char *key)
+{
+    return strncmp(i->key, key, PMIX_MAX_KEYLEN) == 0;
+}
+
+static bool info_flag(const pmix_info_t info[], size_t n, const char *key)
+{
+    for (size_t i = 0; info != NULL && i < n; i++)
+        if (info_is(&info[i], key))
+            return PMIx_Info_true(&info[i]);
+    return false;
+}
+
+static bool info_has(const pmix_info_t info[], size_t n, const char *key)
+{
+    for (size_t i = 0; info != NULL && i < n; i++)
+        if (info_is(&info[i], key))
+            return true;
+    return false;
+}
+
+/* Packs info[] plus, when `extra` is given, one more boolean directive. */
+static pmix_status_t pack_info_plus(pmix_data_buffer_t *buf, const pmix_info_t info[], size_t n,
+                                    const char *extra)
+{
+    pmix_info_t *all;
+    pmix_status_t rc;
+
+    if (extra == NULL || info_flag(info, n, extra))
+        return pg_pmix_pack_array(buf, info, info != NULL ? n : 0, PMIX_INFO);
+    all = calloc(n + 1, sizeof(*all));
+    if (all == NULL)
+        return PMIX_ERR_NOMEM;
+    if (n > 0)
+        memcpy(all, info, n * sizeof(*all)); /* shallow: only read by pack */
+    PMIX_INFO_LOAD(&all[n], extra, NULL, PMIX_BOOL);
+    rc = pg_pmix_pack_array(buf, all, n + 1, PMIX_INFO);
+    free(all); /* the extra entry owns nothing */
+    return rc;
+}
+
+/* A request with nothing but a status in the reply. */
+static pmix_status_t call_status(pmix_data_buffer_t *req, uint32_t id)
+{
+    pmix_data_buffer_t reply;
+    pmix_status_t rc = pg_mux_call(client.mux, req, id, &reply);
+
+    pg_buffer_destruct(&reply);
+    return rc;
+}
+
+/* Callback plumbing for the *_nb calls that report only a status. */
+typedef struct op_cb {
+    pmix_op_cbfunc_t fn;
+    void *arg;
+    bool is_fence;
+} op_cb_t;
+
+static void forget_fetched(void)
+{
+    pthread_mutex_lock(&client.lock);
+    if (client.cache != NULL)
+        pg_cache_forget_fetched(client.cache);
+    pthread_mutex_unlock(&client.lock);
+}
+
+static void op_reply(pmix_status_t status, pmix_data_buffer_t *reply, void *arg)
+{
+    op_cb_t *cb = arg;
+
+    (void)reply;
+    if (cb->is_fence && status == PMIX_SUCCESS)
+        forget_fetched();
+    if (cb->fn != NULL)
+        cb->fn(status, cb->arg);
+    free(cb);
+}
+
+static pmix_status_t send_op_nb(pmix_data_buffer_t *req, uint32_t id, pmix_op_cbfunc_t fn,
+                                void *arg, bool is_fence)
+{
+    op_cb_t *cb = calloc(1, sizeof(*cb));
+    pmix_status_t rc;
+
+    if (cb == NULL) {
+        pg_buffer_destruct(req);
+        return PMIX_ERR_NOMEM;
+    }
+    *cb = (op_cb_t){ fn, arg, is_fence };
+    rc = pg_mux_send_nb(client.mux, req, id, op_reply, cb);
+    if (rc != PMIX_SUCCESS)
+        free(cb);
+    return rc;
+}
+
+/* ---- finalize and abort ------------------------------------------------- */
+
+pmix_status_t PMIx_Finalize(const pmix_info_t info[], size_t ninfo)
+{
+    pmix_data_buffer_t req;
+    pmix_status_t rc = PMIX_SUCCESS;
+    uint32_t id;
+
+    pthread_mutex_lock(&client.life);
+    if (client.refs == 0) {
+        pthread_mutex_unlock(&client.life);
+        return PMIX_ERR_INIT;
+    }
+    if (client.refs > 1) {
+        __atomic_sub_fetch(&client.refs, 1, __ATOMIC_RELEASE);
+        pthread_mutex_unlock(&client.life);
+        return PMIX_SUCCESS;
+    }
+    if (info_flag(info, ninfo, PMIX_EMBED_BARRIER))
+        rc = PMIx_Fence(NULL, 0, NULL, 0);
+    pg_buffer_construct(&req);
+    if (pg_mux_begin(client.mux, &req, PG_PMIX_CMD_FINALIZE, &id) == PMIX_SUCCESS &&
+        pg_pmix_pack_array(&req, NULL, 0, PMIX_INFO) == PMIX_SUCCESS) {
+        pmix_status_t frc = call_status(&req, id);
+        if (rc == PMIX_SUCCESS)
+            rc = frc;
+    } else
+        pg_buffer_destruct(&req);
+    __atomic_store_n(&client.refs, 0, __ATOMIC_RELEASE);
+    client_teardown();
+    pthread_mutex_unlock(&client.life);
+    return rc;
+}
+
+pmix_status_t PMIx_Abort(int status, const char msg[], pmix_proc_t procs[], size_t nprocs)
+{
+    pmix_data_buffer_t req;
+    char *text = (char *)(msg != NULL ? msg : "");
+    pmix_status_t rc;
+    uint32_t id;
+
+    if (!client_ready())
+        return PMIX_ERR_INIT;
+    pg_buffer_construct(&req);
+    rc = pg_mux_begin(client.mux, &req, PG_PMIX_CMD_ABORT, &id);
+    if (rc == PMIX_SUCCESS)
+        rc = pg_pmix_pack_one(&req, &status, PMIX_STATUS);
+    if (rc == PMIX_SUCCESS)
+        rc = pg_pmix_pack_one(&req, &text, PMIX_STRING);
+    if (rc == PMIX_SUCCESS)
+        rc = pg_pmix_pack_array(&req, procs, procs != NULL ? nprocs : 0, PMIX_PROC);
+    if (rc != PMIX_SUCCESS) {
+        pg_buffer_destruct(&req);
+        return rc;
+    }
+    return call_status(&req, id);
+}
+
+const char *PMIx_Get_version(void)
+{
+    return "pmigate " PACKAGE_VERSION " (PMIx Standard client API, OpenPMIx 4.2 ABI)";
+}
+
+/* ---- put / commit / store_internal ------------------------------------------ */
+
+static bool value_ok(const pmix_value_t *val)
+{
+    return val != NULL && val->type != PMIX_POINTER && pg_type_is_supported(val->type);
+}
+
+pmix_status_t PMIx_Put(pmix_scope_t scope, const char key[], pmix_value_t *val)
+{
+    pmix_status_t rc;
+
+    if (!client_ready())
+        return PMIX_ERR_INIT;
+    if (!key_ok(key) || PMIX_CHECK_RESERVED_KEY(key) || !value_ok(val))
+        return PMIX_ERR_BAD_PARAM; /* reserved keys belong to the host (Standard) */
+    if (scope != PMIX_LOCAL && scope != PMIX_REMOTE && scope != PMIX_GLOBAL &&
+        scope != PMIX_INTERNAL)
+        return PMIX_ERR_NOT_SUPPORTED;
+    pthread_mutex_lock(&client.lock);
+    rc = pg_cache_put_own(client.cache, scope, key, val);
+    pthread_mutex_unlock(&client.lock);
+    return rc;
+}
+
+static pmix_status_t pack_staged(pmix_scope_t scope, const char *key, const pmix_value_t *val,
+                                 void *arg)
+{
+    pmix_data_buffer_t *req = arg;
+    char *k = (char *)key;
+    pmix_status_t rc = pg_pmix_pack_one(req, &scope, PMIX_SCOPE);
+
+    if (rc == PMIX_SUCCESS)
+        rc = pg_pmix_pack_one(req, &k, PMIX_STRING);
+    if (rc == PMIX_SUCCESS)
+        rc = pg_pmix_pack_one(req, val, PMIX_VALUE);
+    return rc;
+}
+
+pmix_status_t PMIx_Commit(void)
+{
+    pmix_data_buffer_t req;
+    pmix_status_t rc;
+    uint32_t id, n;
+
+    if (!client_ready())
+        return PMIX_ERR_INIT;
+    pg_buffer_construct(&req);
+    rc = pg_mux_begin(client.mux, &req, PG_PMIX_CMD_COMMIT, &id);
+    pthread_mutex_lock(&client.lock);
+    n = (uint32_t)pg_cache_nstaged(client.cache);
+    if (rc == PMIX_SUCCESS)
+        rc = pg_pmix_pack_one(&req, &n, PMIX_UINT32);
+    if (rc == PMIX_SUCCESS)
+        rc = pg_cache_each_staged(client.cache, pack_staged, &req);
+    if (rc == PMIX_SUCCESS)
+        pg_cache_commit_done(client.cache);
+    pthread_mutex_unlock(&client.lock);
+    if (rc != PMIX_SUCCESS) {
+        pg_buffer_destruct(&req);
+        return rc;
+    }
+    return call_status(&req, id);
+}
+
+pmix_status_t PMIx_Store_internal(const pmix_proc_t *proc, const char key[], pmix_value_t *val)
+{
+    const char *ns;
+    pmix_status_t rc;
+
+    if (!client_ready())
+        return PMIX_ERR_INIT;
+    if (proc == NULL || !key_ok(key) || PMIX_CHECK_RESERVED_KEY(key) || val == NULL)
+        return PMIX_ERR_BAD_PARAM;
+    ns = proc->nspace[0] != '\0' ? proc->nspace : client.self.nspace;
+    pthread_mutex_lock(&client.lock);
+    rc = pg_cache_store(client.cache, ns, proc->rank, key, val, true);
+    pthread_mutex_unlock(&client.lock);
+    return rc;
+}
+
+/* ---- fence ------------------------------------------------------------ */
+
+static pmix_status_t fence_request(const pmix_proc_t procs[], size_t nprocs,
+                                   const pmix_info_t info[], size_t ninfo,
+                                   pmix_data_buffer_t *req, uint32_t *id)
+{
+    pmix_status_t rc;
+
+    if (!client_ready())
+        return PMIX_ERR_INIT;
+    if (procs == NULL && nprocs != 0)
+        return PMIX_ERR_BAD_PARAM;
+    pg_buffer_construct(req);
+    rc = pg_mux_begin(client.mux, req, PG_PMIX_CMD_FENCE, id);
+    if (rc == PMIX_SUCCESS)
+        rc = pg_pmix_pack_array(req, procs, nprocs, PMIX_PROC);
+    if (rc == PMIX_SUCCESS)
+        rc = pack_info_plus(req, info, ninfo, NULL);
+    if (rc != PMIX_SUCCESS)
+        pg_buffer_destruct(req);
+    return rc;
+}
+
+pmix_status_t PMIx_Fence(const pmix_proc_t procs[], size_t nprocs, const pmix_info_t info[],
+                         size_t ninfo)
+{
+    pmix_data_buffer_t req;
+    uint32_t id;
+    pmix_status_t rc = fence_request(procs, nprocs, info, ninfo, &req, &id);
+
+    if (rc == PMIX_SUCCESS)
+        rc = call_status(&req, id);
+    if (rc == PMIX_SUCCESS)
+        forget_fetched();
+    return rc;
+}
+
+pmix_status_t PMIx_Fence_nb(const pmix_proc_t procs[], size_t nprocs, const pmix_info_t info[],
+                            size_t ninfo, pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    pmix_data_buffer_t req;
+    uint32_t id;
+    pmix_status_t rc = fence_request(procs, nprocs, info, ninfo, &req, &id);
+
+    return rc == PMIX_SUCCESS ? send_op_nb(&req, id, cbfunc, cbdata, true) : rc;
+}
+
+/* ---- get -------------------------------------------------------------- */
+
+/* One get, as the retrieval order sees it. */
+typedef struct get_op {
+    pmix_proc_t target;        /* normalised: nspace filled in */
+    char key[PMIX_MAX_KEYLEN + 1];
+    bool reserved;             /* "pmix" prefix */
+    bool qualified;            /* realm qualifiers: not answered from the cache */
+    bool optional, refresh, scoped;
+    pmix_value_cbfunc_t cb;    /* Get_nb */
+    void *cbdata;
+    pmix_status_t status;      /* deferred answers */
+    pmix_value_t *value;
+} get_op_t;
+
+static const char *const realm_qualifiers[] = {
+    PMIX_SESSION_INFO, PMIX_JOB_INFO, PMIX_APP_INFO, PMIX_NODE_INFO, PMIX_APPNUM, PMIX_NODEID,
+    PMIX_HOSTNAME, PMIX_SESSION_ID,
+};
+
+static pmix_status_t get_prepare(const pmix_proc_t *proc, const char *key,
+                                 const pmix_info_t info[], size_t ninfo, get_op_t *op)
+{
+    memset(op, 0, sizeof(*op));
+    if (!client_ready())
+        return PMIX_ERR_INIT;
+    if (key == NULL)
+        return PMIX_ERR_NOT_SUPPORTED; /* "every key of a process" is not offered */
+    if (!key_ok(key) || (info == NULL && ninfo > 0))
+        return PMIX_ERR_BAD_PARAM;
+    /* NULL proc: a globally unique key of my namespace */
+    PMIX_LOAD_PROCID(&op->target, client.self.nspace, PMIX_RANK_UNDEF);
+    if (proc != NULL) {
+        if (proc->nspace[0] != '\0')
+            PMIX_LOAD_NSPACE(op->target.nspace, proc->nspace);
+        op->target.rank = proc->rank;
+    }
+    PMIX_LOAD_KEY(op->key, key);
+    op->reserved = PMIX_CHECK_RESERVED_KEY(key);
+    for (size_t i = 0; i < sizeof(realm_qualifiers) / sizeof(realm_qualifiers[0]); i++)
+        op->qualified = op->qualified || info_has(info, ninfo, realm_qualifiers[i]);
+    op->optional = info_flag(info, ninfo, PMIX_OPTIONAL);
+    op->refresh = info_flag(info, ninfo, PMIX_GET_REFRESH_CACHE);
+    op->scoped = info_has(info, ninfo, PMIX_DATA_SCOPE);
+    return PMIX_SUCCESS;
+}
+
+static bool op_is_self(const get_op_t *op, pmix_rank_t rank)
+{
+    return PMIX_CHECK_NSPACE(op->target.nspace, client.self.nspace) &&
+           rank == client.self.rank;
+}
+
+/* Answers the client itself knows without asking (the process id). */
+static bool get_identity(const get_op_t *op, pmix_value_t **val, pmix_status_t *rc)
+{
+    bool own_ns = PMIX_CHECK_NSPACE(op->target.nspace, client.self.nspace);
+    bool me = own_ns && (op->target.rank == PMIX_RANK_UNDEF ||
+                         op->target.rank == PMIX_RANK_INVALID || op_is_self(op, op->target.rank));
+
+    if (!me || !(PMIX_CHECK_KEY(op, PMIX_PROCID) ||
+                 (PMIX_CHECK_KEY(op, PMIX_RANK) && op->target.rank == PMIX_RANK_INVALID)))
+        return false;
+    *val = PMIx_Value_create(1);
+    if (*val == NULL)
+        *rc = PMIX_ERR_NOMEM;
+    else if (PMIX_CHECK_KEY(op, PMIX_PROCID))
+        *rc = PMIx_Value_load(*val, &client.self, PMIX_PROC);
+    else
+        *rc = PMIx_Value_load(*val, &client.self.rank, PMIX_PROC_RANK);
+    return true;
+}
+
+/* Where an unqualified reserved key of my own job lives in the cache. */
+static pmix_rank_t reserved_view_rank(const get_op_t *op)
+{
+    return op->target.rank == PMIX_RANK_UNDEF ? PMIX_RANK_WILDCARD : op->target.rank;
+}
+
+/* Steps 1-2 of the retrieval order, in the client.  Returns PMIX_SUCCESS
+ * with *val, a final error, or PMIX_OPERATION_IN_PROGRESS: ask the server. */
+static pmix_status_t get_local(const get_op_t *op, pmix_value_t **val)
+{
+    const pmix_value_t *hit = NULL;
+    bool own_ns = PMIX_CHECK_NSPACE(op->target.nspace, client.self.nspace);
+    pmix_status_t rc = PMIX_ERR_NOT_FOUND;
+
+    *val = NULL;
+    if (get_identity(op, val, &rc))
+        return rc;
+    if (op->refresh || (op->reserved && op->qualified))
+        return PMIX_OPERATION_IN_PROGRESS; /* REFRESH: the server first */
+    pthread_mutex_lock(&client.lock);
+    if (op->reserved)
+        hit = pg_cache_find(client.cache, op->target.nspace, reserved_view_rank(op), op->key);
+    else {
+        if (op_is_self(op, op->target.rank) || (own_ns && op->target.rank == PMIX_RANK_UNDEF))
+            hit = pg_cache_own(client.cache, op->key);
+        if (hit == NULL && !op->scoped)
+            hit = pg_cache_find(client.cache, op->target.nspace, op->target.rank, op->key);
+    }
+    if (hit != NULL) {
+        *val = PMIx_Value_create(1);
+        rc = *val == NULL ? PMIX_ERR_NOMEM : pg_value_copy(*val, hit);
+    }
+    pthread_mutex_unlock(&client.lock);
+    if (hit != NULL)
+        return rc;
+    if (op->optional)
+        return PMIX_ERR_NOT_FOUND; /* the cache was the last stop */
+    /* my job's reserved data came with init: what is not there does not exist */
+    if (op->reserved && own_ns &&
+        (reserved_view_rank(op) == PMIX_RANK_WILDCARD || op_is_self(op, op->target.rank)))
+        return PMIX_ERR_NOT_FOUND;
+    return PMIX_OPERATION_IN_PROGRESS;
+}
+
+static pmix_status_t get_request(const get_op_t *op, const pmix_info_t info[], size_t ninfo,
+                                 bool nonblocking, pmix_data_buffer_t *req, uint32_t *id)
+{
+    char *key = (char *)op->key;
+    /* reserved data never waits; a refresh only refreshes */
+    const char *extra = op->reserved || op->refresh ? PMIX_IMMEDIATE : NULL;
+    pmix_status_t rc;
+
+    pg_buffer_construct(req);
+    rc = pg_mux_begin(client.mux, req, PG_PMIX_CMD_GET, id);
+    if (rc == PMIX_SUCCESS)
+        rc = pg_pmix_pack_one(req, &op->target, PMIX_PROC);
+    if (rc == PMIX_SUCCESS)
+        rc = pg_pmix_pack_one(req, &key, PMIX_STRING);
+    if (rc == PMIX_SUCCESS)
+        rc = pack_info_plus(req, info, ninfo, extra);
+    if (rc == PMIX_SUCCESS)
+        rc = pg_pmix_pack_one(req, &nonblocking, PMIX_BOOL);
+    if (rc != PMIX_SUCCESS)
+        pg_buffer_destruct(req);
+    return rc;
+}
+
+/* Step 3's answer: unpack, cache what may be cached. */
+static pmix_status_t get_finish(const get_op_t *op, pmix_status_t status,
+                                pmix_data_buffer_t *reply, pmix_value_t **val)
+{
+    pmix_rank_t poster = PMIX_RANK_UNDEF;
+    pmix_value_t *v = NULL;
+
+    *val = NULL;
+    if (op->refresh && (status == PMIX_ERR_NOT_FOUND || status == PMIX_ERR_EXISTS_OUTSIDE_SCOPE))
+        return PMIX_ERR_NOT_FOUND; /* refreshed, and still absent */
+    if (status != PMIX_SUCCESS)
+        return status;
+    v = PMIx_Value_create(1);
+    if (v == NULL)
+        return PMIX_ERR_NOMEM;
+    status = reply != NULL ? pg_pmix_unpack_one(reply, v, PMIX_VALUE) : PMIX_ERR_UNPACK_FAILURE;
+    if (status == PMIX_SUCCESS)
+        status = pg_pmix_unpack_one(reply, &poster, PMIX_PROC_RANK);
+    if (status != PMIX_SUCCESS) {
+        PMIX_VALUE_RELEASE(v);
+        return status;
+    }
+    if (!op->qualified && !op->scoped) {
+        pthread_mutex_lock(&client.lock);
+        if (client.cache != NULL)
+            (void)pg_cache_store(client.cache, op->target.nspace, op->target.rank, op->key, v,
+                                 op->reserved);
+        pthread_mutex_unlock(&client.lock);
+    }
+    *val = v;
+    return PMIX_SUCCESS;
+}
+
+pmix_status_t PMIx_Get(const pmix_proc_t *proc, const char key[], const pmix_info_t info[],
+                       size_t ninfo, pmix_value_t **val)
+{
+    pmix_data_buffer_t req, reply;
+    get_op_t op;
+    uint32_t id;
+    pmix_status_t rc;
+
+    if (val == NULL)
+        return PMIX_ERR_BAD_PARAM;
+    *val = NULL;
+    rc = get_prepare(proc, key, info, ninfo, &op);
+    if (rc == PMIX_SUCCESS)
+        rc = get_local(&op, val);
+    if (rc != PMIX_OPERATION_IN_PROGRESS)
+        return rc;
+    rc = get_request(&op, info, ninfo, false, &req, &id);
+    if (rc != PMIX_SUCCESS)
+        return rc;
+    rc = pg_mux_call(client.mux, &req, id, &reply);
+    rc = get_finish(&op, rc, &reply, val);
+    pg_buffer_destruct(&reply);
+    return rc;
+}
+
+/* Get_nb's callback: the value is the library's and released afterwards
+ * (OpenPMIx's contract too: copy what you keep). */
+static void get_nb_deliver(get_op_t *op)
+{
+    if (op->cb != NULL)
+        op->cb(op->status, op->value, op->cbdata);
+    if (op->value != NULL)
+        PMIX_VALUE_RELEASE(op->value);
+    free(op);
+}
+
+static void get_nb_deferred(void *arg)
+{
+    get_nb_deliver(arg);
+}
+
+static void get_nb_reply(pmix_status_t status, pmix_data_buffer_t *reply, void *arg)
+{
+    get_op_t *op = arg;
+
+    op->status = get_finish(op, status, reply, &op->value);
+    get_nb_deliver(op);
+}
+
+pmix_status_t PMIx_Get_nb(const pmix_proc_t *proc, const char key[], const pmix_info_t info[],
+                          size_t ninfo, pmix_value_cbfunc_t cbfunc, void *cbdata)
+{
+    pmix_data_buffer_t req;
+    get_op_t *op = malloc(sizeof(*op));
+    uint32_t id;
+    pmix_status_t rc;
+
+    if (op == NULL)
+        return PMIX_ERR_NOMEM;
+    rc = get_prepare(proc, key, info, ninfo, op);
+    if (rc != PMIX_SUCCESS) {
+        free(op);
+        return rc;
+    }
+    op->cb = cbfunc;
+    op->cbdata = cbdata;
+    op->status = get_local(op, &op->value);
+    if (op->status != PMIX_OPERATION_IN_PROGRESS) {
+        /* answered locally: the callback still runs on the progress thread */
+        rc = pg_mux_defer(client.mux, get_nb_deferred, op);
+    } else {
+        rc = get_request(op, info, ninfo, true, &req, &id);
+        if (rc == PMIX_SUCCESS)
+            rc = pg_mux_send_nb(client.mux, &req, id, get_nb_reply, op);
+    }
+    if (rc != PMIX_SUCCESS) {
+        if (op->value != NULL)
+            PMIX_VALUE_RELEASE(op->value);
+        free(op);
+    }
+    return rc;
+}
+
+/* ---- publish / lookup / unpublish ---------------------------------------- */
+
+static pmix_status_t publish_request(const pmix_info_t info[], size_t ninfo,
+                                     pmix_data_buffer_t *req, uint32_t *id)
+{
+    pmix_status_t rc;
+
+    if (!client_ready())
+        return PMIX_ERR_INIT;
+    if (info == NULL || ninfo == 0)
+        return PMIX_ERR_BAD_PARAM;
+    pg_buffer_construct(req);
+    rc = pg_mux_begin(client.mux, req, PG_PMIX_CMD_PUBLISH, id);
+    if (rc == PMIX_SUCCESS)
+        rc = pg_pmix_pack_array(req, info, ninfo, PMIX_INFO);
+    if (rc != PMIX_SUCCESS)
+        pg_buffer_destruct(req);
+    return rc;
+}
+
+pmix_status_t PMIx_Publish(const pmix_info_t info[], size_t ninfo)
+{
+    pmix_data_buffer_t req;
+    uint32_t id;
+    pmix_status_t rc = publish_request(info, ninfo, &req, &id);
+
+    return rc == PMIX_SUCCESS ? call_status(&req, id) : rc;
+}
+
+pmix_status_t PMIx_Publish_nb(const pmix_info_t info[], size_t ninfo, pmix_op_cbfunc_t cbfunc,
+                              void *cbdata)
+{
+    pmix_data_buffer_t req;
+    uint32_t id;
+    pmix_status_t rc = publish_request(info, ninfo, &req, &id);
+
+    return rc == PMIX_SUCCESS ? send_op_nb(&req, id, cbfunc, cbdata, false) : rc;
+}
+
+static pmix_status_t keys_request(uint8_t cmd, char **keys, size_t nkeys,
+                                  const pmix_info_t info[], size_t ninfo,
+                                  pmix_data_buffer_t *req, uint32_t *id)
+{
+    pmix_status_t rc;
+
+    if (!client_ready())
+        return PMIX_ERR_INIT;
+    for (size_t i = 0; i < nkeys; i++)
+        if (!key_ok(keys[i]))
+            return PMIX_ERR_BAD_PARAM;
+    pg_buffer_construct(req);
+    rc = pg_mux_begin(client.mux, req, cmd, id);
+    if (rc == PMIX_SUCCESS)
+        rc = pg_pmix_pack_array(req, keys, nkeys, PMIX_STRING);
+    if (rc == PMIX_SUCCESS)
+        rc = pack_info_plus(req, info, ninfo, NULL);
+    if (rc != PMIX_SUCCESS)
+        pg_buffer_destruct(req);
+    return rc;
+}
+
+static size_t argv_len(char **keys)
+{
+    size_t n = 0;
+
+    while (keys != NULL && keys[n] != NULL)
+        n++;
+    return n;
+}
+
+/* The lookup reply: status, then one pdata per requested key, in order. */
+static pmix_status_t lookup_unpack(pmix_status_t status, pmix_data_buffer_t *reply,
+                                   pmix_pdata_t **pd, size_t *n)
+{
+    *pd = NULL;
+    *n = 0;
+    if (status != PMIX_SUCCESS && status != PMIX_ERR_PARTIAL_SUCCESS)
+        return status;
+    if (reply == NULL || pg_pmix_unpack_array(reply, (void **)pd, n, PMIX_PDATA) != PMIX_SUCCESS)
+        return PMIX_ERR_UNPACK_FAILURE;
+    return status;
+}
+
+pmix_status_t PMIx_Lookup(pmix_pdata_t data[], size_t ndata, const pmix_info_t info[],
+                          size_t ninfo)
+{
+    pmix_data_buffer_t req, reply;
+    char **keys;
+    pmix_pdata_t *found = NULL;
+    size_t nfound = 0;
+    uint32_t id;
+    pmix_status_t rc;
+
+    if (data == NULL || ndata == 0)
+        return PMIX_ERR_BAD_PARAM;
+    keys = calloc(ndata, sizeof(*keys));
+    if (keys == NULL)
+        return PMIX_ERR_NOMEM;
+    for (size_t i = 0; i < ndata; i++)
+        keys[i] = data[i].key;
+    rc = keys_request(PG_PMIX_CMD_LOOKUP, keys, ndata, info, ninfo, &req, &id);
+    free(keys);
+    if (rc != PMIX_SUCCESS)
+        return rc;
+    rc = pg_mux_call(client.mux, &req, id, &reply);
+    rc = lookup_unpack(rc, &reply, &found, &nfound);
+    for (size_t i = 0; i < nfound && i < ndata; i++)
+        if (found[i].value.type != PMIX_UNDEF) {
+            PMIX_VALUE_DESTRUCT(&data[i].value);
+            data[i].proc = found[i].proc;
+            data[i].value = found[i].value; /* moved */
+            found[i].value.type = PMIX_UNDEF;
+        }
+    pg_pmix_array_free(found, nfound, PMIX_PDATA);
+    pg_buffer_destruct(&reply);
+    return rc;
+}
+
+typedef struct lookup_cb {
+    pmix_lookup_cbfunc_t fn;
+    void *arg;
+} lookup_cb_t;
+
+static void lookup_nb_reply(pmix_status_t status, pmix_data_buffer_t *reply, void *arg)
+{
+    lookup_cb_t *cb = arg;
+    pmix_pdata_t *pd;
+    size_t n;
+
+    status = lookup_unpack(status, reply, &pd, &n);
+    if (cb->fn != NULL)
+        cb->fn(status, pd, n, cb->arg);
+    pg_pmix_array_free(pd, n, PMIX_PDATA);
+    free(cb);
+}
+
+pmix_status_t PMIx_Lookup_nb(char **keys, const pmix_info_t info[], size_t ninfo,
+                             pmix_lookup_cbfunc_t cbfunc, void *cbdata)
+{
+    pmix_data_buffer_t req;
+    size_t nkeys = argv_len(keys);
+    lookup_cb_t *cb;
+    uint32_t id;
+    pmix_status_t rc;
+
+    if (nkeys == 0)
+        return PMIX_ERR_BAD_PARAM;
+    rc = keys_request(PG_PMIX_CMD_LOOKUP, keys, nkeys, info, ninfo, &req, &id);
+    if (rc != PMIX_SUCCESS)
+        return rc;
+    cb = malloc(sizeof(*cb));
+    if (cb == NULL) {
+        pg_buffer_destruct(&req);
+        return PMIX_ERR_NOMEM;
+    }
+    *cb = (lookup_cb_t){ cbfunc, cbdata };
+    rc = pg_mux_send_nb(client.mux, &req, id, lookup_nb_reply, cb);
+    if (rc != PMIX_SUCCESS)
+        free(cb);
+    return rc;
+}
+
+pmix_status_t PMIx_Unpublish(char **keys, const pmix_info_t info[], size_t ninfo)
+{
+    pmix_data_buffer_t req;
+    uint32_t id;
+    pmix_status_t rc = keys_request(PG_PMIX_CMD_UNPUBLISH, keys, argv_len(keys), info, ninfo,
+                                    &req, &id);
+
+    return rc == PMIX_SUCCESS ? call_status(&req, id) : rc;
+}
+
+pmix_status_t PMIx_Unpublish_nb(char **keys, const pmix_info_t info[], size_t ninfo,
+                                pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    pmix_data_buffer_t req;
+    uint32_t id;
+    pmix_status_t rc = keys_request(PG_PMIX_CMD_UNPUBLISH, keys, argv_len(keys), info, ninfo,
+                                    &req, &id);
+
+    return rc == PMIX_SUCCESS ? send_op_nb(&req, id, cbfunc, cbdata, false) : rc;
+}
+
+/* ---- resolve peers / nodes ------------------------------------------------ */
+
+/* A copy of a string in my job's reserved data, or NULL. */
+static char *job_string(const char *key)
+{
+    const pmix_value_t *v;
+    char *s = NULL;
+
+    pthread_mutex_lock(&client.lock);
+    v = pg_cache_find(client.cache, client.self.nspace, PMIX_RANK_WILDCARD, key);
+    if (v != NULL && v->type == PMIX_STRING && v->data.string != NULL)
+        s = strdup(v->data.string);
+    pthread_mutex_unlock(&client.lock);
+    return s;
+}
+
+/* The job a resolve call names: mine (NULL or "" means mine), or another
+ * this client cannot know about. */
+static pmix_status_t resolve_nspace(const char *nspace)
+{
+    if (!client_ready())
+        return PMIX_ERR_INIT;
+    if (nspace == NULL || nspace[0] == '\0' || PMIX_CHECK_NSPACE(nspace, client.self.nspace))
+        return PMIX_SUCCESS;
+    return PMIX_ERR_INVALID_NAMESPACE;
+}
+
+pmix_status_t PMIx_Resolve_nodes(const pmix_nspace_t nspace, char **nodelist)
+{
+    pmix_status_t rc = resolve_nspace(nspace);
+
+    if (nodelist == NULL)
+        return PMIX_ERR_BAD_PARAM;
+    *nodelist = NULL;
+    if (rc == PMIX_SUCCESS)
+        *nodelist = job_string(PMIX_NODE_LIST); /* NULL: no nodes assigned */
+    return rc;
+}
+
+/* Fills procs from one node's comma list of ranks. */
+static pmix_status_t peers_from_list(char *ranks, pmix_proc_t **procs, size_t *nprocs)
+{
+    size_t n = 1;
+    char *save = NULL;
+
+    for (const char *p = ranks; *p != '\0'; p++)
+        n += *p == ',';
+    PMIX_PROC_CREATE(*procs, n);
+    if (*procs == NULL)
+        return PMIX_ERR_NOMEM;
+    *nprocs = 0;
+    for (char *tok = strtok_r(ranks, ",", &save); tok != NULL && *nprocs < n;
+         tok = strtok_r(NULL, ",", &save)) {
+        pmix_proc_t *p = &(*procs)[*nprocs];
+
+        PMIX_LOAD_PROCID(p, client.self.nspace, (pmix_rank_t)strtoul(tok, NULL, 10));
+        (*nprocs)++;
+    }
+    if (*nprocs == 0)
+        PMIX_PROC_FREE(*procs, n);
+    return PMIX_SUCCESS;
+}
+
+pmix_status_t PMIx_Resolve_peers(const char *nodename, const pmix_nspace_t nspace,
+                                 pmix_proc_t **procs, size_t *nprocs)
+{
+    pmix_status_t rc = resolve_nspace(nspace);
+    char *nodes = NULL, *map = NULL, *host = NULL, *nsave = NULL, *msave = NULL;
+
+    if (procs == NULL || nprocs == NULL)
+        return PMIX_ERR_BAD_PARAM;
+    *procs = NULL;
+    *nprocs = 0;
+    if (rc != PMIX_SUCCESS)
+        return rc;
+    host = nodename != NULL ? strdup(nodename) : job_string(PMIX_HOSTNAME);
+    nodes = job_string(PMIX_NODE_LIST);
+    map = job_string(PMIX_PROC_MAP);
+    if (host == NULL || nodes == NULL || map == NULL) {
+        rc = PMIX_ERR_DATA_VALUE_NOT_FOUND; /* the layout was not provided */
+        goto out;
+    }
+    /* node i of the node list hosts the ranks of entry i of the proc map */
+    for (char *node = strtok_r(nodes, ",", &nsave), *ranks = strtok_r(map, ";", &msave);
+         node != NULL && ranks != NULL;
+         node = strtok_r(NULL, ",", &nsave), ranks = strtok_r(NULL, ";", &msave))
+        if (strcmp(node, host) == 0) {
+            rc = peers_from_list(ranks, procs, nprocs);
+            break;
+        }
+out:
+    free(host);
+    free(nodes);
+    free(map);
+    return rc; /* a node of no concern to the job: success, no peers */
+}

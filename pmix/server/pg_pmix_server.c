@@ -1,0 +1,837 @@
+/*
+ * pg_pmix_server: PMIx transport messages -> engine calls (see
+ * pg_pmix_server.h and docs/pmix-transport.md).
+ *
+ * Each command is one function taking the unpacked-so-far request; it either
+ * replies at once or parks a pmix_req_t that the engine's completion
+ * answers.  Statuses are the engine's, unchanged: the engine speaks PMIx.
+ */
+#include "pmix/server/pg_pmix_server.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "gateway/pg_conn.h"
+#include "gateway/pg_job.h"
+#include "pmix/engine/pg_engine.h"
+#include "pmix/engine/pg_pack.h"
+#include "pmix/server/pg_pmix_value.h"
+#include "pmix/transport/pg_pmix_msg.h"
+
+enum { NS_PER_SEC = 1000000000 };
+
+typedef struct pmix_req pmix_req_t;
+
+/* Handler data of one connection. */
+typedef struct pmix_session {
+    pg_conn_t *conn;       /* borrowed; valid until on_close */
+    pmix_req_t *pending;   /* requests the engine still owes an answer */
+    char **published;      /* keys this process published (for Unpublish(NULL)) */
+    size_t npublished;
+    bool inited;
+} pmix_session_t;
+
+/* A request answered later.  `s` is NULL once the connection has gone. */
+struct pmix_req {
+    pmix_req_t *prev, *next;
+    pmix_session_t *s;
+    uint8_t cmd;
+    uint32_t id;
+    /* lookups: one pg_lookup per key, answered together */
+    pmix_pdata_t *pdata;
+    size_t nkeys, outstanding, found;
+    bool timed_out;
+};
+
+/* The decoded part of a request a command function works on. */
+typedef struct pmix_in {
+    pmix_session_t *s;
+    pg_conn_t *conn;
+    uint8_t cmd;
+    uint32_t id;
+    pmix_data_buffer_t *args; /* positioned after the header */
+} pmix_in_t;
+
+/* ---- sessions and pending requests --------------------------------- */
+
+static pmix_req_t *req_new(pmix_in_t *in)
+{
+    pmix_req_t *r = calloc(1, sizeof(*r));
+
+    if (r == NULL)
+        return NULL;
+    r->s = in->s;
+    r->cmd = in->cmd;
+    r->id = in->id;
+    r->next = in->s->pending;
+    if (r->next != NULL)
+        r->next->prev = r;
+    in->s->pending = r;
+    return r;
+}
+
+static void req_free(pmix_req_t *r)
+{
+    if (r == NULL)
+        return;
+    if (r->s != NULL) {
+        if (r->prev != NULL)
+            r->prev->next = r->next;
+        else
+            r->s->pending = r->next;
+        if (r->next != NULL)
+            r->next->prev = r->prev;
+    }
+    if (r->pdata != NULL)
+        PMIX_PDATA_FREE(r->pdata, r->nkeys);
+    free(r);
+}
+
+static void session_free(pmix_session_t *s)
+{
+    if (s == NULL)
+        return;
+    /* the engine still owes these a completion: orphan them */
+    for (pmix_req_t *r = s->pending, *next; r != NULL; r = next) {
+        next = r->next;
+        r->s = NULL;
+        r->prev = r->next = NULL;
+    }
+    for (size_t i = 0; i < s->npublished; i++)
+        free(s->published[i]);
+    free(s->published);
+    free(s);
+}
+
+static pg_proc_t session_proc(const pmix_session_t *s)
+{
+    pg_proc_t p = { pg_job_kvsname(pg_conn_job(s->conn)), (pmix_rank_t)pg_conn_rank(s->conn) };
+
+    return p;
+}
+
+/* ---- replies -------------------------------------------------------- */
+
+/* A reply with nothing after the status. */
+static int reply_send(pg_conn_t *conn, pmix_data_buffer_t *buf)
+{
+    int rc = -1;
+
+    if (pg_pmix_msg_seal(buf) == PMIX_SUCCESS)
+        rc = pg_conn_send(conn, buf->base_ptr, buf->bytes_used);
+    pg_buffer_destruct(buf);
+    return rc;
+}
+
+static int reply_status(pg_conn_t *conn, uint8_t cmd, uint32_t id, pmix_status_t status)
+{
+    pmix_data_buffer_t buf;
+
+    pg_buffer_construct(&buf);
+    if (pg_pmix_msg_begin_reply(&buf, cmd, id, status) != PMIX_SUCCESS) {
+        pg_buffer_destruct(&buf);
+        return -1;
+    }
+    return reply_send(conn, &buf);
+}
+
+/* ---- directives ------------------------------------------------------ */
+
+static bool info_is(const pmix_info_t *i, const char *key)
+{
+    return strncmp(i->key, key, PMIX_MAX_KEYLEN) == 0;
+}
+
+static bool info_true(const pmix_info_t *i)
+{
+    return pg_value_truth(&i->value) == PMIX_BOOL_TRUE;
+}
+
+static pg_time_t info_timeout(const pmix_info_t *i)
+{
+    uint64_t sec = 0;
+
+    if (!pg_pmix_value_uint(&i->value, &sec) || sec == 0)
+        return 0;
+    return sec > UINT64_MAX / NS_PER_SEC ? UINT64_MAX : sec * NS_PER_SEC;
+}
+
+/* The node id of a PMIX_HOSTNAME qualifier: its index in the job's node list. */
+static uint32_t node_of_host(pg_engine_t *e, const pg_proc_t *self, const char *host);
+
+typedef struct get_directives {
+    bool hostname_qualifier;
+    char *hostname; /* borrowed from the info array */
+} get_directives_t;
+
+static void get_apply_info(pg_get_req_t *q, const pmix_info_t *info, size_t n,
+                           get_directives_t *d)
+{
+    for (size_t i = 0; i < n; i++) {
+        const pmix_info_t *x = &info[i];
+        uint64_t u;
+
+        if (info_is(x, PMIX_IMMEDIATE) && info_true(x))
+            q->flags |= PG_GET_IMMEDIATE;
+        else if (info_is(x, PMIX_GET_REFRESH_CACHE) && info_true(x))
+            q->flags |= PG_GET_REFRESH;
+        else if (info_is(x, PMIX_TIMEOUT))
+            q->timeout = info_timeout(x);
+        else if (info_is(x, PMIX_DATA_SCOPE) && x->value.type == PMIX_SCOPE)
+            q->scope = x->value.data.scope;
+        else if (info_is(x, PMIX_SESSION_INFO) && info_true(x))
+            q->realm = PG_REALM_SESSION;
+        else if (info_is(x, PMIX_JOB_INFO) && info_true(x))
+            q->realm = PG_REALM_JOB;
+        else if (info_is(x, PMIX_APP_INFO) && info_true(x))
+            q->realm = PG_REALM_APP;
+        else if (info_is(x, PMIX_NODE_INFO) && info_true(x))
+            q->realm = PG_REALM_NODE;
+        else if (info_is(x, PMIX_APPNUM) && pg_pmix_value_uint(&x->value, &u) && u < UINT32_MAX)
+            q->appnum = (uint32_t)u;
+        else if (info_is(x, PMIX_NODEID) && pg_pmix_value_uint(&x->value, &u) && u < UINT32_MAX)
+            q->nodeid = (uint32_t)u;
+        else if (info_is(x, PMIX_HOSTNAME) && x->value.type == PMIX_STRING) {
+            d->hostname_qualifier = true;
+            d->hostname = x->value.data.string;
+        }
+    }
+}
+
+/* ---- init -------------------------------------------------------------- */
+
+/* Every reserved key the engine derives from a job layout: the init reply
+ * carries their values as seen from {nspace, WILDCARD} and from the
+ * process itself, so PMIX_OPTIONAL gets of them are answered by the client
+ * library's cache (the Standard requires reserved data at start). */
+static const char *const init_keys[] = {
+    PMIX_JOB_SIZE, PMIX_UNIV_SIZE, PMIX_MAX_PROCS, PMIX_JOB_NUM_APPS, PMIX_NUM_NODES,
+    PMIX_NPROC_OFFSET, PMIX_NSPACE, PMIX_JOBID, PMIX_NODE_LIST, PMIX_NODE_MAP, PMIX_PROC_MAP,
+    PMIX_ANL_MAP, PMIX_SPAWNED, PMIX_APP_SIZE, PMIX_APPLDR, PMIX_HOSTNAME, PMIX_NODEID,
+    PMIX_LOCAL_SIZE, PMIX_NODE_SIZE, PMIX_LOCAL_PEERS, PMIX_LOCALLDR, PMIX_RANK,
+    PMIX_GLOBAL_RANK, PMIX_APP_RANK, PMIX_APPNUM, PMIX_LOCAL_RANK, PMIX_NODE_RANK, PMIX_CPUSET,
+    PMIX_LOCALITY_STRING,
+};
+enum { NINIT_KEYS = sizeof(init_keys) / sizeof(init_keys[0]) };
+
+typedef struct info_fill {
+    pmix_info_t *info;
+    size_t n;
+} info_fill_t;
+
+static void init_key_done(pmix_status_t status, const pg_value_t *value, pmix_rank_t poster,
+                          void *cbdata)
+{
+    info_fill_t *f = cbdata;
+    pmix_info_t *slot = &f->info[f->n];
+
+    (void)poster;
+    if (status != PMIX_SUCCESS || pg_pmix_value_from_engine(value, &slot->value) != PMIX_SUCCESS)
+        return;
+    f->n++;
+}
+
+/* Reserved values of `target` as the engine answers them (reserved gets
+ * complete inline and never block). */
+static void init_view(pg_engine_t *e, const pg_proc_t *self, pmix_rank_t target_rank,
+                      info_fill_t *f)
+{
+    pg_proc_t target = { self->nspace, target_rank };
+
+    for (size_t k = 0; k < NINIT_KEYS && e != NULL; k++) {
+        pg_get_req_t q;
+
+        pg_get_req_init(&q, self, &target, init_keys[k]);
+        q.flags |= PG_GET_IMMEDIATE;
+        PMIX_LOAD_KEY(f->info[f->n].key, init_keys[k]);
+        (void)pg_get(e, &q, pg_job_now(), init_key_done, f);
+    }
+}
+
+static int cmd_init(pmix_in_t *in)
+{
+    pg_engine_t *e = pg_conn_engine(in->conn);
+    pg_proc_t self = session_proc(in->s);
+    pmix_info_t job[NINIT_KEYS], own[NINIT_KEYS];
+    info_fill_t fj = { job, 0 }, fo = { own, 0 };
+    pmix_data_buffer_t buf;
+    char *nspace = (char *)(self.nspace != NULL ? self.nspace : "");
+    pmix_status_t rc;
+
+    memset(job, 0, sizeof(job));
+    memset(own, 0, sizeof(own));
+    init_view(e, &self, PMIX_RANK_WILDCARD, &fj);
+    init_view(e, &self, self.rank, &fo);
+    in->s->inited = true;
+    pg_buffer_construct(&buf);
+    rc = pg_pmix_msg_begin_reply(&buf, in->cmd, in->id, PMIX_SUCCESS);
+    if (rc == PMIX_SUCCESS)
+        rc = pg_pmix_pack_one(&buf, &nspace, PMIX_STRING);
+    if (rc == PMIX_SUCCESS)
+        rc = pg_pmix_pack_one(&buf, &self.rank, PMIX_PROC_RANK);
+    if (rc == PMIX_SUCCESS)
+        rc = pg_pmix_pack_array(&buf, job, fj.n, PMIX_INFO);
+    if (rc == PMIX_SUCCESS)
+        rc = pg_pmix_pack_array(&buf, own, fo.n, PMIX_INFO);
+    for (size_t i = 0; i < fj.n; i++)
+        PMIX_INFO_DESTRUCT(&job[i]);
+    for (size_t i = 0; i < fo.n; i++)
+        PMIX_INFO_DESTRUCT(&own[i]);
+    if (rc != PMIX_SUCCESS) {
+        pg_buffer_destruct(&buf);
+        return reply_status(in->conn, in->cmd, in->id, rc), PG_HANDLER_OK;
+    }
+    return reply_send(in->conn, &buf) == 0 ? PG_HANDLER_OK : PG_HANDLER_FAIL;
+}
+
+/* ---- commit ------------------------------------------------------------- */
+
+/* One staged put: scope, key, value. */
+static pmix_status_t commit_one(pmix_in_t *in, pg_engine_t *e, const pg_proc_t *self)
+{
+    pmix_scope_t scope = PMIX_SCOPE_UNDEF;
+    char *key = NULL;
+    pmix_value_t val;
+    pmix_data_buffer_t scratch;
+    pg_value_t ev;
+    pmix_status_t rc;
+
+    PMIX_VALUE_CONSTRUCT(&val);
+    pg_buffer_construct(&scratch);
+    rc = pg_pmix_unpack_one(in->args, &scope, PMIX_SCOPE);
+    if (rc == PMIX_SUCCESS)
+        rc = pg_pmix_unpack_one(in->args, &key, PMIX_STRING);
+    if (rc == PMIX_SUCCESS)
+        rc = pg_pmix_unpack_one(in->args, &val, PMIX_VALUE);
+    if (rc == PMIX_SUCCESS && key == NULL)
+        rc = PMIX_ERR_BAD_PARAM;
+    if (rc == PMIX_SUCCESS)
+        rc = pg_pmix_value_to_engine(&val, &scratch, &ev);
+    if (rc == PMIX_SUCCESS)
+        rc = pg_put(e, self, scope, key, &ev, 0);
+    free(key);
+    PMIX_VALUE_DESTRUCT(&val);
+    pg_buffer_destruct(&scratch);
+    return rc;
+}
+
+/* Every put staged since the last commit, then the commit: the first
+ * failing put's status is the answer, the others still count. */
+static int cmd_commit(pmix_in_t *in)
+{
+    pg_engine_t *e = pg_conn_engine(in->conn);
+    pg_proc_t self = session_proc(in->s);
+    pmix_status_t first_err = PMIX_SUCCESS, rc;
+    uint32_t n = 0;
+
+    if (e == NULL)
+        return reply_status(in->conn, in->cmd, in->id, PMIX_ERR_NOT_SUPPORTED), PG_HANDLER_OK;
+    rc = pg_pmix_unpack_one(in->args, &n, PMIX_UINT32);
+    if (rc != PMIX_SUCCESS || n > pg_buffer_unread(in->args))
+        return PG_HANDLER_FAIL;
+    for (uint32_t i = 0; i < n; i++) {
+        rc = commit_one(in, e, &self);
+        if (rc == PMIX_ERR_UNPACK_FAILURE || rc == PMIX_ERR_UNPACK_READ_PAST_END_OF_BUFFER ||
+            rc == PMIX_ERR_TYPE_MISMATCH)
+            return PG_HANDLER_FAIL; /* the stream is not what the client library sends */
+        if (rc != PMIX_SUCCESS && first_err == PMIX_SUCCESS)
+            first_err = rc;
+    }
+    rc = pg_commit(e, &self);
+    if (first_err == PMIX_SUCCESS)
+        first_err = rc;
+    return reply_status(in->conn, in->cmd, in->id, first_err), PG_HANDLER_OK;
+}
+
+/* ---- fence ------------------------------------------------------------ */
+
+static void fence_done(pmix_status_t status, const pg_fence_keys_t *keys, void *cbdata)
+{
+    pmix_req_t *r = cbdata;
+
+    (void)keys;
+    if (r->s != NULL)
+        (void)reply_status(r->s->conn, r->cmd, r->id, status);
+    req_free(r);
+}
+
+/* Participants as engine procs: an empty nspace means the caller's own. */
+static pg_proc_t *fence_participants(const pmix_proc_t *procs, size_t n, const char *own_ns)
+{
+    pg_proc_t *parts = calloc(n > 0 ? n : 1, sizeof(*parts));
+
+    for (size_t i = 0; parts != NULL && i < n; i++) {
+        parts[i].nspace = procs[i].nspace[0] != '\0' ? procs[i].nspace : own_ns;
+        parts[i].rank = procs[i].rank;
+    }
+    return parts;
+}
+
+static int cmd_fence(pmix_in_t *in)
+{
+    pg_engine_t *e = pg_conn_engine(in->conn);
+    pg_proc_t self = session_proc(in->s);
+    pmix_proc_t *procs = NULL;
+    pmix_info_t *info = NULL;
+    size_t nprocs = 0, ninfo = 0;
+    pg_proc_t *parts = NULL;
+    pg_time_t timeout = 0;
+    unsigned flags = 0;
+    pmix_req_t *r = NULL;
+    pmix_status_t rc;
+    int ret = PG_HANDLER_OK;
+
+    if (pg_pmix_unpack_array(in->args, (void **)&procs, &nprocs, PMIX_PROC) != PMIX_SUCCESS ||
+        pg_pmix_unpack_array(in->args, (void **)&info, &ninfo, PMIX_INFO) != PMIX_SUCCESS) {
+        ret = PG_HANDLER_FAIL;
+        goto out;
+    }
+    for (size_t i = 0; i < ninfo; i++) {
+        if (info_is(&info[i], PMIX_COLLECT_DATA) && info_true(&info[i]))
+            flags |= PG_FENCE_COLLECT;
+        else if (info_is(&info[i], PMIX_TIMEOUT))
+            timeout = info_timeout(&info[i]);
+    }
+    rc = e == NULL ? PMIX_ERR_NOT_SUPPORTED : PMIX_ERR_NOMEM;
+    if (e != NULL && (parts = fence_participants(procs, nprocs, self.nspace)) != NULL &&
+        (r = req_new(in)) != NULL) {
+        rc = pg_fence_join(e, &self, nprocs > 0 ? parts : NULL, nprocs, flags, timeout,
+                           pg_job_now(), fence_done, r);
+        if (rc == PMIX_SUCCESS)
+            r = NULL; /* fence_done owns it now */
+    }
+    if (rc != PMIX_SUCCESS)
+        (void)reply_status(in->conn, in->cmd, in->id, rc);
+out:
+    req_free(r);
+    free(parts);
+    pg_pmix_array_free(procs, nprocs, PMIX_PROC);
+    pg_pmix_array_free(info, ninfo, PMIX_INFO);
+    return ret;
+}
+
+/* ---- get ------------------------------------------------------------- */
+
+static void get_reply(pg_conn_t *conn, uint8_t cmd, uint32_t id, pmix_status_t status,
+                      const pg_value_t *value, pmix_rank_t poster)
+{
+    pmix_data_buffer_t buf;
+    pmix_value_t v;
+    pmix_status_t rc;
+
+    PMIX_VALUE_CONSTRUCT(&v);
+    if (status == PMIX_SUCCESS)
+        status = pg_pmix_value_from_engine(value, &v);
+    pg_buffer_construct(&buf);
+    rc = pg_pmix_msg_begin_reply(&buf, cmd, id, status);
+    if (rc == PMIX_SUCCESS && status == PMIX_SUCCESS) {
+        rc = pg_pmix_pack_one(&buf, &v, PMIX_VALUE);
+        if (rc == PMIX_SUCCESS)
+            rc = pg_pmix_pack_one(&buf, &poster, PMIX_PROC_RANK);
+    }
+    PMIX_VALUE_DESTRUCT(&v);
+    if (rc == PMIX_SUCCESS)
+        (void)reply_send(conn, &buf);
+    else {
+        pg_buffer_destruct(&buf);
+        (void)reply_status(conn, cmd, id, rc);
+    }
+}
+
+static void get_done(pmix_status_t status, const pg_value_t *value, pmix_rank_t poster,
+                     void *cbdata)
+{
+    pmix_req_t *r = cbdata;
+
+    if (r->s != NULL)
+        get_reply(r->s->conn, r->cmd, r->id, status, value, poster);
+    req_free(r);
+}
+
+static void value_of_node_list(pmix_status_t status, const pg_value_t *value,
+                               pmix_rank_t poster, void *cbdata)
+{
+    (void)poster;
+    if (status == PMIX_SUCCESS && value->type == PMIX_STRING)
+        *(char **)cbdata = strndup(value->data, value->size);
+}
+
+static uint32_t node_of_host(pg_engine_t *e, const pg_proc_t *self, const char *host)
+{
+    pg_proc_t job = { self->nspace, PMIX_RANK_WILDCARD };
+    char *list = NULL, *save = NULL;
+    uint32_t id = UINT32_MAX - 1; /* a node no job has: the get answers NOT_FOUND */
+    pg_get_req_t q;
+
+    pg_get_req_init(&q, self, &job, PMIX_NODE_LIST);
+    q.flags |= PG_GET_IMMEDIATE;
+    (void)pg_get(e, &q, pg_job_now(), value_of_node_list, &list);
+    if (list == NULL)
+        return id;
+    uint32_t n = 0;
+    for (char *tok = strtok_r(list, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save), n++)
+        if (strcmp(tok, host) == 0) {
+            id = n;
+            break;
+        }
+    free(list);
+    return id;
+}
+
+static int cmd_get(pmix_in_t *in)
+{
+    pg_engine_t *e = pg_conn_engine(in->conn);
+    pg_proc_t self = session_proc(in->s);
+    pmix_proc_t target;
+    char *key = NULL;
+    pmix_info_t *info = NULL;
+    size_t ninfo = 0;
+    bool nonblocking = false;
+    get_directives_t d = { false, NULL };
+    pg_get_req_t q;
+    pmix_req_t *r;
+    int ret = PG_HANDLER_OK;
+
+    memset(&target, 0, sizeof(target));
+    if (pg_pmix_unpack_one(in->args, &target, PMIX_PROC) != PMIX_SUCCESS ||
+        pg_pmix_unpack_one(in->args, &key, PMIX_STRING) != PMIX_SUCCESS ||
+        pg_pmix_unpack_array(in->args, (void **)&info, &ninfo, PMIX_INFO) != PMIX_SUCCESS ||
+        pg_pmix_unpack_one(in->args, &nonblocking, PMIX_BOOL) != PMIX_SUCCESS) {
+        ret = PG_HANDLER_FAIL;
+        goto out;
+    }
+    if (e == NULL || key == NULL) { /* key NULL = "every key of the proc": not offered */
+        (void)reply_status(in->conn, in->cmd, in->id, PMIX_ERR_NOT_SUPPORTED);
+        goto out;
+    }
+    pg_proc_t tgt = { target.nspace[0] != '\0' ? target.nspace : self.nspace, target.rank };
+    pg_get_req_init(&q, &self, &tgt, key);
+    get_apply_info(&q, info, ninfo, &d);
+    if (d.hostname_qualifier && PMIX_CHECK_RESERVED_KEY(key))
+        q.nodeid = node_of_host(e, &self, d.hostname);
+    if (nonblocking)
+        q.flags |= PG_GET_NONBLOCKING;
+    r = req_new(in);
+    if (r == NULL)
+        (void)reply_status(in->conn, in->cmd, in->id, PMIX_ERR_NOMEM);
+    else
+        (void)pg_get(e, &q, pg_job_now(), get_done, r); /* get_done always runs */
+out:
+    free(key);
+    pg_pmix_array_free(info, ninfo, PMIX_INFO);
+    return ret;
+}
+
+/* ---- name service ------------------------------------------------------ */
+
+static void session_remember(pmix_session_t *s, const char *key)
+{
+    char **grown = realloc(s->published, (s->npublished + 1) * sizeof(*grown));
+    char *copy = strdup(key);
+
+    if (grown != NULL)
+        s->published = grown;
+    if (grown == NULL || copy == NULL) {
+        free(copy);
+        return; /* only Unpublish(NULL) loses track of it */
+    }
+    s->published[s->npublished++] = copy;
+}
+
+static void session_forget(pmix_session_t *s, const char *key)
+{
+    for (size_t i = 0; i < s->npublished; i++)
+        if (strcmp(s->published[i], key) == 0) {
+            free(s->published[i]);
+            s->published[i] = s->published[--s->npublished];
+            return;
+        }
+}
+
+/* Publishes every non-directive entry; all or nothing. */
+static pmix_status_t publish_all(pmix_session_t *s, pg_engine_t *e, const pmix_info_t *info,
+                                 size_t n)
+{
+    pg_proc_t self = session_proc(s);
+    pmix_status_t rc = PMIX_SUCCESS;
+    size_t done = 0, count = 0;
+
+    for (; done < n && rc == PMIX_SUCCESS; done++) {
+        pmix_data_buffer_t scratch;
+        pg_value_t v;
+
+        if (PMIX_CHECK_RESERVED_KEY(info[done].key))
+            continue; /* PMIX_RANGE, PMIX_PERSISTENCE, PMIX_TIMEOUT...: directives */
+        pg_buffer_construct(&scratch);
+        rc = pg_pmix_value_to_engine(&info[done].value, &scratch, &v);
+        if (rc == PMIX_SUCCESS)
+            rc = pg_publish(e, &self, info[done].key, &v);
+        pg_buffer_destruct(&scratch);
+        if (rc == PMIX_SUCCESS) {
+            session_remember(s, info[done].key);
+            count++;
+        }
+    }
+    if (rc == PMIX_SUCCESS)
+        return count > 0 ? PMIX_SUCCESS : PMIX_ERR_BAD_PARAM; /* nothing to publish */
+    for (size_t i = 0; i + 1 < done; i++) /* undo this call's entries */
+        if (!PMIX_CHECK_RESERVED_KEY(info[i].key)) {
+            (void)pg_unpublish(e, &self, info[i].key);
+            session_forget(s, info[i].key);
+        }
+    return rc;
+}
+
+static int cmd_publish(pmix_in_t *in)
+{
+    pg_engine_t *e = pg_conn_engine(in->conn);
+    pmix_info_t *info = NULL;
+    size_t ninfo = 0;
+    pmix_status_t rc;
+
+    if (pg_pmix_unpack_array(in->args, (void **)&info, &ninfo, PMIX_INFO) != PMIX_SUCCESS)
+        return PG_HANDLER_FAIL;
+    rc = e == NULL ? PMIX_ERR_NOT_SUPPORTED : publish_all(in->s, e, info, ninfo);
+    pg_pmix_array_free(info, ninfo, PMIX_INFO);
+    return reply_status(in->conn, in->cmd, in->id, rc), PG_HANDLER_OK;
+}
+
+static void lookup_reply(pmix_req_t *r)
+{
+    pmix_status_t status = r->found == r->nkeys ? PMIX_SUCCESS
+                           : r->found > 0       ? PMIX_ERR_PARTIAL_SUCCESS
+                           : r->timed_out       ? PMIX_ERR_TIMEOUT
+                                                : PMIX_ERR_NOT_FOUND;
+    pmix_data_buffer_t buf;
+    pmix_status_t rc;
+
+    pg_buffer_construct(&buf);
+    rc = pg_pmix_msg_begin_reply(&buf, r->cmd, r->id, status);
+    if (rc == PMIX_SUCCESS)
+        rc = pg_pmix_pack_array(&buf, r->pdata, r->nkeys, PMIX_PDATA);
+    if (rc == PMIX_SUCCESS)
+        (void)reply_send(r->s->conn, &buf);
+    else {
+        pg_buffer_destruct(&buf);
+        (void)reply_status(r->s->conn, r->cmd, r->id, rc);
+    }
+}
+
+/* Fills the pdata slot this key owns (SIZE_MAX: none, the starter's own
+ * count); the last one answers. */
+static void lookup_one_done(pmix_req_t *r, size_t slot, pmix_status_t status,
+                            const pg_value_t *value, const pg_proc_t *publisher)
+{
+    pmix_pdata_t *pd = slot < r->nkeys ? &r->pdata[slot] : NULL;
+
+    if (pd != NULL && status == PMIX_SUCCESS &&
+        pg_pmix_value_from_engine(value, &pd->value) == PMIX_SUCCESS) {
+        PMIX_LOAD_PROCID(&pd->proc, publisher->nspace, publisher->rank);
+        r->found++;
+    } else if (status == PMIX_ERR_TIMEOUT)
+        r->timed_out = true;
+    if (--r->outstanding > 0)
+        return;
+    if (r->s != NULL)
+        lookup_reply(r);
+    req_free(r);
+}
+
+typedef struct lookup_slot {
+    pmix_req_t *r;
+    size_t slot;
+} lookup_slot_t;
+
+static void lookup_cb(pmix_status_t status, const pg_value_t *value, const pg_proc_t *publisher,
+                      void *cbdata)
+{
+    lookup_slot_t ls = *(lookup_slot_t *)cbdata;
+
+    free(cbdata);
+    lookup_one_done(ls.r, ls.slot, status, value, publisher);
+}
+
+static void lookup_start(pmix_req_t *r, pg_engine_t *e, const pg_proc_t *self, bool wait,
+                         pg_time_t timeout)
+{
+    r->outstanding = r->nkeys + 1; /* +1: callbacks may run inline */
+    for (size_t i = 0; i < r->nkeys; i++) {
+        lookup_slot_t *ls = malloc(sizeof(*ls));
+
+        if (ls == NULL) {
+            lookup_one_done(r, i, PMIX_ERR_NOMEM, NULL, NULL);
+            continue;
+        }
+        *ls = (lookup_slot_t){ r, i };
+        (void)pg_lookup(e, self, r->pdata[i].key, wait, timeout, pg_job_now(), lookup_cb, ls);
+    }
+    lookup_one_done(r, SIZE_MAX, PMIX_SUCCESS, NULL, NULL);
+}
+
+static int cmd_lookup(pmix_in_t *in)
+{
+    pg_engine_t *e = pg_conn_engine(in->conn);
+    pg_proc_t self = session_proc(in->s);
+    char **keys = NULL;
+    pmix_info_t *info = NULL;
+    size_t nkeys = 0, ninfo = 0;
+    bool wait = false;
+    pg_time_t timeout = 0;
+    pmix_req_t *r = NULL;
+    int ret = PG_HANDLER_OK;
+
+    if (pg_pmix_unpack_array(in->args, (void **)&keys, &nkeys, PMIX_STRING) != PMIX_SUCCESS ||
+        pg_pmix_unpack_array(in->args, (void **)&info, &ninfo, PMIX_INFO) != PMIX_SUCCESS) {
+        ret = PG_HANDLER_FAIL;
+        goto out;
+    }
+    for (size_t i = 0; i < ninfo; i++) {
+        if (info_is(&info[i], PMIX_WAIT))
+            wait = true;
+        else if (info_is(&info[i], PMIX_TIMEOUT))
+            timeout = info_timeout(&info[i]);
+    }
+    for (size_t i = 0; i < nkeys; i++)
+        if (keys[i] == NULL || keys[i][0] == '\0') {
+            (void)reply_status(in->conn, in->cmd, in->id, PMIX_ERR_BAD_PARAM);
+            goto out;
+        }
+    if (e == NULL || nkeys == 0) {
+        (void)reply_status(in->conn, in->cmd, in->id,
+                           e == NULL ? PMIX_ERR_NOT_SUPPORTED : PMIX_ERR_BAD_PARAM);
+        goto out;
+    }
+    r = req_new(in);
+    if (r != NULL && (r->pdata = PMIx_Pdata_create(nkeys)) != NULL) {
+        r->nkeys = nkeys;
+        for (size_t i = 0; i < nkeys; i++)
+            PMIX_LOAD_KEY(r->pdata[i].key, keys[i]);
+        lookup_start(r, e, &self, wait, timeout);
+        r = NULL;
+    } else
+        (void)reply_status(in->conn, in->cmd, in->id, PMIX_ERR_NOMEM);
+out:
+    req_free(r);
+    pg_pmix_array_free(keys, nkeys, PMIX_STRING);
+    pg_pmix_array_free(info, ninfo, PMIX_INFO);
+    return ret;
+}
+
+static int cmd_unpublish(pmix_in_t *in)
+{
+    pg_engine_t *e = pg_conn_engine(in->conn);
+    pg_proc_t self = session_proc(in->s);
+    char **keys = NULL;
+    pmix_info_t *info = NULL;
+    size_t nkeys = 0, ninfo = 0;
+    pmix_status_t rc = PMIX_SUCCESS;
+
+    if (pg_pmix_unpack_array(in->args, (void **)&keys, &nkeys, PMIX_STRING) != PMIX_SUCCESS ||
+        pg_pmix_unpack_array(in->args, (void **)&info, &ninfo, PMIX_INFO) != PMIX_SUCCESS) {
+        pg_pmix_array_free(keys, nkeys, PMIX_STRING);
+        return PG_HANDLER_FAIL;
+    }
+    if (e == NULL)
+        rc = PMIX_ERR_NOT_SUPPORTED;
+    else if (nkeys == 0) { /* everything this process published */
+        while (in->s->npublished > 0) {
+            char *k = in->s->published[in->s->npublished - 1];
+            (void)pg_unpublish(e, &self, k);
+            session_forget(in->s, k);
+        }
+    } else
+        for (size_t i = 0; i < nkeys; i++) {
+            pmix_status_t one = keys[i] != NULL ? pg_unpublish(e, &self, keys[i])
+                                                : PMIX_ERR_BAD_PARAM;
+            if (one == PMIX_SUCCESS)
+                session_forget(in->s, keys[i]);
+            else if (rc == PMIX_SUCCESS)
+                rc = one;
+        }
+    pg_pmix_array_free(keys, nkeys, PMIX_STRING);
+    pg_pmix_array_free(info, ninfo, PMIX_INFO);
+    return reply_status(in->conn, in->cmd, in->id, rc), PG_HANDLER_OK;
+}
+
+/* ---- life cycle -------------------------------------------------------- */
+
+static int cmd_abort(pmix_in_t *in)
+{
+    pmix_status_t code = 1;
+    char *msg = NULL;
+
+    /* whatever else is malformed, an abort is honoured */
+    (void)pg_pmix_unpack_one(in->args, &code, PMIX_STATUS);
+    (void)pg_pmix_unpack_one(in->args, &msg, PMIX_STRING);
+    (void)reply_status(in->conn, in->cmd, in->id, PMIX_SUCCESS);
+    if (pg_conn_job(in->conn) != NULL)
+        pg_job_abort(pg_conn_job(in->conn), pg_conn_rank(in->conn), code, msg);
+    free(msg);
+    return PG_HANDLER_OK;
+}
+
+static int cmd_finalize(pmix_in_t *in)
+{
+    pg_engine_t *e = pg_conn_engine(in->conn);
+    pg_proc_t self = session_proc(in->s);
+
+    (void)reply_status(in->conn, in->cmd, in->id, PMIX_SUCCESS);
+    pg_conn_set_finalized(in->conn);
+    if (e != NULL)
+        (void)pg_proc_finalize(e, &self);
+    return PG_HANDLER_CLOSE;
+}
+
+/* ---- dispatch ------------------------------------------------------------ */
+
+typedef int (*pmix_cmd_fn)(pmix_in_t *in);
+
+static const pmix_cmd_fn cmd_fns[PG_PMIX_CMD_MAX] = {
+    [PG_PMIX_CMD_INIT] = cmd_init,         [PG_PMIX_CMD_COMMIT] = cmd_commit,
+    [PG_PMIX_CMD_FENCE] = cmd_fence,       [PG_PMIX_CMD_GET] = cmd_get,
+    [PG_PMIX_CMD_PUBLISH] = cmd_publish,   [PG_PMIX_CMD_LOOKUP] = cmd_lookup,
+    [PG_PMIX_CMD_UNPUBLISH] = cmd_unpublish, [PG_PMIX_CMD_ABORT] = cmd_abort,
+    [PG_PMIX_CMD_FINALIZE] = cmd_finalize,
+};
+
+static int pmix_on_open(pg_conn_t *conn)
+{
+    pmix_session_t *s = calloc(1, sizeof(*s));
+
+    if (s == NULL)
+        return -1;
+    s->conn = conn;
+    pg_conn_set_handler_data(conn, s);
+    return 0;
+}
+
+static int pmix_on_frame(pg_conn_t *conn, const char *payload, size_t len)
+{
+    pmix_session_t *s = pg_conn_handler_data(conn);
+    pmix_data_buffer_t view;
+    pmix_in_t in = { s, conn, 0, 0, &view };
+
+    if (s == NULL)
+        return PG_HANDLER_FAIL;
+    pg_pmix_msg_view(&view, payload, len);
+    if (pg_pmix_msg_read_header(&view, &in.cmd, &in.id) != PMIX_SUCCESS)
+        return PG_HANDLER_FAIL; /* not even a header: not our client library */
+    if (in.cmd == 0 || in.cmd >= PG_PMIX_CMD_MAX || cmd_fns[in.cmd] == NULL)
+        return reply_status(conn, in.cmd, in.id, PMIX_ERR_NOT_SUPPORTED), PG_HANDLER_OK;
+    if (!s->inited && in.cmd != PG_PMIX_CMD_INIT && in.cmd != PG_PMIX_CMD_ABORT)
+        return reply_status(conn, in.cmd, in.id, PMIX_ERR_INIT), PG_HANDLER_OK;
+    return cmd_fns[in.cmd](&in);
+}
+
+static void pmix_on_close(pg_conn_t *conn)
+{
+    session_free(pg_conn_handler_data(conn));
+    pg_conn_set_handler_data(conn, NULL);
+}
+
+const pg_proto_handler_t pg_pmix_handler = {
+    .name = "PMIx",
+    .on_open = pmix_on_open,
+    .on_close = pmix_on_close,
+    .on_frame = pmix_on_frame,
+};
