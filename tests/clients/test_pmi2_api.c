@@ -1,0 +1,182 @@
+/*
+ * test_pmi2_api: the PMI2_* entry points in-process — against a scripted
+ * server on PMI_FD (what fullinit carries, the replies of hydra 4.0, newer
+ * hydra and Slurm it must accept: pmi-version missing, pmiverbose as an
+ * integer, rc missing or first, the lookup port in port= or value=; ";;"
+ * escaping both ways; the fence made a barrier with
+ * MPICH's get of a key nobody puts) and as a singleton (no PMI environment).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pmi2/pmi2.h"
+#include "tests/clients/fake_server.h"
+#include "tests/pg_cunit.h"
+
+enum { MSG = 4096 };
+
+static void expect_value(pg_fake_server_t *s, const char *m, const char *key, const char *want)
+{
+    char got[256], what[400];
+
+    if (pg_fake_value(m, key, got, sizeof(got)) != 0 || strcmp(got, want) != 0) {
+        snprintf(what, sizeof(what), "%s: %s= is not '%s' in '%.200s'", __func__, key, want, m);
+        pg_fake_fail(s, what);
+    }
+}
+
+static void script_server(pg_fake_server_t *s, void *arg)
+{
+    char m[MSG];
+
+    (void)arg;
+    pg_fake_expect(s, "init", m, sizeof(m));
+    expect_value(s, m, "pmi_version", "2");
+    pg_fake_send_raw(s, "cmd=response_to_init pmi_version=2 pmi_subversion=0 rc=0\n");
+    pg_fake_expect(s, "fullinit", m, sizeof(m));
+    expect_value(s, m, "pmijobid", "0");
+    expect_value(s, m, "pmirank", "1");
+    expect_value(s, m, "threaded", "FALSE");
+    /* newer hydra: no pmi-version, integer pmiverbose, rc right after cmd */
+    pg_fake_send_pmi2(s, "cmd=fullinit-response;rc=0;rank=1;size=2;appnum=0;pmiverbose=0;");
+    pg_fake_expect(s, "job-getid", m, sizeof(m));
+    pg_fake_send_pmi2(s, "cmd=job-getid-response;jobid=kvs_42_0;rc=0;");
+    pg_fake_expect(s, "job-getid", m, sizeof(m));
+    pg_fake_send_pmi2(s, "cmd=job-getid-response;jobid=kvs_42_0;rc=0;");
+    pg_fake_expect(s, "kvs-put", m, sizeof(m));
+    if (strstr(m, "value=a;;b c;") == NULL)
+        pg_fake_fail(s, "';' not escaped as ';;' in kvs-put");
+    pg_fake_send_pmi2_left(s, "cmd=kvs-put-response;rc=0;");
+    pg_fake_expect(s, "kvs-fence", m, sizeof(m));
+    pg_fake_send_pmi2(s, "cmd=kvs-fence-response;rc=0;");
+    pg_fake_expect(s, "kvs-get", m, sizeof(m));
+    expect_value(s, m, "key", "-NONEXIST-KEY");
+    pg_fake_send_pmi2(s, "cmd=kvs-get-response;found=FALSE;rc=0;");
+    pg_fake_expect(s, "kvs-get", m, sizeof(m));
+    expect_value(s, m, "jobid", "kvs_42_0");
+    pg_fake_send_pmi2(s, "cmd=kvs-get-response;found=TRUE;value=x;;y;rc=0;");
+    pg_fake_expect(s, "kvs-get", m, sizeof(m));
+    pg_fake_send_pmi2(s, "cmd=kvs-get-response;found=FALSE;rc=0;");
+    pg_fake_expect(s, "name-lookup", m, sizeof(m));
+    pg_fake_send_pmi2(s, "cmd=name-lookup-response;port=p1;found=TRUE;rc=0;"); /* hydra */
+    pg_fake_expect(s, "name-lookup", m, sizeof(m));
+    pg_fake_send_pmi2(s, "cmd=name-lookup-response;rc=0;value=p2;"); /* Slurm */
+    pg_fake_expect(s, "name-lookup", m, sizeof(m));
+    pg_fake_send_pmi2(s, "cmd=name-lookup-response;found=FALSE;rc=1;");
+    pg_fake_expect(s, "name-publish", m, sizeof(m));
+    pg_fake_send_pmi2(s, "cmd=name-publish-response;rc=1;errmsg=duplicate_service_s;");
+    pg_fake_expect(s, "info-getjobattr", m, sizeof(m));
+    pg_fake_send_pmi2(s, "cmd=info-getjobattr-response;found=TRUE;value=4,5,6;rc=0;");
+    pg_fake_expect(s, "info-getnodeattr", m, sizeof(m));
+    expect_value(s, m, "wait", "FALSE");
+    pg_fake_send_pmi2(s, "cmd=info-getnodeattr-response;found=FALSE;rc=0;");
+    pg_fake_expect(s, "finalize", m, sizeof(m));
+    pg_fake_send_pmi2(s, "cmd=finalize-response;rc=0;");
+}
+
+static void test_api_against_scripted_server(void)
+{
+    int fd, spawned = -1, size = 0, rank = -1, appnum = -1, found = -1, arr[4], n = 0, len = 0;
+    pg_fake_server_t *srv = pg_fake_server_start(script_server, NULL, &fd);
+    char buf[64], id[64];
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(srv);
+    snprintf(buf, sizeof(buf), "%d", fd);
+    setenv("PMI_FD", buf, 1);
+    setenv("PMI_RANK", "1", 1);
+    unsetenv("PMI_JOBID");
+    unsetenv("PMIGATE_PMI_EXT");
+    CU_ASSERT_EQUAL(PMI2_Init(&spawned, &size, &rank, &appnum), PMI2_SUCCESS);
+    CU_ASSERT_TRUE(PMI2_Initialized());
+    CU_ASSERT_EQUAL(spawned, 0);
+    CU_ASSERT_EQUAL(size, 2);
+    CU_ASSERT_EQUAL(rank, 1);
+    CU_ASSERT_EQUAL(appnum, 0);
+    CU_ASSERT_EQUAL(PMI2_Job_GetId(id, sizeof(id)), PMI2_SUCCESS);
+    CU_ASSERT_STRING_EQUAL(id, "kvs_42_0");
+    CU_ASSERT_EQUAL(PMI2_Job_GetId(id, 4), PMI2_ERR_INVALID_LENGTH);
+    CU_ASSERT_EQUAL(PMI2_KVS_Put("k", "a;b c"), PMI2_SUCCESS);
+    CU_ASSERT_EQUAL(PMI2_KVS_Fence(), PMI2_SUCCESS);
+    CU_ASSERT_EQUAL(PMI2_KVS_Get("kvs_42_0", 0, "k", buf, sizeof(buf), &len), PMI2_SUCCESS);
+    CU_ASSERT_STRING_EQUAL(buf, "x;y");
+    CU_ASSERT_EQUAL(len, 3);
+    CU_ASSERT_NOT_EQUAL(PMI2_KVS_Get(NULL, PMI2_ID_NULL, "nope", buf, sizeof(buf), &len),
+                        PMI2_SUCCESS);
+    CU_ASSERT_EQUAL(PMI2_Nameserv_lookup("s", NULL, buf, sizeof(buf)), PMI2_SUCCESS);
+    CU_ASSERT_STRING_EQUAL(buf, "p1");
+    CU_ASSERT_EQUAL(PMI2_Nameserv_lookup("s", NULL, buf, sizeof(buf)), PMI2_SUCCESS);
+    CU_ASSERT_STRING_EQUAL(buf, "p2");
+    CU_ASSERT_NOT_EQUAL(PMI2_Nameserv_lookup("s", NULL, buf, sizeof(buf)), PMI2_SUCCESS);
+    CU_ASSERT_NOT_EQUAL(PMI2_Nameserv_publish("s", NULL, "p"), PMI2_SUCCESS);
+    CU_ASSERT_EQUAL(PMI2_Info_GetJobAttrIntArray("arr", arr, 4, &n, &found), PMI2_SUCCESS);
+    CU_ASSERT_EQUAL(found, 1);
+    CU_ASSERT_EQUAL(n, 3);
+    CU_ASSERT_EQUAL(arr[2], 6);
+    CU_ASSERT_EQUAL(PMI2_Info_GetNodeAttrIntArray("none", arr, 4, &n, &found), PMI2_SUCCESS);
+    CU_ASSERT_EQUAL(found, 0);
+    CU_ASSERT_EQUAL(PMI2_KVS_Put("k", NULL), PMI2_ERR_INVALID_VAL); /* refused locally */
+    CU_ASSERT_EQUAL(PMI2_Finalize(), PMI2_SUCCESS);
+    CU_ASSERT_FALSE(PMI2_Initialized());
+    CU_ASSERT_EQUAL(pg_fake_server_join(srv), 0);
+    unsetenv("PMI_FD");
+    unsetenv("PMI_RANK");
+}
+
+static void test_singleton_without_pmi_environment(void)
+{
+    int spawned = -1, size = 0, rank = -1, appnum = 0, found = -1, len = 0, r, rs;
+    char v[64], left[8], right[8];
+
+    unsetenv("PMI_FD");
+    unsetenv("PMI_PORT");
+    CU_ASSERT_EQUAL(PMI2_Init(&spawned, &size, &rank, &appnum), PMI2_SUCCESS);
+    CU_ASSERT_EQUAL(size, 1);
+    CU_ASSERT_EQUAL(rank, 0);
+    CU_ASSERT_EQUAL(appnum, -1);
+    CU_ASSERT_EQUAL(PMI2_KVS_Put("a", "1"), PMI2_SUCCESS);
+    CU_ASSERT_EQUAL(PMI2_KVS_Put("b", "2"), PMI2_SUCCESS);
+    CU_ASSERT_EQUAL(PMI2_KVS_Fence(), PMI2_SUCCESS);
+    CU_ASSERT_EQUAL(PMI2_KVS_Get(NULL, PMI2_ID_NULL, "b", v, sizeof(v), &len), PMI2_SUCCESS);
+    CU_ASSERT_STRING_EQUAL(v, "2");
+    CU_ASSERT_NOT_EQUAL(PMI2_KVS_Get(NULL, PMI2_ID_NULL, "zz", v, sizeof(v), &len), PMI2_SUCCESS);
+    CU_ASSERT_EQUAL(PMI2_KVS_Get(NULL, PMI2_ID_NULL, "-NONEXIST-KEY", v, sizeof(v), &len),
+                    PMI2_SUCCESS); /* MPICH's barrier idiom */
+    CU_ASSERT_EQUAL(PMI2_Info_GetJobAttr("PMI_process_mapping", v, sizeof(v), &found), PMI2_SUCCESS);
+    CU_ASSERT_EQUAL(found, 1);
+    CU_ASSERT_EQUAL(PMI2_Info_PutNodeAttr("n", "x"), PMI2_SUCCESS);
+    CU_ASSERT_EQUAL(PMI2_Info_GetNodeAttr("n", v, sizeof(v), &found, 1), PMI2_SUCCESS);
+    CU_ASSERT_EQUAL(found, 1);
+    CU_ASSERT_EQUAL(PMI2_Info_GetNodeAttr("never", v, sizeof(v), &found, 1), PMI2_SUCCESS);
+    CU_ASSERT_EQUAL(found, 0); /* alone on the node: a wait could never end */
+    CU_ASSERT_EQUAL(PMI2_Info_GetSize(&size), PMI2_SUCCESS);
+    CU_ASSERT_EQUAL(size, 1);
+    CU_ASSERT_EQUAL(PMI2_Nameserv_publish("s", NULL, "p"), PMI2_SUCCESS);
+    CU_ASSERT_NOT_EQUAL(PMI2_Nameserv_publish("s", NULL, "p"), PMI2_SUCCESS);
+    CU_ASSERT_EQUAL(PMI2_Nameserv_lookup("s", NULL, v, sizeof(v)), PMI2_SUCCESS);
+    CU_ASSERT_EQUAL(PMI2_Nameserv_unpublish("s", NULL), PMI2_SUCCESS);
+    CU_ASSERT_NOT_EQUAL(PMI2_Nameserv_lookup("s", NULL, v, sizeof(v)), PMI2_SUCCESS);
+    CU_ASSERT_EQUAL(PMIX_Ring("me", &r, &rs, left, right, sizeof(left)), PMI2_SUCCESS);
+    CU_ASSERT_EQUAL(rs, 1);
+    CU_ASSERT_STRING_EQUAL(left, "me");
+    CU_ASSERT_EQUAL(PMI2_Job_GetId(v, sizeof(v)), PMI2_SUCCESS);
+    CU_ASSERT_EQUAL(strncmp(v, "singinit_kvs_", 13), 0);
+    CU_ASSERT_EQUAL(PMI2_Finalize(), PMI2_SUCCESS);
+    CU_ASSERT_EQUAL(PMI2_KVS_Put("a", "1"), PMI2_ERR_INIT);
+}
+
+static const pg_cunit_test_t tests[] = {
+    { "API against a scripted server", test_api_against_scripted_server },
+    { "singleton without PMI environment", test_singleton_without_pmi_environment },
+    { NULL, NULL },
+};
+static const pg_cunit_suite_t suites[] = {
+    { "pmi2 API", tests, NULL, NULL },
+    { NULL, NULL, NULL, NULL },
+};
+
+int main(int argc, char **argv)
+{
+    (void)argc;
+    return pg_cunit_run(argv[0], suites);
+}
