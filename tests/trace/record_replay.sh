@@ -1,0 +1,47 @@
+#!/bin/sh
+# Record real jobs with `pmigate run --trace` — MPICH hello (PMI-1 inside
+# libmpich) and Slurm-libpmi2 wire-up and feature programs (PMI-2) — check
+# that the trace says what happened, and replay each against the current
+# gateway without the application: every reply must match.
+. "$top_srcdir/tests/trace/trace_lib.sh"
+
+ran=0
+if have_prog mpi_hello; then
+    record hello 2 mpi_hello
+    head -1 "$TMP/hello.trace" | grep -q '^#pmigate-trace 1 kvsname=kvs_[0-9]*_0 size=2 start=20' ||
+        fail "hello: bad header: $(head -1 "$TMP/hello.trace")"
+    expect_grep "cmdline=$PMIGATE run --timeout 60 --trace" "$TMP/hello.trace" "hello header"
+    # one line per message, both directions, greppable
+    expect_grep ' 0 0 pmi1 C cmd=init pmi_version=1 pmi_subversion=1\n' "$TMP/hello.trace" "hello"
+    expect_grep ' 1 1 pmi1 S cmd=barrier_out' "$TMP/hello.trace" "hello"
+    expect_grep ' pmi1 S cmd=finalize_ack' "$TMP/hello.trace" "hello"
+    replay_ok hello "$TMP/hello.trace"          # at the recorded pace
+    replay_ok hello-fast "$TMP/hello.trace" --fast
+    "$PMIGATE" trace show "$TMP/hello.trace" --rank 1 --cmd barrier_in >"$TMP/show" ||
+        fail "trace show failed"
+    expect_grep 'cmd=barrier_out' "$TMP/show" "show --cmd barrier_in"
+    grep -q ' 0  *0  PMI-1' "$TMP/show" && fail "show --rank 1 printed rank 0"
+    ran=1
+fi
+if have_prog pmi2_wireup && have_prog pmi2_features; then
+    record wireup 4 pmi2_wireup
+    expect_grep ' pmi2 C cmd=init pmi_version=2 pmi_subversion=0\n' "$TMP/wireup.trace" "wireup"
+    expect_grep 'cmd=fullinit;pmijobid=kvs_' "$TMP/wireup.trace" "wireup"
+    expect_grep 'cmd=kvs-fence-response;rc=0;' "$TMP/wireup.trace" "wireup"
+    replay_ok wireup "$TMP/wireup.trace" --fast
+    record features 2 pmi2_features
+    replay_ok features "$TMP/features.trace"
+    "$PMIGATE" trace stats "$TMP/wireup.trace" >"$TMP/stats" || fail "trace stats failed"
+    expect_grep 'kvs-fence' "$TMP/stats" "stats"
+    expect_grep '4/4' "$TMP/stats" "stats: every rank in the fence"
+    ran=1
+fi
+# --verbose and --trace together: both get every message
+if have_prog pmi2_wireup; then
+    "$PMIGATE" run --verbose --trace "$TMP/v.trace" -n 2 "$PROGS/pmi2_wireup" >/dev/null 2>"$TMP/v.err" ||
+        fail "--verbose --trace failed"
+    expect_grep 'rank 1 cmd: ' "$TMP/v.err" "--verbose with --trace"
+    [ "$(grep -c 'cmd=kvs-fence;' "$TMP/v.trace")" -eq 4 ] || fail "--verbose --trace: fences missing"
+fi
+[ $ran -eq 1 ] || exit 77
+exit 0
