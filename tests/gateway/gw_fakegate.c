@@ -44,7 +44,7 @@ static int fake_message(pg_conn_t *conn, pg_msg_t *msg, int parse_rc)
     }
 }
 
-static const pg_proto_handler_t fake_pmi1 = { "PMI-1", NULL, fake_message, NULL };
+static const pg_proto_handler_t fake_pmi1 = { .name = "PMI-1", .on_message = fake_message };
 static const pg_handler_table_t handlers = { { [PG_PROTO_PMI1] = &fake_pmi1 } };
 
 int main(int argc, char **argv)

@@ -61,8 +61,10 @@ static int h_message(pg_conn_t *c, pg_msg_t *msg, int parse_rc)
     return seen.reply_close ? PG_HANDLER_CLOSE : PG_HANDLER_OK;
 }
 
-static const pg_proto_handler_t pmi1_handler = { "PMI-1", h_open, h_message, NULL };
-static const pg_proto_handler_t pmi2_handler = { "PMI-2", h_open, h_message, NULL };
+static const pg_proto_handler_t pmi1_handler = { .name = "PMI-1", .on_open = h_open,
+                                                  .on_message = h_message };
+static const pg_proto_handler_t pmi2_handler = { .name = "PMI-2", .on_open = h_open,
+                                                  .on_message = h_message };
 static const pg_handler_table_t both = { { [PG_PROTO_PMI1] = &pmi1_handler,
                                            [PG_PROTO_PMI2] = &pmi2_handler } };
 static const pg_handler_table_t pmi1_only = { { [PG_PROTO_PMI1] = &pmi1_handler } };
