@@ -8,6 +8,7 @@
  * server that dies with several threads waiting.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -266,12 +267,12 @@ static void script_switch(pg_fake_server_t *s, void *arg)
 {
     char m[MSG], t[32];
 
-    (void)arg;
     if (pg_fake_expect(s, "kvs-get", m, sizeof(m)) < 0)
         return;
     if (pg_fake_value(m, "thrid", t, sizeof(t)) == 0)
         pg_fake_fail(s, "owner's first call carried a thrid");
-    usleep(100 * 1000); /* the other thread arrives meanwhile */
+    atomic_store((atomic_bool *)arg, true); /* now let the other thread call */
+    usleep(100 * 1000); /* it arrives while the owner waits */
     answer_get(s, m, false);
     for (int i = 0; i < 2; i++) {
         if (pg_fake_expect(s, "kvs-get", m, sizeof(m)) < 0)
@@ -282,19 +283,39 @@ static void script_switch(pg_fake_server_t *s, void *arg)
     }
 }
 
+typedef struct late_worker {
+    worker_t w;
+    atomic_bool *go;
+} late_worker_t;
+
+/* A worker that calls only once the owner's call is in flight. */
+static void *late_worker_main(void *p)
+{
+    late_worker_t *lw = p;
+
+    while (!atomic_load(lw->go))
+        usleep(1000);
+    return worker_main(&lw->w);
+}
+
 static void test_switch_to_threaded_mode(void)
 {
+    static atomic_bool go;
     int fd;
-    pg_fake_server_t *srv = pg_fake_server_start(script_switch, NULL, &fd);
-    pg_pmi2_mux_t *m = pg_pmi2_mux_new(fd);
-    worker_t w = { m, 9, 1, 0 };
+    pg_fake_server_t *srv;
+    pg_pmi2_mux_t *m;
+    late_worker_t lw;
     pthread_t th;
     pg_pmi2_mux_stats_t st;
 
-    pthread_create(&th, NULL, worker_main, &w);
+    atomic_store(&go, false);
+    srv = pg_fake_server_start(script_switch, &go, &fd);
+    m = pg_pmi2_mux_new(fd);
+    lw = (late_worker_t){ { m, 9, 1, 0 }, &go };
+    pthread_create(&th, NULL, late_worker_main, &lw);
     CU_ASSERT_EQUAL(get_checked(m, "owner"), PMI2_SUCCESS);
     pthread_join(th, NULL);
-    CU_ASSERT_EQUAL(w.failures, 0);
+    CU_ASSERT_EQUAL(lw.w.failures, 0);
     CU_ASSERT_TRUE(pg_pmi2_mux_threaded(m));
     CU_ASSERT_EQUAL(get_checked(m, "owner-again"), PMI2_SUCCESS); /* no fast path any more */
     pg_pmi2_mux_stats(m, &st);
