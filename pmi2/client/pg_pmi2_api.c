@@ -36,7 +36,7 @@ static struct pmi2_state {
     pg_pmi2_mux_t *mux;         /* NULL for a singleton */
     int rank, size, appnum, spawned;
     int node_size;              /* PMI2_Info_GetSize, 0 until computed */
-    char jobid[PMI2_MAX_VALLEN + 1]; /* "" until the first PMI2_Job_GetId */
+    char jobid[64];             /* the singleton's made-up job id */
     pg_cl_kv_t *kvs, *node, *names; /* the singleton's stores */
 } pmi2 = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
@@ -326,44 +326,26 @@ int PMI2_Abort(int flag, const char msg[])
 
 /* ---- jobs ------------------------------------------------------------------ */
 
-static int fetch_jobid(void)
+/* Asked every time (a singleton makes its id up at init): the request is
+ * cheap and the answer is the server's to give. */
+int PMI2_Job_GetId(char jobid[], int jobid_size)
 {
     req_t r = { .cmd = PG_CMD_PMI2_JOB_GETID };
     pg_pmi2_reply_t reply;
-    char id[sizeof(pmi2.jobid)];
-    int rc = pmi2_call(&r, build_simple, PG_CMD_PMI2_JOB_GETID_RESPONSE, &reply);
-
-    if (rc == PMI2_SUCCESS)
-        rc = pg_cl_copy(pg_msg_get(&reply.msg, "jobid"), id, sizeof(id)) == 0 && id[0] ? PMI2_SUCCESS
-                                                                                      : PMI2_FAIL;
-    pg_pmi2_reply_release(&reply);
-    if (rc == PMI2_SUCCESS) {
-        pthread_mutex_lock(&pmi2.lock);
-        memcpy(pmi2.jobid, id, sizeof(id));
-        pthread_mutex_unlock(&pmi2.lock);
-    }
-    return rc;
-}
-
-int PMI2_Job_GetId(char jobid[], int jobid_size)
-{
-    char id[sizeof(pmi2.jobid)];
-    int rc = PMI2_SUCCESS;
+    pg_str_t id;
+    int rc;
 
     PMI2_REQUIRE_INIT();
     if (jobid == NULL)
         return PMI2_ERR_INVALID_ARG;
-    pthread_mutex_lock(&pmi2.lock);
-    memcpy(id, pmi2.jobid, sizeof(id)); /* the job id never changes: asked once */
-    pthread_mutex_unlock(&pmi2.lock);
-    if (id[0] == '\0') {
-        if ((rc = fetch_jobid()) != PMI2_SUCCESS)
-            return rc;
-        pthread_mutex_lock(&pmi2.lock);
-        memcpy(id, pmi2.jobid, sizeof(id));
-        pthread_mutex_unlock(&pmi2.lock);
-    }
-    return copy_out(cstr(id), jobid, jobid_size);
+    if (pmi2.mux == NULL)
+        return copy_out(cstr(pmi2.jobid), jobid, jobid_size);
+    rc = pmi2_call(&r, build_simple, PG_CMD_PMI2_JOB_GETID_RESPONSE, &reply);
+    id = pg_msg_get(&reply.msg, "jobid");
+    if (rc == PMI2_SUCCESS)
+        rc = id.ptr != NULL && id.len > 0 ? copy_out(id, jobid, jobid_size) : PMI2_FAIL;
+    pg_pmi2_reply_release(&reply);
+    return rc;
 }
 
 int PMI2_Job_GetRank(int *rank)
