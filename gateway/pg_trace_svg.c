@@ -238,7 +238,8 @@ static void write_span(const pg_trace_analysis_t *a, const layout_t *l, const pg
 /* A black triangle above the entry of the rank every other rank waited for. */
 static void write_held_marks(const pg_trace_analysis_t *a, const layout_t *l, FILE *out)
 {
-    double size = l->row_h * 0.45 < 7 ? (l->row_h * 0.45 > 3 ? l->row_h * 0.45 : 3) : 7;
+    /* never smaller than 8 px: with 128 thin rows it must still catch the eye */
+    double size = l->row_h * 0.6 > 8 ? l->row_h * 0.6 : 8;
 
     for (int k = 0; k < a->nfences; k++) {
         const pg_trace_fence_t *f = &a->fences[k];
@@ -248,7 +249,8 @@ static void write_held_marks(const pg_trace_analysis_t *a, const layout_t *l, FI
             continue;
         x = x_of(l, f->last_entry);
         y = row_y(l, f->last_rank) + l->row_h / 2;
-        fprintf(out, "<path d=\"M%.2f %.2f l%.2f %.2f l%.2f 0 z\" fill=\"#000\">"
+        fprintf(out, "<path d=\"M%.2f %.2f l%.2f %.2f l%.2f 0 z\" fill=\"#000\" "
+                     "stroke=\"#fff\" stroke-width=\"0.8\">"
                      "<title>fence #%d: rank %d entered last</title></path>\n",
                 x, y, -size / 2, -size, size, k, f->last_rank);
     }
