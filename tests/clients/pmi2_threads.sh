@@ -13,23 +13,7 @@ else
     echo "SKIP: mpiexec.hydra not installed (apt-get install mpich)"
 fi
 if pmigate_ready; then
-    # Known gateway issue (reported): the engine's hang detection counts a
-    # process with one held info-getnodeattr(wait) as blocked, although its
-    # other threads keep working; with every rank's waiter held it ends the
-    # waits with found=FALSE before rank 0 posts.  Only that exact symptom is
-    # an expected failure; anything else fails.
-    out=$(timeout 180 "$PMIGATE" run -n 4 "$prog" 2>&1)
-    rc=$?
-    if [ "$rc" -eq 0 ] && [ "$(printf '%s\n' "$out" | grep -c ': ok')" -eq 4 ]; then
-        echo "PASS: pmi2_threads under pmigate run -n 4"
-    elif printf '%s\n' "$out" | grep -q 'waiting getnodeattr: found=0' &&
-         ! printf '%s\n' "$out" | grep -q 'thread [0-9]*:'; then
-        echo "XFAIL: pmi2_threads under pmigate run -n 4: held getnodeattr ended by hang detection"
-    else
-        echo "FAIL: pmi2_threads under pmigate run -n 4 (exit $rc)"
-        printf '%s\n' "$out" | head -n 20
-        failures=$((failures + 1))
-    fi
+    run_job "pmi2_threads under pmigate run -n 4" 4 "$PMIGATE" run -n 4 "$prog"
 else
     echo "SKIP: pmigate run -n 1 /bin/true does not work yet"
 fi

@@ -360,6 +360,30 @@ static void test_never_satisfiable_node_wait_ends_found_false(void)
     hh_free(h);
 }
 
+/* A threaded client (its requests carry thrid) keeps working in other
+ * threads while one waits for a node attribute: both ranks waiting that way
+ * must not be judged hung, and the waits end when the attribute appears. */
+static void test_threaded_node_waits_are_not_judged_hung(void)
+{
+    hh_t *h = pmi2_job(2, 1);
+
+    hh_send2(h, 0, "cmd=info-getnodeattr;thrid=0x1;key=late;wait=TRUE;");
+    hh_send2(h, 1, "cmd=info-getnodeattr;thrid=0x2;key=late;wait=TRUE;");
+    CU_ASSERT(hh_quiet(h, 0, HH_QUIET_MS));
+    CU_ASSERT(hh_quiet(h, 1, HH_QUIET_MS));
+    hh_send2(h, 0, "cmd=info-putnodeattr;thrid=0x3;key=late;value=here;");
+    for (int i = 0; i < 2; i++) {
+        CU_ASSERT_FATAL(hh_recv(h, 0, r, HH_WAIT_MS));
+        if (strcmp(hh_cmd(r), "info-getnodeattr-response") == 0) {
+            CU_ASSERT_STRING_EQUAL(hh_get(r, "found"), "TRUE");
+            CU_ASSERT_STRING_EQUAL(hh_get(r, "value"), "here");
+        }
+    }
+    EXPECT(h, 1, r, "info-getnodeattr-response");
+    CU_ASSERT_STRING_EQUAL(hh_get(r, "found"), "TRUE");
+    hh_free(h);
+}
+
 /* ---- name service ------------------------------------------------------------------- */
 
 static void test_name_service_duplicate_and_lookup_with_port_and_value(void)
@@ -560,6 +584,7 @@ static const pg_cunit_test_t attr_tests[] = {
     { "node attributes: put, get, wait satisfied later", test_node_attributes_put_get_and_wait },
     { "node attributes are per node", test_node_attributes_are_per_node },
     { "never-satisfiable wait ends found=FALSE", test_never_satisfiable_node_wait_ends_found_false },
+    { "threaded node waits are not judged hung", test_threaded_node_waits_are_not_judged_hung },
     { "name service: duplicate; lookup has port= and value=", test_name_service_duplicate_and_lookup_with_port_and_value },
     { NULL, NULL },
 };
