@@ -519,7 +519,7 @@ pg_trace_t *pg_trace_load(const char *path, char *err, size_t errlen)
     pg_trace_t *t;
 
     if (f == NULL) {
-        snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+        snprintf(err, errlen, "cannot open: %s", strerror(errno));
         return NULL;
     }
     t = pg_trace_load_stream(f, err, errlen);
