@@ -5,6 +5,8 @@
  * pack/unpack -- and prints one line per rule:
  *     PASS <rule> (<what was seen>)
  *     FAIL <rule>: expected <Standard's answer>, got <what was seen>
+ *     INFO <rule> (<what was seen>)   where the Standard leaves the choice open
+ *     SKIP <rule>                      listed in PMIX_RULES_SKIP
  *
  * Why it exists: it is the integration test of libpmix under `pmigate run
  * -n 4` (tests/pmix/pmix_rules.sh), and, built unchanged against OpenPMIx
@@ -83,6 +85,22 @@ static void expect_string(const char *rule, pmix_status_t rc, const pmix_value_t
                v->type == PMIX_STRING ? v->data.string : "?");
     else
         report(1, rule, "(\"%s\")", want);
+}
+
+/* PMIX_RULES_SKIP="rule,rule": rules not to run (for a reference
+ * implementation on which they hang); each prints SKIP. */
+static int skipped(const char *rule)
+{
+    const char *list = getenv("PMIX_RULES_SKIP");
+    size_t len = strlen(rule);
+
+    for (const char *p = list; p != NULL && *p != '\0'; p = strchr(p, ',') ? strchr(p, ',') + 1 : "")
+        if (strncmp(p, rule, len) == 0 && (p[len] == ',' || p[len] == '\0')) {
+            if (me.rank == 0)
+                printf("SKIP %s\n", rule);
+            return 1;
+        }
+    return 0;
 }
 
 static double now_sec(void)
@@ -317,9 +335,12 @@ static void rules_after_fence(void)
     expect_string("rank_undef_immediate_after_collecting_fence", rc, v, key);
     release(&v);
 
+    /* whether a collecting fence fills the client's cache is the
+     * implementation's choice: recorded, not judged */
     key_of(key, sizeof(key), "g", (peer + 2) % size);
     rc = get1((peer + 2) % size, key, PMIX_OPTIONAL, &yes, PMIX_BOOL, &v);
-    expect_status("optional_never_fetched_not_found", rc, PMIX_ERR_NOT_FOUND);
+    if (me.rank == 0)
+        printf("INFO optional_after_collecting_fence_never_fetched (%s)\n", PMIx_Error_string(rc));
     release(&v);
 
     rc = get1(peer, "never-put", PMIX_IMMEDIATE, &yes, PMIX_BOOL, &v);
@@ -545,12 +566,16 @@ static void rules_resolve(void)
         PMIX_PROC_FREE(procs, nprocs);
     procs = NULL;
     nprocs = 0;
-    rc = PMIx_Resolve_peers("no-such-node.invalid", me.nspace, &procs, &nprocs);
-    report(rc == PMIX_SUCCESS && nprocs == 0 && procs == NULL, "resolve_peers_unknown_node",
-           "(%s, %zu procs)", PMIx_Error_string(rc), nprocs);
+    if (!skipped("resolve_peers_unknown_node")) {
+        rc = PMIx_Resolve_peers("no-such-node.invalid", me.nspace, &procs, &nprocs);
+        report(rc == PMIX_SUCCESS && nprocs == 0 && procs == NULL, "resolve_peers_unknown_node",
+               "(%s, %zu procs)", PMIx_Error_string(rc), nprocs);
+    }
     PMIX_LOAD_NSPACE(bogus, "no-such-namespace");
-    rc = PMIx_Resolve_peers(host->data.string, bogus, &procs, &nprocs);
-    expect_status("resolve_peers_unknown_nspace", rc, PMIX_ERR_INVALID_NAMESPACE);
+    if (!skipped("resolve_peers_unknown_nspace")) {
+        rc = PMIx_Resolve_peers(host->data.string, bogus, &procs, &nprocs);
+        expect_status("resolve_peers_unknown_nspace", rc, PMIX_ERR_INVALID_NAMESPACE);
+    }
     rc = PMIx_Resolve_nodes(me.nspace, &nodes);
     report(rc == PMIX_SUCCESS && nodes != NULL && strstr(nodes, host->data.string) != NULL,
            "resolve_nodes_lists_own_node", "(%s, \"%s\")", PMIx_Error_string(rc),
