@@ -339,8 +339,11 @@ static pmix_status_t mux_submit(pg_mux_t *m, pmix_data_buffer_t *buf, mux_req_t 
     if (rc == PMIX_SUCCESS)
         HASH_ADD(hh, m->pending, id, sizeof(r->id), r); /* before the reply can come */
     pthread_mutex_unlock(&m->lock);
-    if (rc == PMIX_SUCCESS)
-        rc = mux_write(m, buf->base_ptr, buf->bytes_used);
+    if (rc != PMIX_SUCCESS) { /* never registered */
+        pg_buffer_destruct(buf);
+        return rc;
+    }
+    rc = mux_write(m, buf->base_ptr, buf->bytes_used);
     pg_buffer_destruct(buf);
     if (rc == PMIX_SUCCESS)
         return rc;

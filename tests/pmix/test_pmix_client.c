@@ -1,0 +1,487 @@
+/*
+ * test_pmix_client: CUnit tests of libpmix's internals against a scripted
+ * fake server on a socketpair -- the mux routes replies to the right
+ * caller whatever order they come in, callbacks run on the progress thread,
+ * a lost or lying server fails what is pending instead of hanging -- and of
+ * the client cache (own puts, scope conflicts, commit order, what a fence
+ * forgets).
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "pmix/client/pg_cache.h"
+#include "pmix/client/pg_mux.h"
+#include "pmix/engine/pg_pack.h"
+#include "pmix/transport/pg_pmix_msg.h"
+#include "tests/pg_cunit.h"
+#include "wire/pg_pmix_frame.h"
+
+/* ---- the fake server ------------------------------------------------------ */
+
+typedef struct fake {
+    int fd;         /* the server's end */
+    pg_mux_t *mux;  /* the client's end */
+} fake_t;
+
+static int read_exact(int fd, void *buf, size_t len)
+{
+    char *p = buf;
+
+    while (len > 0) {
+        ssize_t n = read(fd, p, len);
+
+        if (n <= 0)
+            return -1;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+static void fake_open(fake_t *f, uint32_t rank)
+{
+    int sv[2];
+    unsigned char pre[PG_PMIX_PREAMBLE_LEN];
+    pg_pmix_preamble_t p;
+
+    CU_ASSERT_EQUAL_FATAL(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    f->fd = sv[1];
+    f->mux = pg_mux_new(sv[0], rank);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f->mux);
+    CU_ASSERT_EQUAL_FATAL(read_exact(f->fd, pre, sizeof(pre)), 0);
+    CU_ASSERT_EQUAL(pg_pmix_preamble_parse((char *)pre, sizeof(pre), &p), PG_PMIX_FRAME_OK);
+    CU_ASSERT_EQUAL(p.rank, rank);
+}
+
+static void fake_close(fake_t *f)
+{
+    if (f->fd >= 0)
+        close(f->fd);
+    f->fd = -1;
+    pg_mux_free(f->mux);
+}
+
+/* Reads one request: its id, and its string argument (if any). */
+static uint32_t fake_read_request(fake_t *f, char *arg, size_t cap)
+{
+    unsigned char hdr[PG_PMIX_HEADER_LEN];
+    pmix_data_buffer_t view;
+    uint32_t len, id = 0;
+    uint8_t cmd;
+    char *payload, *s = NULL;
+
+    CU_ASSERT_EQUAL_FATAL(read_exact(f->fd, hdr, sizeof(hdr)), 0);
+    len = pg_pmix_get_u32(hdr);
+    payload = malloc(len);
+    CU_ASSERT_EQUAL_FATAL(read_exact(f->fd, payload, len), 0);
+    pg_pmix_msg_view(&view, payload, len);
+    CU_ASSERT_EQUAL(pg_pmix_msg_read_header(&view, &cmd, &id), PMIX_SUCCESS);
+    arg[0] = '\0';
+    if (pg_pmix_unpack_one(&view, &s, PMIX_STRING) == PMIX_SUCCESS && s != NULL)
+        snprintf(arg, cap, "%s", s);
+    free(s);
+    free(payload);
+    return id;
+}
+
+/* Answers request `id` with status and a string result. */
+static void fake_reply(fake_t *f, uint32_t id, pmix_status_t status, const char *result)
+{
+    pmix_data_buffer_t buf;
+    char *r = (char *)result;
+
+    pg_buffer_construct(&buf);
+    pg_pmix_msg_begin_reply(&buf, PG_PMIX_CMD_GET, id, status);
+    if (result != NULL)
+        pg_pmix_pack_one(&buf, &r, PMIX_STRING);
+    pg_pmix_msg_seal(&buf);
+    CU_ASSERT_EQUAL(write(f->fd, buf.base_ptr, buf.bytes_used), (ssize_t)buf.bytes_used);
+    pg_buffer_destruct(&buf);
+}
+
+/* ---- client side helpers --------------------------------------------------- */
+
+static pmix_status_t start_request(pg_mux_t *m, const char *arg, pmix_data_buffer_t *buf,
+                                   uint32_t *id)
+{
+    char *a = (char *)arg;
+
+    pg_buffer_construct(buf);
+    CU_ASSERT_EQUAL(pg_mux_begin(m, buf, PG_PMIX_CMD_GET, id), PMIX_SUCCESS);
+    return pg_pmix_pack_one(buf, &a, PMIX_STRING);
+}
+
+typedef struct caller {
+    pg_mux_t *mux;
+    char arg[32];
+    pmix_status_t status;
+    char result[64];
+} caller_t;
+
+static void *blocking_caller(void *p)
+{
+    caller_t *c = p;
+    pmix_data_buffer_t req, reply;
+    char *s = NULL;
+    uint32_t id;
+
+    start_request(c->mux, c->arg, &req, &id);
+    c->status = pg_mux_call(c->mux, &req, id, &reply);
+    if (c->status == PMIX_SUCCESS && pg_pmix_unpack_one(&reply, &s, PMIX_STRING) == PMIX_SUCCESS)
+        snprintf(c->result, sizeof(c->result), "%s", s);
+    free(s);
+    pg_buffer_destruct(&reply);
+    return NULL;
+}
+
+typedef struct nb_seen {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int calls;
+    pmix_status_t status;
+    char result[64];
+    bool on_progress_thread;
+    pmix_status_t nested_blocking;
+    pg_mux_t *mux;
+} nb_seen_t;
+
+static void nb_seen_init(nb_seen_t *s, pg_mux_t *m)
+{
+    memset(s, 0, sizeof(*s));
+    pthread_mutex_init(&s->lock, NULL);
+    pthread_cond_init(&s->cond, NULL);
+    s->mux = m;
+    s->nested_blocking = PMIX_SUCCESS;
+}
+
+static void nb_seen_wait(nb_seen_t *s, int calls)
+{
+    pthread_mutex_lock(&s->lock);
+    while (s->calls < calls)
+        pthread_cond_wait(&s->cond, &s->lock);
+    pthread_mutex_unlock(&s->lock);
+}
+
+static void nb_reply(pmix_status_t status, pmix_data_buffer_t *reply, void *arg)
+{
+    nb_seen_t *s = arg;
+    pmix_data_buffer_t req, r2;
+    char *str = NULL;
+    uint32_t id;
+
+    s->on_progress_thread = pg_mux_on_progress_thread(s->mux);
+    /* a blocking call from a callback would wait for itself */
+    start_request(s->mux, "nested", &req, &id);
+    s->nested_blocking = pg_mux_call(s->mux, &req, id, &r2);
+    pg_buffer_destruct(&r2);
+    pthread_mutex_lock(&s->lock);
+    s->status = status;
+    if (reply != NULL && pg_pmix_unpack_one(reply, &str, PMIX_STRING) == PMIX_SUCCESS && str)
+        snprintf(s->result, sizeof(s->result), "%s", str);
+    free(str);
+    s->calls++;
+    pthread_cond_broadcast(&s->cond);
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* ---- mux tests ------------------------------------------------------------------ */
+
+/* Three threads block on three requests; the server answers in reverse
+ * order; each thread gets the answer to its own request. */
+static void mux_out_of_order_replies_reach_their_callers(void)
+{
+    fake_t f;
+    caller_t c[3];
+    pthread_t t[3];
+    uint32_t ids[3];
+    char args[3][32];
+
+    fake_open(&f, 3);
+    for (int i = 0; i < 3; i++) {
+        memset(&c[i], 0, sizeof(c[i]));
+        c[i].mux = f.mux;
+        snprintf(c[i].arg, sizeof(c[i].arg), "req-%d", i);
+        pthread_create(&t[i], NULL, blocking_caller, &c[i]);
+    }
+    for (int i = 0; i < 3; i++)
+        ids[i] = fake_read_request(&f, args[i], sizeof(args[i]));
+    for (int i = 2; i >= 0; i--) {
+        char answer[64];
+
+        snprintf(answer, sizeof(answer), "answer-to-%s", args[i]);
+        fake_reply(&f, ids[i], PMIX_SUCCESS, answer);
+    }
+    for (int i = 0; i < 3; i++) {
+        char want[64];
+
+        pthread_join(t[i], NULL);
+        snprintf(want, sizeof(want), "answer-to-req-%d", i);
+        CU_ASSERT_EQUAL(c[i].status, PMIX_SUCCESS);
+        CU_ASSERT_STRING_EQUAL(c[i].result, want);
+    }
+    fake_close(&f);
+}
+
+/* A non-blocking request's callback runs on the progress thread, after a
+ * blocking request answered later but sent earlier is still waiting. */
+static void mux_callback_runs_on_progress_thread(void)
+{
+    fake_t f;
+    nb_seen_t seen;
+    caller_t slow;
+    pthread_t t;
+    pmix_data_buffer_t req;
+    uint32_t slow_id, nb_id, id;
+    char arg[32];
+
+    fake_open(&f, 0);
+    nb_seen_init(&seen, f.mux);
+    memset(&slow, 0, sizeof(slow));
+    slow.mux = f.mux;
+    strcpy(slow.arg, "slow");
+    pthread_create(&t, NULL, blocking_caller, &slow);
+    slow_id = fake_read_request(&f, arg, sizeof(arg));
+    start_request(f.mux, "fast", &req, &id);
+    CU_ASSERT_EQUAL(pg_mux_send_nb(f.mux, &req, id, nb_reply, &seen), PMIX_SUCCESS);
+    nb_id = fake_read_request(&f, arg, sizeof(arg));
+    CU_ASSERT_STRING_EQUAL(arg, "fast");
+    fake_reply(&f, nb_id, PMIX_ERR_NOT_FOUND, "nb-answer");
+    nb_seen_wait(&seen, 1);
+    CU_ASSERT_EQUAL(seen.status, PMIX_ERR_NOT_FOUND);
+    CU_ASSERT_STRING_EQUAL(seen.result, "nb-answer");
+    CU_ASSERT_TRUE(seen.on_progress_thread);
+    CU_ASSERT_EQUAL(seen.nested_blocking, PMIX_ERR_WOULD_BLOCK);
+    fake_reply(&f, slow_id, PMIX_SUCCESS, "slow-answer");
+    pthread_join(t, NULL);
+    CU_ASSERT_STRING_EQUAL(slow.result, "slow-answer");
+    fake_close(&f);
+}
+
+/* A reply for an id nobody waits for is ignored; the next one still routes. */
+static void mux_unknown_reply_id_ignored(void)
+{
+    fake_t f;
+    caller_t c;
+    pthread_t t;
+    char arg[32];
+    uint32_t id;
+
+    fake_open(&f, 0);
+    memset(&c, 0, sizeof(c));
+    c.mux = f.mux;
+    strcpy(c.arg, "x");
+    pthread_create(&t, NULL, blocking_caller, &c);
+    id = fake_read_request(&f, arg, sizeof(arg));
+    fake_reply(&f, id + 1000, PMIX_SUCCESS, "stray");
+    fake_reply(&f, id, PMIX_SUCCESS, "mine");
+    pthread_join(t, NULL);
+    CU_ASSERT_STRING_EQUAL(c.result, "mine");
+    fake_close(&f);
+}
+
+/* The server goes away: waiting callers and callbacks fail with
+ * PMIX_ERR_LOST_CONNECTION, new requests fail at once. */
+static void mux_lost_server_fails_pending(void)
+{
+    fake_t f;
+    caller_t c;
+    nb_seen_t seen;
+    pthread_t t;
+    pmix_data_buffer_t req;
+    char arg[32];
+    uint32_t id;
+
+    fake_open(&f, 0);
+    nb_seen_init(&seen, f.mux);
+    memset(&c, 0, sizeof(c));
+    c.mux = f.mux;
+    pthread_create(&t, NULL, blocking_caller, &c);
+    (void)fake_read_request(&f, arg, sizeof(arg));
+    start_request(f.mux, "nb", &req, &id);
+    CU_ASSERT_EQUAL(pg_mux_send_nb(f.mux, &req, id, nb_reply, &seen), PMIX_SUCCESS);
+    close(f.fd);
+    f.fd = -1;
+    pthread_join(t, NULL);
+    nb_seen_wait(&seen, 1);
+    CU_ASSERT_EQUAL(c.status, PMIX_ERR_LOST_CONNECTION);
+    CU_ASSERT_EQUAL(seen.status, PMIX_ERR_LOST_CONNECTION);
+    CU_ASSERT_FALSE(pg_mux_connected(f.mux));
+    start_request(f.mux, "late", &req, &id);
+    CU_ASSERT_EQUAL(pg_mux_send_nb(f.mux, &req, id, nb_reply, &seen),
+                    PMIX_ERR_LOST_CONNECTION);
+    fake_close(&f);
+}
+
+/* A frame whose payload is not a reply is treated as a broken stream. */
+static void mux_garbage_reply_fails_pending(void)
+{
+    static const unsigned char garbage[] = { 0, 0, 0, 3, 0xde, 0xad, 0xbe };
+    fake_t f;
+    caller_t c;
+    pthread_t t;
+    char arg[32];
+
+    fake_open(&f, 0);
+    memset(&c, 0, sizeof(c));
+    c.mux = f.mux;
+    pthread_create(&t, NULL, blocking_caller, &c);
+    (void)fake_read_request(&f, arg, sizeof(arg));
+    CU_ASSERT_EQUAL(write(f.fd, garbage, sizeof(garbage)), (ssize_t)sizeof(garbage));
+    pthread_join(t, NULL);
+    CU_ASSERT_EQUAL(c.status, PMIX_ERR_LOST_CONNECTION);
+    fake_close(&f);
+}
+
+/* A frame announcing more than the limit is refused from its header. */
+static void mux_oversized_reply_fails_pending(void)
+{
+    unsigned char hdr[PG_PMIX_HEADER_LEN];
+    fake_t f;
+    caller_t c;
+    pthread_t t;
+    char arg[32];
+
+    fake_open(&f, 0);
+    memset(&c, 0, sizeof(c));
+    c.mux = f.mux;
+    pthread_create(&t, NULL, blocking_caller, &c);
+    (void)fake_read_request(&f, arg, sizeof(arg));
+    pg_pmix_put_u32(hdr, 0xfffffff0u);
+    CU_ASSERT_EQUAL(write(f.fd, hdr, sizeof(hdr)), (ssize_t)sizeof(hdr));
+    pthread_join(t, NULL);
+    CU_ASSERT_EQUAL(c.status, PMIX_ERR_LOST_CONNECTION);
+    fake_close(&f);
+}
+
+static void deferred_work(void *arg)
+{
+    nb_seen_t *s = arg;
+
+    pthread_mutex_lock(&s->lock);
+    s->on_progress_thread = pg_mux_on_progress_thread(s->mux);
+    s->calls++;
+    pthread_cond_broadcast(&s->cond);
+    pthread_mutex_unlock(&s->lock);
+}
+
+static void mux_deferred_work_runs_on_progress_thread(void)
+{
+    fake_t f;
+    nb_seen_t seen;
+
+    fake_open(&f, 0);
+    nb_seen_init(&seen, f.mux);
+    CU_ASSERT_EQUAL(pg_mux_defer(f.mux, deferred_work, &seen), PMIX_SUCCESS);
+    nb_seen_wait(&seen, 1);
+    CU_ASSERT_TRUE(seen.on_progress_thread);
+    CU_ASSERT_FALSE(pg_mux_on_progress_thread(f.mux));
+    fake_close(&f);
+}
+
+/* ---- cache tests ---------------------------------------------------------------- */
+
+static pmix_status_t collect_key(pmix_scope_t scope, const char *key, const pmix_value_t *val,
+                                 void *arg)
+{
+    char *order = arg;
+
+    (void)scope;
+    (void)val;
+    strcat(order, key);
+    strcat(order, ",");
+    return PMIX_SUCCESS;
+}
+
+static void cache_own_put_readable_and_staged_in_order(void)
+{
+    pg_cache_t *c = pg_cache_new();
+    pmix_value_t v;
+    char order[64] = "";
+
+    PMIX_VALUE_LOAD(&v, "x", PMIX_STRING);
+    CU_ASSERT_EQUAL(pg_cache_put_own(c, PMIX_GLOBAL, "b", &v), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(pg_cache_put_own(c, PMIX_LOCAL, "a", &v), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(pg_cache_put_own(c, PMIX_GLOBAL, "c", &v), PMIX_SUCCESS);
+    CU_ASSERT_STRING_EQUAL(pg_cache_own(c, "a")->data.string, "x");
+    CU_ASSERT_EQUAL(pg_cache_nstaged(c), 3);
+    CU_ASSERT_EQUAL(pg_cache_each_staged(c, collect_key, order), PMIX_SUCCESS);
+    CU_ASSERT_STRING_EQUAL(order, "b,a,c,");
+    pg_cache_commit_done(c);
+    CU_ASSERT_EQUAL(pg_cache_nstaged(c), 0);
+    CU_ASSERT_PTR_NOT_NULL(pg_cache_own(c, "a")); /* still readable after commit */
+    PMIX_VALUE_DESTRUCT(&v);
+    pg_cache_free(c);
+}
+
+/* The Standard: a key belongs to one scope; a re-put in the same one
+ * overwrites. */
+static void cache_same_key_other_scope_refused(void)
+{
+    pg_cache_t *c = pg_cache_new();
+    pmix_value_t v1, v2;
+
+    PMIX_VALUE_LOAD(&v1, "one", PMIX_STRING);
+    PMIX_VALUE_LOAD(&v2, "two", PMIX_STRING);
+    CU_ASSERT_EQUAL(pg_cache_put_own(c, PMIX_LOCAL, "k", &v1), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(pg_cache_put_own(c, PMIX_REMOTE, "k", &v2), PMIX_ERR_BAD_PARAM);
+    CU_ASSERT_EQUAL(pg_cache_put_own(c, PMIX_LOCAL, "k", &v2), PMIX_SUCCESS);
+    CU_ASSERT_STRING_EQUAL(pg_cache_own(c, "k")->data.string, "two");
+    CU_ASSERT_EQUAL(pg_cache_nstaged(c), 1);
+    PMIX_VALUE_DESTRUCT(&v1);
+    PMIX_VALUE_DESTRUCT(&v2);
+    pg_cache_free(c);
+}
+
+/* A fence drops fetched values (they may be stale), never reserved data. */
+static void cache_fence_forgets_fetched_keeps_permanent(void)
+{
+    pg_cache_t *c = pg_cache_new();
+    pmix_value_t v;
+
+    PMIX_VALUE_LOAD(&v, &(uint32_t){ 4 }, PMIX_UINT32);
+    CU_ASSERT_EQUAL(pg_cache_store(c, "ns", PMIX_RANK_WILDCARD, "pmix.job.size", &v, true),
+                    PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(pg_cache_store(c, "ns", 2, "card", &v, false), PMIX_SUCCESS);
+    CU_ASSERT_PTR_NOT_NULL(pg_cache_find(c, "ns", 2, "card"));
+    CU_ASSERT_PTR_NULL(pg_cache_find(c, "ns", 3, "card"));
+    CU_ASSERT_PTR_NULL(pg_cache_find(c, "ns2", 2, "card"));
+    pg_cache_forget_fetched(c);
+    CU_ASSERT_PTR_NULL(pg_cache_find(c, "ns", 2, "card"));
+    CU_ASSERT_PTR_NOT_NULL(pg_cache_find(c, "ns", PMIX_RANK_WILDCARD, "pmix.job.size"));
+    pg_cache_free(c);
+}
+
+static const pg_cunit_test_t mux_tests[] = {
+    { "mux_out_of_order_replies_reach_their_callers",
+      mux_out_of_order_replies_reach_their_callers },
+    { "mux_callback_runs_on_progress_thread", mux_callback_runs_on_progress_thread },
+    { "mux_unknown_reply_id_ignored", mux_unknown_reply_id_ignored },
+    { "mux_lost_server_fails_pending", mux_lost_server_fails_pending },
+    { "mux_garbage_reply_fails_pending", mux_garbage_reply_fails_pending },
+    { "mux_oversized_reply_fails_pending", mux_oversized_reply_fails_pending },
+    { "mux_deferred_work_runs_on_progress_thread", mux_deferred_work_runs_on_progress_thread },
+    { NULL, NULL },
+};
+
+static const pg_cunit_test_t cache_tests[] = {
+    { "cache_own_put_readable_and_staged_in_order", cache_own_put_readable_and_staged_in_order },
+    { "cache_same_key_other_scope_refused", cache_same_key_other_scope_refused },
+    { "cache_fence_forgets_fetched_keeps_permanent",
+      cache_fence_forgets_fetched_keeps_permanent },
+    { NULL, NULL },
+};
+
+static const pg_cunit_suite_t suites[] = {
+    { "pmix_mux", mux_tests, NULL, NULL },
+    { "pmix_cache", cache_tests, NULL, NULL },
+    { NULL, NULL, NULL, NULL },
+};
+
+int main(int argc, char **argv)
+{
+    (void)argc;
+    return pg_cunit_run(argv[0], suites);
+}

@@ -1,0 +1,433 @@
+/*
+ * test_pmix_transport: CUnit tests of the PMIx transport codec both ends
+ * share -- the preamble and frames of wire/pg_pmix_frame.h, the message
+ * header and arrays of pmix/transport/pg_pmix_msg.c, and the handler's
+ * pmix_value_t <-> engine value conversion.  What a user relies on: the
+ * gateway can tell a PMIx client from a PMI one by its first byte, bytes
+ * may arrive in any pieces, and truncated or hostile input is an error,
+ * never a crash or an allocation the input does not justify.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "pmix/engine/pg_pack.h"
+#include "pmix/server/pg_pmix_value.h"
+#include "pmix/transport/pg_pmix_msg.h"
+#include "tests/pg_cunit.h"
+#include "wire/pg_frame.h"
+#include "wire/pg_pmix_frame.h"
+
+/* ---- preamble ------------------------------------------------------------- */
+
+static void preamble_round_trip_carries_rank(void)
+{
+    unsigned char buf[PG_PMIX_PREAMBLE_LEN];
+    pg_pmix_preamble_t pre;
+
+    pg_pmix_preamble_encode(buf, 1234567);
+    CU_ASSERT_EQUAL(pg_pmix_preamble_parse((char *)buf, sizeof(buf), &pre), PG_PMIX_FRAME_OK);
+    CU_ASSERT_EQUAL(pre.rank, 1234567);
+    CU_ASSERT_EQUAL(pre.version, PG_PMIX_VERSION);
+    CU_ASSERT_TRUE(pg_pmix_is_start((char *)buf, 1));
+}
+
+static void preamble_any_prefix_needs_more(void)
+{
+    unsigned char buf[PG_PMIX_PREAMBLE_LEN];
+    pg_pmix_preamble_t pre;
+
+    pg_pmix_preamble_encode(buf, PG_PMIX_RANK_FROM_FD);
+    for (size_t n = 0; n < sizeof(buf); n++)
+        CU_ASSERT_EQUAL(pg_pmix_preamble_parse((char *)buf, n, &pre), PG_PMIX_FRAME_NEED_MORE);
+}
+
+static void preamble_wrong_magic_refused_at_first_bad_byte(void)
+{
+    pg_pmix_preamble_t pre;
+
+    CU_ASSERT_EQUAL(pg_pmix_preamble_parse("\x89X", 2, &pre), PG_PMIX_FRAME_EBAD_MAGIC);
+    CU_ASSERT_EQUAL(pg_pmix_preamble_parse("cmd=init", 8, &pre), PG_PMIX_FRAME_EBAD_MAGIC);
+}
+
+static void preamble_other_version_refused(void)
+{
+    unsigned char buf[PG_PMIX_PREAMBLE_LEN];
+    pg_pmix_preamble_t pre;
+
+    pg_pmix_preamble_encode(buf, 0);
+    buf[5] = 9;
+    CU_ASSERT_EQUAL(pg_pmix_preamble_parse((char *)buf, sizeof(buf), &pre),
+                    PG_PMIX_FRAME_EVERSION);
+}
+
+/* The detection rule the connection layer depends on: PMI-1 lines, PMI-1
+ * spawn blocks and PMI-2 length fields never look like PMIx, and the PMI
+ * framer refuses the PMIx magic byte. */
+static void pmi_starts_never_look_like_pmix(void)
+{
+    static const char *const pmi[] = { "cmd=init pmi_version=1\n", "mcmd=spawn\n", "    10",
+                                       "10    ", " 3", "\t7" };
+    pg_frame_t f;
+
+    for (size_t i = 0; i < sizeof(pmi) / sizeof(pmi[0]); i++)
+        CU_ASSERT_FALSE(pg_pmix_is_start(pmi[i], strlen(pmi[i])));
+    CU_ASSERT_FALSE(pg_pmix_is_start("", 0));
+    CU_ASSERT_EQUAL(pg_frame_next("\x89PGX", 4, &f), PG_WIRE_EBAD_START);
+}
+
+/* ---- frames ----------------------------------------------------------------- */
+
+static size_t make_frame(unsigned char *out, const char *payload, uint32_t len)
+{
+    pg_pmix_put_u32(out, len);
+    memcpy(out + PG_PMIX_HEADER_LEN, payload, len);
+    return PG_PMIX_HEADER_LEN + len;
+}
+
+static void frame_split_at_every_byte(void)
+{
+    unsigned char buf[64];
+    size_t total = make_frame(buf, "binary\0payload", 14), plen;
+
+    for (size_t n = 0; n < total; n++)
+        CU_ASSERT_EQUAL(pg_pmix_frame_next((char *)buf, n, 1024, &plen), PG_PMIX_FRAME_NEED_MORE);
+    CU_ASSERT_EQUAL(pg_pmix_frame_next((char *)buf, total, 1024, &plen), PG_PMIX_FRAME_OK);
+    CU_ASSERT_EQUAL(plen, 14);
+    CU_ASSERT_EQUAL(memcmp(buf + PG_PMIX_HEADER_LEN, "binary\0payload", 14), 0);
+}
+
+static void frame_back_to_back_frames_cut_apart(void)
+{
+    unsigned char buf[64];
+    size_t a = make_frame(buf, "one", 3), plen;
+
+    make_frame(buf + a, "second", 6);
+    CU_ASSERT_EQUAL(pg_pmix_frame_next((char *)buf, sizeof(buf), 1024, &plen), PG_PMIX_FRAME_OK);
+    CU_ASSERT_EQUAL(plen, 3);
+    CU_ASSERT_EQUAL(pg_pmix_frame_next((char *)buf + a, sizeof(buf) - a, 1024, &plen),
+                    PG_PMIX_FRAME_OK);
+    CU_ASSERT_EQUAL(plen, 6);
+}
+
+static void frame_too_long_refused_from_header(void)
+{
+    unsigned char hdr[PG_PMIX_HEADER_LEN];
+    size_t plen;
+
+    pg_pmix_put_u32(hdr, PG_PMIX_FRAME_MAX + 1u);
+    CU_ASSERT_EQUAL(pg_pmix_frame_next((char *)hdr, sizeof(hdr), PG_PMIX_FRAME_MAX, &plen),
+                    PG_PMIX_FRAME_ETOO_BIG);
+    pg_pmix_put_u32(hdr, 0xffffffffu);
+    CU_ASSERT_EQUAL(pg_pmix_frame_next((char *)hdr, sizeof(hdr), PG_PMIX_FRAME_MAX, &plen),
+                    PG_PMIX_FRAME_ETOO_BIG);
+}
+
+static void frame_empty_refused(void)
+{
+    unsigned char hdr[PG_PMIX_HEADER_LEN] = { 0, 0, 0, 0 };
+    size_t plen;
+
+    CU_ASSERT_EQUAL(pg_pmix_frame_next((char *)hdr, sizeof(hdr), 1024, &plen),
+                    PG_PMIX_FRAME_EEMPTY);
+}
+
+/* ---- messages ----------------------------------------------------------------- */
+
+/* A sealed request: the frame's length matches, the header reads back. */
+static void message_header_round_trip(void)
+{
+    pmix_data_buffer_t buf, view;
+    uint8_t cmd = 0;
+    uint32_t id = 0;
+    size_t plen;
+
+    pg_buffer_construct(&buf);
+    CU_ASSERT_EQUAL(pg_pmix_msg_begin(&buf, PG_PMIX_CMD_GET, 77), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(pg_pmix_msg_seal(&buf), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(pg_pmix_frame_next(buf.base_ptr, buf.bytes_used, 1024, &plen),
+                    PG_PMIX_FRAME_OK);
+    CU_ASSERT_EQUAL(plen + PG_PMIX_HEADER_LEN, buf.bytes_used);
+    pg_pmix_msg_view(&view, buf.base_ptr + PG_PMIX_HEADER_LEN, plen);
+    CU_ASSERT_EQUAL(pg_pmix_msg_read_header(&view, &cmd, &id), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(cmd, PG_PMIX_CMD_GET);
+    CU_ASSERT_EQUAL(id, 77);
+    CU_ASSERT_STRING_EQUAL(pg_pmix_cmd_name(cmd), "get");
+    CU_ASSERT_STRING_EQUAL(pg_pmix_cmd_name(200), "?");
+    pg_buffer_destruct(&buf);
+}
+
+static void message_array_round_trip_including_empty(void)
+{
+    pmix_data_buffer_t buf, view;
+    pmix_info_t in[2], *out = NULL;
+    pmix_proc_t *none = NULL;
+    size_t n = 99;
+
+    PMIX_INFO_LOAD(&in[0], "a", "x", PMIX_STRING);
+    PMIX_INFO_LOAD(&in[1], "b", NULL, PMIX_BOOL);
+    pg_buffer_construct(&buf);
+    CU_ASSERT_EQUAL(pg_pmix_pack_array(&buf, NULL, 0, PMIX_PROC), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(pg_pmix_pack_array(&buf, in, 2, PMIX_INFO), PMIX_SUCCESS);
+    pg_pmix_msg_view(&view, buf.base_ptr, buf.bytes_used);
+    CU_ASSERT_EQUAL(pg_pmix_unpack_array(&view, (void **)&none, &n, PMIX_PROC), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(n, 0);
+    CU_ASSERT_PTR_NULL(none);
+    CU_ASSERT_EQUAL(pg_pmix_unpack_array(&view, (void **)&out, &n, PMIX_INFO), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(n, 2);
+    CU_ASSERT_STRING_EQUAL(out[0].value.data.string, "x");
+    CU_ASSERT_TRUE(out[1].value.data.flag);
+    pg_pmix_array_free(out, n, PMIX_INFO);
+    PMIX_INFO_DESTRUCT(&in[0]);
+    PMIX_INFO_DESTRUCT(&in[1]);
+    pg_buffer_destruct(&buf);
+}
+
+/* A count of 2^31-1 followed by nothing must be refused before anything
+ * that size is allocated. */
+static void message_lying_count_refused_without_allocating(void)
+{
+    pmix_data_buffer_t buf, view;
+    uint32_t lie = 0x7fffffff;
+    pmix_info_t *out = NULL;
+    size_t n = 0;
+
+    pg_buffer_construct(&buf);
+    pg_pmix_pack_one(&buf, &lie, PMIX_UINT32);
+    pg_pmix_msg_view(&view, buf.base_ptr, buf.bytes_used);
+    CU_ASSERT_NOT_EQUAL(pg_pmix_unpack_array(&view, (void **)&out, &n, PMIX_INFO), PMIX_SUCCESS);
+    CU_ASSERT_PTR_NULL(out);
+    CU_ASSERT_EQUAL(n, 0);
+    pg_buffer_destruct(&buf);
+}
+
+/* A count smaller than the group that follows is a malformed message. */
+static void message_count_smaller_than_group_refused(void)
+{
+    pmix_data_buffer_t buf, view;
+    uint32_t one = 1;
+    char *strs[] = { "a", "b", "c" }, **out = NULL;
+    size_t n = 0;
+
+    pg_buffer_construct(&buf);
+    pg_pmix_pack_one(&buf, &one, PMIX_UINT32);
+    pg_pack(&buf, strs, 3, PMIX_STRING);
+    pg_pmix_msg_view(&view, buf.base_ptr, buf.bytes_used);
+    CU_ASSERT_EQUAL(pg_pmix_unpack_array(&view, (void **)&out, &n, PMIX_STRING),
+                    PMIX_ERR_UNPACK_FAILURE);
+    CU_ASSERT_PTR_NULL(out);
+    pg_buffer_destruct(&buf);
+}
+
+/* Every truncation of a realistic get request reads as an error. */
+static void message_every_truncation_is_an_error(void)
+{
+    pmix_data_buffer_t buf;
+    pmix_proc_t p;
+    pmix_info_t info;
+    char *key = "some-key";
+    bool nb = true;
+
+    PMIX_LOAD_PROCID(&p, "ns", 3);
+    PMIX_INFO_LOAD(&info, PMIX_TIMEOUT, &(int){ 2 }, PMIX_INT);
+    pg_buffer_construct(&buf);
+    pg_pmix_msg_begin(&buf, PG_PMIX_CMD_GET, 9);
+    pg_pmix_pack_one(&buf, &p, PMIX_PROC);
+    pg_pmix_pack_one(&buf, &key, PMIX_STRING);
+    pg_pmix_pack_array(&buf, &info, 1, PMIX_INFO);
+    pg_pmix_pack_one(&buf, &nb, PMIX_BOOL);
+    for (size_t len = 0; len + PG_PMIX_HEADER_LEN < buf.bytes_used; len++) {
+        pmix_data_buffer_t view;
+        uint8_t cmd;
+        uint32_t id;
+        pmix_proc_t tp;
+        char *tk = NULL;
+        pmix_info_t *ti = NULL;
+        size_t nti = 0;
+        bool tnb;
+        pmix_status_t rc;
+
+        pg_pmix_msg_view(&view, buf.base_ptr + PG_PMIX_HEADER_LEN, len);
+        rc = pg_pmix_msg_read_header(&view, &cmd, &id);
+        if (rc == PMIX_SUCCESS)
+            rc = pg_pmix_unpack_one(&view, &tp, PMIX_PROC);
+        if (rc == PMIX_SUCCESS)
+            rc = pg_pmix_unpack_one(&view, &tk, PMIX_STRING);
+        if (rc == PMIX_SUCCESS)
+            rc = pg_pmix_unpack_array(&view, (void **)&ti, &nti, PMIX_INFO);
+        if (rc == PMIX_SUCCESS)
+            rc = pg_pmix_unpack_one(&view, &tnb, PMIX_BOOL);
+        CU_ASSERT_NOT_EQUAL(rc, PMIX_SUCCESS);
+        free(tk);
+        pg_pmix_array_free(ti, nti, PMIX_INFO);
+    }
+    PMIX_INFO_DESTRUCT(&info);
+    pg_buffer_destruct(&buf);
+}
+
+/* Random bytes after a valid header: any answer but a crash. */
+static void message_garbage_never_crashes(void)
+{
+    unsigned char junk[256];
+    unsigned seed = 12345;
+
+    for (int round = 0; round < 2000; round++) {
+        pmix_data_buffer_t view;
+        pmix_info_t *ti = NULL;
+        pmix_value_t v;
+        size_t n = 0, len = (size_t)(rand_r(&seed) % sizeof(junk));
+
+        for (size_t i = 0; i < len; i++)
+            junk[i] = (unsigned char)rand_r(&seed);
+        pg_pmix_msg_view(&view, (char *)junk, len);
+        if (pg_pmix_unpack_array(&view, (void **)&ti, &n, PMIX_INFO) == PMIX_SUCCESS)
+            pg_pmix_array_free(ti, n, PMIX_INFO);
+        pg_pmix_msg_view(&view, (char *)junk, len);
+        PMIX_VALUE_CONSTRUCT(&v);
+        if (pg_pmix_unpack_one(&view, &v, PMIX_VALUE) == PMIX_SUCCESS)
+            PMIX_VALUE_DESTRUCT(&v);
+    }
+    CU_PASS("no crash");
+}
+
+static void directive_numbers_of_any_integer_type(void)
+{
+    pmix_value_t v;
+    uint64_t u = 0;
+
+    PMIX_VALUE_LOAD(&v, &(int){ 5 }, PMIX_INT);
+    CU_ASSERT_TRUE(pg_pmix_value_uint(&v, &u) && u == 5);
+    PMIX_VALUE_LOAD(&v, &(uint16_t){ 7 }, PMIX_UINT16);
+    CU_ASSERT_TRUE(pg_pmix_value_uint(&v, &u) && u == 7);
+    PMIX_VALUE_LOAD(&v, &(int32_t){ -1 }, PMIX_INT32);
+    CU_ASSERT_FALSE(pg_pmix_value_uint(&v, &u));
+    PMIX_VALUE_LOAD(&v, "5", PMIX_STRING);
+    CU_ASSERT_FALSE(pg_pmix_value_uint(&v, &u));
+    PMIX_VALUE_DESTRUCT(&v);
+}
+
+/* ---- values through the engine's representation ----------------------------- */
+
+static void value_survives_engine(const pmix_value_t *in)
+{
+    pmix_data_buffer_t scratch;
+    pg_value_t ev;
+    pmix_value_t out;
+
+    pg_buffer_construct(&scratch);
+    CU_ASSERT_EQUAL_FATAL(pg_pmix_value_to_engine(in, &scratch, &ev), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(ev.type, in->type);
+    CU_ASSERT_EQUAL_FATAL(pg_pmix_value_from_engine(&ev, &out), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(pg_value_compare(in, &out), PMIX_EQUAL);
+    pg_value_destruct(&out);
+    pg_buffer_destruct(&scratch);
+}
+
+static void value_engine_round_trips(void)
+{
+    pmix_byte_object_t bo = { (char *)"a\0b", 3 };
+    pmix_proc_t p;
+    pmix_value_t v;
+
+    PMIX_LOAD_PROCID(&p, "job", 4);
+    PMIX_VALUE_LOAD(&v, "text", PMIX_STRING);
+    value_survives_engine(&v);
+    PMIX_VALUE_DESTRUCT(&v);
+    PMIX_VALUE_LOAD(&v, &bo, PMIX_BYTE_OBJECT);
+    value_survives_engine(&v);
+    PMIX_VALUE_DESTRUCT(&v);
+    PMIX_VALUE_LOAD(&v, &(double){ -0.125 }, PMIX_DOUBLE);
+    value_survives_engine(&v);
+    PMIX_VALUE_LOAD(&v, &(uint16_t){ 65535 }, PMIX_UINT16);
+    value_survives_engine(&v);
+    PMIX_VALUE_LOAD(&v, &p, PMIX_PROC);
+    value_survives_engine(&v);
+    PMIX_VALUE_DESTRUCT(&v);
+}
+
+/* A PMI rank's string is what a PMIx reader gets: a PMIX_STRING. */
+static void value_pmi_string_reads_as_pmix_string(void)
+{
+    pg_value_t ev = pg_value_string("from-pmi");
+    pmix_value_t out;
+
+    CU_ASSERT_EQUAL_FATAL(pg_pmix_value_from_engine(&ev, &out), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(out.type, PMIX_STRING);
+    CU_ASSERT_STRING_EQUAL(out.data.string, "from-pmi");
+    pg_value_destruct(&out);
+}
+
+static void value_corrupt_engine_bytes_refused(void)
+{
+    pg_value_t ev = pg_value_bytes(PMIX_PROC, "\x00\x16\xff", 3);
+    pg_value_t short_int = pg_value_bytes(PMIX_UINT32, "\x01", 1);
+    pmix_value_t out;
+
+    CU_ASSERT_EQUAL(pg_pmix_value_from_engine(&ev, &out), PMIX_ERR_UNPACK_FAILURE);
+    CU_ASSERT_EQUAL(pg_pmix_value_from_engine(&short_int, &out), PMIX_ERR_UNPACK_FAILURE);
+}
+
+static void value_pointer_cannot_be_stored(void)
+{
+    pmix_data_buffer_t scratch;
+    pmix_value_t v;
+    pg_value_t ev;
+
+    pg_buffer_construct(&scratch);
+    PMIX_VALUE_CONSTRUCT(&v);
+    v.type = PMIX_POINTER;
+    v.data.ptr = &v;
+    CU_ASSERT_EQUAL(pg_pmix_value_to_engine(&v, &scratch, &ev), PMIX_ERR_BAD_PARAM);
+    pg_buffer_destruct(&scratch);
+}
+
+static const pg_cunit_test_t preamble_tests[] = {
+    { "preamble_round_trip_carries_rank", preamble_round_trip_carries_rank },
+    { "preamble_any_prefix_needs_more", preamble_any_prefix_needs_more },
+    { "preamble_wrong_magic_refused_at_first_bad_byte",
+      preamble_wrong_magic_refused_at_first_bad_byte },
+    { "preamble_other_version_refused", preamble_other_version_refused },
+    { "pmi_starts_never_look_like_pmix", pmi_starts_never_look_like_pmix },
+    { NULL, NULL },
+};
+
+static const pg_cunit_test_t frame_tests[] = {
+    { "frame_split_at_every_byte", frame_split_at_every_byte },
+    { "frame_back_to_back_frames_cut_apart", frame_back_to_back_frames_cut_apart },
+    { "frame_too_long_refused_from_header", frame_too_long_refused_from_header },
+    { "frame_empty_refused", frame_empty_refused },
+    { NULL, NULL },
+};
+
+static const pg_cunit_test_t message_tests[] = {
+    { "message_header_round_trip", message_header_round_trip },
+    { "message_array_round_trip_including_empty", message_array_round_trip_including_empty },
+    { "message_lying_count_refused_without_allocating",
+      message_lying_count_refused_without_allocating },
+    { "message_count_smaller_than_group_refused", message_count_smaller_than_group_refused },
+    { "message_every_truncation_is_an_error", message_every_truncation_is_an_error },
+    { "message_garbage_never_crashes", message_garbage_never_crashes },
+    { "directive_numbers_of_any_integer_type", directive_numbers_of_any_integer_type },
+    { NULL, NULL },
+};
+
+static const pg_cunit_test_t value_tests[] = {
+    { "value_engine_round_trips", value_engine_round_trips },
+    { "value_pmi_string_reads_as_pmix_string", value_pmi_string_reads_as_pmix_string },
+    { "value_corrupt_engine_bytes_refused", value_corrupt_engine_bytes_refused },
+    { "value_pointer_cannot_be_stored", value_pointer_cannot_be_stored },
+    { NULL, NULL },
+};
+
+static const pg_cunit_suite_t suites[] = {
+    { "pmix_preamble", preamble_tests, NULL, NULL },
+    { "pmix_frame", frame_tests, NULL, NULL },
+    { "pmix_message", message_tests, NULL, NULL },
+    { "pmix_value", value_tests, NULL, NULL },
+    { NULL, NULL, NULL, NULL },
+};
+
+int main(int argc, char **argv)
+{
+    (void)argc;
+    return pg_cunit_run(argv[0], suites);
+}
