@@ -367,6 +367,28 @@ pmix_status_t pg_fence_host_done(pg_engine_t *engine, uint64_t id, pmix_status_t
                                  const void *data, size_t size);
 
 /* ------------------------------------------------------------------ */
+/* Snapshots of committed data (the host's per-node shared segment)    */
+/* ------------------------------------------------------------------ */
+
+/* Called once per visible (key, rank).  `key` and `value` are borrowed:
+ * valid until the visitor returns, and only while the engine is not called.
+ * Returning anything but PMIX_SUCCESS stops the walk with that status. */
+typedef pmix_status_t (*pg_visible_fn)(void *arg, const char *key, pmix_rank_t rank,
+                                       const pg_value_t *value);
+
+/* Walks the committed values of job `nspace` that every process of node
+ * `nodeid` may read: GLOBAL ones, LOCAL ones posted on that node, REMOTE
+ * ones posted on another node; never INTERNAL ones and never staged (not
+ * yet committed) values.  A poster also reads its own LOCAL/REMOTE/INTERNAL
+ * values and staged ones; those are not per-node facts and are left out.
+ * Each (key, rank) appears once, in no particular order.
+ * Returns PMIX_SUCCESS, PMIX_ERR_NOT_FOUND (unknown nspace),
+ * PMIX_ERR_BAD_PARAM (nodeid out of range, NULL visitor) or the visitor's
+ * status. */
+pmix_status_t pg_job_foreach_visible(pg_engine_t *engine, const char *nspace, uint32_t nodeid,
+                                     pg_visible_fn visitor, void *arg);
+
+/* ------------------------------------------------------------------ */
 /* Direct modex (multi-server hosts)                                   */
 /* ------------------------------------------------------------------ */
 

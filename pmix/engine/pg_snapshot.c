@@ -1,0 +1,69 @@
+/*
+ * pg_snapshot.c: the walk over a job's committed data as one node sees it
+ * (pg_job_foreach_visible).  It exists so the host can publish a read-only
+ * copy of that data per node after a fence (the gateway's shared segment,
+ * docs/shm-segment.md) without knowing how the store is laid out.
+ *
+ * "What a node sees" is the per-node part of the visibility table in
+ * pg_store.c: committed values only, GLOBAL always, LOCAL when posted on the
+ * node, REMOTE when posted elsewhere, INTERNAL never.
+ */
+#include "pmix/engine/pg_engine_int.h"
+
+/* Does a committed value of `poster` with `scope` reach every process of
+ * the node whose interned host is `host`? */
+static bool node_sees(const pg_job_t *job, pmix_rank_t poster, uint8_t scope,
+                      const pg_host_t *host)
+{
+    bool same = job->nodes[job->rank_node[poster]] == host;
+
+    switch (scope) {
+    case PMIX_GLOBAL: return true;
+    case PMIX_LOCAL: return same;
+    case PMIX_REMOTE: return !same;
+    default: return false; /* INTERNAL: the poster's own */
+    }
+}
+
+/* Visits the published value of every cell of one slot. */
+static pmix_status_t slot_walk(const pg_job_t *job, const pg_slot_t *s, const pg_host_t *host,
+                               pg_visible_fn visitor, void *arg)
+{
+    /* cap == UINT32_MAX: the cells are a rank-indexed array (pg_engine_int.h) */
+    uint32_t n = s->cap == UINT32_MAX ? job->size : s->count;
+
+    for (uint32_t i = 0; i < n; i++) {
+        pg_kv_t *kv = s->cells[i] != NULL ? pg_kv_published(s->cells[i]) : NULL;
+        pmix_status_t rc;
+        pg_value_t v;
+
+        if (kv == NULL || !node_sees(job, kv->rank, kv->scope, host))
+            continue;
+        v = pg_kv_value(kv);
+        rc = visitor(arg, s->key, kv->rank, &v);
+        if (rc != PMIX_SUCCESS)
+            return rc;
+    }
+    return PMIX_SUCCESS;
+}
+
+pmix_status_t pg_job_foreach_visible(pg_engine_t *e, const char *nspace, uint32_t nodeid,
+                                     pg_visible_fn visitor, void *arg)
+{
+    pg_job_t *job = e != NULL && nspace != NULL ? pg_job_find(e, nspace) : NULL;
+    const pg_slot_t *s;
+
+    if (e == NULL || visitor == NULL)
+        return PMIX_ERR_BAD_PARAM;
+    if (job == NULL || job->dead)
+        return PMIX_ERR_NOT_FOUND;
+    if (nodeid >= job->nnodes)
+        return PMIX_ERR_BAD_PARAM;
+    for (s = job->slots; s != NULL; s = s->hh.next) {
+        pmix_status_t rc = slot_walk(job, s, job->nodes[nodeid], visitor, arg);
+
+        if (rc != PMIX_SUCCESS)
+            return rc;
+    }
+    return PMIX_SUCCESS;
+}
