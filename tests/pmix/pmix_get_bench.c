@@ -61,7 +61,7 @@ int main(int argc, char **argv)
     int n = argc > 1 ? atoi(argv[1]) : 20000;
     pmix_proc_t me, job, peer;
     pmix_value_t val, *sz = NULL;
-    pmix_info_t info;
+    pmix_info_t info = { .flags = 0 }; /* LOAD keeps flags: start from zero */
     bool yes = true;
     char key[64], card[64];
     uint32_t size;

@@ -138,7 +138,7 @@ static pmix_status_t get1(pmix_rank_t rank, const char *key, const char *directi
                           const void *dval, pmix_data_type_t dtype, pmix_value_t **val)
 {
     pmix_proc_t p = proc_of(rank);
-    pmix_info_t info;
+    pmix_info_t info = { .flags = 0 }; /* LOAD keeps flags: start from zero */
     pmix_status_t rc;
 
     *val = NULL;
@@ -159,7 +159,7 @@ static void release(pmix_value_t **v)
 
 static pmix_status_t fence(int collect)
 {
-    pmix_info_t info;
+    pmix_info_t info = { .flags = 0 }; /* LOAD keeps flags: start from zero */
     bool yes = true;
     pmix_status_t rc;
 
@@ -443,7 +443,7 @@ static void rules_nonblocking(void)
 {
     nb_result_t f = { 0, PMIX_ERROR, "" }, g = { 0, PMIX_ERROR, "" }, o = { 0, PMIX_ERROR, "" };
     pmix_proc_t peer = proc_of((me.rank + 1) % size);
-    pmix_info_t info;
+    pmix_info_t info = { .flags = 0 }; /* LOAD keeps flags: start from zero */
     char key[64];
     bool yes = true;
     pmix_status_t rc;
@@ -504,7 +504,7 @@ static void rules_store_internal(void)
 
 static void rules_publish(void)
 {
-    pmix_info_t info[2];
+    pmix_info_t info[2] = { { .flags = 0 }, { .flags = 0 } };
     pmix_pdata_t pd;
     int wait_all = 0, five = 5;
     pmix_status_t rc;
@@ -589,7 +589,7 @@ static void rules_pack(void)
     pmix_data_buffer_t *buf;
     uint32_t u = 0xdeadbeef, u2 = 0;
     char *s = "hello", *s2 = NULL;
-    pmix_info_t info, info2;
+    pmix_info_t info = { .flags = 0 }, info2;
     int32_t n;
     pmix_status_t rc;
     int ok;
