@@ -25,8 +25,11 @@ struct pg_output {
     void *arg;
     int at_line_start;  /* the next byte written starts a line (tag it) */
     int eof;
-    size_t len;         /* bytes pending in buf */
-    char buf[PG_OUTPUT_BUF];
+    /* The unfinished last line, between reads; owned, NULL when none.
+     * Reads go to a stack chunk, so an idle rank costs no buffer: at
+     * N = 1024 two 64 KB buffers per rank were most of pmigate's RSS. */
+    char *partial;
+    size_t len;         /* bytes in partial */
 };
 
 /* Writes iov fully to fd, waiting if fd is non-blocking and full.  Errors
@@ -81,31 +84,51 @@ static void emit(pg_output_t *out, const char *bytes, size_t n, int add_newline)
     out->at_line_start = add_newline || bytes[n - 1] == '\n';
 }
 
-/* Writes every complete line in the buffer and keeps the rest. */
-static void emit_lines(pg_output_t *out)
+/* Keeps bytes [0, n) of chunk as the unfinished line.  On ENOMEM they are
+ * written now instead: a line split in two beats lost output. */
+static void keep_partial(pg_output_t *out, const char *chunk, size_t n)
+{
+    char *kept = n > 0 ? realloc(out->partial, n) : NULL;
+
+    if (n > 0 && kept == NULL) {
+        emit(out, chunk, n, 0);
+        n = 0;
+    }
+    if (kept == NULL) {
+        free(out->partial);
+        out->partial = NULL;
+    } else {
+        memcpy(kept, chunk, n);
+        out->partial = kept;
+    }
+    out->len = n;
+}
+
+/* Writes every complete line of chunk [0, n) and keeps the rest. */
+static void emit_lines(pg_output_t *out, const char *chunk, size_t n)
 {
     size_t start = 0;
-    char *nl;
+    const char *nl;
 
-    while (start < out->len && (nl = memchr(out->buf + start, '\n', out->len - start)) != NULL) {
-        size_t end = (size_t)(nl - out->buf) + 1;
+    while (start < n && (nl = memchr(chunk + start, '\n', n - start)) != NULL) {
+        size_t end = (size_t)(nl - chunk) + 1;
 
-        emit(out, out->buf + start, end - start, 0);
+        emit(out, chunk + start, end - start, 0);
         start = end;
     }
-    if (start == 0 && out->len == sizeof(out->buf)) {
-        emit(out, out->buf, out->len, 0); /* an over-long line: a piece of it */
-        start = out->len;
+    if (start == 0 && n == PG_OUTPUT_BUF) {
+        emit(out, chunk, n, 0); /* an over-long line: a piece of it */
+        start = n;
     }
-    memmove(out->buf, out->buf + start, out->len - start);
-    out->len -= start;
+    keep_partial(out, chunk + start, n - start);
 }
 
 static void finish(pg_output_t *out)
 {
     /* a tagged partial line gets its newline so the next tag starts a line */
-    emit(out, out->buf, out->len, out->tag != NULL && out->len > 0);
-    out->len = 0;
+    if (out->len > 0)
+        emit(out, out->partial, out->len, out->tag != NULL);
+    keep_partial(out, NULL, 0);
     out->eof = 1;
     if (out->ev != NULL)
         event_del(out->ev);
@@ -116,9 +139,15 @@ static void finish(pg_output_t *out)
 /* Reads up to max_reads times, stopping at EAGAIN.  Returns 1 at EOF. */
 static int read_some(pg_output_t *out, int max_reads)
 {
-    while (max_reads-- > 0) {
-        ssize_t n = read(out->src_fd, out->buf + out->len, sizeof(out->buf) - out->len);
+    char chunk[PG_OUTPUT_BUF];
 
+    while (max_reads-- > 0) {
+        size_t have = out->len;
+        ssize_t n;
+
+        if (have > 0)
+            memcpy(chunk, out->partial, have);
+        n = read(out->src_fd, chunk + have, sizeof(chunk) - have);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0 && errno == EAGAIN)
@@ -127,8 +156,7 @@ static int read_some(pg_output_t *out, int max_reads)
             finish(out);
             return 1;
         }
-        out->len += (size_t)n;
-        emit_lines(out);
+        emit_lines(out, chunk, have + (size_t)n);
     }
     return 0;
 }
@@ -178,6 +206,7 @@ void pg_output_free(pg_output_t *out)
     if (out->src_fd >= 0)
         close(out->src_fd);
     free(out->tag);
+    free(out->partial);
     free(out);
 }
 
