@@ -825,8 +825,9 @@ PMIX_EXPORT char **PMIx_Argv_copy(char **argv);
     do {                                                                           \
         const char *_lk_src = (const char *)(b);                                   \
         memset((a), 0, PMIX_MAX_KEYLEN + 1);                                       \
-        if (NULL != _lk_src) {                                                     \
-            memcpy((char *)(a), _lk_src, strnlen(_lk_src, PMIX_MAX_KEYLEN));       \
+        for (size_t _lk_i = 0; NULL != _lk_src && _lk_i < PMIX_MAX_KEYLEN &&     \
+                               '\0' != _lk_src[_lk_i]; _lk_i++) {                 \
+            ((char *)(a))[_lk_i] = _lk_src[_lk_i];                                 \
         }                                                                          \
     } while (0)
 #define PMIX_CHECK_KEY(a, b) \
@@ -835,8 +836,9 @@ PMIX_EXPORT char **PMIx_Argv_copy(char **argv);
     do {                                                                           \
         const char *_ln_src = (const char *)(b);                                   \
         memset((a), 0, PMIX_MAX_NSLEN + 1);                                        \
-        if (NULL != _ln_src) {                                                     \
-            memcpy((char *)(a), _ln_src, strnlen(_ln_src, PMIX_MAX_NSLEN));        \
+        for (size_t _ln_i = 0; NULL != _ln_src && _ln_i < PMIX_MAX_NSLEN &&      \
+                               '\0' != _ln_src[_ln_i]; _ln_i++) {                 \
+            ((char *)(a))[_ln_i] = _ln_src[_ln_i];                                 \
         }                                                                          \
     } while (0)
 /* an empty namespace matches any namespace, as in the Standard */
