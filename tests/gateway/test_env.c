@@ -25,6 +25,8 @@ static void test_rank_variables_are_set(void)
     CU_ASSERT_STRING_EQUAL(pg_env_get(env, "MPI_LOCALNRANKS"), "8");
     CU_ASSERT_STRING_EQUAL(pg_env_get(env, "MPI_LOCALRANKID"), "3");
     CU_ASSERT_STRING_EQUAL(pg_env_get(env, "PMIGATE_PMI_PORT"), "/tmp/pmigate.x/pmi");
+    /* pmigate's own client libraries turn their extensions on with it */
+    CU_ASSERT_STRING_EQUAL(pg_env_get(env, "PMIGATE_PMI_EXT"), "1");
     CU_ASSERT_STRING_EQUAL(pg_env_get(env, "HOME"), "/home/u");
     /* PMIx variables would make MPICH distrust PMI_FD */
     CU_ASSERT_PTR_NULL(pg_env_get(env, "PMIX_NAMESPACE"));
@@ -70,7 +72,7 @@ static void test_user_env_overrides_inherited_but_not_pmi(void)
     CU_ASSERT_STRING_EQUAL(pg_env_get(env, "A"), "segment");
     CU_ASSERT_STRING_EQUAL(pg_env_get(env, "PMI_RANK"), "0");
     CU_ASSERT_PTR_NULL(pg_env_get(env, "PMIGATE_PMI_PORT")); /* no listener, no variable */
-    CU_ASSERT_EQUAL(pg_env_count(env), 7);
+    CU_ASSERT_EQUAL(pg_env_count(env), 8); /* A, 6 PMI/MPI variables, PMIGATE_PMI_EXT */
     pg_env_free(env);
 }
 
