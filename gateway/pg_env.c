@@ -200,6 +200,10 @@ int pg_env_set_rank(pg_env_t *env, const pg_rank_env_t *r)
         return -1;
     if (r->port != NULL && pg_env_set(env, "PMIGATE_PMI_PORT", r->port) != 0)
         return -1;
+    /* where pmigate's client libraries find the keys published after each
+     * fence (docs/shm-segment.md) */
+    if (r->shm != NULL && pg_env_set(env, "PMIGATE_SHM", r->shm) != 0)
+        return -1;
     /* pmigate's own client libraries use the extensions this server offers
      * (PMI-1 keys pushed at barrier, a PMI-2 fence that is a real barrier)
      * only when they know they talk to pmigate. */

@@ -29,6 +29,7 @@ typedef struct pg_rank_env {
     int local_size;       /* ranks on this node */
     const char *jobid;    /* the kvsname, also PMI_JOBID (borrowed) */
     const char *port;     /* the listener path for PMIGATE_PMI_PORT, or NULL */
+    const char *shm;      /* the job's shared key segment for PMIGATE_SHM, or NULL */
 } pg_rank_env_t;
 
 /* Copies base (a NULL-terminated "K=V" array such as environ), minus the

@@ -5,15 +5,23 @@
  * keeps the same shape with no engine behind it: pg_job_engine_get()
  * returns NULL and the notifications do nothing, so the launcher works for
  * programs that use no PMI.
+ *
+ * After every whole-job fence, and before any rank sees its fence reply,
+ * the glue publishes the node's shared key segment (pg_shm.h) from the
+ * engine's committed data, so pmigate's client libraries answer the gets
+ * that follow without a round trip (docs/shm-segment.md).
  */
 #include "gateway/pg_job_engine.h"
 
+#include <errno.h>
 #include <event2/event.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #ifdef PG_HAVE_ENGINE
+#include "gateway/pg_shm.h"
 #include "pmix/engine/pg_engine.h"
 #endif
 
@@ -21,6 +29,10 @@ struct pg_job_engine {
     pg_engine_t *engine; /* owned; NULL without the engine library */
     struct event *timer; /* armed at the engine's next deadline */
     char *nspace;        /* owned copy */
+#ifdef PG_HAVE_ENGINE
+    pg_shm_t *shm;       /* owned; NULL: no segment (gets use the socket) */
+    uint64_t fences;     /* whole-job fences completed = segment generation */
+#endif
 };
 
 #ifdef PG_HAVE_ENGINE
@@ -40,6 +52,62 @@ static void on_deadline(evutil_socket_t fd, short what, void *arg)
     (void)what;
     pg_engine_expire(je->engine, now_ns());
     pg_job_engine_touch(je);
+}
+
+/* One committed value the node may read, into the next generation. */
+static pmix_status_t shm_visit(void *arg, const char *key, pmix_rank_t rank, const pg_value_t *v)
+{
+    bool text = v->type == PMIX_STRING;
+
+    return pg_shm_add(arg, key, rank, text ? v->data : NULL, text ? v->size : 0) == 0
+               ? PMIX_SUCCESS
+               : PMIX_ERR_NOMEM;
+}
+
+/* Writes generation je->fences.  A failure leaves the previous generation,
+ * which readers then find stale: they use the socket, so it is only slower. */
+static void shm_publish(pg_job_engine_t *je)
+{
+    pmix_status_t st = pg_job_foreach_visible(je->engine, je->nspace, 0, shm_visit, je->shm);
+    int rc = st == PMIX_SUCCESS ? pg_shm_publish(je->shm, je->fences) : -ENOMEM;
+
+    if (st != PMIX_SUCCESS)
+        pg_shm_abort(je->shm);
+    if (rc != 0)
+        fprintf(stderr, "pmigate: cannot publish the key segment of fence %llu: %s\n",
+                (unsigned long long)je->fences, strerror(-rc));
+}
+
+static bool fence_is_whole_job(const pg_job_engine_t *je, const pg_host_fence_t *f)
+{
+    return f->nparticipants == 1 && f->participants[0].rank == PMIX_RANK_WILDCARD &&
+           strcmp(f->participants[0].nspace, je->nspace) == 0;
+}
+
+/* The engine's fence hook: every local participant has joined (and so
+ * committed).  One node: nothing to exchange, so the fence completes here,
+ * after the segment of a whole-job fence is in place. */
+static void on_fence(void *ctx, const pg_host_fence_t *f)
+{
+    pg_job_engine_t *je = ctx;
+
+    if (fence_is_whole_job(je, f)) {
+        je->fences++;
+        if (je->shm != NULL)
+            shm_publish(je);
+    }
+    pg_fence_host_done(je->engine, f->id, PMIX_SUCCESS, NULL, 0);
+}
+
+/* The segment is an optimisation: without it the job runs as before. */
+static void shm_start(pg_job_engine_t *je, const pg_job_engine_layout_t *l)
+{
+    int err = 0;
+
+    je->shm = pg_shm_new(l->nspace, (uint32_t)l->size, &err);
+    if (je->shm == NULL)
+        fprintf(stderr, "pmigate: no shared key segment (%s): gets use the socket\n",
+                strerror(err));
 }
 
 static int register_layout(pg_job_engine_t *je, const pg_job_engine_layout_t *l)
@@ -76,7 +144,7 @@ pg_job_engine_t *pg_job_engine_new(struct event_base *base, const pg_job_engine_
     if (je->nspace == NULL)
         goto fail;
 #ifdef PG_HAVE_ENGINE
-    je->engine = pg_engine_new(&(pg_host_ops_t){ 0 }, je);
+    je->engine = pg_engine_new(&(pg_host_ops_t){ .fence = on_fence }, je);
     je->timer = evtimer_new(base, on_deadline, je);
     if (je->engine == NULL || je->timer == NULL)
         goto fail;
@@ -84,6 +152,7 @@ pg_job_engine_t *pg_job_engine_new(struct event_base *base, const pg_job_engine_
         *why = "the engine refused the job layout";
         goto fail;
     }
+    shm_start(je, l);
 #else
     (void)base;
 #endif
@@ -102,6 +171,7 @@ void pg_job_engine_free(pg_job_engine_t *je)
         pg_job_deregister(je->engine, je->nspace);
         pg_engine_free(je->engine);
     }
+    pg_shm_free(je->shm);
 #endif
     if (je->timer != NULL)
         event_free(je->timer);
@@ -112,6 +182,16 @@ void pg_job_engine_free(pg_job_engine_t *je)
 pg_engine_t *pg_job_engine_get(const pg_job_engine_t *je)
 {
     return je ? je->engine : NULL;
+}
+
+const char *pg_job_engine_shm_path(const pg_job_engine_t *je)
+{
+#ifdef PG_HAVE_ENGINE
+    return je != NULL ? pg_shm_path(je->shm) : NULL;
+#else
+    (void)je;
+    return NULL;
+#endif
 }
 
 #ifdef PG_HAVE_ENGINE

@@ -35,6 +35,10 @@ void pg_job_engine_free(pg_job_engine_t *je);
 
 pg_engine_t *pg_job_engine_get(const pg_job_engine_t *je);
 
+/* The job's shared key segment (PMIGATE_SHM for the ranks), or NULL when
+ * there is none.  Valid until pg_job_engine_free(). */
+const char *pg_job_engine_shm_path(const pg_job_engine_t *je);
+
 void pg_job_engine_connected(pg_job_engine_t *je, int rank);
 void pg_job_engine_finalized(pg_job_engine_t *je, int rank);
 void pg_job_engine_lost(pg_job_engine_t *je, int rank);

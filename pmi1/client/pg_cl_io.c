@@ -71,6 +71,9 @@ int pg_cl_env_read(pg_cl_env_t *env)
     env->fd = env->id = env->rank = env->size = -1;
     env->jobid = getenv("PMI_JOBID");
     env->pmigate_ext = ext != NULL && strcmp(ext, "1") == 0;
+    env->shm = env->pmigate_ext ? getenv("PMIGATE_SHM") : NULL;
+    if (env->shm != NULL && env->shm[0] == '\0')
+        env->shm = NULL;
     if (env_int("PMI_ID", &env->id) < 0 || env_int("PMI_RANK", &env->rank) < 0 ||
         env_int("PMI_SIZE", &env->size) < 0 || env_int("PMI_SPAWNED", &spawned) < 0)
         return -1;

@@ -31,6 +31,8 @@ typedef struct pg_cl_env {
     const char *jobid;   /* PMI_JOBID or NULL */
     bool pmigate_ext;    /* PMIGATE_PMI_EXT=1: the server is pmigate and
                           * understands its client extensions */
+    const char *shm;     /* PMIGATE_SHM (with PMIGATE_PMI_EXT): the node's shared
+                          * key segment; NULL when unset or empty */
 } pg_cl_env_t;
 
 /* Reads the environment and, in PMI_PORT mode, connects (TCP_NODELAY).

@@ -43,7 +43,9 @@ static int pmi1_start(void)
 
     if (pg_cl_env_read(&env) != 0)
         return PMI_FAIL;
-    pmi1.cl = pg_pmi1_cl_new(env.mode == PG_CL_SINGLETON ? -1 : env.fd, env.pmigate_ext);
+    /* with a shared segment the keys are read from it, not pushed to every process */
+    pmi1.cl = pg_pmi1_cl_new(env.mode == PG_CL_SINGLETON ? -1 : env.fd,
+                             env.pmigate_ext && env.shm == NULL);
     if (pmi1.cl == NULL)
         return PMI_ERR_NOMEM;
     pmi1.size = env.size > 0 ? env.size : 1;
@@ -54,6 +56,8 @@ static int pmi1_start(void)
         rc = pg_pmi1_cl_initack(pmi1.cl, env.id, &pmi1.size, &pmi1.rank);
     if (rc == PMI_SUCCESS)
         rc = pg_pmi1_cl_init(pmi1.cl);
+    if (rc == PMI_SUCCESS && env.mode != PG_CL_SINGLETON)
+        rc = pg_pmi1_cl_use_shm(pmi1.cl, env.shm, pmi1.rank) == 0 ? PMI_SUCCESS : PMI_ERR_NOMEM;
     if (rc != PMI_SUCCESS)
         pmi1_forget();
     return rc;

@@ -16,6 +16,7 @@
 #include "parser/pg_parse.h"
 #include "pmi1/client/pg_cl_io.h"
 #include "pmi1/client/pg_cl_kv.h"
+#include "pmi1/client/pg_cl_shm.h"
 #include "pmi1/client/pg_cl_util.h"
 #include "pmi1/pmi.h"
 
@@ -35,6 +36,9 @@ struct pg_pmi1_cl {
     bool ext;               /* ask for keyval_cache pushes */
     pg_cl_kv_t *cache;      /* own puts and pushed pairs; the singleton's store */
     pg_cl_kv_t *names;      /* singleton name service */
+    pg_cl_shm_t *shm;       /* the node's shared segment, NULL when not offered */
+    uint64_t barriers;      /* completed barriers: the segment generation to use */
+    int rank;               /* for the segment's "own value first" rule */
     pg_msg_t reply;         /* last reply; tokens point into conn.buf */
     int kvsname_max, keylen_max, vallen_max;
     char kvsname[PMI1_DEFAULT_KVSNAME_MAX + 1];
@@ -72,7 +76,16 @@ void pg_pmi1_cl_free(pg_pmi1_cl_t *cl)
     pg_msg_release(&cl->reply);
     pg_cl_kv_free(cl->cache);
     pg_cl_kv_free(cl->names);
+    pg_cl_shm_free(cl->shm);
     free(cl);
+}
+
+int pg_pmi1_cl_use_shm(pg_pmi1_cl_t *cl, const char *path, int rank)
+{
+    pg_cl_shm_free(cl->shm);
+    cl->shm = pg_cl_shm_new(path, cl->kvsname);
+    cl->rank = rank;
+    return cl->shm != NULL || path == NULL || path[0] == '\0' ? 0 : -1;
 }
 
 bool pg_pmi1_cl_is_singleton(const pg_pmi1_cl_t *cl)
@@ -323,15 +336,6 @@ int pg_pmi1_cl_put(pg_pmi1_cl_t *cl, const char *kvsname, const char *key, const
     return PMI_SUCCESS;
 }
 
-/* The lookups that need no round trip.  A node-shared segment published by
- * the gateway after each barrier slots in here, after the cache. */
-static const char *pmi1_get_local(const pg_pmi1_cl_t *cl, const char *kvsname, const char *key)
-{
-    if (!is_my_kvs(cl, kvsname))
-        return NULL;
-    return pg_cl_kv_get(cl->cache, key, NULL);
-}
-
 static int copy_value(pg_str_t v, char *value, int length)
 {
     if (length <= 0)
@@ -339,10 +343,35 @@ static int copy_value(pg_str_t v, char *value, int length)
     return pg_cl_copy(v, value, (size_t)length) == 0 ? PMI_SUCCESS : PMI_ERR_INVALID_LENGTH;
 }
 
+/* The lookups that need no round trip: the key cache (own puts first: the
+ * server shows a process its own puts at once), then the segment published
+ * after the last barrier.  *answered says whether the result is final. */
+static int pmi1_get_local(const pg_pmi1_cl_t *cl, const char *kvsname, const char *key,
+                          char *value, int length, bool *answered)
+{
+    const char *cached;
+    size_t len = 0;
+
+    *answered = false;
+    if (!is_my_kvs(cl, kvsname))
+        return PMI_SUCCESS;
+    if ((cached = pg_cl_kv_get(cl->cache, key, NULL)) != NULL) {
+        pg_str_t v = { cached, (uint32_t)strlen(cached) };
+
+        *answered = true;
+        return copy_value(v, value, length);
+    }
+    if (length <= 0 || pg_cl_shm_get(cl->shm, PG_CL_SHM_PMI1, key, -1, cl->rank, value,
+                                     (size_t)length, &len) != PG_CL_SHM_FOUND)
+        return PMI_SUCCESS;
+    *answered = true;
+    return len < (size_t)length ? PMI_SUCCESS : PMI_ERR_INVALID_LENGTH;
+}
+
 int pg_pmi1_cl_get(pg_pmi1_cl_t *cl, const char *kvsname, const char *key, char *value, int length)
 {
     char line[PMI1_LINE_MAX];
-    const char *local;
+    bool answered;
     pg_enc_t e;
     int rc = check_key(cl, key);
 
@@ -350,11 +379,9 @@ int pg_pmi1_cl_get(pg_pmi1_cl_t *cl, const char *kvsname, const char *key, char 
         return rc;
     if (value == NULL)
         return PMI_ERR_INVALID_VAL;
-    if ((local = pmi1_get_local(cl, kvsname, key)) != NULL) {
-        pg_str_t v = { local, (uint32_t)strlen(local) };
-
-        return copy_value(v, value, length);
-    }
+    rc = pmi1_get_local(cl, kvsname, key, value, length, &answered);
+    if (answered)
+        return rc;
     if (pg_pmi1_cl_is_singleton(cl))
         return PMI_FAIL;
     pg_enc_init(&e, line, sizeof(line));
@@ -374,7 +401,13 @@ int pg_pmi1_cl_barrier(pg_pmi1_cl_t *cl)
     if (pg_pmi1_cl_is_singleton(cl))
         return PMI_SUCCESS;
     rc = pmi1_simple_call(cl, PG_CMD_PMI1_BARRIER_IN, PG_CMD_PMI1_BARRIER_OUT);
-    return rc == PMI_SUCCESS && reply_rc(&cl->reply) == 0 ? PMI_SUCCESS : PMI_FAIL;
+    if (rc != PMI_SUCCESS || reply_rc(&cl->reply) != 0) {
+        pg_cl_shm_drop(cl->shm); /* out of step with the server's count now */
+        return PMI_FAIL;
+    }
+    /* the gateway published this barrier's segment before answering */
+    (void)pg_cl_shm_refresh(cl->shm, ++cl->barriers);
+    return PMI_SUCCESS;
 }
 
 /* ---- name service ------------------------------------------------------- */

@@ -11,8 +11,8 @@
  *
  * The get path is: the session's key cache (own puts, and the pairs a
  * pmigate server pushes before barrier_out when asked to with the init
- * extension), then the socket.  A node-shared segment lookup belongs between
- * the two (pmi1_get_local).
+ * extension), then the node's shared segment when pmigate offers one
+ * (pg_cl_shm.h; the pushes are not asked for then), then the socket.
  *
  * Not thread-safe: the API layer serialises calls.  Return values are the
  * PMI_* codes of pmi1/pmi.h.
@@ -69,6 +69,12 @@ int pg_pmi1_cl_abort(pg_pmi1_cl_t *cl, int code);
 
 /* finalize / finalize_ack, then closes the socket. */
 int pg_pmi1_cl_finalize(pg_pmi1_cl_t *cl);
+
+/* Answers gets after each barrier from the node's shared segment at
+ * `path` (PMIGATE_SHM), for the process of rank `rank`.  Call after
+ * pg_pmi1_cl_init (the segment must be this kvsname's).  0, or -1 when out
+ * of memory (gets then use the socket). */
+int pg_pmi1_cl_use_shm(pg_pmi1_cl_t *cl, const char *path, int rank);
 
 /* The key cache, for tests: the cached value of key or NULL. */
 const char *pg_pmi1_cl_cached(const pg_pmi1_cl_t *cl, const char *key);

@@ -19,6 +19,7 @@
 
 #include "pmi1/client/pg_cl_io.h"
 #include "pmi1/client/pg_cl_kv.h"
+#include "pmi1/client/pg_cl_shm.h"
 #include "pmi1/client/pg_cl_util.h"
 #include "pmi2/client/pg_pmi2_mux.h"
 #include "pmi2/pmi2.h"
@@ -38,6 +39,9 @@ static struct pmi2_state {
     int node_size;              /* PMI2_Info_GetSize, 0 until computed */
     char jobid[64];             /* the singleton's made-up job id */
     pg_cl_kv_t *kvs, *node, *names; /* the singleton's stores */
+    pg_cl_shm_t *shm;           /* the node's shared key segment, NULL if not offered */
+    uint64_t fences;            /* completed fences = the segment generation to use;
+                                   written by the fencing thread only */
 } pmi2 = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* ---- requests -------------------------------------------------------------- */
@@ -228,6 +232,9 @@ static int server_start(const pg_cl_env_t *env)
     if (pmi2.want_threaded)
         pg_pmi2_mux_set_threaded(pmi2.mux);
     pmi2.fence_is_barrier = env->pmigate_ext;
+    if (env->shm != NULL && env->shm[0] != '\0' && env->jobid != NULL &&
+        (pmi2.shm = pg_cl_shm_new(env->shm, env->jobid)) == NULL)
+        return PMI2_ERR_NOMEM;
     rc = pmi2_call(&r, build_init, PG_CMD_PMI1_RESPONSE_TO_INIT, &reply);
     pg_pmi2_reply_release(&reply);
     if (rc != PMI2_SUCCESS)
@@ -251,6 +258,9 @@ static void pmi2_forget(void)
     pg_cl_kv_free(pmi2.node);
     pg_cl_kv_free(pmi2.names);
     pmi2.kvs = pmi2.node = pmi2.names = NULL;
+    pg_cl_shm_free(pmi2.shm);
+    pmi2.shm = NULL;
+    pmi2.fences = 0;
     pmi2.jobid[0] = '\0';
     pmi2.node_size = 0;
     pmi2.inited = false;
@@ -515,32 +525,20 @@ int PMI2_KVS_Fence(void)
     if (pmi2.mux == NULL)
         return PMI2_SUCCESS;
     rc = pmi2_call_simple(PG_CMD_PMI2_KVS_FENCE, PG_CMD_PMI2_KVS_FENCE_RESPONSE);
-    if (rc != PMI2_SUCCESS || pmi2.fence_is_barrier)
+    if (rc != PMI2_SUCCESS) {
+        pg_cl_shm_drop(pmi2.shm); /* out of step with the server's count now */
         return rc;
+    }
+    if (pmi2.fence_is_barrier) {
+        /* pmigate published this fence's segment before answering */
+        (void)pg_cl_shm_refresh(pmi2.shm, ++pmi2.fences);
+        return rc;
+    }
     /* hydra's fence returns at once; the get of a key nobody puts returns
      * when everyone has fenced (found=FALSE is the expected answer) */
     rc = pmi2_call(&r, build_pair, PG_CMD_PMI2_KVS_GET_RESPONSE, &reply);
     pg_pmi2_reply_release(&reply);
     return rc;
-}
-
-/* Gets answered without a round trip: the singleton's store.  The node's
- * shared segment (published by the gateway after each fence) slots in here.
- * *handled tells whether the answer is final. */
-static int kvs_get_local(const char *key, char *value, int maxvalue, int *vallen, bool *handled)
-{
-    bool found;
-    int rc;
-
-    *handled = pmi2.mux == NULL;
-    if (!*handled)
-        return PMI2_SUCCESS;
-    rc = local_get(pmi2.kvs, key, value, maxvalue, &found);
-    if (vallen != NULL)
-        *vallen = found ? (int)strlen(value) : 0;
-    if (!found && strcmp(key, PMI2_BARRIER_KEY) == 0)
-        return PMI2_SUCCESS; /* MPICH's barrier idiom works in a singleton too */
-    return found ? rc : PMI2_FAIL;
 }
 
 /* Copies a found value; too long: a truncated copy and -(needed length). */
@@ -558,6 +556,41 @@ static int kvs_value_out(pg_str_t v, char *value, int maxvalue, int *vallen)
     return PMI2_SUCCESS;
 }
 
+/* A get from the segment of the last fence: what the server would answer,
+ * without asking it (pg_cl_shm.h says when that holds). */
+static bool kvs_get_shm(const char *key, int src, char *value, int maxvalue, int *vallen)
+{
+    size_t len;
+
+    if (maxvalue <= 0 || pg_cl_shm_get(pmi2.shm, PG_CL_SHM_PMI2, key, src, pmi2.rank, value,
+                                       (size_t)maxvalue, &len) != PG_CL_SHM_FOUND)
+        return false;
+    if (vallen != NULL)
+        *vallen = len < (size_t)maxvalue ? (int)len : -(int)len;
+    return true;
+}
+
+/* Gets answered without a round trip: the node's shared segment, or the
+ * singleton's store.  *handled tells whether the answer is final. */
+static int kvs_get_local(const char *key, int src, char *value, int maxvalue, int *vallen,
+                         bool *handled)
+{
+    bool found;
+    int rc;
+
+    *handled = pmi2.mux == NULL;
+    if (!*handled) {
+        *handled = kvs_get_shm(key, src, value, maxvalue, vallen);
+        return PMI2_SUCCESS;
+    }
+    rc = local_get(pmi2.kvs, key, value, maxvalue, &found);
+    if (vallen != NULL)
+        *vallen = found ? (int)strlen(value) : 0;
+    if (!found && strcmp(key, PMI2_BARRIER_KEY) == 0)
+        return PMI2_SUCCESS; /* MPICH's barrier idiom works in a singleton too */
+    return found ? rc : PMI2_FAIL;
+}
+
 int PMI2_KVS_Get(const char *jobid, int src_pmi_id, const char key[], char value[], int maxvalue,
                  int *vallen)
 {
@@ -569,7 +602,7 @@ int PMI2_KVS_Get(const char *jobid, int src_pmi_id, const char key[], char value
     PMI2_REQUIRE_INIT();
     if (key == NULL || value == NULL)
         return PMI2_ERR_INVALID_ARG;
-    rc = kvs_get_local(key, value, maxvalue, vallen, &handled);
+    rc = kvs_get_local(key, src_pmi_id, value, maxvalue, vallen, &handled);
     if (handled)
         return rc;
     rc = pmi2_call(&r, build_pair, PG_CMD_PMI2_KVS_GET_RESPONSE, &reply);

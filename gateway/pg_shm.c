@@ -1,0 +1,316 @@
+/*
+ * pg_shm: building and publishing a segment generation.  See pg_shm.h;
+ * the format is pmi1/client/pg_shm_format.h.
+ *
+ * Building is three steps over the staged entries: sort them by (key,
+ * rank) so each key's lowest poster comes first and each key is stored
+ * once; size the file; fill it (strings, then the hash table, linear
+ * probing at load <= 1/2).  The whole image is built in memory and written
+ * with one write(), then renamed.
+ */
+#include "gateway/pg_shm.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pmi1/client/pg_shm_format.h"
+#include "wire/pg_wire.h"
+
+/* The longest value a PMI-1 get_result line carries verbatim: well under
+ * the server's 1023-byte reply line ("cmd=get_result rc=0 msg=success
+ * value=" is 38 bytes). */
+#define PMI1_VALUE_MAX 960
+
+typedef struct staged {
+    const char *key;
+    const char *val;   /* NULL: not a string the servers send verbatim */
+    uint32_t key_len;
+    uint32_t val_len;
+    uint32_t rank;
+} staged_t;
+
+struct pg_shm {
+    char *dir;         /* private directory, owned */
+    char *path;        /* dir/kvs.seg */
+    char *tmp;         /* dir/kvs.seg.new */
+    char *nspace;
+    uint32_t job_size;
+    staged_t *ents;
+    size_t n, cap;
+};
+
+static char *join(const char *dir, const char *name)
+{
+    char *p = NULL;
+
+    return asprintf(&p, "%s/%s", dir, name) < 0 ? NULL : p;
+}
+
+pg_shm_t *pg_shm_new(const char *nspace, uint32_t job_size, int *err)
+{
+    const char *base = getenv("TMPDIR");
+    pg_shm_t *w = calloc(1, sizeof(*w));
+
+    *err = ENOMEM;
+    if (w == NULL)
+        return NULL;
+    if (base == NULL || base[0] == '\0')
+        base = "/tmp";
+    w->job_size = job_size;
+    w->nspace = strdup(nspace);
+    w->dir = join(base, "pmigate-shm.XXXXXX");
+    if (w->nspace == NULL || w->dir == NULL)
+        goto fail;
+    if (mkdtemp(w->dir) == NULL) { /* 0700 */
+        *err = errno;
+        free(w->dir);
+        w->dir = NULL;
+        goto fail;
+    }
+    w->path = join(w->dir, PG_SHM_FILE_NAME);
+    w->tmp = join(w->dir, PG_SHM_FILE_NAME ".new");
+    if (w->path == NULL || w->tmp == NULL)
+        goto fail;
+    return w;
+fail:
+    pg_shm_free(w);
+    return NULL;
+}
+
+void pg_shm_free(pg_shm_t *w)
+{
+    if (w == NULL)
+        return;
+    if (w->path != NULL)
+        (void)unlink(w->path);
+    if (w->tmp != NULL)
+        (void)unlink(w->tmp);
+    if (w->dir != NULL)
+        (void)rmdir(w->dir);
+    free(w->ents);
+    free(w->dir);
+    free(w->path);
+    free(w->tmp);
+    free(w->nspace);
+    free(w);
+}
+
+const char *pg_shm_path(const pg_shm_t *w)
+{
+    return w != NULL ? w->path : NULL;
+}
+
+int pg_shm_add(pg_shm_t *w, const char *key, uint32_t rank, const char *value, size_t len)
+{
+    size_t klen = key != NULL ? strlen(key) : 0;
+
+    if (klen == 0 || klen > UINT32_MAX || rank >= w->job_size || len > UINT32_MAX)
+        return -EINVAL;
+    if (w->n == w->cap) {
+        size_t cap = w->cap ? 2 * w->cap : 256;
+        staged_t *e = realloc(w->ents, cap * sizeof(*e));
+
+        if (e == NULL)
+            return -ENOMEM;
+        w->ents = e;
+        w->cap = cap;
+    }
+    w->ents[w->n++] = (staged_t){ key, value, (uint32_t)klen, value ? (uint32_t)len : 0, rank };
+    return 0;
+}
+
+void pg_shm_abort(pg_shm_t *w)
+{
+    w->n = 0;
+}
+
+/* ---- building one generation --------------------------------------------- */
+
+static int staged_cmp(const void *a, const void *b)
+{
+    const staged_t *x = a, *y = b;
+    int c = strcmp(x->key, y->key);
+
+    return c != 0 ? c : (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+/* Which servers would send this value verbatim for this key (the rules of
+ * pmi1/pmi2 servers: job attributes -- "PMI_*", "universeSize", see
+ * pg_pmi_is_job_attr -- are answered from the layout, keys are at most 64
+ * bytes, PMI-1 lines carry no space or newline). */
+static uint32_t entry_flags(const staged_t *s)
+{
+    uint32_t flags = 0;
+
+    if (s->val == NULL || s->key_len > PG_PMI2_KEYLEN_MAX || strncmp(s->key, "PMI_", 4) == 0 ||
+        strcmp(s->key, "universeSize") == 0)
+        return 0;
+    if (s->val_len <= PG_PMI2_VALLEN_MAX)
+        flags |= PG_SHM_PMI2_OK;
+    if (s->key_len <= PG_PMI1_KEYLEN_MAX && s->val_len <= PMI1_VALUE_MAX &&
+        memchr(s->val, ' ', s->val_len) == NULL && memchr(s->val, '\n', s->val_len) == NULL)
+        flags |= PG_SHM_PMI1_OK;
+    return flags;
+}
+
+typedef struct image {
+    char *buf;
+    pg_shm_header_t *h;
+    pg_shm_entry_t *slots;
+    char *strings;
+    uint32_t spos;     /* next free byte of the strings area */
+} image_t;
+
+/* Appends bytes + NUL to the strings area; returns their offset. */
+static uint32_t image_string(image_t *im, const char *s, uint32_t len)
+{
+    uint32_t at = im->spos;
+
+    if (len > 0)
+        memcpy(im->strings + at, s, len);
+    im->strings[at + len] = '\0';
+    im->spos += len + 1;
+    return at;
+}
+
+static void image_insert(image_t *im, const pg_shm_entry_t *e)
+{
+    uint32_t mask = im->h->nslots - 1, at = e->hash & mask;
+
+    while (im->slots[at].key_len != 0)
+        at = (at + 1) & mask;
+    im->slots[at] = *e;
+    im->h->nentries++;
+}
+
+/* Sizes of the sorted staging: distinct keys and string bytes. */
+static int image_measure(const pg_shm_t *w, size_t *nkeys, uint64_t *strings)
+{
+    *nkeys = 0;
+    *strings = 0;
+    for (size_t i = 0; i < w->n; i++) {
+        if (i == 0 || strcmp(w->ents[i - 1].key, w->ents[i].key) != 0) {
+            ++*nkeys;
+            *strings += (uint64_t)w->ents[i].key_len + 1;
+        }
+        *strings += (uint64_t)w->ents[i].val_len + 1;
+    }
+    return *strings + 1 > UINT32_MAX || w->n + *nkeys >= UINT32_MAX / 2 ? -EFBIG : 0;
+}
+
+static int image_layout(const pg_shm_t *w, uint64_t generation, image_t *im)
+{
+    size_t nkeys, nslots = 8, nslen = strlen(w->nspace);
+    uint64_t strings, slots_off, strings_off, total;
+
+    if (image_measure(w, &nkeys, &strings) != 0)
+        return -EFBIG;
+    while (nslots < 2 * (w->n + nkeys) + 1)
+        nslots *= 2;
+    slots_off = (sizeof(pg_shm_header_t) + nslen + 1 + 7) & ~(uint64_t)7;
+    strings_off = slots_off + nslots * sizeof(pg_shm_entry_t);
+    total = strings_off + strings + 1;
+    if ((im->buf = calloc(1, total)) == NULL)
+        return -ENOMEM;
+    im->h = (pg_shm_header_t *)im->buf;
+    memcpy(im->h->magic, PG_SHM_MAGIC, sizeof(im->h->magic));
+    im->h->version = PG_SHM_VERSION;
+    im->h->header_size = sizeof(pg_shm_header_t);
+    im->h->generation = generation;
+    im->h->total_size = total;
+    im->h->job_size = w->job_size;
+    im->h->nslots = (uint32_t)nslots;
+    im->h->nspace_len = (uint32_t)nslen;
+    im->h->nspace_off = sizeof(pg_shm_header_t);
+    im->h->slots_off = slots_off;
+    im->h->strings_off = strings_off;
+    im->h->strings_size = strings + 1;
+    memcpy(im->buf + im->h->nspace_off, w->nspace, nslen + 1);
+    im->slots = (pg_shm_entry_t *)(im->buf + slots_off);
+    im->strings = im->buf + strings_off;
+    im->spos = 1; /* offset 0 holds "", the value of entries readers must not answer */
+    return 0;
+}
+
+/* Fills the table: one entry per (key, rank), and per key one key-only
+ * entry sharing the lowest poster's key, value and flags. */
+static void image_fill(const pg_shm_t *w, image_t *im)
+{
+    uint32_t key_off = 0;
+
+    for (size_t i = 0; i < w->n; i++) {
+        const staged_t *s = &w->ents[i];
+        bool first = i == 0 || strcmp(w->ents[i - 1].key, s->key) != 0;
+        pg_shm_entry_t e = { 0 };
+
+        if (first)
+            key_off = image_string(im, s->key, s->key_len);
+        e.rank = s->rank;
+        e.key_len = s->key_len;
+        e.key_off = key_off;
+        e.val_len = s->val_len;
+        e.val_off = s->val != NULL ? image_string(im, s->val, s->val_len) : 0;
+        e.flags = entry_flags(s);
+        e.hash = pg_shm_hash(s->key, s->key_len, s->rank);
+        image_insert(im, &e);
+        if (first) {
+            e.rank = PG_SHM_ANY_RANK;
+            e.hash = pg_shm_hash(s->key, s->key_len, PG_SHM_ANY_RANK);
+            image_insert(im, &e);
+        }
+    }
+}
+
+static int write_all(int fd, const char *buf, size_t len)
+{
+    while (len > 0) {
+        ssize_t n = write(fd, buf, len);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return n < 0 ? -errno : -EIO;
+        buf += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+/* Writes the image to the temporary name and renames it into place. */
+static int image_publish(const pg_shm_t *w, const image_t *im)
+{
+    int fd = open(w->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+    int rc;
+
+    if (fd < 0)
+        return -errno;
+    rc = write_all(fd, im->buf, im->h->total_size);
+    if (close(fd) != 0 && rc == 0)
+        rc = -errno;
+    if (rc == 0 && rename(w->tmp, w->path) != 0)
+        rc = -errno;
+    if (rc != 0)
+        (void)unlink(w->tmp);
+    return rc;
+}
+
+int pg_shm_publish(pg_shm_t *w, uint64_t generation)
+{
+    image_t im = { 0 };
+    int rc;
+
+    qsort(w->ents, w->n, sizeof(*w->ents), staged_cmp);
+    rc = image_layout(w, generation, &im);
+    if (rc == 0) {
+        image_fill(w, &im);
+        rc = image_publish(w, &im);
+    }
+    free(im.buf);
+    w->n = 0;
+    return rc;
+}

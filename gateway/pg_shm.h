@@ -1,0 +1,54 @@
+/*
+ * pg_shm: the writer of a job's node-shared key segment
+ * (docs/shm-segment.md, layout in pmi1/client/pg_shm_format.h).
+ *
+ * Why: after a fence every rank of a wire-up reads every other rank's
+ * card.  Served over the socket that is N^2 round trips through the
+ * gateway's one thread; published once per node as a read-only file that
+ * libpmi/libpmi2 map, it is N^2 hash lookups spread over the ranks.
+ *
+ * Use: pg_shm_add() every value of the new generation (the gateway walks
+ * the engine with pg_job_foreach_visible), then pg_shm_publish().  Publish
+ * writes a new file beside the old one and renames it over the stable
+ * path, so a reader sees a whole generation or the previous one, and a
+ * process that mapped the previous one keeps a valid mapping.  A published
+ * file is never modified.
+ *
+ * Ownership: pg_shm_t owns its private directory (mode 0700, under $TMPDIR
+ * or /tmp) and the files in it, removed by pg_shm_free().  Keys and values
+ * given to pg_shm_add() are borrowed until the next pg_shm_publish() or
+ * pg_shm_abort().
+ */
+#ifndef PG_SHM_H
+#define PG_SHM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct pg_shm pg_shm_t;
+
+/* A writer for job `nspace` of `job_size` ranks: makes the private
+ * directory.  NULL with *err = errno on failure. */
+pg_shm_t *pg_shm_new(const char *nspace, uint32_t job_size, int *err);
+/* Removes the segment, its temporary and the directory; NULL is ignored. */
+void pg_shm_free(pg_shm_t *w);
+
+/* The stable path readers open (what PMIGATE_SHM carries). */
+const char *pg_shm_path(const pg_shm_t *w);
+
+/* Stages `key` posted by `rank`.  `value` is the string the PMI servers
+ * would send, or NULL for a value they would convert (a typed PMIx value):
+ * such an entry still takes part in "which rank answers a get without a
+ * rank" but tells readers to ask the server.  0, -EINVAL (empty key, rank
+ * out of range) or -ENOMEM. */
+int pg_shm_add(pg_shm_t *w, const char *key, uint32_t rank, const char *value, size_t len);
+
+/* Writes the staged entries as `generation` and renames the file into
+ * place; the staging is emptied either way.  0 or -errno (the previous
+ * generation then stays, and readers, finding it stale, use the socket). */
+int pg_shm_publish(pg_shm_t *w, uint64_t generation);
+
+/* Empties the staging without publishing. */
+void pg_shm_abort(pg_shm_t *w);
+
+#endif

@@ -1,0 +1,61 @@
+/*
+ * pg_cl_shm: the client end of the node-shared key segment
+ * (docs/shm-segment.md).  After each whole-job fence pmigate publishes the
+ * job's committed data as one read-only file per node; libpmi and libpmi2
+ * map it once per fence and answer gets from it, so a get after a fence
+ * costs a hash lookup instead of a socket round trip.
+ *
+ * The rule that keeps it correct: a lookup answers only when the mapped
+ * segment was written for the fence this process completed last
+ * (generation == the caller's fence count) and the entry says its value is
+ * what this dialect's server would send verbatim.  Everything else -- no
+ * segment, a stale or corrupt one, a key it does not hold -- returns
+ * PG_CL_SHM_ASK and the caller asks the server as before.
+ *
+ * Thread-safety: lookups may run in many threads at once; refresh and free
+ * exclude them (a read-write lock), so a mapping is never unmapped under a
+ * reader.  Ownership: the handle owns its path copy and its mapping.
+ */
+#ifndef PG_CL_SHM_H
+#define PG_CL_SHM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct pg_cl_shm pg_cl_shm_t;
+
+/* A reader of the segment at `path` for job `nspace` (both copied).  NULL
+ * when path or nspace is NULL or empty (no segment offered: the caller
+ * keeps asking the server) or out of memory.  Maps nothing yet. */
+pg_cl_shm_t *pg_cl_shm_new(const char *path, const char *nspace);
+/* Unmaps and frees; NULL is ignored. */
+void pg_cl_shm_free(pg_cl_shm_t *s);
+
+/* Call after this process's fence number `fences` (1, 2, ...) succeeded:
+ * maps the segment when its generation is exactly `fences`, else drops any
+ * mapping.  One open/fstat/mmap at most; a segment that fails any check is
+ * treated as absent.  Returns true when lookups can be answered. */
+bool pg_cl_shm_refresh(pg_cl_shm_t *s, uint64_t fences);
+
+/* Forgets the mapping (a fence failed, or the caller stops trusting it). */
+void pg_cl_shm_drop(pg_cl_shm_t *s);
+
+/* Lookup results. */
+enum { PG_CL_SHM_ASK = 0, PG_CL_SHM_FOUND = 1 };
+
+/* Which server's answer the lookup stands in for (pg_shm_format.h flags). */
+enum { PG_CL_SHM_PMI1 = 0x1u, PG_CL_SHM_PMI2 = 0x2u };
+
+/* Looks `key` up the way pmigate's server does for a PMI get: the value
+ * `rank` posted when 0 <= rank < job size, else (or when rank posted none)
+ * the value `self` posted, else the lowest posting rank's.  On
+ * PG_CL_SHM_FOUND, *len = the value's length and dst holds as much of it as
+ * fits in cap bytes, NUL-terminated (cap > 0).  NULL s: PG_CL_SHM_ASK. */
+int pg_cl_shm_get(pg_cl_shm_t *s, unsigned dialect, const char *key, int rank, int self,
+                  char *dst, size_t cap, size_t *len);
+
+/* The generation mapped now, 0 when none (tests). */
+uint64_t pg_cl_shm_generation(pg_cl_shm_t *s);
+
+#endif

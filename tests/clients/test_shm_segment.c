@@ -1,0 +1,432 @@
+/*
+ * test_shm_segment: the node-shared key segment end to end in one process
+ * -- the gateway's writer (gateway/pg_shm.c) publishes generations, the
+ * client libraries' reader (pmi1/client/pg_cl_shm.c) maps and answers.
+ * What a user relies on: a get answered from the segment gives exactly
+ * what pmigate's server would (by rank, own value first, lowest poster for
+ * a get without a rank); anything the reader cannot vouch for -- a stale
+ * generation, another job's file, a damaged or truncated file, a value the
+ * server would convert or refuse -- is left to the server (PG_CL_SHM_ASK);
+ * and a republished generation never disturbs a reader mid-lookup.
+ */
+#include <CUnit/CUnit.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "gateway/pg_shm.h"
+#include "pmi1/client/pg_cl_shm.h"
+#include "pmi1/client/pg_shm_format.h"
+#include "tests/pg_cunit.h"
+
+#define BOTH (PG_CL_SHM_PMI1 | PG_CL_SHM_PMI2)
+
+static pg_shm_t *writer(uint32_t size)
+{
+    int err = 0;
+    pg_shm_t *w = pg_shm_new("ns", size, &err);
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+    return w;
+}
+
+static int add(pg_shm_t *w, const char *key, uint32_t rank, const char *value)
+{
+    return pg_shm_add(w, key, rank, value, value != NULL ? strlen(value) : 0);
+}
+
+/* The value a lookup answers, or "<ask>". */
+static const char *get(pg_cl_shm_t *r, unsigned dialect, const char *key, int rank, int self)
+{
+    static char buf[2048];
+    size_t len = 0;
+
+    if (pg_cl_shm_get(r, dialect, key, rank, self, buf, sizeof(buf), &len) != PG_CL_SHM_FOUND)
+        return "<ask>";
+    CU_ASSERT_EQUAL(len, strlen(buf));
+    return buf;
+}
+
+static void test_gets_by_rank_own_value_first_then_lowest_poster(void)
+{
+    pg_shm_t *w = writer(4);
+    pg_cl_shm_t *r;
+
+    CU_ASSERT_EQUAL(add(w, "card-2", 2, "two"), 0);
+    CU_ASSERT_EQUAL(add(w, "shared", 3, "v3"), 0);
+    CU_ASSERT_EQUAL(add(w, "shared", 1, "v1"), 0);
+    CU_ASSERT_EQUAL(pg_shm_publish(w, 1), 0);
+    r = pg_cl_shm_new(pg_shm_path(w), "ns");
+    CU_ASSERT_TRUE_FATAL(pg_cl_shm_refresh(r, 1));
+    CU_ASSERT_EQUAL(pg_cl_shm_generation(r), 1);
+    CU_ASSERT_STRING_EQUAL(get(r, BOTH, "card-2", 2, 0), "two");
+    CU_ASSERT_STRING_EQUAL(get(r, BOTH, "card-2", -1, 0), "two");   /* no rank */
+    CU_ASSERT_STRING_EQUAL(get(r, BOTH, "card-2", 1, 0), "two");    /* rank is a hint */
+    CU_ASSERT_STRING_EQUAL(get(r, BOTH, "shared", 3, 0), "v3");
+    CU_ASSERT_STRING_EQUAL(get(r, BOTH, "shared", -1, 0), "v1");    /* lowest poster */
+    CU_ASSERT_STRING_EQUAL(get(r, BOTH, "shared", -1, 3), "v3");    /* own value first */
+    CU_ASSERT_STRING_EQUAL(get(r, BOTH, "shared", 2, 0), "v1");     /* 2 posted none */
+    CU_ASSERT_STRING_EQUAL(get(r, BOTH, "shared", 99, 3), "v3");    /* out of range = none */
+    CU_ASSERT_STRING_EQUAL(get(r, BOTH, "missing", 0, 0), "<ask>");
+    CU_ASSERT_STRING_EQUAL(get(r, BOTH, "card-", 2, 0), "<ask>");   /* no prefix match */
+    pg_cl_shm_free(r);
+    pg_shm_free(w);
+}
+
+static void test_only_the_generation_of_the_last_fence_is_used(void)
+{
+    pg_shm_t *w = writer(2);
+    pg_cl_shm_t *r;
+
+    CU_ASSERT_EQUAL(add(w, "k", 0, "old"), 0);
+    CU_ASSERT_EQUAL(pg_shm_publish(w, 1), 0);
+    r = pg_cl_shm_new(pg_shm_path(w), "ns");
+    CU_ASSERT_FALSE(pg_cl_shm_refresh(r, 2)); /* the gateway did not publish fence 2 */
+    CU_ASSERT_STRING_EQUAL(get(r, BOTH, "k", 0, 1), "<ask>");
+    CU_ASSERT_EQUAL(add(w, "k", 0, "new"), 0);
+    CU_ASSERT_EQUAL(pg_shm_publish(w, 2), 0);
+    CU_ASSERT_TRUE(pg_cl_shm_refresh(r, 2));
+    CU_ASSERT_STRING_EQUAL(get(r, BOTH, "k", 0, 1), "new");
+    pg_cl_shm_drop(r);
+    CU_ASSERT_STRING_EQUAL(get(r, BOTH, "k", 0, 1), "<ask>");
+    CU_ASSERT_EQUAL(pg_cl_shm_generation(r), 0);
+    pg_cl_shm_free(r);
+    pg_shm_free(w);
+}
+
+static void test_another_jobs_segment_is_not_used(void)
+{
+    pg_shm_t *w = writer(1);
+    pg_cl_shm_t *r;
+
+    CU_ASSERT_EQUAL(add(w, "k", 0, "v"), 0);
+    CU_ASSERT_EQUAL(pg_shm_publish(w, 1), 0);
+    r = pg_cl_shm_new(pg_shm_path(w), "ns2");
+    CU_ASSERT_FALSE(pg_cl_shm_refresh(r, 1));
+    CU_ASSERT_STRING_EQUAL(get(r, BOTH, "k", 0, 0), "<ask>");
+    pg_cl_shm_free(r);
+    pg_shm_free(w);
+}
+
+/* Values the servers would convert, refuse or answer from the job layout. */
+static void test_values_the_server_would_not_send_verbatim_are_asked_for(void)
+{
+    char big[1001], longkey[80];
+    pg_shm_t *w = writer(3);
+    pg_cl_shm_t *r;
+
+    memset(big, 'x', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    memset(longkey, 'k', sizeof(longkey) - 1);
+    longkey[sizeof(longkey) - 1] = '\0';
+    CU_ASSERT_EQUAL(add(w, "typed", 0, NULL), 0);
+    CU_ASSERT_EQUAL(add(w, "spaced", 0, "a b"), 0);
+    CU_ASSERT_EQUAL(add(w, "big", 0, big), 0);
+    CU_ASSERT_EQUAL(add(w, "PMI_process_mapping", 0, "(vector,(0,9,9))"), 0);
+    CU_ASSERT_EQUAL(add(w, "universeSize", 0, "99"), 0);
+    CU_ASSERT_EQUAL(add(w, longkey, 0, "v"), 0);
+    /* the lowest poster's value is typed: a get without rank must ask,
+     * though a higher rank's string is there */
+    CU_ASSERT_EQUAL(add(w, "mixed", 1, NULL), 0);
+    CU_ASSERT_EQUAL(add(w, "mixed", 2, "text"), 0);
+    CU_ASSERT_EQUAL(pg_shm_publish(w, 1), 0);
+    r = pg_cl_shm_new(pg_shm_path(w), "ns");
+    CU_ASSERT_TRUE_FATAL(pg_cl_shm_refresh(r, 1));
+    CU_ASSERT_STRING_EQUAL(get(r, BOTH, "typed", 0, 0), "<ask>");
+    CU_ASSERT_STRING_EQUAL(get(r, PG_CL_SHM_PMI2, "spaced", 0, 0), "a b");
+    CU_ASSERT_STRING_EQUAL(get(r, PG_CL_SHM_PMI1, "spaced", 0, 0), "<ask>");
+    CU_ASSERT_STRING_EQUAL(get(r, PG_CL_SHM_PMI2, "big", 0, 0), big);
+    CU_ASSERT_STRING_EQUAL(get(r, PG_CL_SHM_PMI1, "big", 0, 0), "<ask>");
+    CU_ASSERT_STRING_EQUAL(get(r, BOTH, "PMI_process_mapping", 0, 0), "<ask>");
+    CU_ASSERT_STRING_EQUAL(get(r, BOTH, "universeSize", -1, 0), "<ask>");
+    CU_ASSERT_STRING_EQUAL(get(r, BOTH, longkey, 0, 0), "<ask>");
+    CU_ASSERT_STRING_EQUAL(get(r, BOTH, "mixed", -1, 0), "<ask>");
+    CU_ASSERT_STRING_EQUAL(get(r, BOTH, "mixed", 2, 0), "text");
+    pg_cl_shm_free(r);
+    pg_shm_free(w);
+}
+
+static void test_a_long_value_is_cut_and_its_length_reported(void)
+{
+    pg_shm_t *w = writer(1);
+    pg_cl_shm_t *r;
+    char buf[4];
+    size_t len = 0;
+
+    CU_ASSERT_EQUAL(add(w, "k", 0, "abcdefgh"), 0);
+    CU_ASSERT_EQUAL(pg_shm_publish(w, 1), 0);
+    r = pg_cl_shm_new(pg_shm_path(w), "ns");
+    CU_ASSERT_TRUE_FATAL(pg_cl_shm_refresh(r, 1));
+    CU_ASSERT_EQUAL(pg_cl_shm_get(r, BOTH, "k", 0, 0, buf, sizeof(buf), &len), PG_CL_SHM_FOUND);
+    CU_ASSERT_EQUAL(len, 8);
+    CU_ASSERT_STRING_EQUAL(buf, "abc");
+    CU_ASSERT_EQUAL(pg_cl_shm_get(r, BOTH, "k", 0, 0, buf, 0, &len), PG_CL_SHM_ASK);
+    pg_cl_shm_free(r);
+    pg_shm_free(w);
+}
+
+/* ---- damaged files ------------------------------------------------------ */
+
+typedef struct blob {
+    char *data;
+    size_t size;
+} blob_t;
+
+static blob_t read_file(const char *path)
+{
+    blob_t b = { NULL, 0 };
+    struct stat st;
+    int fd = open(path, O_RDONLY);
+
+    CU_ASSERT_FATAL(fd >= 0 && fstat(fd, &st) == 0);
+    b.size = (size_t)st.st_size;
+    b.data = malloc(b.size);
+    CU_ASSERT_FATAL(b.data != NULL && read(fd, b.data, b.size) == (ssize_t)b.size);
+    close(fd);
+    return b;
+}
+
+static char damaged_path[64];
+
+static void write_damaged(const char *data, size_t size)
+{
+    int fd = open(damaged_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+    CU_ASSERT_FATAL(fd >= 0);
+    CU_ASSERT_FATAL(write(fd, data, size) == (ssize_t)size);
+    close(fd);
+}
+
+/* Does a reader of the damaged copy answer "k"? */
+static bool damaged_answers(const char *data, size_t size)
+{
+    pg_cl_shm_t *r;
+    bool used;
+
+    write_damaged(data, size);
+    r = pg_cl_shm_new(damaged_path, "ns");
+    used = pg_cl_shm_refresh(r, 1) && strcmp(get(r, BOTH, "k", 0, 0), "<ask>") != 0;
+    pg_cl_shm_free(r);
+    return used;
+}
+
+#define FIELD(b, type, member) (*(type *)((b).data + offsetof(pg_shm_header_t, member)))
+
+static pg_shm_entry_t *entry_of(blob_t b, const char *key, uint32_t rank)
+{
+    const pg_shm_header_t *h = (const pg_shm_header_t *)b.data;
+    pg_shm_entry_t *slots = (pg_shm_entry_t *)(b.data + h->slots_off);
+
+    for (uint32_t i = 0; i < h->nslots; i++)
+        if (slots[i].key_len == strlen(key) && slots[i].rank == rank &&
+            memcmp(b.data + h->strings_off + slots[i].key_off, key, strlen(key)) == 0)
+            return &slots[i];
+    return NULL;
+}
+
+static void test_damaged_or_truncated_segments_are_treated_as_absent(void)
+{
+    pg_shm_t *w = writer(2);
+    blob_t good, bad;
+    const pg_shm_header_t *h;
+
+    snprintf(damaged_path, sizeof(damaged_path), "/tmp/pg-shm-test.%d", (int)getpid());
+    CU_ASSERT_EQUAL(add(w, "k", 0, "value"), 0);
+    CU_ASSERT_EQUAL(add(w, "other", 1, "fine"), 0);
+    CU_ASSERT_EQUAL(pg_shm_publish(w, 1), 0);
+    good = read_file(pg_shm_path(w));
+    h = (const pg_shm_header_t *)good.data;
+    bad.size = good.size;
+    bad.data = malloc(good.size);
+    CU_ASSERT_FATAL(bad.data != NULL);
+
+    CU_ASSERT_TRUE(damaged_answers(good.data, good.size)); /* the copy itself is fine */
+    CU_ASSERT_FALSE(damaged_answers(good.data, good.size / 2));
+    CU_ASSERT_FALSE(damaged_answers(good.data, sizeof(pg_shm_header_t) - 1));
+    CU_ASSERT_FALSE(damaged_answers(good.data, 0));
+#define DAMAGE(stmt)                                                                  \
+    do {                                                                              \
+        memcpy(bad.data, good.data, good.size);                                       \
+        stmt;                                                                         \
+        CU_ASSERT_FALSE(damaged_answers(bad.data, bad.size));                          \
+    } while (0)
+    DAMAGE(bad.data[0] ^= 1);
+    DAMAGE(FIELD(bad, uint32_t, version) = PG_SHM_VERSION + 1);
+    DAMAGE(FIELD(bad, uint64_t, total_size) += 1);
+    DAMAGE(FIELD(bad, uint32_t, nslots) = 3);
+    DAMAGE(FIELD(bad, uint32_t, nslots) = 1u << 30);
+    DAMAGE(FIELD(bad, uint64_t, slots_off) = good.size);
+    DAMAGE(FIELD(bad, uint64_t, strings_off) = good.size - 1);
+    DAMAGE(FIELD(bad, uint64_t, strings_size) = UINT64_MAX - 8);
+    DAMAGE(bad.data[h->strings_off + h->strings_size - 1] = 'x'); /* no final NUL */
+    DAMAGE(FIELD(bad, uint64_t, nspace_off) = good.size + 100);
+    DAMAGE(bad.data[h->nspace_off] = 'X');
+    /* a damaged entry: that entry is asked for, the rest still answers */
+    memcpy(bad.data, good.data, good.size);
+    entry_of(bad, "k", 0)->val_off = UINT32_MAX - 2;
+    entry_of(bad, "k", PG_SHM_ANY_RANK)->val_len = UINT32_MAX;
+    write_damaged(bad.data, bad.size);
+    {
+        pg_cl_shm_t *r = pg_cl_shm_new(damaged_path, "ns");
+
+        CU_ASSERT_TRUE(pg_cl_shm_refresh(r, 1));
+        CU_ASSERT_STRING_EQUAL(get(r, BOTH, "k", 0, 1), "<ask>");
+        CU_ASSERT_STRING_EQUAL(get(r, BOTH, "other", 1, 0), "fine");
+        pg_cl_shm_free(r);
+    }
+    unlink(damaged_path);
+    free(good.data);
+    free(bad.data);
+    pg_shm_free(w);
+}
+
+static void test_no_segment_offered_or_file_missing_means_ask(void)
+{
+    pg_shm_t *w = writer(1);
+    pg_cl_shm_t *r;
+    char buf[8];
+    size_t len;
+    struct stat st;
+    char *path;
+
+    CU_ASSERT_PTR_NULL(pg_cl_shm_new(NULL, "ns"));
+    CU_ASSERT_PTR_NULL(pg_cl_shm_new("", "ns"));
+    CU_ASSERT_PTR_NULL(pg_cl_shm_new("/x", NULL));
+    CU_ASSERT_EQUAL(pg_cl_shm_get(NULL, BOTH, "k", 0, 0, buf, sizeof(buf), &len), PG_CL_SHM_ASK);
+    CU_ASSERT_FALSE(pg_cl_shm_refresh(NULL, 1));
+    r = pg_cl_shm_new(pg_shm_path(w), "ns"); /* nothing published yet */
+    CU_ASSERT_FALSE(pg_cl_shm_refresh(r, 1));
+    CU_ASSERT_STRING_EQUAL(get(r, BOTH, "k", 0, 0), "<ask>");
+    pg_cl_shm_free(r);
+    /* the writer's input checks, and its cleanup */
+    CU_ASSERT_EQUAL(add(w, "", 0, "v"), -EINVAL);
+    CU_ASSERT_EQUAL(add(w, "k", 1, "v"), -EINVAL);
+    CU_ASSERT_EQUAL(pg_shm_publish(w, 1), 0);
+    path = strdup(pg_shm_path(w));
+    CU_ASSERT_EQUAL(stat(path, &st), 0);
+    CU_ASSERT_EQUAL(st.st_mode & 0077, 0);
+    pg_shm_free(w);
+    CU_ASSERT_NOT_EQUAL(stat(path, &st), 0);
+    free(path);
+}
+
+/* ---- generations replaced under readers ------------------------------------ */
+
+static void test_a_mapped_generation_survives_its_replacement(void)
+{
+    pg_shm_t *w = writer(1);
+    pg_cl_shm_t *old, *fresh;
+
+    CU_ASSERT_EQUAL(add(w, "k", 0, "gen1"), 0);
+    CU_ASSERT_EQUAL(pg_shm_publish(w, 1), 0);
+    old = pg_cl_shm_new(pg_shm_path(w), "ns");
+    fresh = pg_cl_shm_new(pg_shm_path(w), "ns");
+    CU_ASSERT_TRUE(pg_cl_shm_refresh(old, 1));
+    CU_ASSERT_EQUAL(add(w, "k", 0, "gen2"), 0);
+    CU_ASSERT_EQUAL(pg_shm_publish(w, 2), 0);
+    CU_ASSERT_STRING_EQUAL(get(old, BOTH, "k", 0, 0), "gen1");
+    CU_ASSERT_TRUE(pg_cl_shm_refresh(fresh, 2));
+    CU_ASSERT_STRING_EQUAL(get(fresh, BOTH, "k", 0, 0), "gen2");
+    pg_cl_shm_free(old);
+    pg_cl_shm_free(fresh);
+    pg_shm_free(w);
+}
+
+enum { RANKS = 16, GENERATIONS = 40, THREADS = 3 };
+
+typedef struct hammer {
+    pg_cl_shm_t *r;
+    volatile int stop;
+    int bad;
+    long found;
+} hammer_t;
+
+/* Every answer must be a whole value of one generation: "<rank>:<gen>". */
+static void *hammer_run(void *arg)
+{
+    hammer_t *h = arg;
+    char key[16], buf[64];
+    size_t len;
+
+    for (unsigned i = 0; !h->stop; i++) {
+        unsigned rank = i % RANKS, r2, g;
+
+        snprintf(key, sizeof(key), "card-%u", rank);
+        if (pg_cl_shm_get(h->r, BOTH, key, (int)rank, 0, buf, sizeof(buf), &len) !=
+            PG_CL_SHM_FOUND)
+            continue;
+        __atomic_fetch_add(&h->found, 1, __ATOMIC_RELAXED);
+        if (sscanf(buf, "%u:%u", &r2, &g) != 2 || r2 != rank || g == 0 || g > GENERATIONS ||
+            len != strlen(buf))
+            __atomic_fetch_add(&h->bad, 1, __ATOMIC_RELAXED);
+    }
+    return NULL;
+}
+
+static void test_concurrent_readers_see_whole_generations_during_republish(void)
+{
+    pg_shm_t *w = writer(RANKS);
+    hammer_t h = { 0 };
+    pthread_t t[THREADS];
+    char keys[RANKS][16], vals[RANKS][16]; /* borrowed by the writer until publish */
+
+    h.r = pg_cl_shm_new(pg_shm_path(w), "ns");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h.r);
+    for (int i = 0; i < THREADS; i++)
+        CU_ASSERT_EQUAL_FATAL(pthread_create(&t[i], NULL, hammer_run, &h), 0);
+    for (unsigned g = 1; g <= GENERATIONS; g++) {
+        for (unsigned r = 0; r < RANKS; r++) {
+            snprintf(keys[r], sizeof(keys[r]), "card-%u", r);
+            snprintf(vals[r], sizeof(vals[r]), "%u:%u", r, g);
+            CU_ASSERT_EQUAL(add(w, keys[r], r, vals[r]), 0);
+        }
+        CU_ASSERT_EQUAL(pg_shm_publish(w, g), 0);
+        CU_ASSERT_TRUE(pg_cl_shm_refresh(h.r, g));
+        usleep(1000);
+    }
+    h.stop = 1;
+    for (int i = 0; i < THREADS; i++)
+        pthread_join(t[i], NULL);
+    CU_ASSERT_EQUAL(h.bad, 0);
+    CU_ASSERT_TRUE(h.found > 0);
+    pg_cl_shm_free(h.r);
+    pg_shm_free(w);
+}
+
+static const pg_cunit_test_t tests[] = {
+    { "gets_by_rank_own_value_first_then_lowest_poster",
+      test_gets_by_rank_own_value_first_then_lowest_poster },
+    { "only_the_generation_of_the_last_fence_is_used",
+      test_only_the_generation_of_the_last_fence_is_used },
+    { "another_jobs_segment_is_not_used", test_another_jobs_segment_is_not_used },
+    { "values_the_server_would_not_send_verbatim_are_asked_for",
+      test_values_the_server_would_not_send_verbatim_are_asked_for },
+    { "a_long_value_is_cut_and_its_length_reported",
+      test_a_long_value_is_cut_and_its_length_reported },
+    { "damaged_or_truncated_segments_are_treated_as_absent",
+      test_damaged_or_truncated_segments_are_treated_as_absent },
+    { "no_segment_offered_or_file_missing_means_ask",
+      test_no_segment_offered_or_file_missing_means_ask },
+    { "a_mapped_generation_survives_its_replacement",
+      test_a_mapped_generation_survives_its_replacement },
+    { "concurrent_readers_see_whole_generations_during_republish",
+      test_concurrent_readers_see_whole_generations_during_republish },
+    { NULL, NULL },
+};
+
+static const pg_cunit_suite_t suites[] = {
+    { "shm_segment", tests, NULL, NULL },
+    { NULL, NULL, NULL, NULL },
+};
+
+int main(int argc, char **argv)
+{
+    (void)argc;
+    return pg_cunit_run(argv[0], suites);
+}
