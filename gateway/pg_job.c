@@ -585,6 +585,7 @@ static void child_exec(pg_job_t *job, pg_rank_t *r, const child_fds_t *fds)
         .pmi_fd = fds->pmi, .rank = r->rank, .size = job->size,
         .local_rank = r->local_rank, .local_size = job->size, .jobid = job->kvsname,
         .port = job->listen ? pg_listen_path(job->listen) : NULL,
+        .shm = pg_job_engine_shm_path(job->je),
     };
     sigset_t none;
     int err = ENOMEM, in;
