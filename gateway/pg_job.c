@@ -17,6 +17,7 @@
 #include <event2/event.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -43,6 +44,9 @@
 enum {
     PG_JOB_KILL_GRACE_MS = 300, /* SIGTERM -> SIGKILL */
     PG_JOB_LOST_GRACE_MS = 100, /* broken connection -> verdict, see above */
+    /* Ranks started per turn of the event loop: the ranks already running
+     * are served between batches instead of waiting for the last spawn. */
+    PG_JOB_LAUNCH_BATCH = 16,
 };
 
 typedef struct pg_rank {
@@ -87,6 +91,8 @@ struct pg_job {
     pid_t pgid;
     int nlive;               /* forked and not reaped */
     int launching;
+    int next_launch;         /* the next rank to start */
+    struct event *ev_launch; /* the next batch of ranks */
     int teardown;
     int done;
     pg_verdict_t verdict;
@@ -576,10 +582,61 @@ typedef struct child_fds {
     int stdin_fd; /* -1: /dev/null */
 } child_fds_t;
 
-/* In the child, between fork and exec.  Never returns. */
-static void child_exec(pg_job_t *job, pg_rank_t *r, const child_fds_t *fds)
+/* Everything a child needs between vfork and exec, prepared by the parent:
+ * the child runs in the parent's memory and may only make system calls
+ * (no malloc, no stdio, no hwloc) before it execs. */
+typedef struct child_plan {
+    child_fds_t fds;
+    pid_t pgid;         /* the job's process group; 0: the child starts it */
+    pid_t parent;       /* pmigate */
+    char *const *argv;  /* argv[0] is searched in PATH */
+    char *const *envp;
+    int bound;          /* apply cpus */
+    cpu_set_t cpus;
+} child_plan_t;
+
+/* Signals pmigate catches or ignores: back to their defaults in the child,
+ * so no pmigate handler runs there and exec does not keep SIG_IGN. */
+static const int child_default_signals[] = { SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGPIPE };
+
+/* In the child, between vfork and exec: system calls only.  Never returns. */
+static void child_exec(const child_plan_t *p)
 {
-    const pg_segment_t *seg = &job->opts->segments[r->appnum];
+    struct sigaction dfl;
+    sigset_t none;
+    int err, in;
+
+    memset(&dfl, 0, sizeof(dfl));
+    dfl.sa_handler = SIG_DFL;
+    for (size_t i = 0; i < sizeof(child_default_signals) / sizeof(child_default_signals[0]); i++)
+        (void)sigaction(child_default_signals[i], &dfl, NULL);
+    sigemptyset(&none);
+    (void)sigprocmask(SIG_SETMASK, &none, NULL);
+    (void)setpgid(0, p->pgid);
+    /* no orphans even if pmigate is SIGKILLed */
+    (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != p->parent)
+        _exit(PG_EXIT_INTERNAL);
+    in = p->fds.stdin_fd >= 0 ? p->fds.stdin_fd : open("/dev/null", O_RDONLY);
+    if (in < 0 || dup2(in, 0) < 0 || dup2(p->fds.out_w, 1) < 0 || dup2(p->fds.err_w, 2) < 0 ||
+        fcntl(p->fds.pmi, F_SETFD, 0) != 0) {
+        err = errno;
+        goto fail;
+    }
+    if (p->bound)
+        (void)sched_setaffinity(0, sizeof(p->cpus), &p->cpus); /* unbound beats not running */
+    execvpe(p->argv[0], p->argv, p->envp);
+    err = errno;
+fail:
+    (void)!write(p->fds.errpipe_w, &err, sizeof(err));
+    _exit(err == ENOENT ? PG_EXIT_NOT_FOUND : PG_EXIT_CANNOT_EXEC);
+}
+
+/* Prepares rank r's child: its environment and binding.  The segment's
+ * environment is reused for each of its ranks in turn: vfork returns only
+ * once the child has exec'd, so the kernel has copied it by then. */
+static int rank_plan(pg_job_t *job, const pg_rank_t *r, const child_fds_t *fds, child_plan_t *plan)
+{
     pg_env_t *env = job->seg_env[r->appnum];
     pg_rank_env_t re = {
         .pmi_fd = fds->pmi, .rank = r->rank, .size = job->size,
@@ -587,31 +644,40 @@ static void child_exec(pg_job_t *job, pg_rank_t *r, const child_fds_t *fds)
         .port = job->listen ? pg_listen_path(job->listen) : NULL,
         .shm = pg_job_engine_shm_path(job->je),
     };
-    sigset_t none;
-    int err = ENOMEM, in;
 
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
-    signal(SIGPIPE, SIG_DFL); /* pmigate ignores it; exec would keep that */
-    (void)setpgid(0, job->pgid);
-    /* no orphans even if pmigate is SIGKILLed */
-    (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != job->parent)
-        _exit(PG_EXIT_INTERNAL);
-    in = fds->stdin_fd >= 0 ? fds->stdin_fd : open("/dev/null", O_RDONLY);
-    if (in < 0 || dup2(in, 0) < 0 || dup2(fds->out_w, 1) < 0 || dup2(fds->err_w, 2) < 0 ||
-        fcntl(fds->pmi, F_SETFD, 0) != 0) {
-        err = errno;
-        goto fail;
+    memset(plan, 0, sizeof(*plan));
+    plan->fds = *fds;
+    plan->pgid = job->pgid;
+    plan->parent = job->parent;
+    plan->argv = job->opts->segments[r->appnum].argv;
+    if (pg_env_set_rank(env, &re) != 0) {
+        errno = ENOMEM;
+        return -1;
     }
-    (void)pg_place_bind_self(job->place, r->local_rank); /* unbound beats not running */
-    if (pg_env_set_rank(env, &re) != 0)
-        goto fail;
-    execvpe(seg->argv[0], seg->argv, pg_env_array(env));
-    err = errno;
-fail:
-    (void)!write(fds->errpipe_w, &err, sizeof(err));
-    _exit(err == ENOENT ? PG_EXIT_NOT_FOUND : PG_EXIT_CANNOT_EXEC);
+    plan->envp = pg_env_array(env);
+    plan->bound = pg_place_affinity(job->place, r->local_rank, &plan->cpus) > 0;
+    return 0;
+}
+
+/* vfork, not fork: no page tables are copied (fork's cost grew with the
+ * gateway's size, superlinearly in N) and the parent resumes once the child
+ * has exec'd.  Signals stay blocked across it so that none of pmigate's
+ * handlers runs in the child, which shares pmigate's memory. */
+static pid_t spawn_child(const child_plan_t *plan)
+{
+    sigset_t all, old;
+    pid_t pid;
+    int saved;
+
+    sigfillset(&all);
+    (void)sigprocmask(SIG_SETMASK, &all, &old);
+    pid = vfork();
+    if (pid == 0)
+        child_exec(plan);
+    saved = errno;
+    (void)sigprocmask(SIG_SETMASK, &old, NULL);
+    errno = saved;
+    return pid;
 }
 
 static void close_fd(int *fd)
@@ -660,6 +726,7 @@ static int rank_launch(pg_job_t *job, pg_rank_t *r)
 {
     int sv[2] = { -1, -1 }, out[2] = { -1, -1 }, err[2] = { -1, -1 }, errp[2] = { -1, -1 };
     child_fds_t fds;
+    child_plan_t plan;
     pid_t pid;
 
     if (rank_make_fds(sv, out, err, errp) != 0)
@@ -667,11 +734,8 @@ static int rank_launch(pg_job_t *job, pg_rank_t *r)
     fds = (child_fds_t){ sv[1], out[1], err[1], errp[1], -1 };
     if (r->rank == 0)
         fds.stdin_fd = pg_stdin_child_fd(job->stdin_fwd);
-    pid = fork();
-    if (pid < 0)
+    if (rank_plan(job, r, &fds, &plan) != 0 || (pid = spawn_child(&plan)) < 0)
         goto fail;
-    if (pid == 0)
-        child_exec(job, r, &fds);
     /* both sides set the group: whichever runs first wins the race */
     if (job->pgid == 0)
         job->pgid = pid;
@@ -704,16 +768,41 @@ fail:
     return -1;
 }
 
-static void launch_all(pg_job_t *job)
+static void log_layout(const pg_job_t *job);
+
+/* Starts the next batch of ranks; the rest wait for the next turn of the
+ * loop (a zero timer runs after the pending I/O, an active event would not). */
+static void launch_batch(pg_job_t *job)
 {
-    job->launching = 1;
-    for (int i = 0; i < job->size && !job->teardown; i++) {
-        if (rank_launch(job, &job->ranks[i]) != 0) {
-            pg_verdict_launch_failed(&job->verdict, i, EAGAIN);
+    static const struct timeval next_turn = { 0, 0 };
+    int end = job->next_launch + PG_JOB_LAUNCH_BATCH;
+
+    for (; job->next_launch < job->size && job->next_launch < end && !job->teardown;
+         job->next_launch++) {
+        if (rank_launch(job, &job->ranks[job->next_launch]) != 0) {
+            pg_verdict_launch_failed(&job->verdict, job->next_launch, EAGAIN);
             job_teardown(job, SIGTERM);
         }
     }
+    if (job->next_launch < job->size && !job->teardown &&
+        evtimer_add(job->ev_launch, &next_turn) == 0)
+        return;
+    if (job->next_launch < job->size && !job->teardown) {
+        pg_verdict_launch_failed(&job->verdict, job->next_launch, EAGAIN);
+        pg_job_log(job, "out of resources starting rank %d", job->next_launch);
+        job_teardown(job, SIGTERM);
+    }
     job->launching = 0;
+    if (job->opts->verbose)
+        log_layout(job);
+    job_maybe_done(job);
+}
+
+static void on_launch_batch(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    launch_batch(arg);
 }
 
 /* ---------------------------------------------------------------- */
@@ -825,7 +914,8 @@ static int arm_events(pg_job_t *job)
         return -1;
     job->ev_kill = evtimer_new(job->base, on_kill_grace, job);
     job->ev_timeout = evtimer_new(job->base, on_timeout, job);
-    if (job->ev_kill == NULL || job->ev_timeout == NULL)
+    job->ev_launch = evtimer_new(job->base, on_launch_batch, job);
+    if (job->ev_kill == NULL || job->ev_timeout == NULL || job->ev_launch == NULL)
         return -1;
     if (job->opts->timeout > 0) {
         struct timeval tv = { (time_t)job->opts->timeout,
@@ -882,10 +972,8 @@ static void log_layout(const pg_job_t *job)
 int pg_job_run(pg_job_t *job)
 {
     if (job_prepare(job) == 0) {
-        launch_all(job);
-        if (job->opts->verbose)
-            log_layout(job);
-        job_maybe_done(job);
+        job->launching = 1;
+        launch_batch(job); /* the rest from the loop */
         if (!job->done)
             event_base_dispatch(job->base);
     }
@@ -985,6 +1073,7 @@ void pg_job_free(pg_job_t *job)
     free_event(job->ev_hup);
     free_event(job->ev_timeout);
     free_event(job->ev_kill);
+    free_event(job->ev_launch);
     free(job->ranks);
     free(job);
 }

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <hwloc.h>
+#include <hwloc/glibc-sched.h>
 #include <stdlib.h>
 
 struct pg_place {
@@ -134,13 +135,16 @@ const char *pg_place_cpuset_str(const pg_place_t *place, int local_rank)
     return place->strs[local_rank];
 }
 
-int pg_place_bind_self(const pg_place_t *place, int local_rank)
+int pg_place_affinity(const pg_place_t *place, int local_rank, cpu_set_t *mask)
 {
     if (place->bind == PG_BIND_NONE || local_rank < 0 || local_rank >= place->nranks)
         return 0;
-    if (hwloc_set_cpubind(place->topo, place->sets[local_rank], HWLOC_CPUBIND_PROCESS) != 0)
+    if (hwloc_bitmap_last(place->sets[local_rank]) >= CPU_SETSIZE)
+        return -EOVERFLOW;
+    if (hwloc_cpuset_to_glibc_sched_affinity(place->topo, place->sets[local_rank], mask,
+                                             sizeof(*mask)) != 0)
         return -(errno ? errno : EINVAL);
-    return 0;
+    return 1;
 }
 
 unsigned pg_place_hwloc_runtime_version(void)

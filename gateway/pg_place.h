@@ -10,6 +10,8 @@
 #ifndef PG_PLACE_H
 #define PG_PLACE_H
 
+#include <sched.h>
+
 #include "gateway/pg_cli.h"
 
 typedef struct pg_place pg_place_t;
@@ -36,9 +38,11 @@ int pg_place_oversubscribed(const pg_place_t *place);
 /* The cpuset of local rank i as a list string ("0-1"), valid while place lives. */
 const char *pg_place_cpuset_str(const pg_place_t *place, int local_rank);
 
-/* Binds the calling process to local rank i's cpuset.  Meant for the child
- * between fork and exec; does nothing when unbound.  Returns 0 or -errno. */
-int pg_place_bind_self(const pg_place_t *place, int local_rank);
+/* Local rank i's cpuset as a sched_setaffinity() mask, computed by the
+ * launcher so that the child between vfork and exec makes one system call.
+ * Returns 1 (mask filled), 0 (the rank is unbound: mask untouched) or
+ * -errno (e.g. -EOVERFLOW: a CPU beyond cpu_set_t; run it unbound). */
+int pg_place_affinity(const pg_place_t *place, int local_rank, cpu_set_t *mask);
 
 /* hwloc's runtime API version (hwloc_get_api_version()). */
 unsigned pg_place_hwloc_runtime_version(void);
