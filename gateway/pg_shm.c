@@ -304,7 +304,8 @@ int pg_shm_publish(pg_shm_t *w, uint64_t generation)
     image_t im = { 0 };
     int rc;
 
-    qsort(w->ents, w->n, sizeof(*w->ents), staged_cmp);
+    if (w->n > 1) /* nothing staged yet: no array at all */
+        qsort(w->ents, w->n, sizeof(*w->ents), staged_cmp);
     rc = image_layout(w, generation, &im);
     if (rc == 0) {
         image_fill(w, &im);

@@ -286,6 +286,18 @@ static void test_damaged_or_truncated_segments_are_treated_as_absent(void)
     pg_shm_free(w);
 }
 
+static void test_a_fence_with_no_data_publishes_an_empty_segment(void)
+{
+    pg_shm_t *w = writer(2);
+    pg_cl_shm_t *r = pg_cl_shm_new(pg_shm_path(w), "ns");
+
+    CU_ASSERT_EQUAL(pg_shm_publish(w, 1), 0);
+    CU_ASSERT_TRUE(pg_cl_shm_refresh(r, 1));
+    CU_ASSERT_STRING_EQUAL(get(r, BOTH, "k", 0, 0), "<ask>");
+    pg_cl_shm_free(r);
+    pg_shm_free(w);
+}
+
 static void test_no_segment_offered_or_file_missing_means_ask(void)
 {
     pg_shm_t *w = writer(1);
@@ -411,6 +423,8 @@ static const pg_cunit_test_t tests[] = {
       test_a_long_value_is_cut_and_its_length_reported },
     { "damaged_or_truncated_segments_are_treated_as_absent",
       test_damaged_or_truncated_segments_are_treated_as_absent },
+    { "a_fence_with_no_data_publishes_an_empty_segment",
+      test_a_fence_with_no_data_publishes_an_empty_segment },
     { "no_segment_offered_or_file_missing_means_ask",
       test_no_segment_offered_or_file_missing_means_ask },
     { "a_mapped_generation_survives_its_replacement",
