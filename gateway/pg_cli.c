@@ -21,7 +21,7 @@ enum { PG_CLI_NPROCS_MAX = 1 << 20 };
 const char pg_cli_run_usage[] =
     "Usage: pmigate run [options] prog [args] [: [-n M] [--env K=V] prog2 [args]]...\n"
     "\n"
-    "Launch a parallel job on this host and serve it PMI-1 and PMI-2.\n"
+    "Launch a parallel job on this host and serve it PMI-1, PMI-2 and PMIx.\n"
     "Segments separated by ':' form one job (MPMD): one namespace, ranks\n"
     "numbered across segments, appnum = segment index.\n"
     "\n"

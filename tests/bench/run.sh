@@ -6,9 +6,9 @@ build=$1 prefix=$2 name=${3:-all}
 here=$(cd "$(dirname "$0")" && pwd)
 export PG_BUILD=$build PG_PREFIX=$prefix
 if [ "$name" = all ]; then
-    for b in "$here"/*.sh; do
-        [ "$(basename "$b")" = run.sh ] && continue
-        bash "$b"
+    # pmix_get.sh is part of clients.sh
+    for b in parse engine wireup clients trace; do
+        bash "$here/$b.sh"
     done
 else
     [ -f "$here/$name.sh" ] || { echo "no benchmark named $name (have: $(ls "$here" | sed -n 's/\.sh$//p' | grep -v '^run$' | tr '\n' ' '))" >&2; exit 2; }
