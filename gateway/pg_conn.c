@@ -55,6 +55,7 @@ struct pg_conn {
     unsigned free_pending : 1;
     unsigned quiet_close : 1;     /* closing from pg_conn_free: no owner callback */
     unsigned by_peer : 1;         /* ended by EOF or reset, not by what was sent */
+    unsigned write_armed : 1;     /* wev is added (replies wait for the socket) */
 };
 
 static void conn_really_free(pg_conn_t *c);
@@ -147,9 +148,13 @@ static int conn_write(pg_conn_t *c)
     }
     left = evbuffer_get_length(c->out);
     c->out_traced = left;
-    if (left > 0)
+    if (left > 0) {
+        c->write_armed = 1;
         return event_add(c->wev, NULL);
-    event_del(c->wev);
+    }
+    if (c->write_armed) /* the common case costs no event_del per reply */
+        event_del(c->wev);
+    c->write_armed = 0;
     if (c->close_after_flush)
         conn_close(c, c->finalized ? NULL : "PMI connection closed by its protocol handler");
     return 0;

@@ -28,6 +28,9 @@
 struct pg_job_engine {
     pg_engine_t *engine; /* owned; NULL without the engine library */
     struct event *timer; /* armed at the engine's next deadline */
+    /* the deadline the timer is armed for; PG_TIME_NEVER: not armed;
+     * 0: unknown (re-arm at the next touch) */
+    uint64_t armed_at;
     char *nspace;        /* owned copy */
 #ifdef PG_HAVE_ENGINE
     pg_shm_t *shm;       /* owned; NULL: no segment (gets use the socket) */
@@ -50,6 +53,7 @@ static void on_deadline(evutil_socket_t fd, short what, void *arg)
 
     (void)fd;
     (void)what;
+    je->armed_at = 0; /* the timer has fired: whatever comes next is new */
     pg_engine_expire(je->engine, now_ns());
     pg_job_engine_touch(je);
 }
@@ -245,6 +249,10 @@ void pg_job_engine_touch(pg_job_engine_t *je)
     if (je == NULL || je->engine == NULL || je->timer == NULL)
         return;
     deadline = pg_engine_next_deadline(je->engine);
+    /* called after every read: re-arm only when the deadline moved */
+    if (deadline == je->armed_at)
+        return;
+    je->armed_at = deadline;
     if (deadline == PG_TIME_NEVER) {
         event_del(je->timer);
         return;

@@ -295,18 +295,19 @@ static int pmi2_start_get(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *
 {
     pg_proc_t proc = pg_pmi_proc(conn);
     pg_cmd_t reply = pmi2_cmds[msg->cmd].reply;
-    pg_pmi_req_t *req = pg_pmi_req_new(s, msg->cmd, pmi2_thrid(msg), key);
+    pg_str_t thrid = pmi2_thrid(msg); /* looked up once: this is every get's path */
+    pg_pmi_req_t *req = pg_pmi_req_new(s, msg->cmd, thrid, key);
     pg_get_req_t q;
 
     if (req == NULL)
-        return pmi2_refuse_status(conn, reply, pmi2_thrid(msg), PMIX_ERR_NOMEM), PG_HANDLER_OK;
+        return pmi2_refuse_status(conn, reply, thrid, PMIX_ERR_NOMEM), PG_HANDLER_OK;
     pg_get_req_init(&q, &proc, target, key);
     q.flags = flags;
     /* A request carrying thrid comes from a multi-threaded client (the
      * PMI-2 libraries send it only then): its other threads keep running
      * while this one waits, so the wait must not make hang detection treat
      * the whole process as blocked. */
-    if (pmi2_thrid(msg).len > 0)
+    if (thrid.len > 0)
         q.flags |= PG_GET_NONBLOCKING;
     (void)pg_get(pg_conn_engine(conn), &q, pg_job_now(), pmi2_get_done, req); /* cb always runs */
     return PG_HANDLER_OK;
