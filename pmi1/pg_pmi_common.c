@@ -244,14 +244,15 @@ static void unsupported_name(const pg_msg_t *msg, char *name, size_t cap)
     pg_pmi_sanitize(name);
 }
 
-/* A thrid= value that can be echoed without escaping, or NULL. */
-static const pg_token_t *echoable_thrid(const pg_msg_t *msg)
+/* An operation id token ("thrid=<v>" or "opid=<v>") that can be echoed
+ * without escaping; {NULL, 0} if none. */
+static pg_str_t echoable_op_id(const pg_msg_t *msg)
 {
-    const pg_token_t *t = pg_msg_find(msg, "thrid");
+    pg_str_t t = pg_msg_op_id(msg);
+    pg_str_t none = { NULL, 0 };
 
-    if (t == NULL || t->val.ptr == NULL || t->val.len > 256 ||
-        memchr(t->val.ptr, ';', t->val.len) != NULL)
-        return NULL;
+    if (t.ptr == NULL || t.len > 256 || memchr(t.ptr, ';', t.len) != NULL)
+        return none;
     return t;
 }
 
@@ -262,12 +263,12 @@ int pg_pmi_reply_unsupported(pg_conn_t *conn, const pg_msg_t *msg)
 
     unsupported_name(msg, name, sizeof(name));
     if (msg->proto == PG_PROTO_PMI2) {
-        const pg_token_t *thrid = echoable_thrid(msg);
+        pg_str_t op_id = echoable_op_id(msg);
         char line[PG_PMI2_LENGTH_FIELD + sizeof(body) + 1];
 
-        n = snprintf(body, sizeof(body), "cmd=%s-response;%s%.*s%src=%d;errmsg=unsupported_command_%s;",
-                     name, thrid ? "thrid=" : "", thrid ? (int)thrid->val.len : 0,
-                     thrid ? thrid->val.ptr : "", thrid ? ";" : "", PG_PMI2_ERR_OTHER, name);
+        n = snprintf(body, sizeof(body), "cmd=%s-response;%.*s%src=%d;errmsg=unsupported_command_%s;",
+                     name, (int)op_id.len, op_id.ptr ? op_id.ptr : "", op_id.ptr ? ";" : "",
+                     PG_PMI2_ERR_OTHER, name);
         if (n < 0 || (size_t)n >= sizeof(body))
             return -1;
         n = snprintf(line, sizeof(line), "%6d%s", n, body);

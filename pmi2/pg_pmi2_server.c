@@ -42,9 +42,10 @@ static pg_reply_t pmi2_err(pg_str_t thrid, int rc, const char *errmsg)
     return r;
 }
 
+/* The operation id to echo: "thrid=<v>" or "opid=<v>" as received. */
 static pg_str_t pmi2_thrid(const pg_msg_t *msg)
 {
-    return pg_msg_get(msg, "thrid");
+    return pg_msg_op_id(msg);
 }
 
 /* Sends what the encoder produced; if it refused the reply, sends a bare

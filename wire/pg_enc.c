@@ -513,6 +513,23 @@ int pg_enc_pmi1_spawn(pg_enc_t *e, const pg_spawn_cmd_t *cmd, int totspawns, int
 
 /* ---- PMI-2 responses ------------------------------------------------------ */
 
+/* Echoes an operation id token ("thrid=<v>" or "opid=<v>") under its own
+ * key; the value is escaped like any other. */
+static void pg_enc_add_op_id(pg_enc_t *e, pg_str_t token)
+{
+    const char *eq = memchr(token.ptr, '=', token.len);
+    char key[8];
+    size_t klen = eq != NULL ? (size_t)(eq - token.ptr) : 0;
+
+    if (klen == 0 || klen >= sizeof(key)) {
+        pg_enc_fail(e, PG_WIRE_EINVAL);
+        return;
+    }
+    memcpy(key, token.ptr, klen);
+    key[klen] = '\0';
+    pg_enc_add_str(e, key, (pg_str_t){ eq + 1, (uint32_t)(token.len - klen - 1) });
+}
+
 /* cmd, the echoed thrid, rc, and errmsg on failure. */
 static void pg_enc_pmi2_reply_begin(pg_enc_t *e, pg_cmd_t cmd, const pg_reply_t *r)
 {
@@ -520,7 +537,7 @@ static void pg_enc_pmi2_reply_begin(pg_enc_t *e, pg_cmd_t cmd, const pg_reply_t 
     if (pg_cmd_proto(cmd) != PG_PROTO_PMI2)
         pg_enc_fail(e, PG_WIRE_EINVAL);
     if (r->thrid.ptr != NULL)
-        pg_enc_add_str(e, "thrid", r->thrid);
+        pg_enc_add_op_id(e, r->thrid);
     pg_enc_add_long(e, "rc", r->rc);
     if (r->rc != 0 && r->errmsg != NULL)
         pg_enc_add(e, "errmsg", r->errmsg);

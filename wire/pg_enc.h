@@ -56,7 +56,11 @@ typedef struct pg_spawn_cmd {
 typedef struct pg_reply {
     int rc;                     /* 0 = success */
     const char *errmsg;         /* NULL: none; sent only when rc != 0 */
-    pg_str_t thrid;             /* the request's thrid= to echo; ptr NULL: none */
+    pg_str_t thrid;             /* the request's operation id, echoed: the whole
+                                   token as received, "thrid=<v>" (what hydra,
+                                   Slurm and the clients use) or "opid=<v>" (the
+                                   PMI-2 design note's name); see pg_msg_op_id().
+                                   ptr NULL: none */
 } pg_reply_t;
 
 void pg_enc_init(pg_enc_t *e, char *buf, size_t cap);

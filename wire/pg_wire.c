@@ -49,6 +49,19 @@ const pg_token_t *pg_msg_find(const pg_msg_t *msg, const char *key)
     return NULL;
 }
 
+pg_str_t pg_msg_op_id(const pg_msg_t *msg)
+{
+    const pg_token_t *t = pg_msg_find(msg, "thrid");
+    pg_str_t none = { NULL, 0 };
+
+    if (t == NULL)
+        t = pg_msg_find(msg, "opid");
+    if (t == NULL || t->val.ptr == NULL)
+        return none;
+    /* the parser leaves key, '=' and value in place: one span */
+    return (pg_str_t){ t->key.ptr, (uint32_t)(t->val.ptr + t->val.len - t->key.ptr) };
+}
+
 pg_str_t pg_msg_get(const pg_msg_t *msg, const char *key)
 {
     const pg_token_t *t = pg_msg_find(msg, key);

@@ -119,6 +119,11 @@ const pg_token_t *pg_msg_find(const pg_msg_t *msg, const char *key);
 /* The value of token `key`; {NULL, 0} when absent (or present without '='). */
 pg_str_t pg_msg_get(const pg_msg_t *msg, const char *key);
 
+/* A PMI-2 request's operation id as one token text, "thrid=<v>" or
+ * "opid=<v>" (key, '=', value: contiguous in the receive buffer), for the
+ * reply to echo; {NULL, 0} when the request has neither. */
+pg_str_t pg_msg_op_id(const pg_msg_t *msg);
+
 const char *pg_cmd_name(pg_cmd_t cmd);     /* "kvs-get", or "?" */
 const char *pg_cmd_enum_name(pg_cmd_t cmd); /* "PMI2_KVS_GET", or "UNKNOWN" */
 pg_proto_t pg_cmd_proto(pg_cmd_t cmd);

@@ -292,6 +292,22 @@ static void test_thrid_is_echoed_from_any_position(void)
     hh_free(h);
 }
 
+/* The PMI-2 design note names the operation id "opid": it is echoed under
+ * that name, just as thrid is. */
+static void test_opid_is_echoed_as_opid(void)
+{
+    hh_t *h = pmi2_job(1, 1);
+
+    hh_send2(h, 0, "cmd=job-getid;opid=42;");
+    EXPECT(h, 0, r, "job-getid-response");
+    CU_ASSERT_STRING_EQUAL(hh_get(r, "opid"), "42");
+    CU_ASSERT_PTR_NULL(hh_get(r, "thrid"));
+    hh_send2(h, 0, "cmd=bogus;opid=43;");
+    EXPECT(h, 0, r, "bogus-response");
+    CU_ASSERT_STRING_EQUAL(hh_get(r, "opid"), "43");
+    hh_free(h);
+}
+
 /* ---- attributes ------------------------------------------------------------------ */
 
 static void test_job_attributes_mapping_universe_and_unknown(void)
@@ -576,6 +592,7 @@ static const pg_cunit_test_t kvs_tests[] = {
     { "missing key before any fence is answered", test_missing_key_before_any_fence_is_answered },
     { "';' in values round-trips as ';;'", test_semicolons_in_values_round_trip_escaped },
     { "thrid echoed from any position", test_thrid_is_echoed_from_any_position },
+    { "opid echoed as opid", test_opid_is_echoed_as_opid },
     { NULL, NULL },
 };
 

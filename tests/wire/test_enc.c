@@ -66,7 +66,7 @@ static void test_pmi2_responses_use_the_recommended_forms(void)
     CU_ASSERT(holds("    80cmd=name-lookup-response;rc=0;found=TRUE;port=tag#0$port#7$;value=tag#0$port#7$;"));
     reset();
     pg_str_t v = { "(vector,(0,1,1))", 16 };
-    pg_reply_t threaded = { 0, NULL, { "0xdeadbeef", 10 } };
+    pg_reply_t threaded = { 0, NULL, { "thrid=0xdeadbeef", 16 } };
     CU_ASSERT_EQUAL(pg_enc_pmi2_found_response(&e, PG_CMD_PMI2_KVS_GET_RESPONSE, &threaded, true, v), 0);
     CU_ASSERT(holds("    77cmd=kvs-get-response;thrid=0xdeadbeef;rc=0;found=TRUE;value=(vector,(0,1,1));"));
     reset();
