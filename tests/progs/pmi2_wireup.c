@@ -12,22 +12,13 @@
 #include <string.h>
 #include <time.h>
 
-#define CARD_LEN 220
+#include "tests/progs/pmi2_card.h"
 
 static double now_us(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
-/* A card that depends on the rank in every byte, so a mixed-up reply shows. */
-static void make_card(int rank, char *card)
-{
-    int n = snprintf(card, CARD_LEN + 1, "card-%d-", rank);
-    for (int i = n; i < CARD_LEN; i++)
-        card[i] = "0123456789ABCDEF"[(rank * 7 + i) % 16];
-    card[CARD_LEN] = '\0';
 }
 
 static int fail(int rank, const char *what, int rc)
@@ -40,7 +31,7 @@ static int fail(int rank, const char *what, int rc)
 int main(void)
 {
     int spawned, size, rank = -1, appnum, rc, len;
-    char jobid[256], key[64], card[CARD_LEN + 1], got[PMI2_MAX_VALLEN + 1];
+    char jobid[256], key[64], card[PG_CARD_LEN + 1], got[PMI2_MAX_VALLEN + 1];
     double t0 = now_us();
 
     if ((rc = PMI2_Init(&spawned, &size, &rank, &appnum)) != PMI2_SUCCESS)
@@ -50,7 +41,7 @@ int main(void)
     double t1 = now_us();
 
     snprintf(key, sizeof key, "card-%d", rank);
-    make_card(rank, card);
+    pg_card_make(rank, card);
     if ((rc = PMI2_KVS_Put(key, card)) != PMI2_SUCCESS)
         return fail(rank, "PMI2_KVS_Put", rc);
     double t2 = now_us();
@@ -59,11 +50,11 @@ int main(void)
     double t3 = now_us();
 
     for (int r = 0; r < size; r++) {
-        char want[CARD_LEN + 1];
+        char want[PG_CARD_LEN + 1];
         snprintf(key, sizeof key, "card-%d", r);
         if ((rc = PMI2_KVS_Get(jobid, r, key, got, sizeof got, &len)) != PMI2_SUCCESS)
             return fail(rank, "PMI2_KVS_Get", rc);
-        make_card(r, want);
+        pg_card_make(r, want);
         if (strcmp(got, want) != 0) {
             fprintf(stderr, "rank %d: card of rank %d is wrong: %.40s…\n", rank, r, got);
             return fail(rank, "card check", -1);
