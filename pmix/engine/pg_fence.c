@@ -331,9 +331,9 @@ pmix_status_t pg_fence_join(pg_engine_t *e, const pg_proc_t *proc, const pg_proc
                             pg_fence_cb_t cb, void *cbdata)
 {
     pmix_status_t rc;
-    pg_job_t *job = e != NULL ? pg_job_of(e, proc, &rc) : NULL;
+    pg_job_t *job = pg_job_of(e, proc, &rc);
     if (job == NULL)
-        return e == NULL ? PMIX_ERR_BAD_PARAM : rc;
+        return rc;
     if (cb == NULL || (procs == NULL && nprocs != 0) || (procs != NULL && nprocs == 0))
         return PMIX_ERR_BAD_PARAM;
     part_t *p = NULL;

@@ -23,12 +23,14 @@ pg_job_t *pg_job_find(pg_engine_t *e, const char *nspace)
 }
 
 /* Resolves a process: PMIX_ERR_NOT_FOUND for an unknown nspace,
- * PMIX_ERR_BAD_PARAM for a rank that is not a rank of the job. */
+ * PMIX_ERR_BAD_PARAM for a missing engine or process, or a rank that is
+ * not a rank of the job. Taking a NULL engine here spares every public
+ * entry point its own check. */
 pg_job_t *pg_job_of(pg_engine_t *e, const pg_proc_t *proc, pmix_status_t *rc)
 {
-    pg_job_t *job = proc != NULL ? pg_job_find(e, proc->nspace) : NULL;
+    pg_job_t *job = e != NULL && proc != NULL ? pg_job_find(e, proc->nspace) : NULL;
     if (job == NULL) {
-        *rc = proc == NULL ? PMIX_ERR_BAD_PARAM : PMIX_ERR_NOT_FOUND;
+        *rc = e == NULL || proc == NULL ? PMIX_ERR_BAD_PARAM : PMIX_ERR_NOT_FOUND;
         return NULL;
     }
     if (proc->rank >= job->size) {
@@ -595,9 +597,9 @@ pmix_status_t pg_reserved_get(pg_engine_t *e, const pg_get_req_t *q, pg_job_t *r
 pmix_status_t pg_proc_connect(pg_engine_t *e, const pg_proc_t *proc)
 {
     pmix_status_t rc;
-    pg_job_t *job = e != NULL ? pg_job_of(e, proc, &rc) : NULL;
+    pg_job_t *job = pg_job_of(e, proc, &rc);
     if (job == NULL)
-        return e == NULL ? PMIX_ERR_BAD_PARAM : rc;
+        return rc;
     pg_procst_t *p = &job->procs[proc->rank];
     if (p->state != PG_PROC_NEW && p->state != PG_PROC_CONNECTED)
         return PMIX_ERR_INVALID_OPERATION;
@@ -610,9 +612,9 @@ pmix_status_t pg_proc_connect(pg_engine_t *e, const pg_proc_t *proc)
 static pmix_status_t proc_gone(pg_engine_t *e, const pg_proc_t *proc, pg_proc_state_t state)
 {
     pmix_status_t rc;
-    pg_job_t *job = e != NULL ? pg_job_of(e, proc, &rc) : NULL;
+    pg_job_t *job = pg_job_of(e, proc, &rc);
     if (job == NULL)
-        return e == NULL ? PMIX_ERR_BAD_PARAM : rc;
+        return rc;
     pg_procst_t *p = &job->procs[proc->rank];
     if (p->state == PG_PROC_LOST)
         return PMIX_SUCCESS;

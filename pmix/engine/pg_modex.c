@@ -158,9 +158,9 @@ static bool want_rank(void *ctx, pmix_rank_t rank)
 pmix_status_t pg_proc_modex(pg_engine_t *e, const pg_proc_t *proc, void **blob, size_t *size)
 {
     pmix_status_t rc;
-    pg_job_t *job = e != NULL ? pg_job_of(e, proc, &rc) : NULL;
+    pg_job_t *job = pg_job_of(e, proc, &rc);
     if (job == NULL)
-        return e == NULL ? PMIX_ERR_BAD_PARAM : rc;
+        return rc;
     if (blob == NULL || size == NULL)
         return PMIX_ERR_BAD_PARAM;
     pmix_rank_t rank = proc->rank;

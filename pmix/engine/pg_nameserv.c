@@ -32,9 +32,9 @@ pmix_status_t pg_publish(pg_engine_t *e, const pg_proc_t *publisher, const char 
                          const pg_value_t *value)
 {
     pmix_status_t rc;
-    pg_job_t *job = e != NULL ? pg_job_of(e, publisher, &rc) : NULL;
+    pg_job_t *job = pg_job_of(e, publisher, &rc);
     if (job == NULL)
-        return e == NULL ? PMIX_ERR_BAD_PARAM : rc;
+        return rc;
     if (key == NULL || key[0] == '\0' || strlen(key) > PMIX_MAX_KEYLEN || value == NULL)
         return PMIX_ERR_BAD_PARAM;
     pg_name_t *n = NULL;
@@ -62,9 +62,9 @@ pmix_status_t pg_publish(pg_engine_t *e, const pg_proc_t *publisher, const char 
 pmix_status_t pg_unpublish(pg_engine_t *e, const pg_proc_t *publisher, const char *key)
 {
     pmix_status_t rc;
-    pg_job_t *job = e != NULL ? pg_job_of(e, publisher, &rc) : NULL;
+    pg_job_t *job = pg_job_of(e, publisher, &rc);
     if (job == NULL)
-        return e == NULL ? PMIX_ERR_BAD_PARAM : rc;
+        return rc;
     pg_name_t *n = NULL;
     if (key != NULL)
         HASH_FIND_STR(e->names, key, n);
@@ -82,9 +82,9 @@ pmix_status_t pg_lookup(pg_engine_t *e, const pg_proc_t *requester, const char *
     pmix_status_t rc;
     if (cb == NULL)
         return PMIX_ERR_BAD_PARAM;
-    pg_job_t *job = e != NULL ? pg_job_of(e, requester, &rc) : NULL;
+    pg_job_t *job = pg_job_of(e, requester, &rc);
     if (job == NULL || key == NULL || key[0] == '\0') {
-        cb(job == NULL && e != NULL ? rc : PMIX_ERR_BAD_PARAM, NULL, NULL, cbdata);
+        cb(job == NULL ? rc : PMIX_ERR_BAD_PARAM, NULL, NULL, cbdata);
         return PMIX_SUCCESS;
     }
     pg_name_t *n = NULL;

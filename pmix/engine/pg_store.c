@@ -177,9 +177,9 @@ pmix_status_t pg_put(pg_engine_t *e, const pg_proc_t *proc, pmix_scope_t scope, 
                      const pg_value_t *value, unsigned flags)
 {
     pmix_status_t rc;
-    pg_job_t *job = e != NULL ? pg_job_of(e, proc, &rc) : NULL;
+    pg_job_t *job = pg_job_of(e, proc, &rc);
     if (job == NULL)
-        return e == NULL ? PMIX_ERR_BAD_PARAM : rc;
+        return rc;
     if (!key_valid(key) || PMIX_CHECK_RESERVED_KEY(key) || value == NULL)
         return PMIX_ERR_BAD_PARAM;
     if (scope < PMIX_LOCAL || scope > PMIX_INTERNAL)
@@ -253,9 +253,9 @@ static void cell_publish(pg_engine_t *e, pg_job_t *job, pg_slot_t *s, pg_kv_t *k
 pmix_status_t pg_commit(pg_engine_t *e, const pg_proc_t *proc)
 {
     pmix_status_t rc;
-    pg_job_t *job = e != NULL ? pg_job_of(e, proc, &rc) : NULL;
+    pg_job_t *job = pg_job_of(e, proc, &rc);
     if (job == NULL)
-        return e == NULL ? PMIX_ERR_BAD_PARAM : rc;
+        return rc;
     pg_procst_t *p = &job->procs[proc->rank];
     for (uint32_t i = 0; i < p->nstaged; i++) {
         pg_slot_t *s = p->staged[i];
@@ -553,9 +553,9 @@ pmix_status_t pg_node_put(pg_engine_t *e, const pg_proc_t *proc, const char *key
                           const pg_value_t *value)
 {
     pmix_status_t rc;
-    pg_job_t *job = e != NULL ? pg_job_of(e, proc, &rc) : NULL;
+    pg_job_t *job = pg_job_of(e, proc, &rc);
     if (job == NULL)
-        return e == NULL ? PMIX_ERR_BAD_PARAM : rc;
+        return rc;
     if (!key_valid(key) || value == NULL)
         return PMIX_ERR_BAD_PARAM;
     pg_nattr_t *a = nattr_get(job, job->rank_node[proc->rank], key, true);
