@@ -166,54 +166,76 @@ static bool layout_valid(const pg_job_layout_t *l)
     return true;
 }
 
-static char *join_list(pg_engine_t *e, pg_job_t *job, bool ranks_of_node, uint32_t node)
+/* A separator-joined list (the reserved keys that list ranks or hosts),
+ * grown in plain malloc'd memory while it is built and then moved into
+ * accounted memory by engine_copy_str. A failed allocation sticks: the
+ * list ends as NULL, which the callers report as PMIX_ERR_NOMEM. */
+typedef struct {
+    char *s; /* NULL once an allocation failed */
+    size_t len, cap;
+    uint32_t nitems; /* the separator goes between items, even empty ones */
+    char sep;
+} strlist_t;
+
+static strlist_t strlist_start(char sep)
 {
-    size_t cap = 64, len = 0;
-    char *s = malloc(cap);
-    if (s == NULL)
-        return NULL;
-    s[0] = '\0';
-    uint32_t n = ranks_of_node ? job->size : job->nnodes;
-    for (uint32_t i = 0; i < n; i++) {
-        char num[16];
-        const char *item;
-        if (ranks_of_node) {
-            if (job->rank_node[i] != node)
-                continue;
-            snprintf(num, sizeof(num), "%u", i);
-            item = num;
-        } else {
-            item = job->nodes[i]->name;
+    strlist_t l = {.s = calloc(1, 64), .cap = 64, .sep = sep};
+    return l;
+}
+
+static void strlist_add(strlist_t *l, const char *item)
+{
+    if (l->s == NULL)
+        return;
+    size_t need = l->len + strlen(item) + 2;
+    if (need > l->cap) {
+        char *t = realloc(l->s, need * 2);
+        if (t == NULL) {
+            free(l->s);
+            l->s = NULL;
+            return;
         }
-        size_t need = len + strlen(item) + 2;
-        if (need > cap) {
-            cap = need * 2;
-            char *t = realloc(s, cap);
-            if (t == NULL) {
-                free(s);
-                return NULL;
-            }
-            s = t;
-        }
-        len += (size_t)sprintf(s + len, "%s%s", len ? "," : "", item);
+        l->s = t;
+        l->cap = need * 2;
     }
-    return engine_copy_str(e, s);
+    if (l->nitems++ > 0)
+        l->s[l->len++] = l->sep;
+    l->len += (size_t)sprintf(l->s + l->len, "%s", item);
+}
+
+static void strlist_add_rank(strlist_t *l, uint32_t rank)
+{
+    char num[16];
+    snprintf(num, sizeof(num), "%u", rank);
+    strlist_add(l, num);
+}
+
+/* PMIX_LOCAL_PEERS of one node: the comma list of its ranks. */
+static char *node_peers(pg_engine_t *e, pg_job_t *job, uint32_t node)
+{
+    strlist_t l = strlist_start(',');
+    for (uint32_t r = 0; r < job->size; r++)
+        if (job->rank_node[r] == node)
+            strlist_add_rank(&l, r);
+    return engine_copy_str(e, l.s);
+}
+
+/* PMIX_NODE_LIST: the comma list of the job's hostnames. */
+static char *node_list(pg_engine_t *e, pg_job_t *job)
+{
+    strlist_t l = strlist_start(',');
+    for (uint32_t n = 0; n < job->nnodes; n++)
+        strlist_add(&l, job->nodes[n]->name);
+    return engine_copy_str(e, l.s);
 }
 
 /* PMIX_PROC_MAP: per node (';'-separated) the comma list of its ranks. */
 static char *proc_map(pg_engine_t *e, pg_job_t *job)
 {
-    size_t total = 1;
+    strlist_t l = strlist_start(';');
     for (uint32_t n = 0; n < job->nnodes; n++)
-        total += strlen(job->node_peers[n]) + 1;
-    char *s = malloc(total);
-    if (s == NULL)
-        return NULL;
-    size_t len = 0;
-    s[0] = '\0';
-    for (uint32_t n = 0; n < job->nnodes; n++)
-        len += (size_t)sprintf(s + len, "%s%s", n ? ";" : "", job->node_peers[n]);
-    return engine_copy_str(e, s);
+        strlist_add(&l, job->node_peers[n]);
+    return engine_copy_str(e, l.s);
 }
 
 static char **copy_str_array(pg_engine_t *e, const char *const *src, uint32_t n)
@@ -274,7 +296,7 @@ static pmix_status_t job_fill(pg_engine_t *e, pg_job_t *job, const pg_job_layout
     }
     job->napps = l->napps ? l->napps : maxapp + 1;
     for (uint32_t n = 0; n < nn; n++)
-        if ((job->node_peers[n] = join_list(e, job, true, n)) == NULL)
+        if ((job->node_peers[n] = node_peers(e, job, n)) == NULL)
             return PMIX_ERR_NOMEM;
     job->cpuset = copy_str_array(e, l->cpuset, size);
     job->locality = copy_str_array(e, l->locality, size);
@@ -282,7 +304,7 @@ static pmix_status_t job_fill(pg_engine_t *e, pg_job_t *job, const pg_job_layout
     snprintf(univ, sizeof(univ), "%u", job->univ_size);
     job->univ_str = pg_mem_strdup(e, univ);
     job->anl_map = engine_copy_str(e, pg_anl_map(job->rank_node, size));
-    job->node_list = join_list(e, job, false, 0);
+    job->node_list = node_list(e, job);
     job->proc_map = proc_map(e, job);
     if (!job->univ_str || !job->anl_map || !job->node_list || !job->proc_map)
         return PMIX_ERR_NOMEM;
@@ -370,22 +392,16 @@ pmix_status_t pg_job_deregister(pg_engine_t *e, const char *nspace)
 
 /* ---- PMI job attributes ---- */
 
+/* PMI_dead_processes: the comma list of lost ranks, rebuilt per ask since
+ * ranks are lost while the job runs. */
 static const char *dead_list(pg_engine_t *e, pg_job_t *job)
 {
-    size_t cap = 1;
+    strlist_t l = strlist_start(',');
     for (uint32_t r = 0; r < job->size; r++)
         if (job->procs[r].state == PG_PROC_LOST)
-            cap += 11;
-    char *s = malloc(cap);
-    if (s == NULL)
-        return NULL;
-    size_t len = 0;
-    s[0] = '\0';
-    for (uint32_t r = 0; r < job->size; r++)
-        if (job->procs[r].state == PG_PROC_LOST)
-            len += (size_t)sprintf(s + len, "%s%u", len ? "," : "", r);
+            strlist_add_rank(&l, r);
     pg_mem_strfree(e, job->dead_str);
-    job->dead_str = engine_copy_str(e, s);
+    job->dead_str = engine_copy_str(e, l.s);
     return job->dead_str;
 }
 
