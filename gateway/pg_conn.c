@@ -575,10 +575,38 @@ int pg_conn_flush(pg_conn_t *c)
     return rc;
 }
 
+/* Writes bytes straight to the socket when no output is queued before them,
+ * so the usual reply (one request, one reply) costs one write() and no
+ * evbuffer copy.  Returns how many bytes the socket took: 0 when output is
+ * queued, or on EAGAIN or an error (the queued copy meets the error again
+ * in conn_write, at the point where the connection can safely fail). */
+static size_t conn_write_direct(pg_conn_t *c, const void *bytes, size_t len)
+{
+    ssize_t n;
+
+    if (evbuffer_get_length(c->out) > 0)
+        return 0;
+    conn_trace(c, PG_CONN_OUT, bytes, len);
+    do
+        n = write(c->fd, bytes, len);
+    while (n < 0 && errno == EINTR);
+    return n > 0 ? (size_t)n : 0;
+}
+
 int pg_conn_send(pg_conn_t *c, const void *bytes, size_t len)
 {
-    if (c->closed || evbuffer_add(c->out, bytes, len) != 0)
+    size_t done, queued;
+
+    if (c->closed)
         return -1;
+    done = conn_write_direct(c, bytes, len);
+    if (done < len) {
+        queued = evbuffer_get_length(c->out);
+        if (evbuffer_add(c->out, (const char *)bytes + done, len - done) != 0)
+            return -1;
+        if (queued == 0)
+            c->out_traced = len - done; /* traced when written directly */
+    }
     return pg_conn_flush(c);
 }
 

@@ -3,7 +3,8 @@
  * socket accepted on the PMIGATE_PMI_PORT listener).  It reads into a capped
  * buffer, asks the wire framer for complete messages, parses them, tells
  * PMI-1 from PMI-2 by the first message, and hands each message to the
- * protocol handler (pg_handler.h).  Replies go out through an evbuffer.
+ * protocol handler (pg_handler.h).  A reply goes straight to the socket
+ * when nothing is queued before it, else through an evbuffer.
  *
  * Everything runs on the gateway's single libevent thread.
  *
@@ -76,7 +77,8 @@ pg_proto_t pg_conn_proto(const pg_conn_t *conn);
 void pg_conn_set_handler_data(pg_conn_t *conn, void *data);
 void *pg_conn_handler_data(const pg_conn_t *conn);
 
-/* Queues bytes and writes as much as the socket takes now.  Returns 0, or
+/* Writes bytes now (directly when nothing is queued before them) and queues
+ * what the socket does not take.  Returns 0, or
  * -1 if the connection is closed or its output is over the cap (the
  * connection is then failed). */
 int pg_conn_send(pg_conn_t *conn, const void *bytes, size_t len);

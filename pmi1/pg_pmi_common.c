@@ -5,7 +5,6 @@
  */
 #include "pmi1/pg_pmi_common.h"
 
-#include <event2/buffer.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -206,11 +205,8 @@ bool pg_pmi_is_job_attr(const char *key)
 
 int pg_pmi_send(pg_conn_t *conn, const pg_enc_t *e)
 {
-    if (e->len == 0)
-        return 0;
-    if (evbuffer_add(pg_conn_outbuf(conn), e->buf, e->len) != 0)
-        return -1;
-    return pg_conn_flush(conn);
+    /* pg_conn_send writes straight to the socket when it can: no copy */
+    return e->len == 0 ? 0 : pg_conn_send(conn, e->buf, e->len);
 }
 
 void pg_pmi_sanitize(char *text)
