@@ -17,6 +17,16 @@
 
 /* ---- pack / unpack and friends ---------------------------------------- */
 
+/* The body of the PMIx_*_free calls for packable types: an array made by
+ * the matching _create is a data array without its header, so the
+ * data-array destructor releases its elements and then the array. */
+static void typed_array_free(void *array, size_t n, pmix_data_type_t type)
+{
+    pmix_data_array_t da = {.type = type, .size = n, .array = array};
+
+    pg_data_destruct(&da, PMIX_DATA_ARRAY);
+}
+
 pmix_status_t PMIx_Data_pack(const pmix_proc_t *target, pmix_data_buffer_t *buffer, void *src,
                              int32_t num_vals, pmix_data_type_t type)
 {
@@ -201,15 +211,7 @@ pmix_value_t *PMIx_Value_create(size_t n)
 
 void PMIx_Value_free(pmix_value_t *v, size_t n)
 {
-    size_t i;
-
-    if (NULL == v) {
-        return;
-    }
-    for (i = 0; i < n; i++) {
-        pg_value_destruct(&v[i]);
-    }
-    free(v);
+    typed_array_free(v, n, PMIX_VALUE);
 }
 
 char *PMIx_Value_string(const pmix_value_t *value)
@@ -266,15 +268,7 @@ pmix_info_t *PMIx_Info_create(size_t n)
 
 void PMIx_Info_free(pmix_info_t *info, size_t n)
 {
-    size_t i;
-
-    if (NULL == info) {
-        return;
-    }
-    for (i = 0; i < n; i++) {
-        PMIx_Info_destruct(&info[i]);
-    }
-    free(info);
+    typed_array_free(info, n, PMIX_INFO);
 }
 
 bool PMIx_Info_true(const pmix_info_t *info)
@@ -311,15 +305,7 @@ pmix_pdata_t *PMIx_Pdata_create(size_t n)
 
 void PMIx_Pdata_free(pmix_pdata_t *pd, size_t n)
 {
-    size_t i;
-
-    if (NULL == pd) {
-        return;
-    }
-    for (i = 0; i < n; i++) {
-        pg_value_destruct(&pd[i].value);
-    }
-    free(pd);
+    typed_array_free(pd, n, PMIX_PDATA);
 }
 
 void PMIx_App_destruct(pmix_app_t *app)
@@ -360,15 +346,7 @@ void PMIx_Proc_info_destruct(pmix_proc_info_t *p)
 
 void PMIx_Proc_info_free(pmix_proc_info_t *p, size_t n)
 {
-    size_t i;
-
-    if (NULL == p) {
-        return;
-    }
-    for (i = 0; i < n; i++) {
-        PMIx_Proc_info_destruct(&p[i]);
-    }
-    free(p);
+    typed_array_free(p, n, PMIX_PROC_INFO);
 }
 
 /* ---- data arrays ------------------------------------------------------ */
