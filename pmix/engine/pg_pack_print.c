@@ -186,10 +186,29 @@ pmix_status_t pg_print(char **out, const char *prefix, const void *src, pmix_dat
 
 #define PG_NAME(code) { code, #code }
 
-static const struct {
-    pmix_data_type_t type;
+/* One row of a code-to-name table; types and statuses share the row type
+ * so that one lookup serves both tables. */
+typedef struct {
+    int code;
     const char *name;
-} pg_type_names[] = {
+} pg_code_name_t;
+
+#define PG_TABLE_LEN(t) (sizeof(t) / sizeof((t)[0]))
+
+static const char *code_name(const pg_code_name_t *table, size_t n, int code,
+                             const char *unknown)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        if (table[i].code == code) {
+            return table[i].name;
+        }
+    }
+    return unknown;
+}
+
+static const pg_code_name_t pg_type_names[] = {
     PG_NAME(PMIX_UNDEF), PG_NAME(PMIX_BOOL), PG_NAME(PMIX_BYTE), PG_NAME(PMIX_STRING),
     PG_NAME(PMIX_SIZE), PG_NAME(PMIX_PID), PG_NAME(PMIX_INT), PG_NAME(PMIX_INT8),
     PG_NAME(PMIX_INT16), PG_NAME(PMIX_INT32), PG_NAME(PMIX_INT64), PG_NAME(PMIX_UINT),
@@ -213,20 +232,10 @@ static const struct {
 
 const char *pg_type_name(pmix_data_type_t type)
 {
-    size_t i;
-
-    for (i = 0; i < sizeof(pg_type_names) / sizeof(pg_type_names[0]); i++) {
-        if (pg_type_names[i].type == type) {
-            return pg_type_names[i].name;
-        }
-    }
-    return "PMIX_UNKNOWN_TYPE";
+    return code_name(pg_type_names, PG_TABLE_LEN(pg_type_names), type, "PMIX_UNKNOWN_TYPE");
 }
 
-static const struct {
-    pmix_status_t status;
-    const char *name;
-} pg_status_names[] = {
+static const pg_code_name_t pg_status_names[] = {
     PG_NAME(PMIX_SUCCESS), PG_NAME(PMIX_ERROR), PG_NAME(PMIX_ERR_SILENT),
     PG_NAME(PMIX_ERR_PROC_ABORTED), PG_NAME(PMIX_ERR_PROC_REQUESTED_ABORT),
     PG_NAME(PMIX_ERR_EXISTS), PG_NAME(PMIX_ERR_INVALID_CRED), PG_NAME(PMIX_ERR_WOULD_BLOCK),
@@ -260,12 +269,5 @@ static const struct {
 
 const char *pg_status_name(pmix_status_t status)
 {
-    size_t i;
-
-    for (i = 0; i < sizeof(pg_status_names) / sizeof(pg_status_names[0]); i++) {
-        if (pg_status_names[i].status == status) {
-            return pg_status_names[i].name;
-        }
-    }
-    return "PMIX_ERR_UNKNOWN";
+    return code_name(pg_status_names, PG_TABLE_LEN(pg_status_names), status, "PMIX_ERR_UNKNOWN");
 }
