@@ -73,7 +73,6 @@ static void print_array(FILE *out, const pmix_data_array_t *da, int depth)
 /* Renders one element of `type` without its type name. */
 static void print_body(FILE *out, const void *src, pmix_data_type_t type, int depth)
 {
-    const pmix_value_t *numeric;
     pmix_value_t tmp;
     char *text = NULL;
 
@@ -144,10 +143,9 @@ static void print_body(FILE *out, const void *src, pmix_data_type_t type, int de
     memset(&tmp, 0, sizeof(tmp));
     tmp.type = type;
     memcpy(&tmp.data, src, pg_type_elem_size(type));
-    numeric = &tmp;
     if (PMIX_BOOL == type) {
         fputs(tmp.data.flag ? "true" : "false", out);
-    } else if (PMIX_SUCCESS == pg_value_to_string(numeric, &text)) {
+    } else if (PMIX_SUCCESS == pg_value_to_string(&tmp, &text)) {
         fputs(text, out);
         free(text);
     } else {
