@@ -25,6 +25,7 @@
 #include "gateway/pg_trace.h"
 #include "gateway/pg_trace_view.h"
 #include "wire/pg_frame.h"
+#include "wire/pg_io.h"
 
 enum {
     REPLAY_READ_CHUNK = 64 * 1024,
@@ -267,11 +268,11 @@ static const pg_trace_event_t *last_request(const replay_t *rp, const actor_t *a
 
 static void print_escaped(const char *label, const char *bytes, size_t len)
 {
-    char *esc = malloc(pg_trace_escaped_max(len));
+    char *esc = malloc(pg_escaped_max(len));
 
     if (esc == NULL)
         return;
-    pg_trace_escape(bytes, len, esc);
+    pg_escape(bytes, len, esc);
     fprintf(stderr, "  %-9s %s\n", label, esc);
     free(esc);
 }
@@ -364,29 +365,14 @@ static int actor_open(replay_t *rp, actor_t *a)
     return 0;
 }
 
-static int write_all(int fd, const char *p, size_t len)
-{
-    while (len > 0) {
-        ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
-
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return -1;
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
 static void verbose_msg(const replay_t *rp, const actor_t *a, const char *dir, const char *b,
                         size_t len)
 {
     char *esc;
 
-    if (!rp->o->verbose || (esc = malloc(pg_trace_escaped_max(len))) == NULL)
+    if (!rp->o->verbose || (esc = malloc(pg_escaped_max(len))) == NULL)
         return;
-    pg_trace_escape(b, len, esc);
+    pg_escape(b, len, esc);
     fprintf(stderr, "replay: rank %d %s %s\n", a->rank, dir, esc);
     free(esc);
 }
@@ -405,7 +391,7 @@ static int actor_send(replay_t *rp, actor_t *a, const pg_trace_event_t *e)
         return -1;
     }
     verbose_msg(rp, a, "->", msg, len);
-    rc = write_all(a->fd, msg, len);
+    rc = pg_io_send_all(a->fd, msg, len);
     free(msg);
     if (rc != 0 && e->cmd != PG_CMD_PMI1_ABORT && e->cmd != PG_CMD_PMI2_ABORT) {
         report_mismatch(rp, a, NULL, NULL, 0, "sending the request failed: the gateway closed "

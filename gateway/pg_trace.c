@@ -15,90 +15,10 @@
 #include <string.h>
 
 #include "parser/pg_parse.h"
+#include "wire/pg_escape.h"
 #include "wire/pg_frame.h"
 
 static const char header_magic[] = "#pmigate-trace";
-
-/* ---------------------------------------------------------------- */
-/* escaping                                                           */
-/* ---------------------------------------------------------------- */
-
-size_t pg_trace_escaped_max(size_t len)
-{
-    return len * 4 + 1;
-}
-
-size_t pg_trace_escape(const char *in, size_t len, char *out)
-{
-    static const char hex[] = "0123456789abcdef";
-    size_t o = 0;
-
-    for (size_t i = 0; i < len; i++) {
-        unsigned char ch = (unsigned char)in[i];
-        int last = i + 1 == len;
-
-        if (ch == '\\' || ch == '\n' || ch == '\r' || ch == '\t') {
-            out[o++] = '\\';
-            out[o++] = ch == '\\' ? '\\' : ch == '\n' ? 'n' : ch == '\r' ? 'r' : 't';
-        } else if (ch > 0x20 && ch < 0x7f) {
-            out[o++] = (char)ch;
-        } else if (ch == ' ' && !last) {
-            out[o++] = ' '; /* a final space would vanish in editors: escaped */
-        } else {
-            out[o++] = '\\';
-            out[o++] = 'x';
-            out[o++] = hex[ch >> 4];
-            out[o++] = hex[ch & 15];
-        }
-    }
-    out[o] = '\0';
-    return o;
-}
-
-static int hex_digit(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
-int pg_trace_unescape(const char *in, size_t len, char *out, size_t *outlen)
-{
-    size_t o = 0;
-
-    for (size_t i = 0; i < len; i++) {
-        if (in[i] != '\\') {
-            out[o++] = in[i];
-            continue;
-        }
-        if (++i >= len)
-            return -1;
-        switch (in[i]) {
-        case '\\': out[o++] = '\\'; break;
-        case 'n': out[o++] = '\n'; break;
-        case 'r': out[o++] = '\r'; break;
-        case 't': out[o++] = '\t'; break;
-        case 'x': {
-            int hi = i + 2 < len ? hex_digit(in[i + 1]) : -1;
-            int lo = hi >= 0 ? hex_digit(in[i + 2]) : -1;
-
-            if (lo < 0)
-                return -1;
-            out[o++] = (char)(hi * 16 + lo);
-            i += 2;
-            break;
-        }
-        default:
-            return -1;
-        }
-    }
-    *outlen = o;
-    return 0;
-}
 
 /* ---------------------------------------------------------------- */
 /* writing                                                            */
@@ -149,12 +69,12 @@ int pg_trace_write_header(FILE *f, const pg_trace_header_t *h)
 {
     const char *cmd = h->cmdline ? h->cmdline : "";
     size_t len = strlen(cmd);
-    char *esc = malloc(pg_trace_escaped_max(len));
+    char *esc = malloc(pg_escaped_max(len));
     int rc;
 
     if (esc == NULL)
         return -1;
-    pg_trace_escape(cmd, len, esc);
+    pg_escape(cmd, len, esc);
     rc = fprintf(f, "%s %d kvsname=%s size=%d start=%s cmdline=%s\n", header_magic,
                  PG_TRACE_VERSION, h->kvsname[0] ? h->kvsname : "-", h->size,
                  h->start[0] ? h->start : "-", esc) < 0 ? -1 : 0;
@@ -168,9 +88,9 @@ int pg_trace_write_event(FILE *f, uint64_t t_ns, int conn, int rank, pg_proto_t 
 {
     size_t n;
 
-    if (grow_scratch(scratch, scratch_cap, pg_trace_escaped_max(len)) != 0)
+    if (grow_scratch(scratch, scratch_cap, pg_escaped_max(len)) != 0)
         return -1;
-    n = pg_trace_escape(bytes, len, *scratch);
+    n = pg_escape(bytes, len, *scratch);
     if (fprintf(f, "%" PRIu64 " %d %d %s %c ", t_ns, conn, rank, pg_trace_proto_word(proto),
                 dir == PG_TRACE_C2S ? 'C' : 'S') < 0 ||
         fwrite(*scratch, 1, n, f) != n || putc('\n', f) == EOF)
@@ -347,7 +267,7 @@ static int parse_header(reader_t *r, char *line, size_t len)
     p += 8;
     clen = (size_t)(line + len - p);
     h->cmdline = malloc(clen + 1);
-    if (h->cmdline == NULL || pg_trace_unescape(p, clen, h->cmdline, &clen) != 0)
+    if (h->cmdline == NULL || pg_unescape(p, clen, h->cmdline, &clen) != 0)
         return rd_fail(r, "the header's cmdline has a malformed escape");
     h->cmdline[clen] = '\0';
     return 0;
@@ -432,7 +352,7 @@ static int parse_event(reader_t *r, char *line, size_t len)
     e->bytes = malloc(mlen + 1);
     if (e->bytes == NULL)
         return rd_fail(r, "out of memory");
-    if (pg_trace_unescape(p, mlen, e->bytes, &e->len) != 0)
+    if (pg_unescape(p, mlen, e->bytes, &e->len) != 0)
         return rd_fail(r, "malformed escape in the message");
     if (e->len == 0)
         return rd_fail(r, "empty message");

@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "wire/pg_escape.h"
 #include "wire/pg_wire.h"
 
 /* The version this pmigate writes and the newest it reads. */
@@ -75,18 +76,7 @@ typedef struct pg_trace {
     int nconns;
 } pg_trace_t;
 
-/* ---- escaping ---- */
-
-/* Bytes needed at most to escape len bytes (plus a NUL). */
-size_t pg_trace_escaped_max(size_t len);
-/* Escapes into out (pg_trace_escaped_max(len) bytes); returns the length
- * written (out is NUL-terminated).  Printable ASCII stays as is; '\\' '\n'
- * '\r' '\t' become two-character escapes; other bytes and a final space
- * become \xHH. */
-size_t pg_trace_escape(const char *in, size_t len, char *out);
-/* Undoes pg_trace_escape; out must hold len bytes.  Returns 0 and sets
- * *outlen, or -1 on a malformed escape. */
-int pg_trace_unescape(const char *in, size_t len, char *out, size_t *outlen);
+/* Messages are escaped with wire/pg_escape.h (pg_escape, pg_unescape). */
 
 /* ---- writing ---- */
 

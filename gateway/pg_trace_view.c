@@ -56,7 +56,7 @@ static void show_event(const pg_trace_event_t *e, int full, char *esc, FILE *out
 
     message_body(e, &body, &len);
     shown = !full && len > PG_TRACE_SHOW_WIDTH ? PG_TRACE_SHOW_WIDTH : len;
-    pg_trace_escape(body, shown, esc);
+    pg_escape(body, shown, esc);
     fprintf(out, "%12.6f  %4d  %4d  %-5s %s  %s", (double)e->t_ns / 1e6, e->rank, e->conn,
             pg_proto_name(e->proto), e->dir == PG_TRACE_C2S ? "->" : "<-", esc);
     if (shown < len)
@@ -73,7 +73,7 @@ size_t pg_trace_show(const pg_trace_analysis_t *a, const pg_trace_show_opts_t *o
     for (size_t i = 0; i < t->nevents; i++)
         if (t->events[i].len > longest)
             longest = t->events[i].len;
-    esc = malloc(pg_trace_escaped_max(longest));
+    esc = malloc(pg_escaped_max(longest));
     if (esc == NULL)
         return 0;
     fprintf(out, "%12s  %4s  %4s  %-5s %s  %s\n", "time (ms)", "rank", "conn", "proto", "  ",

@@ -21,6 +21,7 @@
 
 #include "pmix/engine/pg_pack.h"
 #include "pmix/transport/pg_pmix_msg.h"
+#include "wire/pg_io.h"
 #include "wire/pg_pmix_frame.h"
 
 enum { MUX_INBUF_INITIAL = 64 * 1024 };
@@ -59,29 +60,12 @@ struct pg_mux {
 
 /* ---- sending ---------------------------------------------------------- */
 
-static int write_all(int fd, const void *bytes, size_t len)
-{
-    const char *p = bytes;
-
-    while (len > 0) {
-        ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
-
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return -1;
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
 static pmix_status_t mux_write(pg_mux_t *m, const void *bytes, size_t len)
 {
     int rc;
 
     pthread_mutex_lock(&m->send_lock);
-    rc = write_all(m->fd, bytes, len);
+    rc = pg_io_send_all(m->fd, bytes, len);
     pthread_mutex_unlock(&m->send_lock);
     return rc == 0 ? PMIX_SUCCESS : PMIX_ERR_LOST_CONNECTION;
 }
@@ -280,7 +264,7 @@ pg_mux_t *pg_mux_new(int fd, uint32_t rank)
     pthread_mutex_init(&m->send_lock, NULL);
     pthread_cond_init(&m->cond, NULL);
     pg_pmix_preamble_encode(preamble, rank);
-    if (write_all(fd, preamble, sizeof(preamble)) != 0 ||
+    if (pg_io_send_all(fd, preamble, sizeof(preamble)) != 0 ||
         pthread_create(&m->thread, NULL, progress_main, m) != 0) {
         pthread_cond_destroy(&m->cond);
         pthread_mutex_destroy(&m->send_lock);

@@ -8,50 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int pg_hex_digit(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
-/* Undoes \n \r \t \\ \xHH in place; returns the new length or -1. */
-static long pg_capture_unescape(char *s, size_t len)
-{
-    size_t r = 0, w = 0;
-    while (r < len) {
-        char c = s[r++];
-        if (c != '\\') {
-            s[w++] = c;
-            continue;
-        }
-        if (r == len)
-            return -1;
-        c = s[r++];
-        switch (c) {
-        case 'n': s[w++] = '\n'; break;
-        case 'r': s[w++] = '\r'; break;
-        case 't': s[w++] = '\t'; break;
-        case '\\': s[w++] = '\\'; break;
-        case 'x': {
-            int hi = r < len ? pg_hex_digit(s[r]) : -1;
-            int lo = r + 1 < len ? pg_hex_digit(s[r + 1]) : -1;
-            if (hi < 0 || lo < 0)
-                return -1;
-            s[w++] = (char)(hi * 16 + lo);
-            r += 2;
-            break;
-        }
-        default:
-            return -1;
-        }
-    }
-    return (long)w;
-}
+#include "wire/pg_escape.h"
 
 int pg_capture_parse_line(char *line, pg_capture_msg_t *out, const char **why)
 {
@@ -80,14 +37,15 @@ int pg_capture_parse_line(char *line, pg_capture_msg_t *out, const char **why)
     }
     out->proto = p[0] - '0';
     p += 2;
-    long n = pg_capture_unescape(p, len - (size_t)(p - line));
-    if (n <= 0) {
-        *why = n < 0 ? "bad escape in message" : "empty message";
+    size_t n = 0;
+    int bad = pg_unescape(p, len - (size_t)(p - line), p, &n) != 0;
+    if (bad || n == 0) {
+        *why = bad ? "bad escape in message" : "empty message";
         return -1;
     }
     out->rank = (int)rank;
     out->bytes = p;
-    out->len = (size_t)n;
+    out->len = n;
     return 1;
 }
 

@@ -104,11 +104,11 @@ static void test_escape_round_trips_every_byte(void)
         in[i] = (char)(i * 37 + 11);
     for (int i = 0; i < 256; i++)
         in[i] = (char)i;
-    n = pg_trace_escape(in, sizeof(in), esc);
-    CU_ASSERT_TRUE(n < pg_trace_escaped_max(sizeof(in)));
+    n = pg_escape(in, sizeof(in), esc);
+    CU_ASSERT_TRUE(n < pg_escaped_max(sizeof(in)));
     CU_ASSERT_PTR_NULL(memchr(esc, '\n', n));
     CU_ASSERT_PTR_NULL(memchr(esc, '\r', n));
-    CU_ASSERT_EQUAL(pg_trace_unescape(esc, n, back, &blen), 0);
+    CU_ASSERT_EQUAL(pg_unescape(esc, n, back, &blen), 0);
     CU_ASSERT_EQUAL(blen, sizeof(in));
     CU_ASSERT_EQUAL(memcmp(in, back, sizeof(in)), 0);
 }
@@ -118,7 +118,7 @@ static void test_escape_keeps_messages_greppable(void)
     const char *m = "cmd=put kvsname=kvs_1_0 key=a\\b value=x y\n";
     char esc[256];
 
-    pg_trace_escape(m, strlen(m), esc);
+    pg_escape(m, strlen(m), esc);
     CU_ASSERT_STRING_EQUAL(esc, "cmd=put kvsname=kvs_1_0 key=a\\\\b value=x y\\n");
 }
 
@@ -127,9 +127,9 @@ static void test_escape_protects_a_final_space(void)
     char esc[64], back[64];
     size_t n;
 
-    pg_trace_escape("14    cmd=x; ", 13, esc);
+    pg_escape("14    cmd=x; ", 13, esc);
     CU_ASSERT_STRING_EQUAL(esc, "14    cmd=x;\\x20");
-    CU_ASSERT_EQUAL(pg_trace_unescape(esc, strlen(esc), back, &n), 0);
+    CU_ASSERT_EQUAL(pg_unescape(esc, strlen(esc), back, &n), 0);
     CU_ASSERT_EQUAL(n, 13);
 }
 
@@ -138,10 +138,10 @@ static void test_unescape_rejects_malformed_escapes(void)
     char out[16];
     size_t n;
 
-    CU_ASSERT_EQUAL(pg_trace_unescape("a\\q", 3, out, &n), -1);
-    CU_ASSERT_EQUAL(pg_trace_unescape("a\\x4", 4, out, &n), -1);
-    CU_ASSERT_EQUAL(pg_trace_unescape("a\\xzz", 5, out, &n), -1);
-    CU_ASSERT_EQUAL(pg_trace_unescape("abc\\", 4, out, &n), -1);
+    CU_ASSERT_EQUAL(pg_unescape("a\\q", 3, out, &n), -1);
+    CU_ASSERT_EQUAL(pg_unescape("a\\x4", 4, out, &n), -1);
+    CU_ASSERT_EQUAL(pg_unescape("a\\xzz", 5, out, &n), -1);
+    CU_ASSERT_EQUAL(pg_unescape("abc\\", 4, out, &n), -1);
 }
 
 static void test_writer_and_reader_agree(void)
