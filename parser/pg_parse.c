@@ -236,28 +236,32 @@ static const char *pg_parse_reason(const pg_parse_t *ps, const char *p, const ch
     return NULL;
 }
 
-int pg_parse_finish_pmi1(pg_parse_t *ps, bool accepted, const char *p)
+/* The end of a PMI-1 line or mcmd block: both refuse what their machine
+ * did not accept with the most specific reason pg_parse_reason finds,
+ * else with `fallback`, and differ only in the head and the wording. */
+static int pg_parse_finish_text(pg_parse_t *ps, bool accepted, const char *p, const char *head,
+                                const char *missing_head, const char *fallback)
 {
     if (ps->err != 0)
         return ps->err;
     if (!accepted) {
-        const char *r = pg_parse_reason(ps, p, "cmd=", "line does not start with cmd=");
-        ps->msg->err_reason = r ? r : "malformed PMI-1 line";
+        const char *r = pg_parse_reason(ps, p, head, missing_head);
+        ps->msg->err_reason = r ? r : fallback;
         return PG_WIRE_ESYNTAX;
     }
     return ps->msg->limit_err;
 }
 
+int pg_parse_finish_pmi1(pg_parse_t *ps, bool accepted, const char *p)
+{
+    return pg_parse_finish_text(ps, accepted, p, "cmd=", "line does not start with cmd=",
+                                "malformed PMI-1 line");
+}
+
 int pg_parse_finish_mcmd(pg_parse_t *ps, bool accepted, const char *p)
 {
-    if (ps->err != 0)
-        return ps->err;
-    if (!accepted) {
-        const char *r = pg_parse_reason(ps, p, "mcmd=", "block does not start with mcmd=");
-        ps->msg->err_reason = r ? r : "line without '=' in an mcmd block";
-        return PG_WIRE_ESYNTAX;
-    }
-    return ps->msg->limit_err;
+    return pg_parse_finish_text(ps, accepted, p, "mcmd=", "block does not start with mcmd=",
+                                "line without '=' in an mcmd block");
 }
 
 int pg_parse_finish_pmi2(pg_parse_t *ps, bool accepted, const char *p)
