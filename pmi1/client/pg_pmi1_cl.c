@@ -264,33 +264,33 @@ void pg_pmi1_cl_maxes(const pg_pmi1_cl_t *cl, int *kvsname, int *keylen, int *va
         *vallen = fits < cl->vallen_max ? fits : cl->vallen_max;
 }
 
-int pg_pmi1_cl_appnum(pg_pmi1_cl_t *cl, int *appnum)
+/* One integer the server knows (appnum, universe size): a singleton has
+ * no server and answers `alone`; a reply without `key` leaves -1. */
+static int pmi1_int_query(pg_pmi1_cl_t *cl, pg_cmd_t req, pg_cmd_t expect, const char *key,
+                          int alone, int *out)
 {
     int rc;
 
-    *appnum = -1;
+    *out = alone;
     if (pg_pmi1_cl_is_singleton(cl))
         return PMI_SUCCESS;
-    rc = pmi1_simple_call(cl, PG_CMD_PMI1_GET_APPNUM, PG_CMD_PMI1_APPNUM);
+    rc = pmi1_simple_call(cl, req, expect);
     if (rc != PMI_SUCCESS || reply_rc(&cl->reply) != 0)
         return PMI_FAIL;
-    reply_int(&cl->reply, "appnum", appnum);
+    *out = -1;
+    reply_int(&cl->reply, key, out);
     return PMI_SUCCESS;
+}
+
+int pg_pmi1_cl_appnum(pg_pmi1_cl_t *cl, int *appnum)
+{
+    return pmi1_int_query(cl, PG_CMD_PMI1_GET_APPNUM, PG_CMD_PMI1_APPNUM, "appnum", -1, appnum);
 }
 
 int pg_pmi1_cl_universe_size(pg_pmi1_cl_t *cl, int *size)
 {
-    int rc;
-
-    *size = 1;
-    if (pg_pmi1_cl_is_singleton(cl))
-        return PMI_SUCCESS;
-    rc = pmi1_simple_call(cl, PG_CMD_PMI1_GET_UNIVERSE_SIZE, PG_CMD_PMI1_UNIVERSE_SIZE);
-    if (rc != PMI_SUCCESS || reply_rc(&cl->reply) != 0)
-        return PMI_FAIL;
-    *size = -1;
-    reply_int(&cl->reply, "size", size);
-    return PMI_SUCCESS;
+    return pmi1_int_query(cl, PG_CMD_PMI1_GET_UNIVERSE_SIZE, PG_CMD_PMI1_UNIVERSE_SIZE, "size", 1,
+                          size);
 }
 
 /* ---- key-value space ---------------------------------------------------- */
