@@ -273,36 +273,78 @@ static int pmi2_kvs_put(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *ms
     return pmi2_reply(conn, PG_CMD_PMI2_KVS_PUT_RESPONSE, &rep), PG_HANDLER_OK;
 }
 
-/* Completion of kvs-get and info-getnodeattr. */
+/* The reply to a kvs-get or info-getnodeattr the engine has answered. */
+static void pmi2_get_answer(pg_conn_t *conn, pg_cmd_t reply, pg_str_t thrid, pmix_status_t status,
+                            const pg_value_t *value)
+{
+    if (status == PMIX_SUCCESS && value != NULL)
+        pmi2_send_found(conn, reply, thrid, value);
+    else
+        pmi2_send_get_failure(conn, reply, thrid, status == PMIX_SUCCESS ? PMIX_ERR_NOT_FOUND : status);
+}
+
+/* Completion of a held get (the engine answers later). */
 static void pmi2_get_done(pmix_status_t status, const pg_value_t *value, pmix_rank_t poster,
                           void *cbdata)
 {
     pg_pmi_req_t *req = cbdata;
     pg_conn_t *conn = pg_pmi_req_conn(req);
-    pg_str_t thrid = req->has_thrid ? req->thrid : (pg_str_t){ NULL, 0 };
-    pg_cmd_t reply = pmi2_cmds[req->cmd].reply;
 
     (void)poster;
-    if (conn != NULL && status == PMIX_SUCCESS && value != NULL)
-        pmi2_send_found(conn, reply, thrid, value);
-    else if (conn != NULL)
-        pmi2_send_get_failure(conn, reply, thrid, status == PMIX_SUCCESS ? PMIX_ERR_NOT_FOUND : status);
+    if (conn != NULL)
+        pmi2_get_answer(conn, pmi2_cmds[req->cmd].reply,
+                        req->has_thrid ? req->thrid : (pg_str_t){ NULL, 0 }, status, value);
     pg_pmi_req_free(req);
 }
 
-/* Starts an engine get whose answer may come later. */
+/* A get tried at once (PG_GET_IMMEDIATE): the engine answers before pg_get
+ * returns, so this lives on the handler's stack and the connection and
+ * thrid (a token of the message) are still valid.  A miss that may still
+ * be held is not answered here (`held_later`): the caller retries as a
+ * held get. */
+typedef struct pmi2_get_now {
+    pg_conn_t *conn;
+    pg_cmd_t reply;
+    pg_str_t thrid;
+    bool may_hold;   /* the request did not ask for IMMEDIATE itself */
+    bool held_later; /* missing for now: retry as a held get */
+} pmi2_get_now_t;
+
+static void pmi2_get_now_done(pmix_status_t status, const pg_value_t *value, pmix_rank_t poster,
+                              void *cbdata)
+{
+    pmi2_get_now_t *now = cbdata;
+
+    (void)poster;
+    if (status == PMIX_ERR_NOT_FOUND && now->may_hold) {
+        now->held_later = true;
+        return;
+    }
+    pmi2_get_answer(now->conn, now->reply, now->thrid, status, value);
+}
+
+/* Starts an engine get.  Most gets (every one after a fence) are answered
+ * from what the store holds: they are tried first with PG_GET_IMMEDIATE,
+ * which never holds, so they need no request record (no allocation per
+ * get).  Only a miss that may wait becomes a held get with a record. */
 static int pmi2_start_get(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg,
                           const char *key, const pg_proc_t *target, unsigned flags)
 {
     pg_proc_t proc = pg_pmi_proc(conn);
     pg_cmd_t reply = pmi2_cmds[msg->cmd].reply;
     pg_str_t thrid = pmi2_thrid(msg); /* looked up once: this is every get's path */
-    pg_pmi_req_t *req = pg_pmi_req_new(s, msg->cmd, thrid, key);
+    pmi2_get_now_t now = { conn, reply, thrid, !(flags & PG_GET_IMMEDIATE), false };
+    pg_pmi_req_t *req;
     pg_get_req_t q;
 
+    pg_get_req_init(&q, &proc, target, key);
+    q.flags = flags | PG_GET_IMMEDIATE;
+    (void)pg_get(pg_conn_engine(conn), &q, pg_job_now(), pmi2_get_now_done, &now);
+    if (!now.held_later)
+        return PG_HANDLER_OK;
+    req = pg_pmi_req_new(s, msg->cmd, thrid, key);
     if (req == NULL)
         return pmi2_refuse_status(conn, reply, thrid, PMIX_ERR_NOMEM), PG_HANDLER_OK;
-    pg_get_req_init(&q, &proc, target, key);
     q.flags = flags;
     /* A request carrying thrid comes from a multi-threaded client (the
      * PMI-2 libraries send it only then): its other threads keep running
