@@ -503,7 +503,10 @@ static int put_pair(pg_cmd_t cmd, pg_cmd_t expect, const char *key, const char *
     return rc;
 }
 
-int PMI2_KVS_Put(const char key[], const char value[])
+/* A put of a key or a node attribute: checked first, then kept in the
+ * singleton's own store `*local` (read once init is known done) or sent. */
+static int put_checked(pg_cl_kv_t *const *local, pg_cmd_t cmd, pg_cmd_t expect, const char *key,
+                       const char *value)
 {
     int rc = check_key_value(key, value);
 
@@ -511,8 +514,13 @@ int PMI2_KVS_Put(const char key[], const char value[])
     if (rc != PMI2_SUCCESS)
         return rc;
     if (pmi2.mux == NULL)
-        return local_put(pmi2.kvs, key, value);
-    return put_pair(PG_CMD_PMI2_KVS_PUT, PG_CMD_PMI2_KVS_PUT_RESPONSE, key, value);
+        return local_put(*local, key, value);
+    return put_pair(cmd, expect, key, value);
+}
+
+int PMI2_KVS_Put(const char key[], const char value[])
+{
+    return put_checked(&pmi2.kvs, PG_CMD_PMI2_KVS_PUT, PG_CMD_PMI2_KVS_PUT_RESPONSE, key, value);
 }
 
 int PMI2_KVS_Fence(void)
@@ -673,14 +681,8 @@ int PMI2_Info_GetNodeAttr(const char name[], char value[], int valuelen, int *fo
 
 int PMI2_Info_PutNodeAttr(const char name[], const char value[])
 {
-    int rc = check_key_value(name, value);
-
-    PMI2_REQUIRE_INIT();
-    if (rc != PMI2_SUCCESS)
-        return rc;
-    if (pmi2.mux == NULL)
-        return local_put(pmi2.node, name, value);
-    return put_pair(PG_CMD_PMI2_INFO_PUTNODEATTR, PG_CMD_PMI2_INFO_PUTNODEATTR_RESPONSE, name, value);
+    return put_checked(&pmi2.node, PG_CMD_PMI2_INFO_PUTNODEATTR,
+                       PG_CMD_PMI2_INFO_PUTNODEATTR_RESPONSE, name, value);
 }
 
 /* An attribute holding "i,j,k". */
