@@ -429,25 +429,34 @@ pmix_status_t PMIx_Store_internal(const pmix_proc_t *proc, const char key[], pmi
 
 /* ---- fence ------------------------------------------------------------ */
 
-static pmix_status_t fence_request(const pmix_proc_t procs[], size_t nprocs,
-                                   const pmix_info_t info[], size_t ninfo,
-                                   pmix_data_buffer_t *req, uint32_t *id)
+/* The request body fence, lookup and unpublish share: one array of
+ * `type`, then the infos. On error nothing is left to release in req. */
+static pmix_status_t array_info_request(uint8_t cmd, const void *array, size_t n,
+                                        pmix_data_type_t type, const pmix_info_t info[],
+                                        size_t ninfo, pmix_data_buffer_t *req, uint32_t *id)
 {
     pmix_status_t rc;
 
-    if (!client_ready())
-        return PMIX_ERR_INIT;
-    if (procs == NULL && nprocs != 0)
-        return PMIX_ERR_BAD_PARAM;
     pg_buffer_construct(req);
-    rc = pg_mux_begin(client.mux, req, PG_PMIX_CMD_FENCE, id);
+    rc = pg_mux_begin(client.mux, req, cmd, id);
     if (rc == PMIX_SUCCESS)
-        rc = pg_pmix_pack_array(req, procs, nprocs, PMIX_PROC);
+        rc = pg_pmix_pack_array(req, array, n, type);
     if (rc == PMIX_SUCCESS)
         rc = pack_info_plus(req, info, ninfo, NULL);
     if (rc != PMIX_SUCCESS)
         pg_buffer_destruct(req);
     return rc;
+}
+
+static pmix_status_t fence_request(const pmix_proc_t procs[], size_t nprocs,
+                                   const pmix_info_t info[], size_t ninfo,
+                                   pmix_data_buffer_t *req, uint32_t *id)
+{
+    if (!client_ready())
+        return PMIX_ERR_INIT;
+    if (procs == NULL && nprocs != 0)
+        return PMIX_ERR_BAD_PARAM;
+    return array_info_request(PG_PMIX_CMD_FENCE, procs, nprocs, PMIX_PROC, info, ninfo, req, id);
 }
 
 pmix_status_t PMIx_Fence(const pmix_proc_t procs[], size_t nprocs, const pmix_info_t info[],
@@ -773,22 +782,12 @@ static pmix_status_t keys_request(uint8_t cmd, char **keys, size_t nkeys,
                                   const pmix_info_t info[], size_t ninfo,
                                   pmix_data_buffer_t *req, uint32_t *id)
 {
-    pmix_status_t rc;
-
     if (!client_ready())
         return PMIX_ERR_INIT;
     for (size_t i = 0; i < nkeys; i++)
         if (!key_ok(keys[i]))
             return PMIX_ERR_BAD_PARAM;
-    pg_buffer_construct(req);
-    rc = pg_mux_begin(client.mux, req, cmd, id);
-    if (rc == PMIX_SUCCESS)
-        rc = pg_pmix_pack_array(req, keys, nkeys, PMIX_STRING);
-    if (rc == PMIX_SUCCESS)
-        rc = pack_info_plus(req, info, ninfo, NULL);
-    if (rc != PMIX_SUCCESS)
-        pg_buffer_destruct(req);
-    return rc;
+    return array_info_request(cmd, keys, nkeys, PMIX_STRING, info, ninfo, req, id);
 }
 
 static size_t argv_len(char **keys)
