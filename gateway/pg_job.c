@@ -61,8 +61,7 @@ typedef struct pg_rank {
     pg_conn_t *pmi_conn; /* the connection that opened (fd_conn or a PMI_PORT one) */
     pg_output_t *out;
     pg_output_t *err;
-    int errpipe;       /* exec result from the child, -1 once read */
-    struct event *errpipe_ev;
+    int exec_err;      /* errno of a failed exec (the child's report), 0 if none */
     struct event *lost_timer;
     char *lost_reason; /* owned */
     struct pg_job *job;
@@ -280,36 +279,19 @@ static void rank_judge_exit(pg_job_t *job, pg_rank_t *r, int wstatus)
     job_teardown(job, SIGTERM);
 }
 
-/* Reads the child's exec result: nothing (EOF) means exec succeeded. */
-static void rank_read_errpipe(pg_job_t *job, pg_rank_t *r)
+/* Reports a rank whose exec failed (the child's errno, left in memory it
+ * shared with pmigate during vfork), once, when the rank is reaped. */
+static void rank_report_exec_error(pg_job_t *job, pg_rank_t *r)
 {
     const pg_segment_t *seg = &job->opts->segments[r->appnum];
-    int err = 0;
-    ssize_t n;
+    int err = r->exec_err;
 
-    if (r->errpipe < 0)
+    if (err == 0)
         return;
-    do
-        n = read(r->errpipe, &err, sizeof(err));
-    while (n < 0 && errno == EINTR);
-    if (n < 0 && errno == EAGAIN)
-        return; /* the child has not exec'd yet */
-    event_del(r->errpipe_ev);
-    close(r->errpipe);
-    r->errpipe = -1;
-    if (n == (ssize_t)sizeof(err) && pg_verdict_launch_failed(&job->verdict, r->rank, err))
+    r->exec_err = 0;
+    if (pg_verdict_launch_failed(&job->verdict, r->rank, err))
         pg_job_log(job, "cannot start rank %d (%s): %s", r->rank, seg->argv[0], strerror(err));
-    if (n == (ssize_t)sizeof(err))
-        job_teardown(job, SIGTERM);
-}
-
-static void on_errpipe(evutil_socket_t fd, short what, void *arg)
-{
-    pg_rank_t *r = arg;
-
-    (void)fd;
-    (void)what;
-    rank_read_errpipe(r->job, r);
+    job_teardown(job, SIGTERM);
 }
 
 static void rank_close_conns(pg_rank_t *r)
@@ -328,7 +310,7 @@ static void rank_reaped(pg_job_t *job, pg_rank_t *r, int wstatus)
     job->nlive--;
     if (r->lost_timer != NULL)
         event_del(r->lost_timer);
-    rank_read_errpipe(job, r);
+    rank_report_exec_error(job, r);
     if (r->pmi_conn != NULL)
         pg_conn_drain(r->pmi_conn); /* an abort sent just before exit comes first */
     if (r->out != NULL)
@@ -578,7 +560,6 @@ typedef struct child_fds {
     int pmi;      /* the child's socketpair end */
     int out_w;    /* stdout pipe, write end */
     int err_w;    /* stderr pipe, write end */
-    int errpipe_w;
     int stdin_fd; /* -1: /dev/null */
 } child_fds_t;
 
@@ -593,6 +574,10 @@ typedef struct child_plan {
     char *const *envp;
     int bound;          /* apply cpus */
     cpu_set_t cpus;
+    /* The child's errno when it cannot exec.  vfork lends the child the
+     * parent's memory until exec or _exit, so this is how it reports;
+     * volatile: the parent reads what another process wrote. */
+    volatile int exec_err;
 } child_plan_t;
 
 /* Signals pmigate catches or ignores: back to their defaults in the child,
@@ -600,7 +585,7 @@ typedef struct child_plan {
 static const int child_default_signals[] = { SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGPIPE };
 
 /* In the child, between vfork and exec: system calls only.  Never returns. */
-static void child_exec(const child_plan_t *p)
+static void child_exec(child_plan_t *p)
 {
     struct sigaction dfl;
     sigset_t none;
@@ -628,7 +613,7 @@ static void child_exec(const child_plan_t *p)
     execvpe(p->argv[0], p->argv, p->envp);
     err = errno;
 fail:
-    (void)!write(p->fds.errpipe_w, &err, sizeof(err));
+    p->exec_err = err != 0 ? err : EINVAL;
     _exit(err == ENOENT ? PG_EXIT_NOT_FOUND : PG_EXIT_CANNOT_EXEC);
 }
 
@@ -663,7 +648,7 @@ static int rank_plan(pg_job_t *job, const pg_rank_t *r, const child_fds_t *fds, 
  * gateway's size, superlinearly in N) and the parent resumes once the child
  * has exec'd.  Signals stay blocked across it so that none of pmigate's
  * handlers runs in the child, which shares pmigate's memory. */
-static pid_t spawn_child(const child_plan_t *plan)
+static pid_t spawn_child(child_plan_t *plan)
 {
     sigset_t all, old;
     pid_t pid;
@@ -688,11 +673,11 @@ static void close_fd(int *fd)
 }
 
 /* Creates the rank's pipes and socketpair; parent ends close-on-exec. */
-static int rank_make_fds(int sv[2], int out[2], int err[2], int errp[2])
+static int rank_make_fds(int sv[2], int out[2], int err[2])
 {
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
         return -1;
-    if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0 || pipe2(errp, O_CLOEXEC) != 0)
+    if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0)
         return -1;
     return 0;
 }
@@ -707,8 +692,6 @@ static int rank_watch(pg_job_t *job, pg_rank_t *r, int pmi_fd, int out_r, int er
         snprintf(tag, sizeof(tag), "[%d] ", r->rank);
         t = tag;
     }
-    (void)fcntl(r->errpipe, F_SETFL, O_NONBLOCK);
-    r->errpipe_ev = event_new(job->base, r->errpipe, EV_READ | EV_PERSIST, on_errpipe, r);
     r->out = pg_output_new(job->base, out_r, STDOUT_FILENO, t, output_eof, r);
     if (r->out == NULL)
         close(out_r);
@@ -716,22 +699,21 @@ static int rank_watch(pg_job_t *job, pg_rank_t *r, int pmi_fd, int out_r, int er
     if (r->err == NULL)
         close(err_r);
     r->fd_conn = job_conn_new(job, pmi_fd, r->rank);
-    if (r->errpipe_ev == NULL || event_add(r->errpipe_ev, NULL) != 0 || r->out == NULL ||
-        r->err == NULL || r->fd_conn == NULL)
+    if (r->out == NULL || r->err == NULL || r->fd_conn == NULL)
         return -1;
     return 0;
 }
 
 static int rank_launch(pg_job_t *job, pg_rank_t *r)
 {
-    int sv[2] = { -1, -1 }, out[2] = { -1, -1 }, err[2] = { -1, -1 }, errp[2] = { -1, -1 };
+    int sv[2] = { -1, -1 }, out[2] = { -1, -1 }, err[2] = { -1, -1 };
     child_fds_t fds;
     child_plan_t plan;
     pid_t pid;
 
-    if (rank_make_fds(sv, out, err, errp) != 0)
+    if (rank_make_fds(sv, out, err) != 0)
         goto fail;
-    fds = (child_fds_t){ sv[1], out[1], err[1], errp[1], -1 };
+    fds = (child_fds_t){ sv[1], out[1], err[1], -1 };
     if (r->rank == 0)
         fds.stdin_fd = pg_stdin_child_fd(job->stdin_fwd);
     if (rank_plan(job, r, &fds, &plan) != 0 || (pid = spawn_child(&plan)) < 0)
@@ -741,12 +723,11 @@ static int rank_launch(pg_job_t *job, pg_rank_t *r)
         job->pgid = pid;
     (void)setpgid(pid, job->pgid);
     r->pid = pid;
+    r->exec_err = plan.exec_err; /* vfork returned: the child exec'd or gave up */
     job->nlive++;
     close_fd(&sv[1]);
     close_fd(&out[1]);
     close_fd(&err[1]);
-    close_fd(&errp[1]);
-    r->errpipe = errp[0];
     if (r->rank == 0)
         pg_stdin_start(job->stdin_fwd);
     if (rank_watch(job, r, sv[0], out[0], err[0]) != 0) {
@@ -763,8 +744,6 @@ fail:
     close_fd(&out[1]);
     close_fd(&err[0]);
     close_fd(&err[1]);
-    close_fd(&errp[0]);
-    close_fd(&errp[1]);
     return -1;
 }
 
@@ -1015,7 +994,6 @@ pg_job_t *pg_job_new(struct event_base *base, const pg_run_opts_t *opts,
             r->rank = rank;
             r->appnum = s;
             r->local_rank = rank;
-            r->errpipe = -1;
             r->job = job;
         }
     }
@@ -1031,10 +1009,6 @@ static void rank_free(pg_rank_t *r)
     rank_close_conns(r);
     pg_output_free(r->out);
     pg_output_free(r->err);
-    if (r->errpipe_ev != NULL)
-        event_free(r->errpipe_ev);
-    if (r->errpipe >= 0)
-        close(r->errpipe);
     if (r->lost_timer != NULL)
         event_free(r->lost_timer);
     free(r->lost_reason);
