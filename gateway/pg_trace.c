@@ -16,7 +16,9 @@
 
 #include "parser/pg_parse.h"
 #include "wire/pg_escape.h"
+#include "pmix/transport/pg_pmix_msg.h"
 #include "wire/pg_frame.h"
+#include "wire/pg_pmix_frame.h"
 
 static const char header_magic[] = "#pmigate-trace";
 
@@ -131,10 +133,15 @@ void pg_trace_parsed_release(pg_trace_parsed_t *p)
     memset(p, 0, sizeof(*p));
 }
 
-size_t pg_trace_first_message(const char *bytes, size_t len)
+size_t pg_trace_first_message(pg_proto_t proto, const char *bytes, size_t len)
 {
     pg_frame_t frame;
+    size_t n;
 
+    if (proto == PG_PROTO_PMIX || pg_pmix_is_start(bytes, len)) {
+        n = pg_trace_pmix_first(bytes, len);
+        return n > 0 ? n : len;
+    }
     if (pg_frame_next(bytes, len, &frame) != PG_WIRE_OK || frame.consumed == 0)
         return len;
     return frame.consumed;
@@ -156,11 +163,28 @@ static int parse_rc_has_cmd(int rc)
     return rc == PG_WIRE_OK || (rc <= PG_WIRE_ESYNTAX && rc >= PG_WIRE_EKVSNAME_TOO_LONG);
 }
 
+/* PMIx: the header (pairing needs the request id).  A preamble recorded
+ * before the connection's protocol was known (version 1 traces say "-")
+ * is PMIx all the same: nothing else starts with 0x89. */
+static void decode_pmix_event(pg_trace_event_t *e)
+{
+    e->proto = PG_PROTO_PMIX;
+    if (pg_trace_pmix_head(e->bytes, e->len, e->dir == PG_TRACE_C2S, &e->pmix) != 0)
+        return;
+    snprintf(e->name, sizeof(e->name), "%s",
+             e->pmix.kind == PG_TRACE_PMIX_PREAMBLE ? "preamble" : pg_pmix_cmd_name(e->pmix.cmd));
+}
+
 static void decode_event(pg_trace_event_t *e, pg_trace_parsed_t *p)
 {
     e->cmd = PG_CMD_UNKNOWN;
     e->name[0] = '\0';
-    if (e->proto == PG_PROTO_PMIX || !parse_rc_has_cmd(pg_trace_parse(p, e->bytes, e->len)))
+    memset(&e->pmix, 0, sizeof(e->pmix));
+    if (e->proto == PG_PROTO_PMIX || pg_pmix_is_start(e->bytes, e->len)) {
+        decode_pmix_event(e);
+        return;
+    }
+    if (!parse_rc_has_cmd(pg_trace_parse(p, e->bytes, e->len)))
         return;
     e->cmd = p->msg.cmd;
     if (p->msg.name.ptr != NULL)
@@ -359,6 +383,36 @@ static int parse_event(reader_t *r, char *line, size_t len)
     return 0;
 }
 
+/* A PMIx batch (replies written at once) on one line — how version 1
+ * recorders wrote it — becomes one event per frame, as if recorded so. */
+static int split_batch(reader_t *r)
+{
+    size_t last = r->t->nevents - 1;
+    pg_trace_event_t *e = &r->t->events[last];
+    size_t n;
+
+    if (e->proto != PG_PROTO_PMIX && !pg_pmix_is_start(e->bytes, e->len))
+        return 0;
+    while ((n = pg_trace_first_message(PG_PROTO_PMIX, e->bytes, e->len)) < e->len) {
+        pg_trace_event_t head = *e, *tail;
+
+        tail = push_event(r);
+        if (tail == NULL)
+            return rd_fail(r, "out of memory");
+        e = &r->t->events[last]; /* push_event may have moved the array */
+        *tail = head;
+        tail->len = head.len - n;
+        tail->bytes = malloc(tail->len);
+        if (tail->bytes == NULL)
+            return rd_fail(r, "out of memory");
+        memcpy(tail->bytes, head.bytes + n, tail->len);
+        e->len = n;
+        e = tail;
+        last = r->t->nevents - 1;
+    }
+    return 0;
+}
+
 /* Builds the connection table and gives every event its connection's rank. */
 static int index_conns(pg_trace_t *t)
 {
@@ -409,11 +463,14 @@ pg_trace_t *pg_trace_load_stream(FILE *f, char *err, size_t errlen)
     if (parse_header(&r, r.line, (size_t)n) != 0)
         goto fail;
     while ((n = rd_line(&r)) >= 0) {
+        size_t first = r.t->nevents;
+
         if (n == 0 || r.line[0] == '#')
             continue; /* comments and blank lines are for people */
-        if (parse_event(&r, r.line, (size_t)n) != 0)
+        if (parse_event(&r, r.line, (size_t)n) != 0 || split_batch(&r) != 0)
             goto fail;
-        decode_event(&r.t->events[r.t->nevents - 1], &parsed);
+        for (size_t i = first; i < r.t->nevents; i++)
+            decode_event(&r.t->events[i], &parsed);
     }
     if (ferror(f)) {
         rd_fail(&r, "read error: %s", strerror(errno));

@@ -9,7 +9,9 @@
  * message
  *     <ns> <conn> <rank> <proto> <dir> <message, escaped>
  * where the message is the exact bytes that crossed the socket (PMI-2 length
- * field and PMI-1 '\n' included), escaped so every byte round-trips.
+ * field and PMI-1 '\n' included; a PMIx preamble, or one PMIx frame with its
+ * length), escaped so every byte round-trips.  PMIx messages are decoded
+ * with pg_trace_pmix.h.
  *
  * Ownership: a pg_trace_t owns its events and their bytes; pg_trace_free()
  * releases everything.  Functions return 0 / -1 (or NULL) and never abort.
@@ -21,6 +23,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "gateway/pg_trace_pmix.h"
 #include "wire/pg_escape.h"
 #include "wire/pg_wire.h"
 
@@ -55,7 +58,10 @@ typedef struct pg_trace_event {
     size_t len;
     unsigned line;       /* line number in the file, for messages */
     pg_cmd_t cmd;        /* from the codec; PG_CMD_UNKNOWN when not parseable */
-    char name[32];       /* the command name as sent ("" for PMIx / unparseable) */
+    char name[32];       /* the command name as sent; for PMIx the transport's
+                          * command name or "preamble" ("" when unparseable) */
+    pg_trace_pmix_head_t pmix; /* PMIx: kind, command, request id, reply status
+                                * (kind PG_TRACE_PMIX_BAD for PMI messages) */
 } pg_trace_event_t;
 
 /* What the file says about one connection. */
@@ -118,9 +124,9 @@ void pg_trace_parsed_release(pg_trace_parsed_t *p);
  * sent, or "pmix" / "?". */
 const char *pg_trace_event_name(const pg_trace_event_t *e);
 
-/* Splits a batch of bytes into whole PMI messages: returns the length of
- * the first message in bytes[0..len), or len when it cannot be framed (a
- * PMIx frame, a partial message). */
-size_t pg_trace_first_message(const char *bytes, size_t len);
+/* Splits a batch of bytes into whole messages of `proto`: returns the
+ * length of the first message in bytes[0..len) (a PMI message, a PMIx
+ * preamble or frame), or len when it cannot be framed (a partial message). */
+size_t pg_trace_first_message(pg_proto_t proto, const char *bytes, size_t len);
 
 #endif

@@ -1,16 +1,21 @@
 /*
  * pg_trace_analyze: pairing, spans, fences.  See pg_trace_analyze.h.
  *
- * Pairing rule: on one connection the gateway answers requests in order, so
- * a reply answers the oldest unanswered request.  Two kinds of message break
- * the one-to-one rule and are handled by name: abort gets no reply, and
- * PMI-1's extra lines ("set" after initack, pushed keyval_cache) answer
- * nothing.
+ * Pairing rule: on one PMI-1 or PMI-2 connection the gateway answers
+ * requests in order, so a reply answers the oldest unanswered request.  Two
+ * kinds of message break the one-to-one rule and are handled by name: abort
+ * gets no reply, and PMI-1's extra lines ("set" after initack, pushed
+ * keyval_cache) answer nothing.  A PMIx reply names its request (the request
+ * id) and may overtake older ones (a held get, a fence), so it answers the
+ * oldest unanswered request of its connection with that id; the preamble is
+ * no request.
  */
 #include "gateway/pg_trace_analyze.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+#include "pmix/transport/pg_pmix_msg.h"
 
 pg_trace_phase_t pg_trace_phase_of(pg_cmd_t cmd)
 {
@@ -49,6 +54,46 @@ pg_trace_phase_t pg_trace_phase_of(pg_cmd_t cmd)
     }
 }
 
+pg_trace_phase_t pg_trace_pmix_phase_of(int pmix_cmd)
+{
+    switch (pmix_cmd) {
+    case PG_PMIX_CMD_INIT:
+        return PG_TRACE_PHASE_INIT;
+    case PG_PMIX_CMD_COMMIT:
+        return PG_TRACE_PHASE_PUT;
+    case PG_PMIX_CMD_FENCE:
+        return PG_TRACE_PHASE_FENCE;
+    case PG_PMIX_CMD_GET:
+        return PG_TRACE_PHASE_GET;
+    case PG_PMIX_CMD_FINALIZE:
+        return PG_TRACE_PHASE_FINALIZE;
+    case PG_PMIX_CMD_ABORT:
+        return PG_TRACE_PHASE_ABORT;
+    default: /* publish, lookup, unpublish: the name service */
+        return PG_TRACE_PHASE_OTHER;
+    }
+}
+
+static int is_pmix(const pg_trace_event_t *e)
+{
+    return e->proto == PG_PROTO_PMIX;
+}
+
+static pg_trace_phase_t event_phase(const pg_trace_event_t *e)
+{
+    return is_pmix(e) ? pg_trace_pmix_phase_of(e->pmix.cmd) : pg_trace_phase_of(e->cmd);
+}
+
+/* The counters of a span's command, or NULL for an undecodable request. */
+static pg_trace_cmd_stats_t *cmd_stats(pg_trace_analysis_t *a, const pg_trace_span_t *s)
+{
+    if (s->pmix_cmd > 0 && s->pmix_cmd < PG_PMIX_CMD_MAX)
+        return &a->pmix_cmds[s->pmix_cmd];
+    if (s->cmd != PG_CMD_UNKNOWN)
+        return &a->cmds[s->cmd];
+    return NULL;
+}
+
 const char *pg_trace_phase_name(pg_trace_phase_t phase)
 {
     static const char *const names[PG_TRACE_NPHASES] = {
@@ -64,9 +109,14 @@ static int is_unsolicited(pg_cmd_t cmd)
     return cmd == PG_CMD_PMI1_SET || cmd == PG_CMD_PMI1_KEYVAL_CACHE;
 }
 
-static int expects_reply(pg_cmd_t cmd)
+/* Whether a request waits in its connection's queue for a reply.  A PMIx
+ * request always does (pairing is by id, so an abort that is never answered
+ * holds nobody up); one whose header does not decode cannot be paired. */
+static int expects_reply(const pg_trace_event_t *e)
 {
-    return pg_trace_phase_of(cmd) != PG_TRACE_PHASE_ABORT;
+    if (is_pmix(e))
+        return e->pmix.kind == PG_TRACE_PMIX_REQUEST;
+    return pg_trace_phase_of(e->cmd) != PG_TRACE_PHASE_ABORT;
 }
 
 typedef struct pending {
@@ -77,16 +127,21 @@ static void add_span(pg_trace_analysis_t *a, size_t ev, pending_t *q, long *next
 {
     const pg_trace_event_t *e = &a->trace->events[ev];
     pg_trace_span_t *s = &a->spans[a->nspans];
+    pg_trace_cmd_stats_t *c;
 
-    *s = (pg_trace_span_t){ .rank = e->rank, .conn = e->conn, .phase = pg_trace_phase_of(e->cmd),
-                            .cmd = e->cmd, .req = ev, .rep = PG_TRACE_NONE, .start = e->t_ns,
-                            .end = a->t_last, .fence = PG_TRACE_NONE };
+    if (is_pmix(e) && e->pmix.kind == PG_TRACE_PMIX_PREAMBLE)
+        return; /* opens the connection; nothing answers it */
+    *s = (pg_trace_span_t){ .rank = e->rank, .conn = e->conn, .phase = event_phase(e),
+                            .cmd = e->cmd, .pmix_cmd = is_pmix(e) ? e->pmix.cmd : 0, .req = ev,
+                            .rep = PG_TRACE_NONE, .start = e->t_ns, .end = a->t_last,
+                            .fence = PG_TRACE_NONE };
     next[a->nspans] = PG_TRACE_NONE;
-    if (e->cmd == PG_CMD_UNKNOWN)
+    c = cmd_stats(a, s);
+    if (c == NULL)
         a->unknown_requests++;
     else
-        a->cmds[e->cmd].requests++;
-    if (expects_reply(e->cmd)) {
+        c->requests++;
+    if (expects_reply(e)) {
         if (q->tail != PG_TRACE_NONE)
             next[q->tail] = (long)a->nspans;
         else
@@ -96,28 +151,55 @@ static void add_span(pg_trace_analysis_t *a, size_t ev, pending_t *q, long *next
     a->nspans++;
 }
 
-static void answer_span(pg_trace_analysis_t *a, size_t ev, pending_t *q, const long *next)
+/* Takes the pending span a reply answers out of its connection's queue:
+ * the oldest (PMI), or the oldest with the reply's request id (PMIx).
+ * Returns its index or PG_TRACE_NONE. */
+static long take_pending(const pg_trace_analysis_t *a, const pg_trace_event_t *rep, pending_t *q,
+                         long *next)
+{
+    long prev = PG_TRACE_NONE, k = q->head;
+
+    if (is_pmix(rep)) {
+        if (rep->pmix.kind != PG_TRACE_PMIX_REPLY)
+            return PG_TRACE_NONE;
+        while (k != PG_TRACE_NONE && a->trace->events[a->spans[k].req].pmix.id != rep->pmix.id) {
+            prev = k;
+            k = next[k];
+        }
+    } else if (is_unsolicited(rep->cmd)) {
+        return PG_TRACE_NONE;
+    }
+    if (k == PG_TRACE_NONE)
+        return PG_TRACE_NONE;
+    if (prev == PG_TRACE_NONE)
+        q->head = next[k];
+    else
+        next[prev] = next[k];
+    if (q->tail == k)
+        q->tail = prev;
+    return k;
+}
+
+static void answer_span(pg_trace_analysis_t *a, size_t ev, pending_t *q, long *next)
 {
     const pg_trace_event_t *e = &a->trace->events[ev];
+    long k = take_pending(a, e, q, next);
+    pg_trace_cmd_stats_t *c;
     pg_trace_span_t *s;
 
-    if (q->head == PG_TRACE_NONE || is_unsolicited(e->cmd))
+    if (k == PG_TRACE_NONE)
         return;
-    s = &a->spans[q->head];
+    s = &a->spans[k];
     s->rep = (long)ev;
     s->end = e->t_ns;
     a->reply_to[ev] = (long)s->req;
-    if (s->cmd != PG_CMD_UNKNOWN) {
-        pg_trace_cmd_stats_t *c = &a->cmds[s->cmd];
-
+    c = cmd_stats(a, s);
+    if (c != NULL) {
         c->answered++;
         c->total_wait += s->end - s->start;
         if (s->end - s->start > c->max_wait)
             c->max_wait = s->end - s->start;
     }
-    q->head = next[q->head];
-    if (q->head == PG_TRACE_NONE)
-        q->tail = PG_TRACE_NONE;
 }
 
 static int pair_all(pg_trace_analysis_t *a)
@@ -145,6 +227,18 @@ static int pair_all(pg_trace_analysis_t *a)
     return 0;
 }
 
+/* A PMIx fence counts as one of the job's fences when it is over the whole
+ * namespace (no procs, or the namespace's wildcard); PMI-1 barriers and
+ * PMI-2 fences always are. */
+static int is_job_fence(const pg_trace_analysis_t *a, const pg_trace_span_t *s)
+{
+    const pg_trace_event_t *e = &a->trace->events[s->req];
+
+    if (!is_pmix(e))
+        return 1;
+    return pg_trace_pmix_fence_is_whole(e->bytes, e->len, a->trace->header.kvsname);
+}
+
 static int count_fences(pg_trace_analysis_t *a, int *per_rank)
 {
     int max = 0;
@@ -152,7 +246,7 @@ static int count_fences(pg_trace_analysis_t *a, int *per_rank)
     for (size_t i = 0; i < a->nspans; i++) {
         pg_trace_span_t *s = &a->spans[i];
 
-        if (s->phase != PG_TRACE_PHASE_FENCE || s->rank < 0)
+        if (s->phase != PG_TRACE_PHASE_FENCE || s->rank < 0 || !is_job_fence(a, s))
             continue;
         s->fence = per_rank[s->rank]++;
         if (s->fence + 1 > max)
@@ -161,11 +255,16 @@ static int count_fences(pg_trace_analysis_t *a, int *per_rank)
     return max;
 }
 
-static void fence_add(pg_trace_fence_t *f, const pg_trace_span_t *s)
+static void fence_add(const pg_trace_analysis_t *a, pg_trace_fence_t *f, const pg_trace_span_t *s)
 {
+    const char *name = pg_trace_event_name(&a->trace->events[s->req]);
+
+    if (f->entered > 0 && strcmp(name, f->name) != 0)
+        f->mixed = 1;
     if (f->entered == 0 || s->start < f->first_entry) {
         f->first_entry = s->start;
         f->cmd = s->cmd;
+        f->name = name;
     }
     if (f->entered == 0 || s->start >= f->last_entry) {
         f->last_entry = s->start;
@@ -201,7 +300,7 @@ static int build_fences(pg_trace_analysis_t *a)
     }
     for (size_t i = 0; i < a->nspans; i++)
         if (a->spans[i].fence != PG_TRACE_NONE)
-            fence_add(&a->fences[a->spans[i].fence], &a->spans[i]);
+            fence_add(a, &a->fences[a->spans[i].fence], &a->spans[i]);
     return 0;
 }
 

@@ -1,7 +1,8 @@
 /*
  * pg_trace_analyze: what a trace means, computed once for every viewer
  * (show, stats, timeline) and the tests: which reply answers which request,
- * how long each request waited (a "span"), which phase of wire-up it
+ * how long each request waited (a "span"; PMIx replies are paired by
+ * request id, since they come in completion order), which phase of wire-up it
  * belongs to, and the fences and barriers of the job (the k-th fence of
  * every rank is the job's k-th fence) with who entered them last.
  *
@@ -16,16 +17,19 @@
 #include <stdint.h>
 
 #include "gateway/pg_trace.h"
+#include "pmix/transport/pg_pmix_msg.h"
 
 /* Phases of a rank's life as the timeline colours them. */
 typedef enum pg_trace_phase {
-    PG_TRACE_PHASE_INIT = 0, /* init, fullinit, maxes, appnum, kvsname, job attributes */
-    PG_TRACE_PHASE_PUT,      /* put, kvs-put, info-putnodeattr */
-    PG_TRACE_PHASE_FENCE,    /* barrier_in, kvs-fence: waiting for the others */
-    PG_TRACE_PHASE_GET,      /* get, kvs-get, info-getnodeattr, getbyidx */
-    PG_TRACE_PHASE_FINALIZE, /* finalize */
-    PG_TRACE_PHASE_ABORT,    /* abort */
-    PG_TRACE_PHASE_OTHER,    /* name service, spawn, anything else */
+    PG_TRACE_PHASE_INIT = 0, /* init, fullinit, maxes, appnum, kvsname, job attributes;
+                              * PMIx init */
+    PG_TRACE_PHASE_PUT,      /* put, kvs-put, info-putnodeattr; PMIx commit */
+    PG_TRACE_PHASE_FENCE,    /* barrier_in, kvs-fence, PMIx fence: waiting for the others */
+    PG_TRACE_PHASE_GET,      /* get, kvs-get, info-getnodeattr, getbyidx; PMIx get */
+    PG_TRACE_PHASE_FINALIZE, /* finalize (all three) */
+    PG_TRACE_PHASE_ABORT,    /* abort (all three) */
+    PG_TRACE_PHASE_OTHER,    /* name service (PMIx publish, lookup, unpublish), spawn,
+                              * anything else */
     PG_TRACE_NPHASES
 } pg_trace_phase_t;
 
@@ -36,16 +40,21 @@ typedef struct pg_trace_span {
     int rank;
     int conn;
     pg_trace_phase_t phase;
-    pg_cmd_t cmd;
+    pg_cmd_t cmd;        /* PG_CMD_UNKNOWN for PMIx */
+    int pmix_cmd;        /* PMIx: pg_pmix_cmd_t; 0 for PMI-1/PMI-2 */
     size_t req;          /* event index of the request */
     long rep;            /* event index of the reply, or PG_TRACE_NONE */
     uint64_t start, end; /* an unanswered request ends at the end of the trace */
     int fence;           /* index into fences, or PG_TRACE_NONE */
 } pg_trace_span_t;
 
-/* The job's k-th fence or barrier. */
+/* The job's k-th fence or barrier (whole-job ones only: a PMIx fence over
+ * some of the ranks is a fence wait but not one of the job's fences). */
 typedef struct pg_trace_fence {
-    pg_cmd_t cmd;           /* of the first rank that entered */
+    pg_cmd_t cmd;           /* of the first rank that entered (PG_CMD_UNKNOWN: PMIx) */
+    const char *name;       /* its command name (borrowed from the trace) */
+    int mixed;              /* 1 when ranks entered it with different commands
+                             * (a job of PMI-1, PMI-2 and PMIx ranks) */
     int entered;            /* ranks that entered */
     int released;           /* ranks that got their reply */
     uint64_t first_entry, last_entry, last_release; /* last_release: 0 if none */
@@ -69,7 +78,8 @@ typedef struct pg_trace_analysis {
     int nfences;
     long *reply_to;           /* [nevents]: request event a reply answers, or PG_TRACE_NONE */
     pg_trace_cmd_stats_t cmds[PG_CMD_COUNT];
-    size_t unknown_requests;  /* requests the codec could not name (PMIx included) */
+    pg_trace_cmd_stats_t pmix_cmds[PG_PMIX_CMD_MAX]; /* by pg_pmix_cmd_t */
+    size_t unknown_requests;  /* requests that could not be decoded */
     uint64_t t_first, t_last; /* first and last event */
 } pg_trace_analysis_t;
 
@@ -78,6 +88,7 @@ pg_trace_analysis_t *pg_trace_analyze(const pg_trace_t *trace);
 void pg_trace_analysis_free(pg_trace_analysis_t *a);
 
 pg_trace_phase_t pg_trace_phase_of(pg_cmd_t cmd);
+pg_trace_phase_t pg_trace_pmix_phase_of(int pmix_cmd);
 const char *pg_trace_phase_name(pg_trace_phase_t phase); /* "init", "put", ... */
 
 #endif

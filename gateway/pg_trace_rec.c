@@ -4,8 +4,8 @@
  *
  * The hook sees one received message per call, but a batch of replies per
  * call on the way out; replies are cut into messages with the wire framer so
- * the trace has one line per message either way (a PMIx frame, which the PMI
- * framer does not know, stays one line per batch).
+ * the trace has one line per message either way (PMIx frames are cut with
+ * their own length header).
  */
 #include "gateway/pg_trace_rec.h"
 
@@ -18,6 +18,7 @@
 
 #include "gateway/pg_trace.h"
 #include "wire/pg_detect.h"
+#include "wire/pg_pmix_frame.h"
 
 enum {
     PG_TRACE_STDIO_BUF = 1 << 20,
@@ -131,7 +132,9 @@ static pg_proto_t conn_proto(rec_conn_t *rc, const pg_conn_t *conn, const char *
         return rc->proto = p;
     if (rc->proto != PG_PROTO_NONE)
         return rc->proto;
-    if (pg_trace_parse(&rc->rec->parsed, bytes, len) == PG_WIRE_OK &&
+    if (pg_pmix_is_start(bytes, len))
+        rc->proto = PG_PROTO_PMIX; /* the preamble, before the gateway opened PMIx */
+    else if (pg_trace_parse(&rc->rec->parsed, bytes, len) == PG_WIRE_OK &&
         pg_detect(&rc->rec->parsed.msg, &v) == 0)
         rc->proto = v.proto;
     return rc->proto;
@@ -158,12 +161,11 @@ static void rec_hook(void *arg, const pg_conn_t *conn, pg_conn_dir_t dir, const 
     if (rc->also != NULL)
         rc->also(rc->also_arg, conn, dir, bytes, len);
     proto = conn_proto(rc, conn, bytes, len);
-    if (dir == PG_CONN_IN || proto == PG_PROTO_PMIX) {
-        write_one(rc, t, rank, proto, dir == PG_CONN_IN ? PG_TRACE_C2S : PG_TRACE_S2C, bytes,
-                  len);
+    if (dir == PG_CONN_IN) {
+        write_one(rc, t, rank, proto, PG_TRACE_C2S, bytes, len);
     } else {
         while (len > 0) {
-            size_t n = pg_trace_first_message(bytes, len);
+            size_t n = pg_trace_first_message(proto, bytes, len);
 
             write_one(rc, t, rank, proto, PG_TRACE_S2C, bytes, n);
             bytes += n;

@@ -49,18 +49,42 @@ static void message_body(const pg_trace_event_t *e, const char **body, size_t *l
         (*len)--;
 }
 
+/* A PMIx message decoded into words (pg_trace_pmix.h); malloc'd, or NULL
+ * when it does not decode at all (then it is shown escaped). */
+static char *pmix_text(const pg_trace_event_t *e)
+{
+    pg_trace_pmix_msg_t m = { 0 };
+    char *text = NULL;
+
+    if (e->pmix.kind != PG_TRACE_PMIX_BAD) {
+        pg_trace_pmix_decode(e->bytes, e->len, e->dir == PG_TRACE_C2S, &m);
+        text = pg_trace_pmix_format(&m);
+    }
+    pg_trace_pmix_msg_release(&m);
+    return text;
+}
+
 static void show_event(const pg_trace_event_t *e, int full, char *esc, FILE *out)
 {
+    char *decoded = e->proto == PG_PROTO_PMIX ? pmix_text(e) : NULL;
     const char *body;
     size_t len, shown;
 
-    message_body(e, &body, &len);
-    shown = !full && len > PG_TRACE_SHOW_WIDTH ? PG_TRACE_SHOW_WIDTH : len;
-    pg_escape(body, shown, esc);
-    fprintf(out, "%12.6f  %4d  %4d  %-5s %s  %s", (double)e->t_ns / 1e6, e->rank, e->conn,
-            pg_proto_name(e->proto), e->dir == PG_TRACE_C2S ? "->" : "<-", esc);
+    fprintf(out, "%12.6f  %4d  %4d  %-5s %s  ", (double)e->t_ns / 1e6, e->rank, e->conn,
+            pg_proto_name(e->proto), e->dir == PG_TRACE_C2S ? "->" : "<-");
+    if (decoded != NULL) {
+        len = strlen(decoded);
+        shown = !full && len > PG_TRACE_SHOW_WIDTH ? PG_TRACE_SHOW_WIDTH : len;
+        fprintf(out, "%.*s", (int)shown, decoded);
+        free(decoded);
+    } else {
+        message_body(e, &body, &len);
+        shown = !full && len > PG_TRACE_SHOW_WIDTH ? PG_TRACE_SHOW_WIDTH : len;
+        pg_escape(body, shown, esc);
+        fputs(esc, out);
+    }
     if (shown < len)
-        fprintf(out, " ...(%zu bytes)", len);
+        fprintf(out, " ...(%zu %s)", len, decoded != NULL ? "characters" : "bytes");
     fputc('\n', out);
 }
 
@@ -124,6 +148,17 @@ static void print_commands(const pg_trace_analysis_t *a, FILE *out)
                             : "-",
                 s->answered ? pg_trace_fmt_duration(s->max_wait, max, sizeof(max)) : "-");
     }
+    for (int c = 1; c < PG_PMIX_CMD_MAX; c++) {
+        const pg_trace_cmd_stats_t *s = &a->pmix_cmds[c];
+
+        if (s->requests == 0)
+            continue;
+        fprintf(out, "%-20s %-6s %8zu %9zu %12s %12s\n", pg_pmix_cmd_name(c), "PMIx", s->requests,
+                s->answered,
+                s->answered ? pg_trace_fmt_duration(s->total_wait / s->answered, mean, sizeof(mean))
+                            : "-",
+                s->answered ? pg_trace_fmt_duration(s->max_wait, max, sizeof(max)) : "-");
+    }
     if (a->unknown_requests > 0)
         fprintf(out, "%-20s %-6s %8zu\n", "(unnamed)", "-", a->unknown_requests);
 }
@@ -156,6 +191,34 @@ static void print_slowest(const pg_trace_analysis_t *a, const pg_trace_fence_t *
     }
 }
 
+/* Under a fence entered with several commands (a job of PMI-1, PMI-2 and
+ * PMIx ranks): which ranks used which. */
+static void print_fence_commands(const pg_trace_analysis_t *a, int k, FILE *out)
+{
+    const char *seen[8];
+    int nseen = 0;
+
+    for (size_t i = 0; i < a->nspans; i++) {
+        const char *name;
+        int known = 0;
+
+        if (a->spans[i].fence != k)
+            continue;
+        name = pg_trace_event_name(&a->trace->events[a->spans[i].req]);
+        for (int j = 0; j < nseen; j++)
+            known |= strcmp(seen[j], name) == 0;
+        if (known || nseen == (int)(sizeof(seen) / sizeof(seen[0])))
+            continue;
+        seen[nseen++] = name;
+        fprintf(out, "%6s%s by rank", "", name);
+        for (size_t j = i; j < a->nspans; j++)
+            if (a->spans[j].fence == k &&
+                strcmp(pg_trace_event_name(&a->trace->events[a->spans[j].req]), name) == 0)
+                fprintf(out, " %d", a->spans[j].rank);
+        fputc('\n', out);
+    }
+}
+
 static void print_fences(const pg_trace_analysis_t *a, FILE *out)
 {
     char dur[32];
@@ -176,10 +239,12 @@ static void print_fences(const pg_trace_analysis_t *a, FILE *out)
             snprintf(dur, sizeof(dur), "unreleased");
         else
             pg_trace_fmt_duration(f->last_release - f->first_entry, dur, sizeof(dur));
-        fprintf(out, "%4d  %-12s %9s %12.3f %12s  ", k, pg_cmd_name(f->cmd), ranks,
+        fprintf(out, "%4d  %-12s %9s %12.3f %12s  ", k, f->mixed ? "(mixed)" : f->name, ranks,
                 (double)f->first_entry / 1e6, dur);
         print_slowest(a, f, out);
         fputc('\n', out);
+        if (f->mixed)
+            print_fence_commands(a, k, out);
     }
 }
 
