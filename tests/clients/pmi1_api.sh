@@ -6,14 +6,14 @@
 prog=$top_builddir/tests/clients/pmi1_api
 
 if [ -n "$HYDRA" ]; then
-    run_job "pmi1_api under mpiexec.hydra -n 2" 2 "$HYDRA" -n 2 "$prog"
-    run_job "pmi1_api under mpiexec.hydra -n 4" 4 "$HYDRA" -n 4 "$prog"
+    run_ok_job "pmi1_api under mpiexec.hydra -n 2" 2 180 "$HYDRA" -n 2 "$prog"
+    run_ok_job "pmi1_api under mpiexec.hydra -n 4" 4 180 "$HYDRA" -n 4 "$prog"
 else
     echo "SKIP: mpiexec.hydra not installed (apt-get install mpich)"
 fi
 if pmigate_ready; then
-    run_job "pmi1_api under pmigate run -n 4" 4 env PMI1_API_SPAWN_FAILS=1 "$PMIGATE" run -n 4 "$prog"
+    run_ok_job "pmi1_api under pmigate run -n 4" 4 180 env PMI1_API_SPAWN_FAILS=1 "$PMIGATE" run -n 4 "$prog"
 else
     echo "SKIP: pmigate run -n 1 /bin/true does not work yet"
 fi
-exit $((failures > 0))
+finish

@@ -14,14 +14,13 @@ if [ ! -x "$prog" ]; then
     exit 77
 fi
 if LD_LIBRARY_PATH=$ours ldd "$prog" | grep -q "libpmi2.so.0 => $ours/"; then
-    echo "PASS: the loader takes libpmi2.so.0 from $ours"
+    pass "the loader takes libpmi2.so.0 from $ours"
 else
-    echo "FAIL: LD_LIBRARY_PATH does not swap libpmi2.so.0"
+    fail "LD_LIBRARY_PATH does not swap libpmi2.so.0"
     LD_LIBRARY_PATH=$ours ldd "$prog" | grep libpmi2
-    failures=$((failures + 1))
 fi
 if pmigate_ready; then
-    run_job "Slurm-linked pmi2_features with our libpmi2 under pmigate run -n 2" 2 \
+    run_ok_job "Slurm-linked pmi2_features with our libpmi2 under pmigate run -n 2" 2 180 \
         env LD_LIBRARY_PATH="$ours" "$PMIGATE" run -n 2 "$prog"
 else
     echo "SKIP: pmigate run -n 1 /bin/true does not work yet"
@@ -38,10 +37,9 @@ if [ -n "$HYDRA" ]; then
     slurm=$(verdicts "$HYDRA" -n 2 "$prog")
     swapped=$(verdicts env LD_LIBRARY_PATH="$ours" "$HYDRA" -n 2 "$prog")
     if [ -n "$slurm" ] && [ "$slurm" = "$swapped" ]; then
-        echo "PASS: under mpiexec.hydra both libraries report: $slurm"
+        pass "under mpiexec.hydra both libraries report: $slurm"
     else
-        echo "FAIL: under mpiexec.hydra Slurm's libpmi2 says '$slurm', ours says '$swapped'"
-        failures=$((failures + 1))
+        fail "under mpiexec.hydra Slurm's libpmi2 says '$slurm', ours says '$swapped'"
     fi
 fi
-exit $((failures > 0))
+finish

@@ -27,9 +27,6 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/pg-shm-test.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
 mkdir "$work/tmp"
 
-pass() { echo "PASS: $*"; }
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-
 # requests TRACE CMD [PATTERN]: how many CMD requests reached the gateway.
 requests() {
     "$PMIGATE" trace show "$1" --cmd "$2" --full | grep ' -> ' | grep -c -- "${3:-cmd=$2}"
@@ -101,4 +98,4 @@ if [ -z "$left" ]; then
 else
     fail "left behind: $left"
 fi
-exit $((failures > 0))
+finish
