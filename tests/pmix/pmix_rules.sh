@@ -4,26 +4,15 @@
 # non-blocking calls, name service, resolve, pack/unpack) and prints one line
 # per rule.  Run twice: over the inherited PMI_FD socketpair and over the
 # PMIGATE_PMI_PORT unix socket (PMI_FD unset), the two ways a rank connects.
-: "${top_builddir:=$(cd "$(dirname "$0")/../.." && pwd)}"
-PMIGATE=${PG_PMIGATE:-$top_builddir/gateway/pmigate}
+. "$(dirname "$0")/../lib.sh"
 RULES=$top_builddir/tests/pmix/pmix_rules
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/pg_pmix.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
-failures=0
-
-[ -x "$PMIGATE" ] || { echo "SKIP: $PMIGATE not built"; exit 77; }
-[ -x "$RULES" ] || { echo "SKIP: $RULES not built"; exit 77; }
-
-fail() {
-    echo "FAIL: $*"
-    failures=$((failures + 1))
-}
+make_workdir pg_pmix
+skip_unless_built "$PMIGATE" "$RULES"
 
 check_run() {
     how=$1
     shift
-    timeout -k 5 120 "$PMIGATE" run -n 4 "$@" >"$WORK/out" 2>&1
-    rc=$?
+    run_job 120 -n 4 "$@"
     [ $rc -eq 0 ] || fail "$how: pmigate exited $rc"
     if grep -q '^FAIL' "$WORK/out" || [ $rc -ne 0 ]; then
         cat "$WORK/out"
@@ -42,9 +31,4 @@ check_run() {
 
 check_run "PMI_FD" "$RULES"
 check_run "PMIGATE_PMI_PORT" sh -c 'unset PMI_FD; exec "$0"' "$RULES"
-
-if [ $failures -ne 0 ]; then
-    echo "$failures check(s) failed"
-    exit 1
-fi
-echo "all checks passed"
+finish
