@@ -137,6 +137,16 @@ static void *blocking_caller(void *p)
     return NULL;
 }
 
+/* Starts a thread making one blocking call that asks for `arg`; its
+ * outcome is in *c once the thread is joined. */
+static void caller_start(caller_t *c, pthread_t *t, pg_mux_t *mux, const char *arg)
+{
+    memset(c, 0, sizeof(*c));
+    c->mux = mux;
+    snprintf(c->arg, sizeof(c->arg), "%s", arg);
+    pthread_create(t, NULL, blocking_caller, c);
+}
+
 typedef struct nb_seen {
     pthread_mutex_t lock;
     pthread_cond_t cond;
@@ -201,10 +211,10 @@ static void mux_out_of_order_replies_reach_their_callers(void)
 
     fake_open(&f, 3);
     for (int i = 0; i < 3; i++) {
-        memset(&c[i], 0, sizeof(c[i]));
-        c[i].mux = f.mux;
-        snprintf(c[i].arg, sizeof(c[i].arg), "req-%d", i);
-        pthread_create(&t[i], NULL, blocking_caller, &c[i]);
+        char arg[32];
+
+        snprintf(arg, sizeof(arg), "req-%d", i);
+        caller_start(&c[i], &t[i], f.mux, arg);
     }
     for (int i = 0; i < 3; i++)
         ids[i] = fake_read_request(&f, args[i], sizeof(args[i]));
@@ -239,10 +249,7 @@ static void mux_callback_runs_on_progress_thread(void)
 
     fake_open(&f, 0);
     nb_seen_init(&seen, f.mux);
-    memset(&slow, 0, sizeof(slow));
-    slow.mux = f.mux;
-    strcpy(slow.arg, "slow");
-    pthread_create(&t, NULL, blocking_caller, &slow);
+    caller_start(&slow, &t, f.mux, "slow");
     slow_id = fake_read_request(&f, arg, sizeof(arg));
     start_request(f.mux, "fast", &req, &id);
     CU_ASSERT_EQUAL(pg_mux_send_nb(f.mux, &req, id, nb_reply, &seen), PMIX_SUCCESS);
@@ -270,10 +277,7 @@ static void mux_unknown_reply_id_ignored(void)
     uint32_t id;
 
     fake_open(&f, 0);
-    memset(&c, 0, sizeof(c));
-    c.mux = f.mux;
-    strcpy(c.arg, "x");
-    pthread_create(&t, NULL, blocking_caller, &c);
+    caller_start(&c, &t, f.mux, "x");
     id = fake_read_request(&f, arg, sizeof(arg));
     fake_reply(&f, id + 1000, PMIX_SUCCESS, "stray");
     fake_reply(&f, id, PMIX_SUCCESS, "mine");
@@ -296,9 +300,7 @@ static void mux_lost_server_fails_pending(void)
 
     fake_open(&f, 0);
     nb_seen_init(&seen, f.mux);
-    memset(&c, 0, sizeof(c));
-    c.mux = f.mux;
-    pthread_create(&t, NULL, blocking_caller, &c);
+    caller_start(&c, &t, f.mux, "");
     (void)fake_read_request(&f, arg, sizeof(arg));
     start_request(f.mux, "nb", &req, &id);
     CU_ASSERT_EQUAL(pg_mux_send_nb(f.mux, &req, id, nb_reply, &seen), PMIX_SUCCESS);
@@ -325,9 +327,7 @@ static void mux_garbage_reply_fails_pending(void)
     char arg[32];
 
     fake_open(&f, 0);
-    memset(&c, 0, sizeof(c));
-    c.mux = f.mux;
-    pthread_create(&t, NULL, blocking_caller, &c);
+    caller_start(&c, &t, f.mux, "");
     (void)fake_read_request(&f, arg, sizeof(arg));
     CU_ASSERT_EQUAL(write(f.fd, garbage, sizeof(garbage)), (ssize_t)sizeof(garbage));
     pthread_join(t, NULL);
@@ -345,9 +345,7 @@ static void mux_oversized_reply_fails_pending(void)
     char arg[32];
 
     fake_open(&f, 0);
-    memset(&c, 0, sizeof(c));
-    c.mux = f.mux;
-    pthread_create(&t, NULL, blocking_caller, &c);
+    caller_start(&c, &t, f.mux, "");
     (void)fake_read_request(&f, arg, sizeof(arg));
     pg_pmix_put_u32(hdr, 0xfffffff0u);
     CU_ASSERT_EQUAL(write(f.fd, hdr, sizeof(hdr)), (ssize_t)sizeof(hdr));
