@@ -915,8 +915,7 @@ static int job_prepare(pg_job_t *job)
     if (build_envs(job) != 0 || build_placement(job) != 0 || arm_events(job) != 0)
         goto oom;
     if (job->opts->trace_path != NULL &&
-        (job->trace = pg_trace_recorder_open(job->base, job->opts->trace_path, job->kvsname,
-                                             job->size, &err)) == NULL) {
+        (job->trace = pg_trace_recorder_open(job->base, job->opts, job->kvsname, &err)) == NULL) {
         pg_job_log(job, "cannot write the trace %s: %s", job->opts->trace_path, strerror(err));
         goto fail;
     }

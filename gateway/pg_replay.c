@@ -22,10 +22,12 @@
 
 #include "gateway/pg_replay_gw.h"
 #include "gateway/pg_replay_msg.h"
+#include "gateway/pg_replay_pmix.h"
 #include "gateway/pg_trace.h"
 #include "gateway/pg_trace_view.h"
 #include "wire/pg_frame.h"
 #include "wire/pg_io.h"
+#include "wire/pg_pmix_frame.h"
 
 enum {
     REPLAY_READ_CHUNK = 64 * 1024,
@@ -60,6 +62,9 @@ typedef struct actor {
     size_t nsteps, pos;
     int fd;                  /* -1 until opened, -1 again when finished */
     int via_port;
+    int pmix;                /* the connection speaks PMIx: replies are matched by
+                              * request id, in any order */
+    int opened_pmix;         /* the PMIx preamble went out */
     char *in;                /* received, not yet matched */
     size_t in_len, in_cap;
     int finished;            /* its recording is done and its connection closed */
@@ -151,7 +156,14 @@ int pg_replay_parse_args(int argc, char **argv, pg_replay_opts_t *o, char *err, 
 
 static int conn_replayable(const pg_trace_conn_t *c)
 {
-    return c->rank >= 0 && c->nevents > 0 && c->proto != PG_PROTO_PMIX;
+    return c->rank >= 0 && c->nevents > 0;
+}
+
+static int is_abort(const pg_trace_event_t *e)
+{
+    if (e->proto == PG_PROTO_PMIX)
+        return e->pmix.kind == PG_TRACE_PMIX_REQUEST && e->pmix.cmd == PG_PMIX_CMD_ABORT;
+    return e->cmd == PG_CMD_PMI1_ABORT || e->cmd == PG_CMD_PMI2_ABORT;
 }
 
 static int split_by_conn(replay_t *rp)
@@ -174,8 +186,7 @@ static int split_by_conn(replay_t *rp)
         int c = t->events[i].conn;
 
         rp->conn_steps[c][fill[c]++] = i;
-        if (t->events[i].dir == PG_TRACE_C2S && (t->events[i].cmd == PG_CMD_PMI1_ABORT ||
-                                                  t->events[i].cmd == PG_CMD_PMI2_ABORT))
+        if (t->events[i].dir == PG_TRACE_C2S && is_abort(&t->events[i]))
             rp->had_abort = 1;
     }
     free(fill);
@@ -225,7 +236,8 @@ static int make_actors(replay_t *rp)
             a = &rp->actors[rp->nactors++];
             *a = (actor_t){ .rank = rank, .block = b, .conn = c, .steps = rp->conn_steps[c],
                             .nsteps = rp->conn_nsteps[c], .fd = -1,
-                            .via_port = t->conns[c].via_port };
+                            .via_port = t->conns[c].via_port,
+                            .pmix = t->conns[c].proto == PG_PROTO_PMIX };
             a->map = (pg_replay_map_t){ .old_kvs = t->header.kvsname,
                                         .nrec = rp->o->ranks ? rp->nrec : 0,
                                         .block_base = b * rp->nrec };
@@ -240,10 +252,7 @@ static void warn_skipped(const replay_t *rp)
     for (int c = 0; c < rp->t->nconns; c++) {
         const pg_trace_conn_t *k = &rp->t->conns[c];
 
-        if (k->nevents > 0 && k->proto == PG_PROTO_PMIX)
-            fprintf(stderr, "pmigate replay: connection %d speaks PMIx, which replay does not "
-                            "speak yet: skipped\n", c);
-        else if (k->nevents > 0 && k->rank < 0)
+        if (k->nevents > 0 && k->rank < 0)
             fprintf(stderr, "pmigate replay: connection %d never said its rank: skipped\n", c);
     }
 }
@@ -257,41 +266,70 @@ static const pg_trace_event_t *ev_of(const replay_t *rp, const actor_t *a, size_
     return &rp->t->events[a->steps[k]];
 }
 
-/* The request the actor's current reply answers (the last one it sent). */
-static const pg_trace_event_t *last_request(const replay_t *rp, const actor_t *a)
+/* The request step k's reply answers: the last one sent before it, or on a
+ * PMIx connection the last one before it with the reply's request id. */
+static long request_step_before(const replay_t *rp, const actor_t *a, size_t k)
 {
-    for (size_t k = a->pos; k-- > 0;)
-        if (ev_of(rp, a, k)->dir == PG_TRACE_C2S)
-            return ev_of(rp, a, k);
-    return NULL;
+    const pg_trace_event_t *rep = k < a->nsteps ? ev_of(rp, a, k) : NULL;
+    int by_id = a->pmix && rep != NULL && rep->dir == PG_TRACE_S2C &&
+                rep->pmix.kind == PG_TRACE_PMIX_REPLY;
+
+    while (k-- > 0) {
+        const pg_trace_event_t *e = ev_of(rp, a, k);
+
+        if (e->dir == PG_TRACE_C2S && (!by_id || e->pmix.id == rep->pmix.id))
+            return (long)k;
+    }
+    return -1;
 }
 
-static void print_escaped(const char *label, const char *bytes, size_t len)
+static const pg_trace_event_t *request_before(const replay_t *rp, const actor_t *a, size_t k)
 {
-    char *esc = malloc(pg_escaped_max(len));
+    long r = request_step_before(rp, a, k);
 
-    if (esc == NULL)
-        return;
-    pg_escape(bytes, len, esc);
-    fprintf(stderr, "  %-9s %s\n", label, esc);
-    free(esc);
+    return r >= 0 ? ev_of(rp, a, (size_t)r) : NULL;
 }
 
-static void report_mismatch(replay_t *rp, const actor_t *a, const pg_trace_event_t *want,
+/* A message for people: a PMIx one decoded, any other escaped. */
+static void print_message(const char *label, const char *bytes, size_t len, int pmix,
+                          int from_client)
+{
+    pg_trace_pmix_msg_t m = { 0 };
+    char *text = NULL;
+
+    if (pmix) {
+        pg_trace_pmix_decode(bytes, len, from_client, &m);
+        if (m.head.kind != PG_TRACE_PMIX_BAD)
+            text = pg_trace_pmix_format(&m);
+        pg_trace_pmix_msg_release(&m);
+    }
+    if (text == NULL && (text = malloc(pg_escaped_max(len))) != NULL)
+        pg_escape(bytes, len, text);
+    if (text != NULL)
+        fprintf(stderr, "  %-9s %s\n", label, text);
+    free(text);
+}
+
+/* The first mismatch: `k` is the step whose reply was expected (a->pos
+ * unless a PMIx reply overtook), want that reply or NULL. */
+static void report_mismatch(replay_t *rp, const actor_t *a, size_t k, const pg_trace_event_t *want,
                             const char *got, size_t glen, const char *why)
 {
-    const pg_trace_event_t *req = last_request(rp, a);
+    const pg_trace_event_t *req = request_before(rp, a, k);
+    char id[16] = "";
 
-    fprintf(stderr, "pmigate replay: MISMATCH: rank %d, %s %s (trace line %u, connection %d)\n",
+    if (a->pmix && req != NULL && req->pmix.kind == PG_TRACE_PMIX_REQUEST)
+        snprintf(id, sizeof(id), " #%u", (unsigned)req->pmix.id);
+    fprintf(stderr, "pmigate replay: MISMATCH: rank %d, %s %s%s (trace line %u, connection %d)\n",
             a->rank, want != NULL ? "reply to" : "after the reply to",
-            req ? pg_trace_event_name(req) : "nothing", want ? want->line : req ? req->line : 0,
-            a->conn);
+            req ? pg_trace_event_name(req) : "nothing", id,
+            want ? want->line : req ? req->line : 0, a->conn);
     if (want != NULL)
-        print_escaped("expected:", want->bytes, want->len);
+        print_message("expected:", want->bytes, want->len, a->pmix, 0);
     else
         fprintf(stderr, "  %-9s %s\n", "expected:", "no message here");
     if (got != NULL)
-        print_escaped("got:", got, glen);
+        print_message("got:", got, glen, a->pmix, 0);
     else
         fprintf(stderr, "  %-9s %s\n", "got:", "the gateway closed the connection");
     if (why != NULL && why[0] != '\0')
@@ -315,7 +353,7 @@ static void report_hang(const replay_t *rp)
             continue;
         e = ev_of(rp, a, a->pos);
         if (e->dir == PG_TRACE_S2C) {
-            const pg_trace_event_t *req = last_request(rp, a);
+            const pg_trace_event_t *req = request_before(rp, a, a->pos);
 
             fprintf(stderr, "  rank %d still waits for the reply to %s (trace line %u)\n",
                     a->rank, req ? pg_trace_event_name(req) : "?", e->line);
@@ -345,6 +383,24 @@ static int open_port_conn(const char *path)
         return -1;
     }
     return fd;
+}
+
+/* A PMIx connection opens with the preamble.  A recording always has it
+ * (the gateway traces it), but a hand-made or cut trace may not: then the
+ * replayer says it itself, as libpmix would. */
+static int actor_open_pmix(replay_t *rp, actor_t *a, const pg_trace_event_t *first)
+{
+    unsigned char pre[PG_PMIX_PREAMBLE_LEN];
+
+    a->opened_pmix = 1;
+    if (pg_pmix_is_start(first->bytes, first->len))
+        return 0;
+    pg_pmix_preamble_encode(pre, a->via_port ? (uint32_t)a->rank : PG_PMIX_RANK_FROM_FD);
+    if (pg_io_send_all(a->fd, pre, sizeof(pre)) != 0) {
+        report_mismatch(rp, a, a->pos, NULL, NULL, 0, "sending the PMIx preamble failed");
+        return -1;
+    }
+    return 0;
 }
 
 static int actor_open(replay_t *rp, actor_t *a)
@@ -385,7 +441,10 @@ static int actor_send(replay_t *rp, actor_t *a, const pg_trace_event_t *e)
 
     if (a->fd < 0 && actor_open(rp, a) != 0)
         return -1;
-    if (pg_replay_rewrite(&a->map, e->bytes, e->len, &msg, &len) != 0) {
+    if (a->pmix && !a->opened_pmix && actor_open_pmix(rp, a, e) != 0)
+        return -1;
+    if ((a->pmix ? pg_replay_pmix_rewrite(&a->map, e->bytes, e->len, &msg, &len)
+                 : pg_replay_rewrite(&a->map, e->bytes, e->len, &msg, &len)) != 0) {
         fprintf(stderr, "pmigate replay: out of memory\n");
         rp->verdict = PG_REPLAY_EXIT_MISMATCH;
         return -1;
@@ -393,8 +452,8 @@ static int actor_send(replay_t *rp, actor_t *a, const pg_trace_event_t *e)
     verbose_msg(rp, a, "->", msg, len);
     rc = pg_io_send_all(a->fd, msg, len);
     free(msg);
-    if (rc != 0 && e->cmd != PG_CMD_PMI1_ABORT && e->cmd != PG_CMD_PMI2_ABORT) {
-        report_mismatch(rp, a, NULL, NULL, 0, "sending the request failed: the gateway closed "
+    if (rc != 0 && !is_abort(e)) {
+        report_mismatch(rp, a, a->pos, NULL, NULL, 0, "sending the request failed: the gateway closed "
                                               "the connection");
         return -1;
     }
@@ -419,8 +478,24 @@ static int ends_closed(const replay_t *rp, const actor_t *a)
 
     if (last == NULL)
         return 1;
+    if (last->proto == PG_PROTO_PMIX)
+        return is_abort(last) ||
+               (last->pmix.kind == PG_TRACE_PMIX_REPLY && last->pmix.cmd == PG_PMIX_CMD_FINALIZE);
     return last->cmd == PG_CMD_PMI1_FINALIZE_ACK || last->cmd == PG_CMD_PMI2_FINALIZE_RESPONSE ||
-           last->cmd == PG_CMD_PMI1_ABORT || last->cmd == PG_CMD_PMI2_ABORT;
+           is_abort(last);
+}
+
+static int arrived(const replay_t *rp, const actor_t *a, size_t k)
+{
+    return rp->seen[(size_t)a->block * rp->t->nevents + a->steps[k]];
+}
+
+/* Steps over PMIx replies that already arrived out of order. */
+static void skip_arrived(const replay_t *rp, actor_t *a)
+{
+    while (a->pmix && a->pos < a->nsteps && ev_of(rp, a, a->pos)->dir == PG_TRACE_S2C &&
+           arrived(rp, a, a->pos))
+        a->pos++;
 }
 
 /* Sends what the actor may send now.  Returns 1 if it moved. */
@@ -428,6 +503,7 @@ static int actor_advance(replay_t *rp, actor_t *a, uint64_t now)
 {
     int moved = 0;
 
+    skip_arrived(rp, a);
     while (!a->finished && !a->parked && a->pos < a->nsteps && rp->verdict == 0) {
         size_t ev = a->steps[a->pos];
         const pg_trace_event_t *e = &rp->t->events[ev];
@@ -459,26 +535,84 @@ static int actor_advance(replay_t *rp, actor_t *a, uint64_t now)
 /* receiving                                                          */
 /* ---------------------------------------------------------------- */
 
+/* The step a PMIx reply answers: the first recorded reply not yet arrived
+ * with its request id whose request is already out (its step is before
+ * pos) — it may be recorded after requests that the causal order still
+ * holds back.  Else the next step, to be reported. */
+static size_t pmix_reply_step(const replay_t *rp, const actor_t *a, const char *msg, size_t len)
+{
+    unsigned id;
+
+    if (pg_replay_pmix_reply_id(msg, len, &id) != 0)
+        return a->pos;
+    for (size_t k = a->pos; k < a->nsteps; k++) {
+        const pg_trace_event_t *e = ev_of(rp, a, k);
+
+        if (e->dir == PG_TRACE_S2C && !arrived(rp, a, k) && e->pmix.id == id &&
+            request_step_before(rp, a, k) < (long)a->pos)
+            return k;
+    }
+    return a->pos;
+}
+
+static int reply_matches(const replay_t *rp, const actor_t *a, size_t k, const char *msg,
+                         size_t len, char *why, size_t whylen)
+{
+    const pg_trace_event_t *want = ev_of(rp, a, k), *req;
+
+    if (!a->pmix)
+        return pg_replay_compare(&a->map, want->bytes, want->len, msg, len, rp->o->ranks > 0, why,
+                                 whylen) == 0;
+    req = request_before(rp, a, k);
+    return pg_replay_pmix_compare(&a->map, req ? req->bytes : NULL, req ? req->len : 0,
+                                  want->bytes, want->len, msg, len, rp->o->ranks > 0, why,
+                                  whylen) == 0;
+}
+
 static void actor_got(replay_t *rp, actor_t *a, const char *msg, size_t len)
 {
-    const pg_trace_event_t *want = a->pos < a->nsteps ? ev_of(rp, a, a->pos) : NULL;
+    size_t k = a->pmix ? pmix_reply_step(rp, a, msg, len) : a->pos;
+    const pg_trace_event_t *want = k < a->nsteps ? ev_of(rp, a, k) : NULL;
     char why[512];
 
     verbose_msg(rp, a, "<-", msg, len);
     if (want == NULL || want->dir != PG_TRACE_S2C) {
-        report_mismatch(rp, a, NULL, msg, len, "the gateway sent a message the recording does "
-                                               "not have here");
+        report_mismatch(rp, a, k, NULL, msg, len, "the gateway sent a message the recording "
+                                                  "does not have here");
         return;
     }
-    if (pg_replay_compare(&a->map, want->bytes, want->len, msg, len, rp->o->ranks > 0, why,
-                          sizeof(why)) != 0) {
-        report_mismatch(rp, a, want, msg, len, why);
+    if (!reply_matches(rp, a, k, msg, len, why, sizeof(why))) {
+        report_mismatch(rp, a, k, want, msg, len, why);
         return;
     }
-    rp->seen[(size_t)a->block * rp->t->nevents + a->steps[a->pos]] = 1;
+    rp->seen[(size_t)a->block * rp->t->nevents + a->steps[k]] = 1;
     advance_low(rp, a->block);
-    a->pos++;
+    if (k == a->pos)
+        a->pos++;
+    skip_arrived(rp, a);
     rp->matched++;
+}
+
+/* Length of the first whole message in the actor's input, 0 when more
+ * bytes are needed, -1 (with *err) when the stream cannot be framed. */
+static long next_message(const actor_t *a, const char **err)
+{
+    pg_frame_t frame;
+    size_t payload;
+    int rc;
+
+    if (a->pmix) {
+        rc = pg_pmix_frame_next(a->in, a->in_len, PG_PMIX_FRAME_MAX, &payload);
+        if (rc == PG_PMIX_FRAME_NEED_MORE)
+            return 0;
+        *err = pg_pmix_frame_strerror(rc);
+        return rc == PG_PMIX_FRAME_OK ? (long)(PG_PMIX_HEADER_LEN + payload) : -1;
+    }
+    rc = pg_frame_next(a->in, a->in_len, &frame);
+    if (rc == PG_WIRE_ENEED_MORE)
+        return 0;
+    *err = pg_wire_strerror(rc);
+    return rc == PG_WIRE_OK ? (long)frame.consumed : -1;
 }
 
 static int grow_in(actor_t *a)
@@ -497,9 +631,9 @@ static int grow_in(actor_t *a)
 
 static void actor_read(replay_t *rp, actor_t *a)
 {
-    pg_frame_t frame;
+    const char *err = NULL;
     ssize_t n;
-    int rc;
+    long m;
 
     if (grow_in(a) != 0) {
         fprintf(stderr, "pmigate replay: out of memory\n");
@@ -516,20 +650,19 @@ static void actor_read(replay_t *rp, actor_t *a)
             actor_finish(a); /* the recorded job was aborted: the gateway is going away */
             return;
         }
-        report_mismatch(rp, a, want, NULL, 0, NULL);
+        report_mismatch(rp, a, a->pos, want, NULL, 0, NULL);
         actor_finish(a);
         return;
     }
     a->in_len += (size_t)n;
-    while (rp->verdict == 0 && a->in_len > 0 &&
-           (rc = pg_frame_next(a->in, a->in_len, &frame)) != PG_WIRE_ENEED_MORE) {
-        if (rc != PG_WIRE_OK) {
-            report_mismatch(rp, a, NULL, a->in, a->in_len, pg_wire_strerror(rc));
+    while (rp->verdict == 0 && a->in_len > 0 && (m = next_message(a, &err)) != 0) {
+        if (m < 0) {
+            report_mismatch(rp, a, a->pos, NULL, a->in, a->in_len, err);
             return;
         }
-        actor_got(rp, a, a->in, frame.consumed);
-        memmove(a->in, a->in + frame.consumed, a->in_len - frame.consumed);
-        a->in_len -= frame.consumed;
+        actor_got(rp, a, a->in, (size_t)m);
+        memmove(a->in, a->in + m, a->in_len - (size_t)m);
+        a->in_len -= (size_t)m;
     }
 }
 
@@ -726,7 +859,8 @@ int pg_replay_run(const pg_replay_opts_t *o, const char *self_exe)
         rp.verdict = PG_REPLAY_EXIT_MISMATCH;
         goto out;
     }
-    rp.gw = pg_replay_gw_start(self_exe, rp.nranks, o->trace, rp.deadline, err, sizeof(err));
+    rp.gw = pg_replay_gw_start(self_exe, rp.nranks, o->ranks > 0 ? NULL : rp.t->header.apps,
+                               o->trace, rp.deadline, err, sizeof(err));
     if (rp.gw == NULL) {
         fprintf(stderr, "pmigate replay: %s\n", err);
         rp.verdict = PG_REPLAY_EXIT_MISMATCH;

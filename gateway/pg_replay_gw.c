@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { STUB_MSG_MAX = 4096, ACCEPT_POLL_MS = 50 };
+enum { STUB_MSG_MAX = 4096, ACCEPT_POLL_MS = 50, REPLAY_APPS_MAX = 64 };
 
 typedef struct stub {
     int ctl;     /* control socket: closing it releases the stub */
@@ -70,26 +70,51 @@ static int open_ctl(pg_replay_gw_t *gw)
     return 0;
 }
 
-static pid_t spawn_gateway(const pg_replay_gw_t *gw, const char *self_exe, const char *trace_path)
+/* Ranks per application: apps "2,2,2" as recorded when it adds up to
+ * nranks, else one application of nranks.  Returns the count (<= max). */
+static int app_sizes(int nranks, const char *apps, int *sizes, int max)
 {
-    char n[16];
-    const char *argv[16];
+    int n = 0, sum = 0;
+
+    for (const char *p = apps; p != NULL && *p != '\0' && n < max; n++) {
+        sizes[n] = atoi(p);
+        sum += sizes[n];
+        p = strchr(p, ',');
+        p = p ? p + 1 : NULL;
+    }
+    if (n < 2 || sum != nranks || n == max) {
+        sizes[0] = nranks;
+        return 1;
+    }
+    return n;
+}
+
+/* `pmigate run [--trace T] -n A stub CTL : -n B stub CTL ...` */
+static pid_t spawn_gateway(const pg_replay_gw_t *gw, const char *self_exe, const char *trace_path,
+                           const char *apps)
+{
+    int sizes[REPLAY_APPS_MAX], napps = app_sizes(gw->nranks, apps, sizes, REPLAY_APPS_MAX);
+    char n[REPLAY_APPS_MAX][16];
+    const char *argv[8 + 6 * REPLAY_APPS_MAX];
     int k = 0;
     pid_t pid;
 
-    snprintf(n, sizeof(n), "%d", gw->nranks);
     argv[k++] = "pmigate";
     argv[k++] = "run";
-    argv[k++] = "-n";
-    argv[k++] = n;
     if (trace_path != NULL) {
         argv[k++] = "--trace";
         argv[k++] = trace_path;
     }
-    argv[k++] = "--";
-    argv[k++] = self_exe;
-    argv[k++] = "__replay-stub";
-    argv[k++] = gw->ctl_path;
+    for (int a = 0; a < napps; a++) {
+        snprintf(n[a], sizeof(n[a]), "%d", sizes[a]);
+        if (a > 0)
+            argv[k++] = ":";
+        argv[k++] = "-n";
+        argv[k++] = n[a];
+        argv[k++] = self_exe;
+        argv[k++] = "__replay-stub";
+        argv[k++] = gw->ctl_path;
+    }
     argv[k] = NULL;
     pid = fork();
     if (pid == 0) {
@@ -190,8 +215,9 @@ static int gather_stubs(pg_replay_gw_t *gw, uint64_t deadline, char *err, size_t
     return 0;
 }
 
-pg_replay_gw_t *pg_replay_gw_start(const char *self_exe, int nranks, const char *trace_path,
-                                   uint64_t deadline_ns, char *err, size_t errlen)
+pg_replay_gw_t *pg_replay_gw_start(const char *self_exe, int nranks, const char *apps,
+                                   const char *trace_path, uint64_t deadline_ns, char *err,
+                                   size_t errlen)
 {
     pg_replay_gw_t *gw = calloc(1, sizeof(*gw));
 
@@ -208,7 +234,7 @@ pg_replay_gw_t *pg_replay_gw_start(const char *self_exe, int nranks, const char 
         snprintf(err, errlen, "cannot open the replay control socket: %s", strerror(errno));
         goto fail;
     }
-    gw->child = spawn_gateway(gw, self_exe, trace_path);
+    gw->child = spawn_gateway(gw, self_exe, trace_path, apps);
     if (gw->child < 0) {
         snprintf(err, errlen, "cannot fork the gateway: %s", strerror(errno));
         goto fail;

@@ -20,11 +20,14 @@
 typedef struct pg_replay_gw pg_replay_gw_t;
 
 /* Starts the child gateway with nranks stub ranks and waits until every
- * stub has reported (or deadline_ns, monotonic, passes).  trace_path, if not
- * NULL, is passed on as --trace (to record the replay itself).  Returns NULL
- * with a message in err. */
-pg_replay_gw_t *pg_replay_gw_start(const char *self_exe, int nranks, const char *trace_path,
-                                   uint64_t deadline_ns, char *err, size_t errlen);
+ * stub has reported (or deadline_ns, monotonic, passes).  apps ("2,2,2",
+ * the recorded MPMD layout; NULL or "" for one application) makes the stubs
+ * that many applications, so application numbers and sizes are as recorded.
+ * trace_path, if not NULL, is passed on as --trace (to record the replay
+ * itself).  Returns NULL with a message in err. */
+pg_replay_gw_t *pg_replay_gw_start(const char *self_exe, int nranks, const char *apps,
+                                   const char *trace_path, uint64_t deadline_ns, char *err,
+                                   size_t errlen);
 
 /* Hands over rank's PMI_FD (the caller then owns it); -1 if already taken. */
 int pg_replay_gw_take_fd(pg_replay_gw_t *gw, int rank);

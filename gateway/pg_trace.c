@@ -77,9 +77,11 @@ int pg_trace_write_header(FILE *f, const pg_trace_header_t *h)
     if (esc == NULL)
         return -1;
     pg_escape(cmd, len, esc);
-    rc = fprintf(f, "%s %d kvsname=%s size=%d start=%s cmdline=%s\n", header_magic,
+    rc = fprintf(f, "%s %d kvsname=%s size=%d start=%s%s%s cmdline=%s\n", header_magic,
                  PG_TRACE_VERSION, h->kvsname[0] ? h->kvsname : "-", h->size,
-                 h->start[0] ? h->start : "-", esc) < 0 ? -1 : 0;
+                 h->start[0] ? h->start : "-", h->apps[0] ? " apps=" : "", h->apps, esc) < 0
+             ? -1
+             : 0;
     free(esc);
     return rc;
 }
@@ -255,6 +257,19 @@ static int header_field(char **p, const char *key, char *out, size_t outlen)
     return 0;
 }
 
+/* The optional "apps=2,2,2" after start= (ranks per MPMD application). */
+static int parse_apps(char **p, pg_trace_header_t *h)
+{
+    char *save = *p;
+
+    if (header_field(p, "apps", h->apps, sizeof(h->apps)) != 0) {
+        *p = save;
+        h->apps[0] = '\0';
+        return 0;
+    }
+    return h->apps[0] == '\0' || strspn(h->apps, "0123456789,") != strlen(h->apps) ? -1 : 0;
+}
+
 static int parse_header(reader_t *r, char *line, size_t len)
 {
     pg_trace_header_t *h = &r->t->header;
@@ -284,6 +299,8 @@ static int parse_header(reader_t *r, char *line, size_t len)
     if (*end != '\0' || errno != 0 || v < 0 || v > (1 << 20))
         return rd_fail(r, "the header's size '%s' is not a number of ranks", size);
     h->size = (int)v;
+    if (parse_apps(&p, h) != 0)
+        return rd_fail(r, "the header's apps= is not a list of rank counts");
     while (*p == ' ')
         p++;
     if (strncmp(p, "cmdline=", 8) != 0)

@@ -29,7 +29,7 @@
 
 /* The version this pmigate writes and the newest it reads. */
 enum { PG_TRACE_VERSION = 1 };
-enum { PG_TRACE_KVSNAME_MAX = 255 };
+enum { PG_TRACE_KVSNAME_MAX = 255, PG_TRACE_APPS_MAX = 256 };
 
 /* Which way a message went. */
 typedef enum pg_trace_dir {
@@ -42,6 +42,8 @@ typedef struct pg_trace_header {
     char kvsname[PG_TRACE_KVSNAME_MAX + 1];
     int size;            /* ranks in the job */
     char start[64];      /* wall clock at the start, ISO 8601 UTC */
+    char apps[PG_TRACE_APPS_MAX]; /* ranks per MPMD application ("2,2,2"); ""
+                                   * when one application or not recorded */
     char *cmdline;       /* owned (by the pg_trace_t when loaded); may be NULL */
 } pg_trace_header_t;
 

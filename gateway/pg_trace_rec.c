@@ -175,11 +175,24 @@ static void rec_hook(void *arg, const pg_conn_t *conn, pg_conn_dir_t dir, const 
     arm_flush(rc->rec);
 }
 
-pg_trace_recorder_t *pg_trace_recorder_open(struct event_base *base, const char *path,
-                                            const char *kvsname, int size, int *err)
+/* "2,2,2" for `-n 2 a : -n 2 b : -n 2 c`; "" for one application. */
+static void apps_text(const pg_run_opts_t *opts, char *buf, size_t len)
+{
+    size_t o = 0;
+
+    buf[0] = '\0';
+    for (int s = 0; opts->nsegments > 1 && s < opts->nsegments && o < len; s++)
+        o += (size_t)snprintf(buf + o, len - o, "%s%d", s ? "," : "", opts->segments[s].nprocs);
+    if (o >= len)
+        buf[0] = '\0'; /* too many applications to say: the replay runs one */
+}
+
+pg_trace_recorder_t *pg_trace_recorder_open(struct event_base *base, const pg_run_opts_t *opts,
+                                            const char *kvsname, int *err)
 {
     pg_trace_recorder_t *rec = calloc(1, sizeof(*rec));
-    pg_trace_header_t h = { .size = size };
+    pg_trace_header_t h = { .size = opts->nprocs };
+    const char *path = opts->trace_path;
 
     *err = ENOMEM;
     if (rec == NULL || (rec->path = strdup(path)) == NULL ||
@@ -195,6 +208,7 @@ pg_trace_recorder_t *pg_trace_recorder_open(struct event_base *base, const char 
     setvbuf(rec->f, rec->stdio_buf, _IOFBF, PG_TRACE_STDIO_BUF);
     snprintf(h.kvsname, sizeof(h.kvsname), "%s", kvsname);
     wall_clock_iso(h.start, sizeof(h.start));
+    apps_text(opts, h.apps, sizeof(h.apps));
     h.cmdline = read_cmdline();
     rec->t0 = mono_ns();
     if (pg_trace_write_header(rec->f, &h) != 0 || fflush(rec->f) != 0) {

@@ -15,16 +15,19 @@
 #ifndef PG_TRACE_REC_H
 #define PG_TRACE_REC_H
 
+#include "gateway/pg_cli.h"
 #include "gateway/pg_conn.h"
 
 struct event_base;
 typedef struct pg_trace_recorder pg_trace_recorder_t;
 
-/* Creates (truncates) path and writes the header: format version, kvsname,
- * size, wall-clock start and this process's command line.  base may be NULL
- * (no idle flush).  Returns NULL with *err set to an errno value. */
-pg_trace_recorder_t *pg_trace_recorder_open(struct event_base *base, const char *path,
-                                            const char *kvsname, int size, int *err);
+/* Creates (truncates) opts->trace_path and writes the header: format
+ * version, kvsname, size, wall-clock start, the ranks of each MPMD
+ * application (so a replay starts the same layout) and this process's
+ * command line.  base may be NULL (no idle flush).  Returns NULL with *err
+ * set to an errno value. */
+pg_trace_recorder_t *pg_trace_recorder_open(struct event_base *base, const pg_run_opts_t *opts,
+                                            const char *kvsname, int *err);
 
 /* Records conn from now on (the connection gets the next connection id).
  * `also` (may be NULL) is another trace function called first with also_arg
