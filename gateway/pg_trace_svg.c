@@ -107,7 +107,8 @@ static void write_title(const pg_trace_analysis_t *a, const layout_t *l, FILE *o
     if (a->trace->header.cmdline != NULL) {
         char cmd[160];
 
-        snprintf(cmd, sizeof(cmd), "%s", a->trace->header.cmdline);
+        if (snprintf(cmd, sizeof(cmd), "%s", a->trace->header.cmdline) >= (int)sizeof(cmd))
+            memcpy(cmd + sizeof(cmd) - 4, "...", 4); /* cut, and it shows */
         fprintf(out, "<text x=\"%d\" y=\"42\" font-size=\"12\" fill=\"#555\">", MARGIN_LEFT);
         xml_text(out, cmd);
         fputs("</text>\n", out);
@@ -157,10 +158,31 @@ static void write_axis(const pg_trace_analysis_t *a, const layout_t *l, FILE *ou
             l->x0 + l->plot_w / 2, bottom + 34);
 }
 
+/* What rank r spoke ("PMI-1", "PMI-2", "PMIx"), from its connections;
+ * NULL if it never said. */
+static const char *rank_proto(const pg_trace_analysis_t *a, int r)
+{
+    for (int c = 0; c < a->trace->nconns; c++)
+        if (a->trace->conns[c].rank == r && a->trace->conns[c].proto != PG_PROTO_NONE)
+            return pg_proto_name(a->trace->conns[c].proto);
+    return NULL;
+}
+
 static void write_rank_labels(const pg_trace_analysis_t *a, const layout_t *l, FILE *out)
 {
     int every = l->row_h >= 10 ? 1 : (int)ceil(10.0 / l->row_h);
     double fs = l->row_h >= 12 ? 11 : 9;
+
+    /* the protocol left of the rank, so a mixed job shows who speaks what */
+    fprintf(out, "<g font-size=\"%.0f\" fill=\"#888\" text-anchor=\"start\">\n", fs);
+    for (int r = 0; r < a->nranks; r += every) {
+        const char *proto = rank_proto(a, r);
+
+        if (proto != NULL)
+            fprintf(out, "<text x=\"4\" y=\"%.2f\">%s</text>\n",
+                    row_y(l, r) + l->row_h / 2 + fs / 3, proto);
+    }
+    fputs("</g>\n", out);
 
     fprintf(out, "<g font-size=\"%.0f\" fill=\"#333\" text-anchor=\"end\">\n", fs);
     for (int r = 0; r < a->nranks; r++) {
