@@ -1,7 +1,7 @@
 #!/bin/sh
 # Regression: traces recorded from real clients (tests/traces/*.trace, made
-# by tests/traces/regenerate.sh; mixed_pmi1_pmi2_pmix_n6 has PMIx ranks) must replay against the current gateway
-# with every reply as it was.  A change in what the gateway answers shows up
+# by tests/traces/regenerate.sh; mixed_pmi1_pmi2_pmix_n6 has PMIx ranks)
+# must replay against the current gateway with every reply as it was.  A change in what the gateway answers shows up
 # here as a MISMATCH naming the rank, command, expected and received message.
 . "$top_srcdir/tests/trace/trace_lib.sh"
 n=0
