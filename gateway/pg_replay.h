@@ -3,7 +3,9 @@
  * fresh gateway without the application.  Every recorded connection becomes
  * an actor that sends its recorded requests on the same kind of connection
  * (the rank's PMI_FD, or the PMI_PORT socket) and checks each reply against
- * the recorded one (pg_replay_msg.h).
+ * the recorded one (pg_replay_msg.h for PMI-1/PMI-2, pg_replay_pmix.h for
+ * PMIx, whose replies are matched by request id in whatever order they
+ * come).
  *
  * Order: a request goes out only when every reply that precedes it in the
  * recording, on any connection, has arrived — the recording is one valid
