@@ -1,6 +1,7 @@
 #!/bin/sh
 # pmigate's command line: version, help, info, usage errors (exit 2) and a
-# program that does not exist (exit 127, nothing launched).
+# program that does not exist (exit 127, nothing launched) or cannot be
+# executed (126), and one whose exec fails in the child (127).
 . "$top_srcdir/tests/gateway/gw_lib.sh"
 
 "$PMIGATE" --version >"$TMP/v" || fail "--version failed"
@@ -42,5 +43,13 @@ expect_status 127 $? "command not in PATH"
 expect_grep 'command not found' "$TMP/e" "command not in PATH"
 "$PMIGATE" run -n 1 "$top_srcdir/tests/gateway/gw_lib.sh" 2>"$TMP/e"
 expect_status 126 $? "not executable"
+# passes the checks before launch but fails in exec (its interpreter is
+# missing): the rank's exec error is reported and the job fails with 127
+printf '#!/no/such/interp\necho unreachable\n' >"$TMP/badinterp"
+chmod +x "$TMP/badinterp"
+"$PMIGATE" run -n 3 "$TMP/badinterp" >"$TMP/o" 2>"$TMP/e"
+expect_status 127 $? "exec failure"
+expect_grep "cannot start rank 0 .*No such file or directory" "$TMP/e" "exec failure"
+[ ! -s "$TMP/o" ] || fail "exec failure: a rank printed something"
 [ $(($(now_ms) - start)) -lt 5000 ] || fail "launch failures took too long"
 exit 0
