@@ -532,14 +532,9 @@ static const pmi1_cmd_t pmi1_cmds[PG_CMD_COUNT] = {
  * the command's own reply so the client's "expecting cmd=X" check passes. */
 static int pmi1_bad_input(pg_conn_t *conn, const pg_msg_t *msg, const pmi1_cmd_t *c, int parse_rc)
 {
-    const pg_pmi_err_t *err = pg_pmi_wire_err(parse_rc);
     char text[160];
+    const pg_pmi_err_t *err = pg_pmi_bad_input(msg, parse_rc, text, sizeof(text));
 
-    if (parse_rc == PG_WIRE_ESYNTAX && msg->err_reason != NULL)
-        snprintf(text, sizeof(text), "%s:_%s", err->msg, msg->err_reason);
-    else
-        snprintf(text, sizeof(text), "%s", err->msg);
-    pg_pmi_sanitize(text);
     return pmi1_refuse(conn, c->reply, err->pmi1_rc, text), PG_HANDLER_OK;
 }
 

@@ -76,6 +76,18 @@ const pg_pmi_err_t *pg_pmi_wire_err(int parse_rc)
     return &wire_unknown;
 }
 
+const pg_pmi_err_t *pg_pmi_bad_input(const pg_msg_t *msg, int parse_rc, char *text, size_t size)
+{
+    const pg_pmi_err_t *err = pg_pmi_wire_err(parse_rc);
+
+    if (parse_rc == PG_WIRE_ESYNTAX && msg->err_reason != NULL)
+        snprintf(text, size, "%s:_%s", err->msg, msg->err_reason);
+    else
+        snprintf(text, size, "%s", err->msg);
+    pg_pmi_sanitize(text);
+    return err;
+}
+
 /* ---- sessions ------------------------------------------------------------ */
 
 pg_pmi_session_t *pg_pmi_session_new(pg_conn_t *conn)

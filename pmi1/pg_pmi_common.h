@@ -63,6 +63,11 @@ const pg_pmi_err_t *pg_pmi_status_err(pmix_status_t status);
  * (key_too_long, value_too_long, malformed_message, ...); never NULL. */
 const pg_pmi_err_t *pg_pmi_wire_err(int parse_rc);
 
+/* The wire error for a framed message the parser flagged, and its text for
+ * msg=/errmsg= (the parser's reason appended to a syntax error; no spaces,
+ * so PMI-1 can carry it).  Never NULL. */
+const pg_pmi_err_t *pg_pmi_bad_input(const pg_msg_t *msg, int parse_rc, char *text, size_t size);
+
 /* ---- sessions and deferred requests ---------------------------------- */
 
 typedef struct pg_pmi_session pg_pmi_session_t;

@@ -252,8 +252,10 @@ static int pmi2_abort(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
 
 /* ---- key-value space ---------------------------------------------------------- */
 
-/* Hidden until the owner's fence commits it (not even the owner reads it). */
-static int pmi2_kvs_put(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
+/* kvs-put and info-putnodeattr: one string value under a key; only where it
+ * goes differs.  A kvs-put stays hidden until the owner's fence commits it
+ * (not even the owner reads it); a node attribute is visible at once. */
+static int pmi2_put_string(pg_conn_t *conn, const pg_msg_t *msg, pg_cmd_t reply, bool node_attr)
 {
     char key[PG_PMI2_KEYLEN_MAX + 1], value[PG_PMI2_VALLEN_MAX + 1];
     pg_str_t val = pg_msg_get(msg, "value");
@@ -262,15 +264,23 @@ static int pmi2_kvs_put(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *ms
     pmix_status_t st;
     pg_value_t v;
 
-    (void)s;
-    if (pmi2_require(conn, msg, "key", key, sizeof(key), PG_CMD_PMI2_KVS_PUT_RESPONSE) ||
-        pmi2_require(conn, msg, "value", value, sizeof(value), PG_CMD_PMI2_KVS_PUT_RESPONSE))
+    if (pmi2_require(conn, msg, "key", key, sizeof(key), reply) ||
+        pmi2_require(conn, msg, "value", value, sizeof(value), reply))
         return PG_HANDLER_OK;
     v = pg_value_bytes(PMIX_STRING, value, val.len);
-    st = pg_put(pg_conn_engine(conn), &proc, PMIX_GLOBAL, key, &v, PG_PUT_HIDDEN);
+    if (node_attr)
+        st = pg_node_put(pg_conn_engine(conn), &proc, key, &v);
+    else
+        st = pg_put(pg_conn_engine(conn), &proc, PMIX_GLOBAL, key, &v, PG_PUT_HIDDEN);
     if (st != PMIX_SUCCESS)
-        return pmi2_refuse_status(conn, PG_CMD_PMI2_KVS_PUT_RESPONSE, rep.thrid, st), PG_HANDLER_OK;
-    return pmi2_reply(conn, PG_CMD_PMI2_KVS_PUT_RESPONSE, &rep), PG_HANDLER_OK;
+        return pmi2_refuse_status(conn, reply, rep.thrid, st), PG_HANDLER_OK;
+    return pmi2_reply(conn, reply, &rep), PG_HANDLER_OK;
+}
+
+static int pmi2_kvs_put(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
+{
+    (void)s;
+    return pmi2_put_string(conn, msg, PG_CMD_PMI2_KVS_PUT_RESPONSE, false);
 }
 
 /* The reply to a kvs-get or info-getnodeattr the engine has answered. */
@@ -427,23 +437,8 @@ static int pmi2_kvs_fence(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *
 
 static int pmi2_info_putnodeattr(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
 {
-    char key[PG_PMI2_KEYLEN_MAX + 1], value[PG_PMI2_VALLEN_MAX + 1];
-    pg_str_t val = pg_msg_get(msg, "value");
-    pg_proc_t proc = pg_pmi_proc(conn);
-    pg_reply_t rep = pmi2_ok(pmi2_thrid(msg));
-    pmix_status_t st;
-    pg_value_t v;
-
     (void)s;
-    if (pmi2_require(conn, msg, "key", key, sizeof(key), PG_CMD_PMI2_INFO_PUTNODEATTR_RESPONSE) ||
-        pmi2_require(conn, msg, "value", value, sizeof(value), PG_CMD_PMI2_INFO_PUTNODEATTR_RESPONSE))
-        return PG_HANDLER_OK;
-    v = pg_value_bytes(PMIX_STRING, value, val.len);
-    st = pg_node_put(pg_conn_engine(conn), &proc, key, &v);
-    if (st != PMIX_SUCCESS)
-        return pmi2_refuse_status(conn, PG_CMD_PMI2_INFO_PUTNODEATTR_RESPONSE, rep.thrid, st),
-               PG_HANDLER_OK;
-    return pmi2_reply(conn, PG_CMD_PMI2_INFO_PUTNODEATTR_RESPONSE, &rep), PG_HANDLER_OK;
+    return pmi2_put_string(conn, msg, PG_CMD_PMI2_INFO_PUTNODEATTR_RESPONSE, true);
 }
 
 /* wait=TRUE holds until a process of the node puts the key; the engine's
@@ -618,14 +613,9 @@ static const pmi2_cmd_t pmi2_cmds[PG_CMD_COUNT] = {
  * the command's own response, thrid echoed. */
 static int pmi2_bad_input(pg_conn_t *conn, const pg_msg_t *msg, const pmi2_cmd_t *c, int parse_rc)
 {
-    const pg_pmi_err_t *err = pg_pmi_wire_err(parse_rc);
     char text[160];
+    const pg_pmi_err_t *err = pg_pmi_bad_input(msg, parse_rc, text, sizeof(text));
 
-    if (parse_rc == PG_WIRE_ESYNTAX && msg->err_reason != NULL)
-        snprintf(text, sizeof(text), "%s:_%s", err->msg, msg->err_reason);
-    else
-        snprintf(text, sizeof(text), "%s", err->msg);
-    pg_pmi_sanitize(text);
     if (c->reply == PG_CMD_PMI1_RESPONSE_TO_INIT) {
         pg_pmi_reply_t r;
 
