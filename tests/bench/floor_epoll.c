@@ -33,7 +33,6 @@
 #include <unistd.h>
 
 #define MAX_CLIENTS 65536
-#define EVENTS_PER_WAIT 256
 
 static const char fence_request[] = "cmd=kvs-fence;";
 static const char fence_reply[] = "cmd=kvs-fence-response;rc=0;";
@@ -175,20 +174,14 @@ static int server_spawn(struct floor_server *s, int i)
     return epoll_ctl(s->epfd, EPOLL_CTL_ADD, sv[0], &ev);
 }
 
+static int server_on_ready(void *s, void *conn)
+{
+    return server_readable(s, conn);
+}
+
 static int server_loop(struct floor_server *s)
 {
-    struct epoll_event events[EVENTS_PER_WAIT];
-    while (s->finished < s->n) {
-        int k = epoll_wait(s->epfd, events, EVENTS_PER_WAIT, -1);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k < 0)
-            return -1;
-        for (int i = 0; i < k; i++)
-            if (server_readable(s, events[i].data.ptr) < 0)
-                return -1;
-    }
-    return 0;
+    return pg_bench_epoll_run(s->epfd, &s->finished, s->n, server_on_ready, s);
 }
 
 /* Reaps every client; returns 0 when all exited 0.  On failure the

@@ -41,7 +41,6 @@
 #include <unistd.h>
 
 #define MAX_RANKS 65536
-#define EVENTS_PER_WAIT 256
 /* Room for one report value ("init put fence getall" in µs). */
 #define TIMES_MAX 128
 
@@ -342,20 +341,14 @@ out:
     return rc;
 }
 
+static int server_on_ready(void *s, void *rank)
+{
+    return rank_readable(s, rank);
+}
+
 static int server_loop(struct fp_server *s)
 {
-    struct epoll_event events[EVENTS_PER_WAIT];
-    while (s->closed < s->n) {
-        int k = epoll_wait(s->epfd, events, EVENTS_PER_WAIT, -1);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k < 0)
-            return -1;
-        for (int i = 0; i < k; i++)
-            if (rank_readable(s, events[i].data.ptr) < 0)
-                return -1;
-    }
-    return 0;
+    return pg_bench_epoll_run(s->epfd, &s->closed, s->n, server_on_ready, s);
 }
 
 /* Reaps every rank; on failure the survivors are killed first so nothing

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -137,4 +138,22 @@ int pg_bench_raise_nofile(long want)
             return -1;
     }
     return (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= (rlim_t)want) ? 0 : -1;
+}
+
+int pg_bench_epoll_run(int epfd, const int *done, int n, int (*on_ready)(void *ctx, void *ptr),
+                       void *ctx)
+{
+    struct epoll_event events[256];
+
+    while (*done < n) {
+        int k = epoll_wait(epfd, events, (int)(sizeof(events) / sizeof(events[0])), -1);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0)
+            return -1;
+        for (int i = 0; i < k; i++)
+            if (on_ready(ctx, events[i].data.ptr) < 0)
+                return -1;
+    }
+    return 0;
 }

@@ -59,6 +59,12 @@ ssize_t pg_bench_get_reply(char *buf, size_t cap);
 /* Median of n samples; sorts the array in place.  0 when n is 0. */
 double pg_bench_median(double *samples, size_t n);
 
+/* The floors' event loop: waits on epfd until *done reaches n, handing each
+ * ready event's data.ptr to on_ready(ctx, ptr).  Returns 0, or -1 when
+ * epoll_wait or a handler fails. */
+int pg_bench_epoll_run(int epfd, const int *done, int n, int (*on_ready)(void *ctx, void *ptr),
+                       void *ctx);
+
 /* Raises the soft open-file limit to at least want (up to the hard limit).
  * Returns 0 when the limit is now >= want, -1 otherwise. */
 int pg_bench_raise_nofile(long want);
