@@ -115,6 +115,13 @@ pg_req_t *pg_req_new(pg_engine_t *e, pg_req_kind_t kind, pg_job_t *job, pmix_ran
     return r;
 }
 
+/* The absolute deadline `timeout` after `now`: PG_TIME_NEVER for no
+ * timeout (0) or one that would overflow. */
+pg_time_t pg_deadline_of(pg_time_t now, pg_time_t timeout)
+{
+    return timeout == 0 || now > PG_TIME_NEVER - timeout ? PG_TIME_NEVER : now + timeout;
+}
+
 /* Puts r on the held list; it blocks its requester unless the caller said
  * the process continues (nonblocking client calls). */
 void pg_req_hold(pg_engine_t *e, pg_req_t *r, pg_time_t deadline)

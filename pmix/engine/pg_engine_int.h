@@ -214,6 +214,7 @@ void pg_kv_free(pg_engine_t *e, pg_kv_t *kv);
 pg_value_t pg_kv_value(const pg_kv_t *kv);
 pg_req_t *pg_req_new(pg_engine_t *e, pg_req_kind_t kind, pg_job_t *job, pmix_rank_t rank);
 void pg_req_hold(pg_engine_t *e, pg_req_t *r, pg_time_t deadline);
+pg_time_t pg_deadline_of(pg_time_t now, pg_time_t timeout);
 void pg_req_complete(pg_engine_t *e, pg_req_t *r, pmix_status_t status, const pg_kv_t *value);
 void pg_engine_flush(pg_engine_t *e);
 void pg_job_ref(pg_job_t *job);

@@ -375,7 +375,7 @@ pmix_status_t pg_fence_join(pg_engine_t *e, const pg_proc_t *proc, const pg_proc
     f->joined[idx] = 1;
     f->njoined++;
     job->procs[proc->rank].nfences++;
-    pg_time_t dl = timeout == 0 || now > PG_TIME_NEVER - timeout ? PG_TIME_NEVER : now + timeout;
+    pg_time_t dl = pg_deadline_of(now, timeout);
     if (dl < f->deadline)
         f->deadline = dl;
     e->hang_dirty = true;

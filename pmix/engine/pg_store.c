@@ -408,11 +408,6 @@ static pg_req_t *get_req_new(pg_engine_t *e, const pg_get_req_t *q, pg_job_t *rj
     return r;
 }
 
-static pg_time_t deadline_of(pg_time_t now, pg_time_t timeout)
-{
-    return timeout == 0 || now > PG_TIME_NEVER - timeout ? PG_TIME_NEVER : now + timeout;
-}
-
 /* Step 6 of the retrieval order: the target lives on another server. */
 static pmix_status_t get_remote(pg_engine_t *e, const pg_get_req_t *q, pg_job_t *rjob,
                                 pg_job_t *tjob, pg_time_t now, pg_get_cb_t cb, void *cbdata)
@@ -432,7 +427,7 @@ static pmix_status_t get_remote(pg_engine_t *e, const pg_get_req_t *q, pg_job_t 
     r->slot = s;
     r->dmodex_id = e->next_id++;
     DL_APPEND2(s->waiters, r, wprev, wnext);
-    pg_req_hold(e, r, deadline_of(now, q->timeout));
+    pg_req_hold(e, r, pg_deadline_of(now, q->timeout));
     pg_proc_t t = { tjob->nspace, q->target.rank };
     e->ops.dmodex(e->host_ctx, r->dmodex_id, &t, q->key);
     pg_engine_flush(e);
@@ -448,7 +443,7 @@ static pmix_status_t get_hold(pg_engine_t *e, const pg_get_req_t *q, pg_job_t *r
         return get_done(cb, cbdata, PMIX_ERR_NOMEM, NULL);
     r->slot = s;
     DL_APPEND2(s->waiters, r, wprev, wnext);
-    pg_req_hold(e, r, deadline_of(now, q->timeout));
+    pg_req_hold(e, r, pg_deadline_of(now, q->timeout));
     pg_engine_flush(e); /* hang detection may end it at once; r is gone then */
     return PMIX_OPERATION_IN_PROGRESS;
 }
@@ -600,7 +595,7 @@ static pmix_status_t node_get(pg_engine_t *e, const pg_get_req_t *q, pg_job_t *r
     r->cb.get = cb;
     r->cbdata = cbdata;
     DL_APPEND2(a->waiters, r, wprev, wnext);
-    pg_req_hold(e, r, deadline_of(now, q->timeout));
+    pg_req_hold(e, r, pg_deadline_of(now, q->timeout));
     pg_engine_flush(e); /* hang detection may end it at once; r is gone then */
     return PMIX_OPERATION_IN_PROGRESS;
 }
