@@ -10,21 +10,6 @@
  */
 #include "pmix/engine/pg_engine_int.h"
 
-/* Does a committed value of `poster` with `scope` reach every process of
- * the node whose interned host is `host`? */
-static bool node_sees(const pg_job_t *job, pmix_rank_t poster, uint8_t scope,
-                      const pg_host_t *host)
-{
-    bool same = job->nodes[job->rank_node[poster]] == host;
-
-    switch (scope) {
-    case PMIX_GLOBAL: return true;
-    case PMIX_LOCAL: return same;
-    case PMIX_REMOTE: return !same;
-    default: return false; /* INTERNAL: the poster's own */
-    }
-}
-
 /* Visits the published value of every cell of one slot. */
 static pmix_status_t slot_walk(const pg_job_t *job, const pg_slot_t *s, const pg_host_t *host,
                                pg_visible_fn visitor, void *arg)
@@ -37,7 +22,7 @@ static pmix_status_t slot_walk(const pg_job_t *job, const pg_slot_t *s, const pg
         pmix_status_t rc;
         pg_value_t v;
 
-        if (kv == NULL || !node_sees(job, kv->rank, kv->scope, host))
+        if (kv == NULL || !pg_scope_reaches(job, kv->rank, kv->scope, host))
             continue;
         v = pg_kv_value(kv);
         rc = visitor(arg, s->key, kv->rank, &v);

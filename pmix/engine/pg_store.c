@@ -131,22 +131,27 @@ void pg_store_free_job(pg_engine_t *e, pg_job_t *job)
 
 /* ---- scope ---- */
 
-static bool same_host(const pg_job_t *a, pmix_rank_t ra, const pg_job_t *b, pmix_rank_t rb)
+/* Does a committed value of `poster` with `scope` reach the processes on
+ * `host` (an interned host, so hosts compare by pointer)?  The poster's own
+ * reads are scope_sees' business: INTERNAL reaches nobody else. */
+bool pg_scope_reaches(const pg_job_t *pjob, pmix_rank_t poster, uint8_t scope,
+                      const pg_host_t *host)
 {
-    return a->nodes[a->rank_node[ra]] == b->nodes[b->rank_node[rb]];
+    bool same = pjob->nodes[pjob->rank_node[poster]] == host;
+    switch (scope) {
+    case PMIX_GLOBAL: return true;
+    case PMIX_LOCAL: return same;
+    case PMIX_REMOTE: return !same;
+    default: return false; /* INTERNAL */
+    }
 }
 
-bool pg_scope_sees(const pg_job_t *pjob, pmix_rank_t poster, uint8_t scope, const pg_job_t *rjob,
-                   pmix_rank_t reader)
+static bool scope_sees(const pg_job_t *pjob, pmix_rank_t poster, uint8_t scope,
+                       const pg_job_t *rjob, pmix_rank_t reader)
 {
     if (pjob == rjob && poster == reader)
         return true;
-    switch (scope) {
-    case PMIX_GLOBAL: return true;
-    case PMIX_LOCAL: return same_host(pjob, poster, rjob, reader);
-    case PMIX_REMOTE: return !same_host(pjob, poster, rjob, reader);
-    default: return false; /* INTERNAL */
-    }
+    return pg_scope_reaches(pjob, poster, scope, rjob->nodes[rjob->rank_node[reader]]);
 }
 
 /* ---- put / commit ---- */
@@ -291,7 +296,7 @@ static lk_t cell_look(const lk_ctx_t *c, pg_kv_t *head, pg_kv_t **out)
         kv = kv->older;
     if (kv == NULL)
         return LK_MISSING;
-    if (!pg_scope_sees(c->tjob, kv->rank, kv->scope, c->rjob, c->rrank) ||
+    if (!scope_sees(c->tjob, kv->rank, kv->scope, c->rjob, c->rrank) ||
         (c->scope != PMIX_SCOPE_UNDEF && !owner && kv->scope != c->scope &&
          kv->scope != PMIX_GLOBAL))
         return LK_OUTSIDE;
