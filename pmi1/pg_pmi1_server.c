@@ -80,7 +80,6 @@ static int pmi1_init(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
               pg_str_to_long(pg_msg_get(msg, "pmi_subversion"), &subversion) == 0 &&
               version == 1 && subversion >= 0;
 
-    s->inited = ok;
     s->keyval_cache = ok && pg_str_eq(pg_msg_get(msg, PG_PMI1_KEYVAL_CACHE_ATTR), "yes");
     return pmi1_send(conn, &r, pg_enc_pmi1_response_to_init(pg_pmi_reply_init(&r), ok ? 0 : -1, 1, 1),
                      PG_CMD_PMI1_RESPONSE_TO_INIT);
@@ -222,21 +221,25 @@ static void pmi1_send_get_failure(pg_conn_t *conn, pmix_status_t st, const char 
     pmi1_send(conn, &r, rc, PG_CMD_PMI1_GET_RESULT);
 }
 
+/* What a get's callback needs.  PMI-1 gets are IMMEDIATE, so the engine
+ * answers before pg_get returns: this lives on the handler's stack and the
+ * connection and key are still valid (no request record per get). */
+typedef struct pmi1_get_now {
+    pg_conn_t *conn;
+    const char *key;
+} pmi1_get_now_t;
+
 static void pmi1_get_done(pmix_status_t status, const pg_value_t *value, pmix_rank_t poster,
                           void *cbdata)
 {
-    pg_pmi_req_t *req = cbdata;
-    pg_conn_t *conn = pg_pmi_req_conn(req);
+    const pmi1_get_now_t *now = cbdata;
 
     (void)poster;
-    if (conn != NULL) {
-        if (status == PMIX_SUCCESS && value != NULL)
-            pmi1_send_value(conn, value);
-        else
-            pmi1_send_get_failure(conn, status == PMIX_SUCCESS ? PMIX_ERR_NOT_FOUND : status,
-                                  req->key);
-    }
-    pg_pmi_req_free(req);
+    if (status == PMIX_SUCCESS && value != NULL)
+        pmi1_send_value(now->conn, value);
+    else
+        pmi1_send_get_failure(now->conn, status == PMIX_SUCCESS ? PMIX_ERR_NOT_FOUND : status,
+                              now->key);
 }
 
 /* A PMI-1 get never waits (every PMI-1 server fails a missing key at once):
@@ -247,22 +250,20 @@ static int pmi1_get(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
     pg_engine_t *engine = pg_conn_engine(conn);
     pg_proc_t proc = pg_pmi_proc(conn);
     pg_proc_t target = { proc.nspace, PMIX_RANK_UNDEF };
+    pmi1_get_now_t now = { conn, key };
     pg_get_req_t q;
     pg_value_t v;
-    pg_pmi_req_t *req;
 
+    (void)s;
     if (pmi1_require(conn, msg, "key", key, sizeof(key), PG_CMD_PMI1_GET_RESULT) != 0)
         return PG_HANDLER_OK;
     if (pg_pmi_is_job_attr(key) && pg_job_attr(engine, proc.nspace, key, &v) == PMIX_SUCCESS) {
         pmi1_send_value(conn, &v);
         return PG_HANDLER_OK;
     }
-    req = pg_pmi_req_new(s, PG_CMD_PMI1_GET, (pg_str_t){ NULL, 0 }, key);
-    if (req == NULL)
-        return pmi1_refuse_status(conn, PG_CMD_PMI1_GET_RESULT, PMIX_ERR_NOMEM), PG_HANDLER_OK;
     pg_get_req_init(&q, &proc, &target, key);
     q.flags = PG_GET_IMMEDIATE;
-    (void)pg_get(engine, &q, pg_job_now(), pmi1_get_done, req); /* callback always runs */
+    (void)pg_get(engine, &q, pg_job_now(), pmi1_get_done, &now); /* answered before it returns */
     return PG_HANDLER_OK;
 }
 
@@ -358,7 +359,7 @@ static int pmi1_barrier_in(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t 
     st = pg_commit(engine, &proc);
     if (st != PMIX_SUCCESS)
         return pmi1_refuse_status(conn, PG_CMD_PMI1_BARRIER_OUT, st), PG_HANDLER_OK;
-    req = pg_pmi_req_new(s, PG_CMD_PMI1_BARRIER_IN, (pg_str_t){ NULL, 0 }, NULL);
+    req = pg_pmi_req_new(s, PG_CMD_PMI1_BARRIER_IN, (pg_str_t){ NULL, 0 });
     if (req == NULL)
         return pmi1_refuse_status(conn, PG_CMD_PMI1_BARRIER_OUT, PMIX_ERR_NOMEM), PG_HANDLER_OK;
     st = pg_fence_join(engine, &proc, NULL, 0, PG_FENCE_COLLECT, 0, pg_job_now(), pmi1_barrier_done,
@@ -483,7 +484,7 @@ static int pmi1_lookup_name(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t
 
     if (pmi1_require(conn, msg, "service", service, sizeof(service), PG_CMD_PMI1_LOOKUP_RESULT))
         return PG_HANDLER_OK;
-    req = pg_pmi_req_new(s, PG_CMD_PMI1_LOOKUP_NAME, (pg_str_t){ NULL, 0 }, service);
+    req = pg_pmi_req_new(s, PG_CMD_PMI1_LOOKUP_NAME, (pg_str_t){ NULL, 0 });
     if (req == NULL)
         return pmi1_refuse_status(conn, PG_CMD_PMI1_LOOKUP_RESULT, PMIX_ERR_NOMEM), PG_HANDLER_OK;
     (void)pg_lookup(pg_conn_engine(conn), &proc, service, false, 0, pg_job_now(), pmi1_lookup_done,

@@ -113,11 +113,10 @@ void pg_pmi_session_free(pg_pmi_session_t *s)
     free(s);
 }
 
-pg_pmi_req_t *pg_pmi_req_new(pg_pmi_session_t *s, pg_cmd_t cmd, pg_str_t thrid, const char *key)
+pg_pmi_req_t *pg_pmi_req_new(pg_pmi_session_t *s, pg_cmd_t cmd, pg_str_t thrid)
 {
     size_t tlen = thrid.ptr != NULL ? thrid.len : 0;
-    size_t klen = key != NULL ? strlen(key) : 0;
-    pg_pmi_req_t *r = malloc(sizeof(*r) + tlen + 1 + klen + 1);
+    pg_pmi_req_t *r = malloc(sizeof(*r) + tlen + 1);
 
     if (r == NULL)
         return NULL;
@@ -128,9 +127,6 @@ pg_pmi_req_t *pg_pmi_req_new(pg_pmi_session_t *s, pg_cmd_t cmd, pg_str_t thrid, 
     r->text[tlen] = '\0';
     r->thrid.ptr = r->has_thrid ? r->text : NULL;
     r->thrid.len = (uint32_t)tlen;
-    memcpy(r->text + tlen + 1, klen ? key : "", klen);
-    r->text[tlen + 1 + klen] = '\0';
-    r->key = r->text + tlen + 1;
     r->prev = NULL;
     r->next = s->pending;
     if (s->pending != NULL)

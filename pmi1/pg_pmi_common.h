@@ -77,7 +77,6 @@ struct pg_pmi_session {
     pg_conn_t *conn;         /* borrowed; valid until pg_pmi_session_free */
     pg_pmi_req_t *pending;   /* requests the engine has not answered yet */
     bool keyval_cache;       /* PMI-1: the client asked for keyval_cache lines */
-    bool inited;             /* the version handshake succeeded */
 };
 
 struct pg_pmi_req {
@@ -86,8 +85,7 @@ struct pg_pmi_req {
     pg_cmd_t cmd;              /* the request this answers */
     bool has_thrid;            /* PMI-2: echo thrid */
     pg_str_t thrid;            /* points into text[] */
-    const char *key;           /* NUL-terminated copy in text[] ("" if none) */
-    char text[];               /* thrid, NUL, key, NUL */
+    char text[];               /* thrid, NUL */
 };
 
 /* Allocates the handler data of `conn`; NULL when out of memory. */
@@ -97,8 +95,8 @@ pg_pmi_session_t *pg_pmi_session_new(pg_conn_t *conn);
 void pg_pmi_session_free(pg_pmi_session_t *s);
 
 /* A pending request of session `s` for command `cmd`, copying `thrid`
- * (ptr NULL: none) and `key` (may be NULL).  NULL when out of memory. */
-pg_pmi_req_t *pg_pmi_req_new(pg_pmi_session_t *s, pg_cmd_t cmd, pg_str_t thrid, const char *key);
+ * (ptr NULL: none).  NULL when out of memory. */
+pg_pmi_req_t *pg_pmi_req_new(pg_pmi_session_t *s, pg_cmd_t cmd, pg_str_t thrid);
 /* The connection to answer on, or NULL if it closed meanwhile. */
 pg_conn_t *pg_pmi_req_conn(const pg_pmi_req_t *r);
 /* Unlinks and frees.  NULL is ignored. */

@@ -171,7 +171,7 @@ static int pmi2_init(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
     pg_pmi_reply_t r;
     bool ok = pg_str_to_long(pg_msg_get(msg, "pmi_version"), &version) == 0 && version == 2;
 
-    s->inited = ok;
+    (void)s;
     (void)pg_enc_pmi1_response_to_init(pg_pmi_reply_init(&r), ok ? 0 : -1, 2, 0);
     pg_pmi_send(conn, &r.enc);
     return PG_HANDLER_OK;
@@ -352,7 +352,7 @@ static int pmi2_start_get(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *
     (void)pg_get(pg_conn_engine(conn), &q, pg_job_now(), pmi2_get_now_done, &now);
     if (!now.held_later)
         return PG_HANDLER_OK;
-    req = pg_pmi_req_new(s, msg->cmd, thrid, key);
+    req = pg_pmi_req_new(s, msg->cmd, thrid);
     if (req == NULL)
         return pmi2_refuse_status(conn, reply, thrid, PMIX_ERR_NOMEM), PG_HANDLER_OK;
     q.flags = flags;
@@ -420,7 +420,7 @@ static int pmi2_kvs_fence(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *
     st = pg_commit(engine, &proc);
     if (st != PMIX_SUCCESS)
         return pmi2_refuse_status(conn, PG_CMD_PMI2_KVS_FENCE_RESPONSE, thrid, st), PG_HANDLER_OK;
-    req = pg_pmi_req_new(s, msg->cmd, thrid, NULL);
+    req = pg_pmi_req_new(s, msg->cmd, thrid);
     if (req == NULL)
         return pmi2_refuse_status(conn, PG_CMD_PMI2_KVS_FENCE_RESPONSE, thrid, PMIX_ERR_NOMEM),
                PG_HANDLER_OK;
@@ -561,7 +561,7 @@ static int pmi2_name_lookup(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t
 
     if (pmi2_require(conn, msg, "name", name, sizeof(name), PG_CMD_PMI2_NAME_LOOKUP_RESPONSE))
         return PG_HANDLER_OK;
-    req = pg_pmi_req_new(s, msg->cmd, pmi2_thrid(msg), name);
+    req = pg_pmi_req_new(s, msg->cmd, pmi2_thrid(msg));
     if (req == NULL)
         return pmi2_refuse_status(conn, PG_CMD_PMI2_NAME_LOOKUP_RESPONSE, pmi2_thrid(msg),
                                   PMIX_ERR_NOMEM),
