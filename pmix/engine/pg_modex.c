@@ -69,8 +69,7 @@ pmix_status_t pg_modex_build(pg_engine_t *e, pg_job_t *job, pg_modex_want_t want
     pg_slot_t *s;
     (void)e;
     for (s = job->slots; s != NULL; s = s->hh.next) {
-        bool dense = s->cap == UINT32_MAX;
-        uint32_t n = dense ? job->size : s->count;
+        uint32_t n = pg_slot_ncells(job, s);
         for (uint32_t i = 0; i < n; i++) {
             pg_kv_t *kv = s->cells[i] != NULL ? pg_kv_published(s->cells[i]) : NULL;
             if (kv != NULL && (kv->scope == PMIX_GLOBAL || kv->scope == PMIX_REMOTE) &&

@@ -14,8 +14,7 @@
 static pmix_status_t slot_walk(const pg_job_t *job, const pg_slot_t *s, const pg_host_t *host,
                                pg_visible_fn visitor, void *arg)
 {
-    /* cap == UINT32_MAX: the cells are a rank-indexed array (pg_engine_int.h) */
-    uint32_t n = s->cap == UINT32_MAX ? job->size : s->count;
+    uint32_t n = pg_slot_ncells(job, s);
 
     for (uint32_t i = 0; i < n; i++) {
         pg_kv_t *kv = s->cells[i] != NULL ? pg_kv_published(s->cells[i]) : NULL;

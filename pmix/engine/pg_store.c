@@ -87,6 +87,13 @@ pg_kv_t **pg_slot_cell(pg_slot_t *s, pmix_rank_t rank)
     return slot_find(s, rank);
 }
 
+/* Length of s->cells to walk: every rank when dense (entries may then be
+ * NULL), else the posters. */
+uint32_t pg_slot_ncells(const pg_job_t *job, const pg_slot_t *s)
+{
+    return slot_dense(s) ? job->size : s->count;
+}
+
 static void kv_chain_free(pg_engine_t *e, pg_kv_t *kv)
 {
     while (kv != NULL) {
@@ -99,7 +106,7 @@ static void kv_chain_free(pg_engine_t *e, pg_kv_t *kv)
 static void slot_free(pg_job_t *job, pg_slot_t *s)
 {
     pg_engine_t *e = job->engine;
-    uint32_t n = slot_dense(s) ? job->size : s->count;
+    uint32_t n = pg_slot_ncells(job, s);
     for (uint32_t i = 0; i < n; i++)
         kv_chain_free(e, s->cells[i]);
     pg_mem_free(e, s->cells, (slot_dense(s) ? job->size : s->cap) * sizeof(*s->cells));
@@ -317,7 +324,7 @@ static lk_t look_any(const lk_ctx_t *c, pg_slot_t *s, pg_kv_t **out)
     pg_kv_t *found = NULL;
     if (c->rjob == c->tjob && look_rank(c, s, c->rrank, out) == LK_FOUND)
         return LK_FOUND;
-    uint32_t n = slot_dense(s) ? c->tjob->size : s->count;
+    uint32_t n = pg_slot_ncells(c->tjob, s);
     for (uint32_t i = 0; i < n; i++) {
         pg_kv_t *kv = NULL;
         if (s->cells[i] == NULL)
