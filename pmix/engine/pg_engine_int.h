@@ -227,6 +227,7 @@ pmix_status_t pg_reserved_get(pg_engine_t *e, const pg_get_req_t *req, pg_job_t 
                               pg_job_t *tjob, pg_get_cb_t cb, void *cbdata);
 void pg_job_destroy(pg_job_t *job);
 char *pg_anl_map(const uint32_t *rank_node, uint32_t size);
+uint32_t pg_job_node_of(const pg_job_t *tjob, const pg_job_t *rjob, pmix_rank_t rrank);
 
 /* pg_store.c */
 pg_slot_t *pg_slot_get(pg_job_t *job, const char *key, bool create);

@@ -554,8 +554,9 @@ static bool rsv_proc(const pg_job_t *job, pmix_rank_t r, const char *k, rsv_out_
     return false;
 }
 
-/* The requester's node seen from the target job: same hostname. */
-static uint32_t node_in_job(const pg_job_t *tjob, const pg_job_t *rjob, pmix_rank_t rrank)
+/* The requester's node seen from the target job (same interned host), or
+ * UINT32_MAX when the target job has no rank there. */
+uint32_t pg_job_node_of(const pg_job_t *tjob, const pg_job_t *rjob, pmix_rank_t rrank)
 {
     if (rjob == NULL || rrank >= rjob->size)
         return UINT32_MAX;
@@ -574,7 +575,7 @@ static bool rsv_resolve(const pg_get_req_t *q, const pg_job_t *rjob, const pg_jo
     bool proc = t < tjob->size;
     uint32_t node = q->nodeid != UINT32_MAX ? q->nodeid
                     : proc                   ? tjob->rank_node[t]
-                                             : node_in_job(tjob, rjob, q->requester.rank);
+                                             : pg_job_node_of(tjob, rjob, q->requester.rank);
     uint32_t app = q->appnum != UINT32_MAX ? q->appnum
                    : proc                   ? tjob->appnum[t]
                    : rjob == tjob && q->requester.rank < tjob->size

@@ -581,12 +581,8 @@ pmix_status_t pg_node_put(pg_engine_t *e, const pg_proc_t *proc, const char *key
 static pmix_status_t node_get(pg_engine_t *e, const pg_get_req_t *q, pg_job_t *rjob,
                               pg_job_t *tjob, pg_time_t now, pg_get_cb_t cb, void *cbdata)
 {
-    uint32_t node = q->nodeid;
-    if (node == UINT32_MAX) {
-        const pg_host_t *h = rjob->nodes[rjob->rank_node[q->requester.rank]];
-        for (node = 0; node < tjob->nnodes && tjob->nodes[node] != h; node++)
-            ;
-    }
+    uint32_t node = q->nodeid != UINT32_MAX ? q->nodeid
+                                            : pg_job_node_of(tjob, rjob, q->requester.rank);
     if (node >= tjob->nnodes)
         return get_done(cb, cbdata, PMIX_ERR_NOT_FOUND, NULL);
     pg_nattr_t *a = nattr_get(tjob, node, q->key, false);
