@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "gateway/pg_job.h"
+#include "pmi2/pmi2.h" /* the PMI-2 rc numbers sent on the wire */
 
 /* ---- error tables ------------------------------------------------------- */
 
@@ -23,23 +24,23 @@ typedef struct status_row {
  * hydra's -1, except the name-service refusals where hydra answers rc=1. */
 static const status_row_t status_table[] = {
     { PMIX_SUCCESS, { 0, 0, "success" } },
-    { PMIX_ERR_NOT_FOUND, { -1, PG_PMI2_FAIL, "not_found" } },
-    { PMIX_ERR_DUPLICATE_KEY, { 1, PG_PMI2_FAIL, "key_already_present" } },
-    { PMIX_ERR_BAD_PARAM, { -1, PG_PMI2_ERR_INVALID_ARG, "invalid_argument" } },
-    { PMIX_ERR_EXISTS, { -1, PG_PMI2_FAIL, "already_waiting_in_this_barrier" } },
-    { PMIX_ERR_EXISTS_OUTSIDE_SCOPE, { -1, PG_PMI2_FAIL, "key_exists_outside_your_scope" } },
-    { PMIX_ERR_INVALID_ARG, { -1, PG_PMI2_ERR_INVALID_ARG, "barrier_participants_disagree" } },
-    { PMIX_ERR_LOST_CONNECTION, { -1, PG_PMI2_FAIL, "a_process_of_the_job_was_lost" } },
-    { PMIX_ERR_TIMEOUT, { -1, PG_PMI2_FAIL, "timed_out" } },
-    { PMIX_ERR_JOB_TERMINATED, { -1, PG_PMI2_FAIL, "job_terminated" } },
-    { PMIX_ERR_NOMEM, { -1, PG_PMI2_ERR_NOMEM, "out_of_memory" } },
-    { PMIX_ERR_NOT_SUPPORTED, { -1, PG_PMI2_ERR_OTHER, "not_supported" } },
-    { PMIX_ERR_NO_PERMISSIONS, { 1, PG_PMI2_FAIL, "published_by_another_job" } },
-    { PMIX_ERR_INVALID_OPERATION, { -1, PG_PMI2_FAIL, "invalid_operation" } },
-    { PMIX_ERR_UNPACK_FAILURE, { -1, PG_PMI2_FAIL, "corrupt_data" } },
+    { PMIX_ERR_NOT_FOUND, { -1, PMI2_FAIL, "not_found" } },
+    { PMIX_ERR_DUPLICATE_KEY, { 1, PMI2_FAIL, "key_already_present" } },
+    { PMIX_ERR_BAD_PARAM, { -1, PMI2_ERR_INVALID_ARG, "invalid_argument" } },
+    { PMIX_ERR_EXISTS, { -1, PMI2_FAIL, "already_waiting_in_this_barrier" } },
+    { PMIX_ERR_EXISTS_OUTSIDE_SCOPE, { -1, PMI2_FAIL, "key_exists_outside_your_scope" } },
+    { PMIX_ERR_INVALID_ARG, { -1, PMI2_ERR_INVALID_ARG, "barrier_participants_disagree" } },
+    { PMIX_ERR_LOST_CONNECTION, { -1, PMI2_FAIL, "a_process_of_the_job_was_lost" } },
+    { PMIX_ERR_TIMEOUT, { -1, PMI2_FAIL, "timed_out" } },
+    { PMIX_ERR_JOB_TERMINATED, { -1, PMI2_FAIL, "job_terminated" } },
+    { PMIX_ERR_NOMEM, { -1, PMI2_ERR_NOMEM, "out_of_memory" } },
+    { PMIX_ERR_NOT_SUPPORTED, { -1, PMI2_ERR_OTHER, "not_supported" } },
+    { PMIX_ERR_NO_PERMISSIONS, { 1, PMI2_FAIL, "published_by_another_job" } },
+    { PMIX_ERR_INVALID_OPERATION, { -1, PMI2_FAIL, "invalid_operation" } },
+    { PMIX_ERR_UNPACK_FAILURE, { -1, PMI2_FAIL, "corrupt_data" } },
 };
 
-static const pg_pmi_err_t status_unknown = { -1, PG_PMI2_FAIL, "internal_error" };
+static const pg_pmi_err_t status_unknown = { -1, PMI2_FAIL, "internal_error" };
 
 const pg_pmi_err_t *pg_pmi_status_err(pmix_status_t status)
 {
@@ -56,17 +57,17 @@ typedef struct wire_row {
 
 /* Parser results that still leave a message worth answering (pg_parse.h). */
 static const wire_row_t wire_table[] = {
-    { PG_WIRE_EKEY_TOO_LONG, { -1, PG_PMI2_ERR_INVALID_KEY_LENGTH, "key_too_long_(max_64_bytes)" } },
+    { PG_WIRE_EKEY_TOO_LONG, { -1, PMI2_ERR_INVALID_KEY_LENGTH, "key_too_long_(max_64_bytes)" } },
     { PG_WIRE_EVAL_TOO_LONG,
-      { -1, PG_PMI2_ERR_INVALID_VAL_LENGTH, "value_too_long_(max_1024_bytes)" } },
+      { -1, PMI2_ERR_INVALID_VAL_LENGTH, "value_too_long_(max_1024_bytes)" } },
     { PG_WIRE_EKVSNAME_TOO_LONG,
-      { -1, PG_PMI2_ERR_INVALID_LENGTH, "kvsname_too_long_(max_256_bytes)" } },
-    { PG_WIRE_ETOO_MANY_TOKENS, { -1, PG_PMI2_ERR_INVALID_NUM_ARGS, "too_many_keys" } },
-    { PG_WIRE_ESYNTAX, { -1, PG_PMI2_ERR_INVALID_KEYVALP, "malformed_message" } },
-    { PG_WIRE_ENOMEM, { -1, PG_PMI2_ERR_NOMEM, "out_of_memory" } },
+      { -1, PMI2_ERR_INVALID_LENGTH, "kvsname_too_long_(max_256_bytes)" } },
+    { PG_WIRE_ETOO_MANY_TOKENS, { -1, PMI2_ERR_INVALID_NUM_ARGS, "too_many_keys" } },
+    { PG_WIRE_ESYNTAX, { -1, PMI2_ERR_INVALID_KEYVALP, "malformed_message" } },
+    { PG_WIRE_ENOMEM, { -1, PMI2_ERR_NOMEM, "out_of_memory" } },
 };
 
-static const pg_pmi_err_t wire_unknown = { -1, PG_PMI2_ERR_OTHER, "message_cannot_be_parsed" };
+static const pg_pmi_err_t wire_unknown = { -1, PMI2_ERR_OTHER, "message_cannot_be_parsed" };
 
 const pg_pmi_err_t *pg_pmi_wire_err(int parse_rc)
 {
@@ -272,7 +273,7 @@ int pg_pmi_reply_unsupported(pg_conn_t *conn, const pg_msg_t *msg)
 
         n = snprintf(body, sizeof(body), "cmd=%s-response;%.*s%src=%d;errmsg=unsupported_command_%s;",
                      name, (int)op_id.len, op_id.ptr ? op_id.ptr : "", op_id.ptr ? ";" : "",
-                     PG_PMI2_ERR_OTHER, name);
+                     PMI2_ERR_OTHER, name);
         if (n < 0 || (size_t)n >= sizeof(body))
             return -1;
         n = snprintf(line, sizeof(line), "%6d%s", n, body);

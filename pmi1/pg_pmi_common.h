@@ -4,7 +4,8 @@
  * safe in the same way.
  *
  *  - One table turns a PMIx status (the engine's error domain) into the wire
- *    error of each dialect: a PMI-1 rc, a PMI-2 rc (pmi2.h numbers) and a
+ *    error of each dialect: a PMI-1 rc, a PMI-2 rc (the PMI2_* codes of
+ *    the public pmi2/pmi2.h, the same numbers in Slurm and MPICH) and a
  *    message without spaces.  Another does the same for the parser's
  *    "framed but malformed" results (key too long, value too long, ...).
  *  - A session is the handler data of one connection.  Requests that the
@@ -31,19 +32,6 @@
 #include "wire/pg_enc.h"
 #include "wire/pg_wire.h"
 
-/* PMI-2 return codes (pmi2.h, identical in Slurm and MPICH). */
-enum {
-    PG_PMI2_FAIL = -1,
-    PG_PMI2_ERR_NOMEM = 2,
-    PG_PMI2_ERR_INVALID_ARG = 3,
-    PG_PMI2_ERR_INVALID_KEY_LENGTH = 5,
-    PG_PMI2_ERR_INVALID_VAL_LENGTH = 7,
-    PG_PMI2_ERR_INVALID_LENGTH = 8,
-    PG_PMI2_ERR_INVALID_NUM_ARGS = 9,
-    PG_PMI2_ERR_INVALID_KEYVALP = 12,
-    PG_PMI2_ERR_OTHER = 14,
-};
-
 /* Room for one encoded reply: PMI-2 values are <= 1024 bytes and every
  * other field is bounded, so one reply always fits. */
 enum { PG_PMI_REPLY_MAX = 4096 };
@@ -51,7 +39,7 @@ enum { PG_PMI_REPLY_MAX = 4096 };
 /* How an error travels on the wire in each dialect. */
 typedef struct pg_pmi_err {
     int pmi1_rc;     /* PMI-1 rc= (hydra's -1, or 1 where hydra uses 1) */
-    int pmi2_rc;     /* PMI-2 rc= (pmi2.h code) */
+    int pmi2_rc;     /* PMI-2 rc= (a PMI2_* code of pmi2/pmi2.h) */
     const char *msg; /* msg= / errmsg=: words joined by '_' (no spaces) */
 } pg_pmi_err_t;
 

@@ -12,6 +12,7 @@
 #include "gateway/pg_conn.h"
 #include "gateway/pg_job.h"
 #include "pmi1/pg_pmi_common.h"
+#include "pmi2/pmi2.h" /* the PMI-2 rc numbers sent on the wire */
 
 /* Longest abort message passed on to the job log. */
 enum { PMI2_ABORT_MSG_MAX = 1024 };
@@ -53,7 +54,7 @@ static pg_str_t pmi2_thrid(const pg_msg_t *msg)
 static int pmi2_send(pg_conn_t *conn, pg_pmi_reply_t *r, int enc_rc, pg_cmd_t reply, pg_str_t thrid)
 {
     if (enc_rc != 0) {
-        pg_reply_t e = pmi2_err(thrid, PG_PMI2_ERR_OTHER, "reply_cannot_be_encoded");
+        pg_reply_t e = pmi2_err(thrid, PMI2_ERR_OTHER, "reply_cannot_be_encoded");
 
         pg_enc_reset(&r->enc);
         if (pg_enc_pmi2_response(&r->enc, reply, &e) != 0) {
@@ -121,7 +122,7 @@ static int pmi2_require(pg_conn_t *conn, const pg_msg_t *msg, const char *key, c
     if (pg_pmi_cstr(pg_msg_get(msg, key), buf, cap) == 0)
         return 0;
     snprintf(text, sizeof(text), "missing_or_invalid_%s", key);
-    pmi2_refuse(conn, reply, pmi2_thrid(msg), PG_PMI2_ERR_INVALID_ARG, text);
+    pmi2_refuse(conn, reply, pmi2_thrid(msg), PMI2_ERR_INVALID_ARG, text);
     return -1;
 }
 
@@ -135,11 +136,11 @@ static void pmi2_send_found(pg_conn_t *conn, pg_cmd_t reply, pg_str_t thrid, con
     pg_str_t text;
 
     if (pg_pmi_value_text(v, scratch, sizeof(scratch), &text) != 0) {
-        pmi2_refuse(conn, reply, thrid, PG_PMI2_ERR_OTHER, "value_type_cannot_be_sent_over_pmi2");
+        pmi2_refuse(conn, reply, thrid, PMI2_ERR_OTHER, "value_type_cannot_be_sent_over_pmi2");
         return;
     }
     if (text.len > PG_PMI2_VALLEN_MAX) {
-        pmi2_refuse(conn, reply, thrid, PG_PMI2_ERR_INVALID_VAL_LENGTH, "value_longer_than_1024_bytes");
+        pmi2_refuse(conn, reply, thrid, PMI2_ERR_INVALID_VAL_LENGTH, "value_longer_than_1024_bytes");
         return;
     }
     pmi2_send(conn, &r, pg_enc_pmi2_found_response(pg_pmi_reply_init(&r), reply, &rep, true, text),
@@ -579,7 +580,7 @@ static int pmi2_not_supported(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg
 
     (void)s;
     snprintf(text, sizeof(text), "%s_is_not_supported_yet", pg_cmd_name(msg->cmd));
-    return pmi2_refuse(conn, pmi2_cmds[msg->cmd].reply, pmi2_thrid(msg), PG_PMI2_ERR_OTHER, text),
+    return pmi2_refuse(conn, pmi2_cmds[msg->cmd].reply, pmi2_thrid(msg), PMI2_ERR_OTHER, text),
            PG_HANDLER_OK;
 }
 
@@ -650,7 +651,7 @@ static int pmi2_on_message(pg_conn_t *conn, pg_msg_t *msg, int parse_rc)
     if (parse_rc != 0 && msg->cmd != PG_CMD_PMI2_ABORT) /* an abort is honoured regardless */
         return pmi2_bad_input(conn, msg, c, parse_rc);
     if (c->needs_engine && pg_conn_engine(conn) == NULL)
-        return pmi2_refuse(conn, c->reply, pmi2_thrid(msg), PG_PMI2_ERR_OTHER,
+        return pmi2_refuse(conn, c->reply, pmi2_thrid(msg), PMI2_ERR_OTHER,
                            "no_key_value_store_in_this_gateway"),
                PG_HANDLER_OK;
     return c->fn(s, conn, msg);
