@@ -55,12 +55,6 @@ static void pg_parse_fail(pg_parse_t *ps, pg_wire_err_t err, const char *reason)
     }
 }
 
-static int pg_key_is(const pg_token_t *t, const char *key)
-{
-    size_t n = strlen(key);
-    return t->key.len == n && memcmp(t->key.ptr, key, n) == 0;
-}
-
 void pg_parse_check_limits(pg_parse_t *ps, const pg_token_t *t)
 {
     pg_proto_t proto = ps->msg->proto;
@@ -70,7 +64,7 @@ void pg_parse_check_limits(pg_parse_t *ps, const pg_token_t *t)
     }
     for (size_t i = 0; i < sizeof pg_limits / sizeof pg_limits[0]; i++) {
         const pg_limit_t *l = &pg_limits[i];
-        if (l->proto == proto && t->val.len > l->max && pg_key_is(t, l->key)) {
+        if (l->proto == proto && t->val.len > l->max && pg_str_eq(t->key, l->key)) {
             pg_parse_limit(ps, l->err, l->reason);
             return;
         }
@@ -150,7 +144,7 @@ static void pg_parse_bare_pmi1(pg_parse_t *ps, const char *p)
     pg_msg_t *msg = ps->msg;
     if (msg->ntokens > 0) {
         pg_token_t *last = &msg->tokens[msg->ntokens - 1];
-        if (last->val.ptr != NULL && pg_key_is(last, "value")) {
+        if (last->val.ptr != NULL && pg_str_eq(last->key, "value")) {
             last->val.len = (uint32_t)(p - last->val.ptr);
             if (last->val.len > PG_PARSE_LIMIT_FLOOR)
                 pg_parse_check_limits(ps, last);
