@@ -254,9 +254,10 @@ static int pg_enc_pmi1_one(pg_enc_t *e, pg_cmd_t cmd, const char *key, const cha
 
 static int pg_enc_pmi1_one_long(pg_enc_t *e, pg_cmd_t cmd, const char *key, long val)
 {
-    char num[24];
-    snprintf(num, sizeof num, "%ld", val);
-    return pg_enc_pmi1_one(e, cmd, key, num);
+    pg_enc_begin(e, cmd);
+    pg_enc_add_long(e, "rc", 0);
+    pg_enc_add_long(e, key, val);
+    return pg_enc_end(e);
 }
 
 int pg_enc_pmi1_appnum(pg_enc_t *e, int appnum)
