@@ -233,6 +233,7 @@ uint32_t pg_job_node_of(const pg_job_t *tjob, const pg_job_t *rjob, pmix_rank_t 
 pg_slot_t *pg_slot_get(pg_job_t *job, const char *key, bool create);
 pg_kv_t **pg_slot_cell(pg_slot_t *slot, pmix_rank_t rank);
 uint32_t pg_slot_ncells(const pg_job_t *job, const pg_slot_t *slot);
+bool pg_key_valid(const char *key);
 bool pg_scope_reaches(const pg_job_t *pjob, pmix_rank_t poster, uint8_t scope,
                       const pg_host_t *host);
 void pg_store_free_job(pg_engine_t *e, pg_job_t *job);

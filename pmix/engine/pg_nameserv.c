@@ -35,7 +35,7 @@ pmix_status_t pg_publish(pg_engine_t *e, const pg_proc_t *publisher, const char 
     pg_job_t *job = pg_job_of(e, publisher, &rc);
     if (job == NULL)
         return rc;
-    if (key == NULL || key[0] == '\0' || strlen(key) > PMIX_MAX_KEYLEN || value == NULL)
+    if (!pg_key_valid(key) || value == NULL)
         return PMIX_ERR_BAD_PARAM;
     pg_name_t *n = NULL;
     HASH_FIND_STR(e->names, key, n);

@@ -163,7 +163,8 @@ static bool scope_sees(const pg_job_t *pjob, pmix_rank_t poster, uint8_t scope,
 
 /* ---- put / commit ---- */
 
-static bool key_valid(const char *key)
+/* A key a process may post or publish: non-empty, at most PMIX_MAX_KEYLEN. */
+bool pg_key_valid(const char *key)
 {
     return key != NULL && key[0] != '\0' && strnlen(key, PMIX_MAX_KEYLEN + 1) <= PMIX_MAX_KEYLEN;
 }
@@ -192,7 +193,7 @@ pmix_status_t pg_put(pg_engine_t *e, const pg_proc_t *proc, pmix_scope_t scope, 
     pg_job_t *job = pg_job_of(e, proc, &rc);
     if (job == NULL)
         return rc;
-    if (!key_valid(key) || PMIX_CHECK_RESERVED_KEY(key) || value == NULL)
+    if (!pg_key_valid(key) || PMIX_CHECK_RESERVED_KEY(key) || value == NULL)
         return PMIX_ERR_BAD_PARAM;
     if (scope < PMIX_LOCAL || scope > PMIX_INTERNAL)
         return PMIX_ERR_NOT_SUPPORTED;
@@ -469,7 +470,7 @@ pmix_status_t pg_get(pg_engine_t *e, const pg_get_req_t *q, pg_time_t now, pg_ge
     pmix_status_t rc;
     if (cb == NULL)
         return PMIX_ERR_BAD_PARAM;
-    if (e == NULL || q == NULL || !key_valid(q->key))
+    if (e == NULL || q == NULL || !pg_key_valid(q->key))
         return get_done(cb, cbdata, PMIX_ERR_BAD_PARAM, NULL);
     pg_job_t *rjob = pg_job_of(e, &q->requester, &rc);
     if (rjob == NULL)
@@ -516,7 +517,7 @@ pmix_status_t pg_store_set_published(pg_job_t *job, const char *key, pmix_rank_t
     pg_engine_t *e = job->engine;
     if (rank >= job->size || job->node_served[job->rank_node[rank]])
         return PMIX_SUCCESS; /* our own processes' data is authoritative here */
-    if (!key_valid(key) || PMIX_CHECK_RESERVED_KEY(key) || scope < PMIX_LOCAL ||
+    if (!pg_key_valid(key) || PMIX_CHECK_RESERVED_KEY(key) || scope < PMIX_LOCAL ||
         scope > PMIX_GLOBAL)
         return PMIX_ERR_UNPACK_FAILURE;
     pg_slot_t *s = pg_slot_get(job, key, true);
@@ -563,7 +564,7 @@ pmix_status_t pg_node_put(pg_engine_t *e, const pg_proc_t *proc, const char *key
     pg_job_t *job = pg_job_of(e, proc, &rc);
     if (job == NULL)
         return rc;
-    if (!key_valid(key) || value == NULL)
+    if (!pg_key_valid(key) || value == NULL)
         return PMIX_ERR_BAD_PARAM;
     pg_nattr_t *a = nattr_get(job, job->rank_node[proc->rank], key, true);
     pg_kv_t *kv = a != NULL ? pg_kv_new(e, proc->rank, PMIX_LOCAL, value) : NULL;
