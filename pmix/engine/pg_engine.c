@@ -13,9 +13,6 @@
 
 #include <utlist.h>
 
-/* Allocator overhead assumed per allocation by the accounting. */
-#define PG_MALLOC_OVERHEAD 16
-
 void *pg_mem_alloc(pg_engine_t *e, size_t size)
 {
     void *p = calloc(1, size);

@@ -205,6 +205,7 @@ struct pg_engine {
 /* ---- internal functions (one owner file each) ---- */
 
 /* pg_engine.c: accounting, completion queue, held requests */
+#define PG_MALLOC_OVERHEAD 16 /* allocator overhead the accounting assumes per allocation */
 void *pg_mem_alloc(pg_engine_t *e, size_t size);
 void pg_mem_free(pg_engine_t *e, void *p, size_t size);
 char *pg_mem_strdup(pg_engine_t *e, const char *s);
@@ -223,8 +224,8 @@ void pg_job_unref(pg_job_t *job);
 /* pg_job.c */
 pg_job_t *pg_job_find(pg_engine_t *e, const char *nspace);
 pg_job_t *pg_job_of(pg_engine_t *e, const pg_proc_t *proc, pmix_status_t *rc);
-pmix_status_t pg_reserved_get(pg_engine_t *e, const pg_get_req_t *req, pg_job_t *rjob,
-                              pg_job_t *tjob, pg_get_cb_t cb, void *cbdata);
+pmix_status_t pg_reserved_get(const pg_get_req_t *req, pg_job_t *rjob, pg_job_t *tjob,
+                              pg_get_cb_t cb, void *cbdata);
 void pg_job_destroy(pg_job_t *job);
 char *pg_anl_map(const uint32_t *rank_node, uint32_t size);
 uint32_t pg_job_node_of(const pg_job_t *tjob, const pg_job_t *rjob, pmix_rank_t rrank);
@@ -244,12 +245,12 @@ pmix_status_t pg_store_set_published(pg_job_t *job, const char *key, pmix_rank_t
 
 /* pg_modex.c: the blob committed data travels in between engines */
 typedef bool (*pg_modex_want_t)(void *ctx, pmix_rank_t rank);
-pmix_status_t pg_modex_build(pg_engine_t *e, pg_job_t *job, pg_modex_want_t want, void *ctx,
+pmix_status_t pg_modex_build(pg_job_t *job, pg_modex_want_t want, void *ctx,
                              void **blob, size_t *size);
 pmix_status_t pg_modex_ingest(pg_engine_t *e, const void *data, size_t size);
 
 /* pg_fence.c */
-void pg_fence_proc_gone(pg_engine_t *e, pg_job_t *job, pmix_rank_t rank);
+void pg_fence_proc_gone(pg_engine_t *e);
 void pg_fence_drop_job(pg_engine_t *e, pg_job_t *job);
 void pg_fence_expire(pg_engine_t *e, pg_time_t now);
 pg_time_t pg_fence_next_deadline(const pg_engine_t *e);

@@ -174,7 +174,7 @@ void pg_fence_keys_unref(pg_engine_t *e, struct pg_fence_keys *k)
         return;
     pg_job_unref(k->job);
     if (k->ents != NULL) {
-        e->mem -= k->n * sizeof(*k->ents) + 16;
+        e->mem -= k->n * sizeof(*k->ents) + PG_MALLOC_OVERHEAD;
         free(k->ents);
     }
     pg_mem_free(e, k, sizeof(*k));
@@ -256,7 +256,7 @@ static pmix_status_t fence_collect(pg_engine_t *e, const pg_fence_t *f, void **b
         collect_ctx_t c = { f, f->pjob[i] };
         void *b = NULL;
         size_t n = 0;
-        pmix_status_t rc = pg_modex_build(e, f->pjob[i], want_joined, &c, &b, &n);
+        pmix_status_t rc = pg_modex_build(f->pjob[i], want_joined, &c, &b, &n);
         char *t = rc == PMIX_SUCCESS ? realloc(all, len + n + 1) : NULL;
         if (t == NULL) {
             free(b);
@@ -407,10 +407,9 @@ pmix_status_t pg_fence_host_done(pg_engine_t *e, uint64_t id, pmix_status_t stat
 
 /* ---- hooks for the rest of the engine ---- */
 
-void pg_fence_proc_gone(pg_engine_t *e, pg_job_t *job, pmix_rank_t rank)
+/* A process finalized or was lost: fail the running fences it dooms. */
+void pg_fence_proc_gone(pg_engine_t *e)
 {
-    (void)job;
-    (void)rank;
     pg_fence_t *f;
     for (f = e->fences; f != NULL; f = f->hh.next)
         if (f->id != 0 && !f->host_pending && fence_doomed(f))

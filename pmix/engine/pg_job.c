@@ -597,10 +597,9 @@ static bool rsv_resolve(const pg_get_req_t *q, const pg_job_t *rjob, const pg_jo
 }
 
 /* Reserved keys never block: found -> value, else PMIX_ERR_NOT_FOUND. */
-pmix_status_t pg_reserved_get(pg_engine_t *e, const pg_get_req_t *q, pg_job_t *rjob,
-                              pg_job_t *tjob, pg_get_cb_t cb, void *cbdata)
+pmix_status_t pg_reserved_get(const pg_get_req_t *q, pg_job_t *rjob, pg_job_t *tjob,
+                              pg_get_cb_t cb, void *cbdata)
 {
-    (void)e;
     rsv_out_t o;
     if (tjob != NULL && rsv_resolve(q, rjob, tjob, &o))
         cb(PMIX_SUCCESS, &o.v, q->target.rank, cbdata);
@@ -642,7 +641,7 @@ static pmix_status_t proc_gone(pg_engine_t *e, const pg_proc_t *proc, pg_proc_st
             if (r->job == job && r->rank == proc->rank)
                 pg_req_complete(e, r, PMIX_ERR_LOST_CONNECTION, NULL);
     }
-    pg_fence_proc_gone(e, job, proc->rank);
+    pg_fence_proc_gone(e);
     e->hang_dirty = true;
     pg_engine_flush(e);
     return PMIX_SUCCESS;

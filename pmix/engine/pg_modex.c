@@ -62,12 +62,11 @@ static void w_record(wbuf_t *w, const pg_job_t *job, const char *key, const pg_k
     w_bytes(w, kv->data, kv->size);
 }
 
-pmix_status_t pg_modex_build(pg_engine_t *e, pg_job_t *job, pg_modex_want_t want, void *ctx,
-                             void **blob, size_t *size)
+pmix_status_t pg_modex_build(pg_job_t *job, pg_modex_want_t want, void *ctx, void **blob,
+                             size_t *size)
 {
     wbuf_t w = { NULL, 0, 0, false };
     pg_slot_t *s;
-    (void)e;
     for (s = job->slots; s != NULL; s = s->hh.next) {
         uint32_t n = pg_slot_ncells(job, s);
         for (uint32_t i = 0; i < n; i++) {
@@ -163,7 +162,7 @@ pmix_status_t pg_proc_modex(pg_engine_t *e, const pg_proc_t *proc, void **blob, 
     if (blob == NULL || size == NULL)
         return PMIX_ERR_BAD_PARAM;
     pmix_rank_t rank = proc->rank;
-    return pg_modex_build(e, job, want_rank, &rank, blob, size);
+    return pg_modex_build(job, want_rank, &rank, blob, size);
 }
 
 pmix_status_t pg_dmodex_host_done(pg_engine_t *e, uint64_t id, pmix_status_t status,

@@ -481,7 +481,7 @@ pmix_status_t pg_get(pg_engine_t *e, const pg_get_req_t *q, pg_time_t now, pg_ge
         return get_done(cb, cbdata, PMIX_ERR_NOT_FOUND, NULL);
     pmix_rank_t t = q->target.rank;
     if (PMIX_CHECK_RESERVED_KEY(q->key))
-        return pg_reserved_get(e, q, rjob, tjob, cb, cbdata);
+        return pg_reserved_get(q, rjob, tjob, cb, cbdata);
     if (q->flags & PG_GET_NODE_ATTR)
         return node_get(e, q, rjob, tjob, now, cb, cbdata);
     if (PMIX_RANK_IS_VALID(t) && t >= tjob->size)
