@@ -539,16 +539,6 @@ static int pmi1_bad_input(pg_conn_t *conn, const pg_msg_t *msg, const pmi1_cmd_t
     return pmi1_refuse(conn, c->reply, err->pmi1_rc, text), PG_HANDLER_OK;
 }
 
-static int pmi1_on_open(pg_conn_t *conn)
-{
-    pg_pmi_session_t *s = pg_pmi_session_new(conn);
-
-    if (s == NULL)
-        return -1;
-    pg_conn_set_handler_data(conn, s);
-    return 0;
-}
-
 static int pmi1_on_message(pg_conn_t *conn, pg_msg_t *msg, int parse_rc)
 {
     pg_pmi_session_t *s = pg_conn_handler_data(conn);
@@ -568,15 +558,9 @@ static int pmi1_on_message(pg_conn_t *conn, pg_msg_t *msg, int parse_rc)
     return c->fn(s, conn, msg);
 }
 
-static void pmi1_on_close(pg_conn_t *conn)
-{
-    pg_pmi_session_free(pg_conn_handler_data(conn));
-    pg_conn_set_handler_data(conn, NULL);
-}
-
 const pg_proto_handler_t pg_pmi1_handler = {
     .name = "PMI-1",
-    .on_open = pmi1_on_open,
+    .on_open = pg_pmi_on_open,
     .on_message = pmi1_on_message,
-    .on_close = pmi1_on_close,
+    .on_close = pg_pmi_on_close,
 };

@@ -91,7 +91,7 @@ const pg_pmi_err_t *pg_pmi_bad_input(const pg_msg_t *msg, int parse_rc, char *te
 
 /* ---- sessions ------------------------------------------------------------ */
 
-pg_pmi_session_t *pg_pmi_session_new(pg_conn_t *conn)
+static pg_pmi_session_t *session_new(pg_conn_t *conn)
 {
     pg_pmi_session_t *s = calloc(1, sizeof(*s));
 
@@ -100,7 +100,7 @@ pg_pmi_session_t *pg_pmi_session_new(pg_conn_t *conn)
     return s;
 }
 
-void pg_pmi_session_free(pg_pmi_session_t *s)
+static void session_free(pg_pmi_session_t *s)
 {
     if (s == NULL)
         return;
@@ -112,6 +112,22 @@ void pg_pmi_session_free(pg_pmi_session_t *s)
         r->prev = r->next = NULL;
     }
     free(s);
+}
+
+int pg_pmi_on_open(pg_conn_t *conn)
+{
+    pg_pmi_session_t *s = session_new(conn);
+
+    if (s == NULL)
+        return -1;
+    pg_conn_set_handler_data(conn, s);
+    return 0;
+}
+
+void pg_pmi_on_close(pg_conn_t *conn)
+{
+    session_free(pg_conn_handler_data(conn));
+    pg_conn_set_handler_data(conn, NULL);
 }
 
 pg_pmi_req_t *pg_pmi_req_new(pg_pmi_session_t *s, pg_cmd_t cmd, pg_str_t thrid)

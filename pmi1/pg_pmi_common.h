@@ -62,7 +62,7 @@ typedef struct pg_pmi_session pg_pmi_session_t;
 typedef struct pg_pmi_req pg_pmi_req_t;
 
 struct pg_pmi_session {
-    pg_conn_t *conn;         /* borrowed; valid until pg_pmi_session_free */
+    pg_conn_t *conn;         /* borrowed; valid until pg_pmi_on_close */
     pg_pmi_req_t *pending;   /* requests the engine has not answered yet */
     bool keyval_cache;       /* PMI-1: the client asked for keyval_cache lines */
 };
@@ -76,11 +76,11 @@ struct pg_pmi_req {
     char text[];               /* thrid, NUL */
 };
 
-/* Allocates the handler data of `conn`; NULL when out of memory. */
-pg_pmi_session_t *pg_pmi_session_new(pg_conn_t *conn);
-/* Detaches every pending request (their completions will only free them)
- * and frees the session.  NULL is ignored. */
-void pg_pmi_session_free(pg_pmi_session_t *s);
+/* The on_open and on_close of both handlers: on_open makes a session the
+ * connection's handler data (-1 when out of memory); on_close detaches its
+ * pending requests (their completions will only free them) and frees it. */
+int pg_pmi_on_open(pg_conn_t *conn);
+void pg_pmi_on_close(pg_conn_t *conn);
 
 /* A pending request of session `s` for command `cmd`, copying `thrid`
  * (ptr NULL: none).  NULL when out of memory. */

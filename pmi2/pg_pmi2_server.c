@@ -626,16 +626,6 @@ static int pmi2_bad_input(pg_conn_t *conn, const pg_msg_t *msg, const pmi2_cmd_t
     return pmi2_refuse(conn, c->reply, pmi2_thrid(msg), err->pmi2_rc, text), PG_HANDLER_OK;
 }
 
-static int pmi2_on_open(pg_conn_t *conn)
-{
-    pg_pmi_session_t *s = pg_pmi_session_new(conn);
-
-    if (s == NULL)
-        return -1;
-    pg_conn_set_handler_data(conn, s);
-    return 0;
-}
-
 static int pmi2_on_message(pg_conn_t *conn, pg_msg_t *msg, int parse_rc)
 {
     pg_pmi_session_t *s = pg_conn_handler_data(conn);
@@ -657,15 +647,9 @@ static int pmi2_on_message(pg_conn_t *conn, pg_msg_t *msg, int parse_rc)
     return c->fn(s, conn, msg);
 }
 
-static void pmi2_on_close(pg_conn_t *conn)
-{
-    pg_pmi_session_free(pg_conn_handler_data(conn));
-    pg_conn_set_handler_data(conn, NULL);
-}
-
 const pg_proto_handler_t pg_pmi2_handler = {
     .name = "PMI-2",
-    .on_open = pmi2_on_open,
+    .on_open = pg_pmi_on_open,
     .on_message = pmi2_on_message,
-    .on_close = pmi2_on_close,
+    .on_close = pg_pmi_on_close,
 };
