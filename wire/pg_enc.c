@@ -329,18 +329,21 @@ static void pg_enc_pmi1_ns_status(pg_enc_t *e, int rc, const char *msg)
     pg_enc_add(e, "msg", msg != NULL ? msg : rc == 0 ? "success" : "failed");
 }
 
-int pg_enc_pmi1_publish_result(pg_enc_t *e, int rc, const char *msg)
+static int pg_enc_pmi1_ns_result(pg_enc_t *e, pg_cmd_t cmd, int rc, const char *msg)
 {
-    pg_enc_begin(e, PG_CMD_PMI1_PUBLISH_RESULT);
+    pg_enc_begin(e, cmd);
     pg_enc_pmi1_ns_status(e, rc, msg);
     return pg_enc_end(e);
 }
 
+int pg_enc_pmi1_publish_result(pg_enc_t *e, int rc, const char *msg)
+{
+    return pg_enc_pmi1_ns_result(e, PG_CMD_PMI1_PUBLISH_RESULT, rc, msg);
+}
+
 int pg_enc_pmi1_unpublish_result(pg_enc_t *e, int rc, const char *msg)
 {
-    pg_enc_begin(e, PG_CMD_PMI1_UNPUBLISH_RESULT);
-    pg_enc_pmi1_ns_status(e, rc, msg);
-    return pg_enc_end(e);
+    return pg_enc_pmi1_ns_result(e, PG_CMD_PMI1_UNPUBLISH_RESULT, rc, msg);
 }
 
 int pg_enc_pmi1_lookup_result(pg_enc_t *e, int rc, const char *msg, const char *port)
@@ -676,12 +679,19 @@ int pg_enc_pmi2_job_disconnect(pg_enc_t *e, const char *thrid, const char *jobid
     return pg_enc_pmi2_one(e, PG_CMD_PMI2_JOB_DISCONNECT, thrid, "jobid", jobid);
 }
 
-int pg_enc_pmi2_kvs_put(pg_enc_t *e, const char *thrid, const char *key, const char *value)
+/* kvs-put and info-putnodeattr: key= then value=. */
+static int pg_enc_pmi2_put(pg_enc_t *e, pg_cmd_t cmd, const char *thrid, const char *key,
+                           const char *value)
 {
-    pg_enc_pmi2_request_begin(e, PG_CMD_PMI2_KVS_PUT, thrid);
+    pg_enc_pmi2_request_begin(e, cmd, thrid);
     pg_enc_add(e, "key", key);
     pg_enc_add(e, "value", value);
     return pg_enc_end(e);
+}
+
+int pg_enc_pmi2_kvs_put(pg_enc_t *e, const char *thrid, const char *key, const char *value)
+{
+    return pg_enc_pmi2_put(e, PG_CMD_PMI2_KVS_PUT, thrid, key, value);
 }
 
 int pg_enc_pmi2_kvs_get(pg_enc_t *e, const char *thrid, const char *jobid, int srcid, const char *key)
@@ -696,10 +706,7 @@ int pg_enc_pmi2_kvs_get(pg_enc_t *e, const char *thrid, const char *jobid, int s
 
 int pg_enc_pmi2_info_putnodeattr(pg_enc_t *e, const char *thrid, const char *key, const char *value)
 {
-    pg_enc_pmi2_request_begin(e, PG_CMD_PMI2_INFO_PUTNODEATTR, thrid);
-    pg_enc_add(e, "key", key);
-    pg_enc_add(e, "value", value);
-    return pg_enc_end(e);
+    return pg_enc_pmi2_put(e, PG_CMD_PMI2_INFO_PUTNODEATTR, thrid, key, value);
 }
 
 int pg_enc_pmi2_info_getnodeattr(pg_enc_t *e, const char *thrid, const char *key, bool wait)
@@ -724,20 +731,23 @@ int pg_enc_pmi2_name_publish(pg_enc_t *e, const char *thrid, const char *name, c
     return pg_enc_end(e);
 }
 
-int pg_enc_pmi2_name_unpublish(pg_enc_t *e, const char *thrid, const char *name)
+/* name-unpublish and name-lookup: the name and no infos. */
+static int pg_enc_pmi2_name(pg_enc_t *e, pg_cmd_t cmd, const char *thrid, const char *name)
 {
-    pg_enc_pmi2_request_begin(e, PG_CMD_PMI2_NAME_UNPUBLISH, thrid);
+    pg_enc_pmi2_request_begin(e, cmd, thrid);
     pg_enc_add(e, "name", name);
     pg_enc_add_long(e, "infokeycount", 0);
     return pg_enc_end(e);
 }
 
+int pg_enc_pmi2_name_unpublish(pg_enc_t *e, const char *thrid, const char *name)
+{
+    return pg_enc_pmi2_name(e, PG_CMD_PMI2_NAME_UNPUBLISH, thrid, name);
+}
+
 int pg_enc_pmi2_name_lookup(pg_enc_t *e, const char *thrid, const char *name)
 {
-    pg_enc_pmi2_request_begin(e, PG_CMD_PMI2_NAME_LOOKUP, thrid);
-    pg_enc_add(e, "name", name);
-    pg_enc_add_long(e, "infokeycount", 0);
-    return pg_enc_end(e);
+    return pg_enc_pmi2_name(e, PG_CMD_PMI2_NAME_LOOKUP, thrid, name);
 }
 
 /* In Slurm's strict order: ncmds, preputcount, ppkey/ppval pairs, then per
