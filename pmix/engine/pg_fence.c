@@ -81,6 +81,33 @@ static bool member_local(const pg_job_t *job, pmix_rank_t r)
     return job->node_served[job->rank_node[r]];
 }
 
+/* The ranks participant entry i covers are [part_first, part_end): its whole
+ * job for a wildcard, else the one rank.  Rank r's member index is
+ * offset[i] + r - part_first. */
+static uint32_t part_first(const pg_fence_t *f, size_t i)
+{
+    return f->prank[i] == PMIX_RANK_WILDCARD ? 0 : f->prank[i];
+}
+
+static uint32_t part_end(const pg_fence_t *f, size_t i)
+{
+    return f->prank[i] == PMIX_RANK_WILDCARD ? f->pjob[i]->size : f->prank[i] + 1;
+}
+
+/* Is some local member that has not joined yet in a state `pred` accepts? */
+static bool missing_local_member(const pg_fence_t *f, bool (*pred)(const pg_procst_t *))
+{
+    for (size_t i = 0; i < f->nparts; i++) {
+        const pg_job_t *job = f->pjob[i];
+        uint32_t first = part_first(f, i);
+        for (uint32_t r = first; r < part_end(f, i); r++)
+            if (member_local(job, r) && !f->joined[f->offset[i] + r - first] &&
+                pred(&job->procs[r]))
+                return true;
+    }
+    return false;
+}
+
 static void fence_free(pg_engine_t *e, pg_fence_t *f)
 {
     for (size_t i = 0; i < f->nparts; i++)
@@ -112,9 +139,8 @@ static pg_fence_t *fence_new(pg_engine_t *e, const part_t *p, size_t n, char *si
         pg_job_ref(p[i].job);
         f->prank[i] = p[i].rank;
         f->offset[i] = f->nmembers;
-        bool all = p[i].rank == PMIX_RANK_WILDCARD;
-        f->nmembers += all ? p[i].job->size : 1;
-        for (uint32_t r = all ? 0 : p[i].rank; r < (all ? p[i].job->size : p[i].rank + 1); r++)
+        f->nmembers += part_end(f, i) - part_first(f, i);
+        for (uint32_t r = part_first(f, i); r < part_end(f, i); r++)
             f->nlocal += member_local(p[i].job, r);
     }
     memcpy(f->sig, sig, siglen);
@@ -310,20 +336,15 @@ static void fence_local_done(pg_engine_t *e, pg_fence_t *f)
     free(blob);
 }
 
+static bool proc_ended(const pg_procst_t *p)
+{
+    return p->state == PG_PROC_FINALIZED || p->state == PG_PROC_LOST;
+}
+
 /* A local member that is gone and has not joined dooms the fence. */
 static bool fence_doomed(const pg_fence_t *f)
 {
-    for (size_t i = 0; i < f->nparts; i++) {
-        const pg_job_t *job = f->pjob[i];
-        bool all = f->prank[i] == PMIX_RANK_WILDCARD;
-        for (uint32_t r = all ? 0 : f->prank[i]; r < (all ? job->size : f->prank[i] + 1); r++) {
-            uint8_t st = job->procs[r].state;
-            if ((st == PG_PROC_FINALIZED || st == PG_PROC_LOST) && member_local(job, r) &&
-                !f->joined[f->offset[i] + (all ? r : 0)])
-                return true;
-        }
-    }
-    return false;
+    return missing_local_member(f, proc_ended);
 }
 
 pmix_status_t pg_fence_join(pg_engine_t *e, const pg_proc_t *proc, const pg_proc_t *procs,
@@ -459,17 +480,14 @@ size_t pg_fence_mem(const pg_engine_t *e)
 
 /* Hang detection: can fence f still complete?  True when every local member
  * that has not joined yet is able to move (procs[].able). */
+static bool proc_unable(const pg_procst_t *p)
+{
+    return !p->able;
+}
+
 bool pg_fence_can_complete(const pg_fence_t *f)
 {
     if (f->host_pending)
         return true; /* the host decides */
-    for (size_t i = 0; i < f->nparts; i++) {
-        const pg_job_t *job = f->pjob[i];
-        bool all = f->prank[i] == PMIX_RANK_WILDCARD;
-        for (uint32_t r = all ? 0 : f->prank[i]; r < (all ? job->size : f->prank[i] + 1); r++)
-            if (member_local(job, r) && !f->joined[f->offset[i] + (all ? r : 0)] &&
-                !job->procs[r].able)
-                return false;
-    }
-    return true;
+    return !missing_local_member(f, proc_unable);
 }
