@@ -130,6 +130,7 @@ static pg_fence_t *fence_new(pg_engine_t *e, const part_t *p, size_t n, char *si
     f->prank = pg_mem_alloc(e, n * sizeof(*f->prank));
     f->offset = pg_mem_alloc(e, n * sizeof(*f->offset));
     f->sig = pg_mem_alloc(e, siglen);
+    f->siglen = siglen; /* before any failure: fence_free releases sig by it */
     if (f->pjob == NULL || f->prank == NULL || f->offset == NULL || f->sig == NULL) {
         fence_free(e, f);
         return NULL;
@@ -144,7 +145,6 @@ static pg_fence_t *fence_new(pg_engine_t *e, const part_t *p, size_t n, char *si
             f->nlocal += member_local(p[i].job, r);
     }
     memcpy(f->sig, sig, siglen);
-    f->siglen = siglen;
     f->whole_job = n == 1 && p[0].rank == PMIX_RANK_WILDCARD;
     f->deadline = PG_TIME_NEVER;
     f->joined = pg_mem_alloc(e, f->nmembers ? f->nmembers : 1);
