@@ -619,18 +619,6 @@ void pg_conn_set_finalized(pg_conn_t *c)
         c->ops->finalized(c->owner, c);
 }
 
-int pg_conn_finalized(const pg_conn_t *c)
-{
-    return c->finalized;
-}
-
-void pg_conn_close_after_flush(pg_conn_t *c)
-{
-    c->close_after_flush = 1;
-    if (c->busy == 0 && !c->closed)
-        pg_conn_flush(c);
-}
-
 void pg_conn_set_trace(pg_conn_t *c, pg_conn_trace_fn fn, void *arg)
 {
     c->trace = fn;
@@ -644,16 +632,6 @@ void pg_conn_drain(pg_conn_t *c)
     conn_enter(c);
     conn_read(c, 64);
     conn_leave(c);
-}
-
-int pg_conn_is_open(const pg_conn_t *c)
-{
-    return !c->closed;
-}
-
-int pg_conn_is_opened(const pg_conn_t *c)
-{
-    return c->opened;
 }
 
 int pg_conn_closed_by_peer(const pg_conn_t *c)

@@ -90,9 +90,6 @@ int pg_conn_flush(pg_conn_t *conn);
 
 /* The rank sent finalize: its EOF or exit is no longer a failure. */
 void pg_conn_set_finalized(pg_conn_t *conn);
-int pg_conn_finalized(const pg_conn_t *conn);
-/* Close once the queued output is written (after a finalize reply). */
-void pg_conn_close_after_flush(pg_conn_t *conn);
 
 /* ---- for the owner ---- */
 
@@ -101,10 +98,6 @@ void pg_conn_set_trace(pg_conn_t *conn, pg_conn_trace_fn fn, void *arg);
  * rank's process has been reaped, so an abort it sent just before exiting
  * is seen before its exit status is judged. */
 void pg_conn_drain(pg_conn_t *conn);
-/* 1 while the connection is open. */
-int pg_conn_is_open(const pg_conn_t *conn);
-/* 1 once a first message has been dispatched to a handler. */
-int pg_conn_is_opened(const pg_conn_t *conn);
 /* 1 if the connection ended because the peer went away (EOF, reset) rather
  * than because of what it sent: the owner may wait for the process to be
  * reaped before judging it. */
