@@ -225,12 +225,6 @@ static void job_maybe_done(pg_job_t *job)
     event_base_loopbreak(job->base);
 }
 
-static void output_eof(pg_output_t *out, void *arg)
-{
-    (void)out;
-    (void)arg; /* freed with the rank; nothing more to do */
-}
-
 /* ---------------------------------------------------------------- */
 /* failures of one rank                                               */
 /* ---------------------------------------------------------------- */
@@ -692,10 +686,10 @@ static int rank_watch(pg_job_t *job, pg_rank_t *r, int pmi_fd, int out_r, int er
         snprintf(tag, sizeof(tag), "[%d] ", r->rank);
         t = tag;
     }
-    r->out = pg_output_new(job->base, out_r, STDOUT_FILENO, t, output_eof, r);
+    r->out = pg_output_new(job->base, out_r, STDOUT_FILENO, t);
     if (r->out == NULL)
         close(out_r);
-    r->err = pg_output_new(job->base, err_r, STDERR_FILENO, t, output_eof, r);
+    r->err = pg_output_new(job->base, err_r, STDERR_FILENO, t);
     if (r->err == NULL)
         close(err_r);
     r->fd_conn = job_conn_new(job, pmi_fd, r->rank);

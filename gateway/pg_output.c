@@ -21,8 +21,6 @@ struct pg_output {
     struct event *ev;
     char *tag;          /* owned, or NULL */
     size_t taglen;
-    pg_output_eof_fn on_eof;
-    void *arg;
     int at_line_start;  /* the next byte written starts a line (tag it) */
     int eof;
     /* The unfinished last line, between reads; owned, NULL when none.
@@ -132,8 +130,6 @@ static void finish(pg_output_t *out)
     out->eof = 1;
     if (out->ev != NULL)
         event_del(out->ev);
-    if (out->on_eof != NULL)
-        out->on_eof(out, out->arg);
 }
 
 /* Reads up to max_reads times, stopping at EAGAIN.  Returns 1 at EOF. */
@@ -168,8 +164,7 @@ static void on_readable(evutil_socket_t fd, short what, void *arg)
     read_some(arg, 1);
 }
 
-pg_output_t *pg_output_new(struct event_base *base, int src_fd, int dst_fd, const char *tag,
-                           pg_output_eof_fn on_eof, void *arg)
+pg_output_t *pg_output_new(struct event_base *base, int src_fd, int dst_fd, const char *tag)
 {
     pg_output_t *out = calloc(1, sizeof(*out));
 
@@ -177,8 +172,6 @@ pg_output_t *pg_output_new(struct event_base *base, int src_fd, int dst_fd, cons
         return NULL;
     out->src_fd = src_fd;
     out->dst_fd = dst_fd;
-    out->on_eof = on_eof;
-    out->arg = arg;
     out->at_line_start = 1;
     if (tag != NULL) {
         out->tag = strdup(tag);
@@ -217,9 +210,4 @@ int pg_output_drain(pg_output_t *out)
     /* bounded: a grandchild that keeps the pipe open and writes must not
      * keep pmigate from exiting */
     return read_some(out, 64);
-}
-
-int pg_output_done(const pg_output_t *out)
-{
-    return out->eof;
 }

@@ -16,22 +16,15 @@
 struct event_base;
 typedef struct pg_output pg_output_t;
 
-/* Called once when src reaches EOF (or a read error); the forwarder has
- * flushed everything and stopped reading.  The callee may free it. */
-typedef void (*pg_output_eof_fn)(pg_output_t *out, void *arg);
-
 /* tag: text written before every line ("[3] "), copied; NULL for none.
  * src_fd is made non-blocking.  Returns NULL when out of memory. */
-pg_output_t *pg_output_new(struct event_base *base, int src_fd, int dst_fd, const char *tag,
-                           pg_output_eof_fn on_eof, void *arg);
+pg_output_t *pg_output_new(struct event_base *base, int src_fd, int dst_fd, const char *tag);
 void pg_output_free(pg_output_t *out);
 
 /* Reads and forwards whatever the pipe holds now, without waiting; used when
  * the rank has been reaped so its last words are printed before pmigate
- * exits.  Returns 1 if EOF was reached (on_eof has then been called). */
+ * exits.  Returns 1 once EOF was reached (a read error counts as EOF); the
+ * forwarder has then flushed everything and stopped reading. */
 int pg_output_drain(pg_output_t *out);
-
-/* 1 once EOF was seen. */
-int pg_output_done(const pg_output_t *out);
 
 #endif
