@@ -1,11 +1,6 @@
 /*
  * pg_job_engine: job <-> engine glue.  See pg_job_engine.h.
  *
- * Until the engine library is linked (PG_HAVE_ENGINE undefined), the glue
- * keeps the same shape with no engine behind it: pg_job_engine_get()
- * returns NULL and the notifications do nothing, so the launcher works for
- * programs that use no PMI.
- *
  * After every whole-job fence, and before any rank sees its fence reply,
  * the glue publishes the node's shared key segment (pg_shm.h) from the
  * engine's committed data, so pmigate's client libraries answer the gets
@@ -18,34 +13,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#ifdef PG_HAVE_ENGINE
+#include "gateway/pg_job.h"
 #include "gateway/pg_shm.h"
 #include "pmix/engine/pg_engine.h"
-#endif
 
 struct pg_job_engine {
-    pg_engine_t *engine; /* owned; NULL without the engine library */
+    pg_engine_t *engine; /* owned */
     struct event *timer; /* armed at the engine's next deadline */
     /* the deadline the timer is armed for; PG_TIME_NEVER: not armed;
      * 0: unknown (re-arm at the next touch) */
     uint64_t armed_at;
     char *nspace;        /* owned copy */
-#ifdef PG_HAVE_ENGINE
     pg_shm_t *shm;       /* owned; NULL: no segment (gets use the socket) */
     uint64_t fences;     /* whole-job fences completed = segment generation */
-#endif
 };
-
-#ifdef PG_HAVE_ENGINE
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static void on_deadline(evutil_socket_t fd, short what, void *arg)
 {
@@ -54,7 +36,7 @@ static void on_deadline(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     je->armed_at = 0; /* the timer has fired: whatever comes next is new */
-    pg_engine_expire(je->engine, now_ns());
+    pg_engine_expire(je->engine, pg_job_now());
     pg_job_engine_touch(je);
 }
 
@@ -134,7 +116,6 @@ static int register_layout(pg_job_engine_t *je, const pg_job_engine_layout_t *l)
     free(rank_node);
     return st == PMIX_SUCCESS ? 0 : -1;
 }
-#endif
 
 pg_job_engine_t *pg_job_engine_new(struct event_base *base, const pg_job_engine_layout_t *l,
                                    const char **why)
@@ -147,7 +128,6 @@ pg_job_engine_t *pg_job_engine_new(struct event_base *base, const pg_job_engine_
     je->nspace = strdup(l->nspace);
     if (je->nspace == NULL)
         goto fail;
-#ifdef PG_HAVE_ENGINE
     je->engine = pg_engine_new(&(pg_host_ops_t){ .fence = on_fence }, je);
     je->timer = evtimer_new(base, on_deadline, je);
     if (je->engine == NULL || je->timer == NULL)
@@ -157,9 +137,6 @@ pg_job_engine_t *pg_job_engine_new(struct event_base *base, const pg_job_engine_
         goto fail;
     }
     shm_start(je, l);
-#else
-    (void)base;
-#endif
     return je;
 fail:
     pg_job_engine_free(je);
@@ -170,13 +147,11 @@ void pg_job_engine_free(pg_job_engine_t *je)
 {
     if (je == NULL)
         return;
-#ifdef PG_HAVE_ENGINE
     if (je->engine != NULL) {
         pg_job_deregister(je->engine, je->nspace);
         pg_engine_free(je->engine);
     }
     pg_shm_free(je->shm);
-#endif
     if (je->timer != NULL)
         event_free(je->timer);
     free(je->nspace);
@@ -190,15 +165,9 @@ pg_engine_t *pg_job_engine_get(const pg_job_engine_t *je)
 
 const char *pg_job_engine_shm_path(const pg_job_engine_t *je)
 {
-#ifdef PG_HAVE_ENGINE
     return je != NULL ? pg_shm_path(je->shm) : NULL;
-#else
-    (void)je;
-    return NULL;
-#endif
 }
 
-#ifdef PG_HAVE_ENGINE
 static void notify(pg_job_engine_t *je, int rank,
                    pmix_status_t (*fn)(pg_engine_t *, const pg_proc_t *))
 {
@@ -208,41 +177,24 @@ static void notify(pg_job_engine_t *je, int rank,
         (void)fn(je->engine, &proc);
     pg_job_engine_touch(je);
 }
-#endif
 
 void pg_job_engine_connected(pg_job_engine_t *je, int rank)
 {
-#ifdef PG_HAVE_ENGINE
     notify(je, rank, pg_proc_connect);
-#else
-    (void)je;
-    (void)rank;
-#endif
 }
 
 void pg_job_engine_finalized(pg_job_engine_t *je, int rank)
 {
-#ifdef PG_HAVE_ENGINE
     notify(je, rank, pg_proc_finalize);
-#else
-    (void)je;
-    (void)rank;
-#endif
 }
 
 void pg_job_engine_lost(pg_job_engine_t *je, int rank)
 {
-#ifdef PG_HAVE_ENGINE
     notify(je, rank, pg_proc_lost);
-#else
-    (void)je;
-    (void)rank;
-#endif
 }
 
 void pg_job_engine_touch(pg_job_engine_t *je)
 {
-#ifdef PG_HAVE_ENGINE
     pg_time_t deadline, now;
     struct timeval tv;
 
@@ -257,12 +209,9 @@ void pg_job_engine_touch(pg_job_engine_t *je)
         event_del(je->timer);
         return;
     }
-    now = now_ns();
+    now = pg_job_now();
     deadline = deadline > now ? deadline - now : 0;
     tv.tv_sec = (time_t)(deadline / 1000000000u);
     tv.tv_usec = (suseconds_t)((deadline % 1000000000u) / 1000u);
     evtimer_add(je->timer, &tv);
-#else
-    (void)je;
-#endif
 }
