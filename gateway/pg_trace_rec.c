@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "gateway/pg_job.h"
 #include "gateway/pg_trace.h"
 #include "wire/pg_detect.h"
 #include "wire/pg_pmix_frame.h"
@@ -48,14 +49,6 @@ struct pg_trace_recorder {
     size_t scratch_cap;
     pg_trace_parsed_t parsed; /* for detecting a first message's protocol */
 };
-
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static void wall_clock_iso(char *buf, size_t len)
 {
@@ -154,7 +147,7 @@ static void rec_hook(void *arg, const pg_conn_t *conn, pg_conn_dir_t dir, const 
                      size_t len)
 {
     rec_conn_t *rc = arg;
-    uint64_t t = mono_ns() - rc->rec->t0;
+    uint64_t t = pg_job_now() - rc->rec->t0;
     int rank = pg_conn_rank(conn);
     pg_proto_t proto;
 
@@ -210,7 +203,7 @@ pg_trace_recorder_t *pg_trace_recorder_open(struct event_base *base, const pg_ru
     wall_clock_iso(h.start, sizeof(h.start));
     apps_text(opts, h.apps, sizeof(h.apps));
     h.cmdline = read_cmdline();
-    rec->t0 = mono_ns();
+    rec->t0 = pg_job_now();
     if (pg_trace_write_header(rec->f, &h) != 0 || fflush(rec->f) != 0) {
         *err = errno ? errno : EIO;
         free(h.cmdline);
