@@ -675,7 +675,7 @@ static pmix_status_t unpack_proc(const pg_type_ops_t *ops, pg_reader_t *r, void 
 
 /* Which types a pmix_value_t may carry, and whether its union holds the
  * element itself or a pointer to it. */
-static bool value_holds_pointer(pmix_data_type_t type)
+bool pg_value_holds_pointer(pmix_data_type_t type)
 {
     return PMIX_PROC == type || PMIX_DATA_ARRAY == type || PMIX_PROC_INFO == type;
 }
@@ -695,7 +695,7 @@ static bool value_can_hold(pmix_data_type_t type)
 /* The element a value carries (NULL for UNDEF or a NULL pointer member). */
 static const void *value_payload(const pmix_value_t *v)
 {
-    if (value_holds_pointer(v->type)) {
+    if (pg_value_holds_pointer(v->type)) {
         return v->data.ptr;
     }
     return &v->data;
@@ -744,7 +744,7 @@ static pmix_status_t unpack_value(const pg_type_ops_t *ops, pg_reader_t *r, void
         return PMIX_ERR_UNPACK_FAILURE;
     }
     inner = ops_for((pmix_data_type_t)type);
-    if (value_holds_pointer((pmix_data_type_t)type)) {
+    if (pg_value_holds_pointer((pmix_data_type_t)type)) {
         target = calloc(1, inner->elem_size);
         if (NULL == target) {
             return PMIX_ERR_NOMEM;
@@ -787,7 +787,7 @@ static pmix_status_t copy_value(const pg_type_ops_t *ops, void *dst, const void 
         }
         return PMIX_ERR_UNKNOWN_DATA_TYPE;
     }
-    if (!value_holds_pointer(s->type)) {
+    if (!pg_value_holds_pointer(s->type)) {
         rc = copy_elem(inner, &d->data, &s->data);
     } else if (NULL == s->data.ptr) {
         rc = PMIX_SUCCESS;
@@ -815,7 +815,7 @@ static void destruct_value(void *elem)
     const pg_type_ops_t *inner = ops_for(v->type);
 
     if (NULL != inner && value_can_hold(v->type)) {
-        if (!value_holds_pointer(v->type)) {
+        if (!pg_value_holds_pointer(v->type)) {
             destruct_elem(inner, &v->data);
         } else if (NULL != v->data.ptr) {
             destruct_elem(inner, v->data.ptr);

@@ -108,6 +108,9 @@ pmix_status_t pg_print(char **out, const char *prefix, const void *src,
 
 /* ---- values ----------------------------------------------------------- */
 
+/* True when a pmix_value_t of `type` keeps its element behind data.ptr
+ * (PMIX_PROC, PMIX_DATA_ARRAY, PMIX_PROC_INFO) rather than in the union. */
+bool pg_value_holds_pointer(pmix_data_type_t type);
 /* Deep-copies `data` into `v` as type `type`.  `data` points at the C value
  * (for PMIX_STRING it is the char* itself; for PMIX_PROC a pmix_proc_t*;
  * for PMIX_DATA_ARRAY a pmix_data_array_t*).  A NULL `data` loads a zero

@@ -170,7 +170,7 @@ pmix_status_t PMIx_Value_unload(pmix_value_t *val, void **data, size_t *sz)
         }
         return PMIX_SUCCESS;
     }
-    if (PMIX_PROC == val->type || PMIX_DATA_ARRAY == val->type || PMIX_PROC_INFO == val->type) {
+    if (pg_value_holds_pointer(val->type)) {
         if (NULL == val->data.ptr) {
             return PMIX_SUCCESS;
         }

@@ -16,12 +16,6 @@
 #include <string.h>
 #include <strings.h>
 
-/* Types whose pmix_value_t member is a pointer to the element. */
-static bool is_pointer_member(pmix_data_type_t type)
-{
-    return PMIX_PROC == type || PMIX_DATA_ARRAY == type || PMIX_PROC_INFO == type;
-}
-
 pmix_status_t pg_value_load(pmix_value_t *v, const void *data, pmix_data_type_t type)
 {
     pmix_value_t shallow;
@@ -55,7 +49,7 @@ pmix_status_t pg_value_load(pmix_value_t *v, const void *data, pmix_data_type_t 
         /* zero value of the type (a NULL string, an empty object) */
     } else if (PMIX_STRING == type) {
         shallow.data.string = (char *)data;
-    } else if (is_pointer_member(type)) {
+    } else if (pg_value_holds_pointer(type)) {
         shallow.data.ptr = (void *)data;
     } else {
         memcpy(&shallow.data, data, pg_type_elem_size(type));
