@@ -84,7 +84,8 @@ struct pg_job {
     pg_job_engine_t *je;
     pg_stdin_t *stdin_fwd;
     pg_trace_recorder_t *trace; /* --trace, else NULL */
-    pg_conn_t **port_conns;  /* PMI_PORT connections, owned */
+    pg_conn_t **port_conns;  /* PMI_PORT connections not yet identified, owned;
+                              * once a rank's, the rank owns it (pmi_conn) */
     int nport_conns;
     pid_t parent;
     pid_t pgid;
@@ -425,11 +426,23 @@ static int conn_identify(void *owner, pg_conn_t *conn, int rank, const char **wh
     return 0;
 }
 
+static void port_conn_forget(pg_job_t *job, pg_conn_t *conn)
+{
+    for (int i = 0; i < job->nport_conns; i++) {
+        if (job->port_conns[i] == conn) {
+            job->port_conns[i] = job->port_conns[--job->nport_conns];
+            return;
+        }
+    }
+}
+
 static void conn_opened(void *owner, pg_conn_t *conn)
 {
     pg_job_t *job = owner;
     pg_rank_t *r = &job->ranks[pg_conn_rank(conn)];
 
+    /* the rank owns it now: freed with the rank, not again with the job */
+    port_conn_forget(job, conn);
     r->connected = 1;
     r->pmi_conn = conn;
     pg_job_engine_connected(job->je, r->rank);
@@ -442,16 +455,6 @@ static void conn_finalized(void *owner, pg_conn_t *conn)
 
     r->finalized = 1;
     pg_job_engine_finalized(job->je, r->rank);
-}
-
-static void port_conn_forget(pg_job_t *job, pg_conn_t *conn)
-{
-    for (int i = 0; i < job->nport_conns; i++) {
-        if (job->port_conns[i] == conn) {
-            job->port_conns[i] = job->port_conns[--job->nport_conns];
-            return;
-        }
-    }
 }
 
 static void conn_closed(void *owner, pg_conn_t *conn, const char *reason)

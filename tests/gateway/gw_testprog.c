@@ -25,6 +25,9 @@
  *                              kill9 (SIGKILL itself), badframe (send bytes
  *                              that cannot be framed), finalize (finalize
  *                              and exit 0; with R = -1 every rank does)
+ * PMI-1 over PMIGATE_PMI_PORT:
+ *   port-exit0 [MARKER]        init and say its rank, fork a child that keeps
+ *                              the connection open (sleeps 60 s), exit 0
  */
 #include <errno.h>
 #include <sched.h>
@@ -32,6 +35,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -160,6 +165,32 @@ static int mode_pmi(int who, const char *what)
     return 2;
 }
 
+/* A rank whose PMI_PORT connection outlives it: the reaped rank's connection
+ * is still open when the job ends. */
+static int mode_port_exit0(void)
+{
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    const char *port = getenv("PMIGATE_PMI_PORT");
+    char line[64];
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+    if (port == NULL || fd < 0)
+        return 2;
+    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", port);
+    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0)
+        return 2;
+    snprintf(line, sizeof(line), "%d", fd);
+    setenv("PMI_FD", line, 1); /* pmi_send and pmi_read_line use it */
+    pmi_send("cmd=init pmi_version=1 pmi_subversion=1\n");
+    pmi_read_line();
+    snprintf(line, sizeof(line), "cmd=initack pmiid=%d\n", my_rank());
+    pmi_send(line);
+    pmi_read_line();
+    if (fork() == 0)
+        sleep_seconds(60);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -215,6 +246,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(mode, "affinity") == 0)
         return mode_affinity();
+    if (strcmp(mode, "port-exit0") == 0)
+        return mode_port_exit0();
     if (strcmp(mode, "pmi") == 0 && argc > 3)
         return mode_pmi(atoi(argv[2]), argv[3]);
     fprintf(stderr, "gw_testprog: unknown mode '%s'\n", mode);

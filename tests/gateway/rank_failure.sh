@@ -36,4 +36,12 @@ m=$(marker grandchild)
 "$PMIGATE" run -n 2 --timeout 0.5 "$PROG" grandchild "$m" 2>"$TMP/e"
 expect_status 124 $? "ranks with children"
 no_orphans "$m"
+
+# a PMI_PORT rank that exits while its child keeps the connection open: the
+# connection is still open when the job ends, and is freed once
+m=$(marker portchild)
+"$PMIGATE" run -n 2 "$PROG" port-exit0 "$m" 2>"$TMP/e"
+expect_status 1 $? "a PMI_PORT rank whose child holds its connection"
+expect_grep 'exited with status 0 before PMI finalize' "$TMP/e" "PMI_PORT rank exit"
+no_orphans "$m"
 exit 0
