@@ -198,15 +198,15 @@ static int parse_option(cli_state_t *st, int argc, char **argv, int *i, pg_segme
     }
     if (opt_is(arg, "env", &iv)) {
         val = opt_value(argc, argv, i, iv);
-        if (check_kv(st, "--env", val) != 0 || push_str(&seg->env, &seg->nenv, val) != 0)
+        if (check_kv(st, "--env", val) != 0)
             return -1;
-        return 0;
+        return push_str(&seg->env, &seg->nenv, val) == 0 ? 0 : fail(st, "out of memory");
     }
     if (opt_is(arg, "genv", &iv)) {
         val = opt_value(argc, argv, i, iv);
-        if (check_kv(st, "--genv", val) != 0 || push_str(&opts->genv, &opts->ngenv, val) != 0)
+        if (check_kv(st, "--genv", val) != 0)
             return -1;
-        return 0;
+        return push_str(&opts->genv, &opts->ngenv, val) == 0 ? 0 : fail(st, "out of memory");
     }
     if (opt_is(arg, "ppn", &iv)) {
         val = opt_value(argc, argv, i, iv);
