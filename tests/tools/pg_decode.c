@@ -15,22 +15,20 @@
 
 #include "parser/pg_parse.h"
 #include "tests/tools/pg_capture.h"
+#include "wire/pg_escape.h"
 #include "wire/pg_frame.h"
 
-/* Prints bytes with anything unprintable escaped, as the capture files do. */
+/* Prints bytes escaped by the capture files' own rule (wire/pg_escape.h). */
 static void pg_print_escaped(const char *p, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)p[i];
-        if (c == '\n')
-            fputs("\\n", stdout);
-        else if (c == '\\')
-            fputs("\\\\", stdout);
-        else if (c < 0x20 || c >= 0x7f)
-            printf("\\x%02X", c);
-        else
-            putchar(c);
+    char *out = malloc(pg_escaped_max(n));
+    if (out == NULL) {
+        fputs("<out of memory>", stdout);
+        return;
     }
+    pg_escape(p, n, out);
+    fputs(out, stdout);
+    free(out);
 }
 
 static void pg_print_msg(const pg_capture_msg_t *m, const pg_msg_t *msg, int rc)
