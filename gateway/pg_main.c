@@ -94,7 +94,8 @@ static void ensure_std_fds(void)
             (void)open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
 }
 
-/* Every rank costs pmigate four descriptors: lift the soft limit. */
+/* Every rank costs pmigate three descriptors (its PMI socket, stdout and
+ * stderr pipes): lift the soft limit. */
 static void raise_fd_limit(void)
 {
     struct rlimit rl;
