@@ -380,8 +380,10 @@ static int threaded_call(pg_pmi2_mux_t *m, pg_pmi2_build_fn build, const void *a
 
     snprintf(op.thrid, sizeof(op.thrid), "%lx", atomic_fetch_add(&m->next_id, 1));
     rc = mux_encode(&e, stack, &heap, build, args, op.thrid);
-    if (rc != PMI2_SUCCESS)
+    if (rc != PMI2_SUCCESS) {
+        free(heap); /* a request too long even for the heap buffer */
         return rc;
+    }
     pthread_mutex_lock(&m->lock);
     m->stats.threaded_calls++;
     rc = m->broken;

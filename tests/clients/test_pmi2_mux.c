@@ -4,8 +4,9 @@
  * accepted), replies routed by echoed thrid when they arrive out of order or
  * interleaved, a held reply released later while other threads go on, a
  * server that ignores thrid (answers routed in order per command), the
- * switch from the fast path to threaded mode while the owner waits, and a
- * server that dies with several threads waiting.
+ * switch from the fast path to threaded mode while the owner waits, a
+ * server that dies with several threads waiting, and a request too long to
+ * encode refused without a write.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -351,6 +352,45 @@ static void test_eof_fails_every_waiter(void)
     CU_ASSERT_EQUAL(pg_fake_server_join(srv), 0);
 }
 
+/* ---- a request too long to encode ----------------------------------------------- */
+
+/* A request that fits no buffer, as an over-long argument list would be. */
+static int build_too_long(pg_enc_t *e, const char *thrid, const void *args)
+{
+    (void)e;
+    (void)thrid;
+    (void)args;
+    return PG_WIRE_EOVERFLOW;
+}
+
+static void script_one_get(pg_fake_server_t *s, void *arg)
+{
+    char m[MSG];
+
+    (void)arg;
+    if (pg_fake_expect(s, "kvs-get", m, sizeof(m)) >= 0)
+        answer_get(s, m, true);
+}
+
+/* Refused with INVALID_LENGTH in threaded mode (the heap buffer tried for it
+ * is freed: the sanitizer and valgrind runs check that); nothing reaches the
+ * server, so the next call is answered normally. */
+static void test_too_long_request_is_refused_unsent(void)
+{
+    int fd;
+    pg_fake_server_t *srv = pg_fake_server_start(script_one_get, NULL, &fd);
+    pg_pmi2_mux_t *m = pg_pmi2_mux_new(fd);
+    pg_pmi2_reply_t r;
+
+    pg_pmi2_mux_set_threaded(m);
+    CU_ASSERT_EQUAL(pg_pmi2_mux_call(m, build_too_long, NULL, PG_CMD_PMI2_KVS_GET_RESPONSE, &r),
+                    PMI2_ERR_INVALID_LENGTH);
+    pg_pmi2_reply_release(&r);
+    CU_ASSERT_EQUAL(get_checked(m, "next"), PMI2_SUCCESS);
+    pg_pmi2_mux_free(m);
+    CU_ASSERT_EQUAL(pg_fake_server_join(srv), 0);
+}
+
 static const pg_cunit_test_t tests[] = {
     { "fast path: single thread, no thrid", test_fast_path_single_thread },
     { "threaded: replies out of order", test_threaded_replies_out_of_order },
@@ -358,6 +398,7 @@ static const pg_cunit_test_t tests[] = {
     { "threaded: no thrid echo, routed in order", test_no_echo_routes_in_order },
     { "switch to threaded mode while owner waits", test_switch_to_threaded_mode },
     { "EOF fails every waiter", test_eof_fails_every_waiter },
+    { "too long a request is refused unsent", test_too_long_request_is_refused_unsent },
     { NULL, NULL },
 };
 static const pg_cunit_suite_t suites[] = {
