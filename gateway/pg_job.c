@@ -828,16 +828,19 @@ static int build_envs(pg_job_t *job)
 
 static int build_placement(pg_job_t *job)
 {
-    int err = 0;
     int slots = job->size; /* one node: every rank is local, whatever --ppn says */
+    int rc;
 
-    job->place = pg_place_new(&err);
-    if (job->place == NULL) {
-        pg_job_log(job, "cannot read the topology with hwloc: %s", strerror(err));
+    job->place = pg_place_new();
+    if (job->place == NULL)
+        return -1;
+    rc = pg_place_assign(job->place, job->opts->bind, job->size);
+    if (rc == -ENOMEM)
+        return -1;
+    if (rc != 0) {
+        pg_job_log(job, "cannot read the topology with hwloc: %s", strerror(-rc));
         return -1;
     }
-    if (pg_place_assign(job->place, job->opts->bind, job->size) != 0)
-        return -1;
     if (pg_place_oversubscribed(job->place))
         pg_job_log(job, "more ranks than %ss: binding wraps round-robin",
                    job->opts->bind == PG_BIND_SOCKET ? "package" : "core");

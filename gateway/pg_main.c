@@ -65,19 +65,20 @@ static int cmd_info(void)
 {
     pg_topo_counts_t c;
     pg_place_t *place;
-    int err = 0;
+    int rc;
 
     printf("pmigate %s\n", PACKAGE_VERSION);
     printf("PMI-1 limits: keylen_max %d, vallen_max %d, kvsname_max %d, line %d bytes\n",
            PG_PMI1_KEYLEN_MAX, PG_PMI1_VALLEN_MAX, PG_PMI1_KVSNAME_MAX, PG_PMI1_LINE_MAX);
     printf("PMI-2 limits: keylen_max %d, vallen_max %d, message %d bytes\n", PG_PMI2_KEYLEN_MAX,
            PG_PMI2_VALLEN_MAX, PG_PMI2_BODY_MAX);
-    place = pg_place_new(&err);
-    if (place == NULL) {
-        fprintf(stderr, "pmigate: cannot read the topology with hwloc: %s\n", strerror(err));
+    place = pg_place_new();
+    rc = place == NULL ? -ENOMEM : pg_place_counts(place, &c);
+    if (rc != 0) {
+        fprintf(stderr, "pmigate: cannot read the topology with hwloc: %s\n", strerror(-rc));
+        pg_place_free(place);
         return 1;
     }
-    pg_place_counts(place, &c);
     printf("topology (hwloc): %d package%s, %d core%s, %d PU%s, %d NUMA node%s\n", c.packages,
            c.packages == 1 ? "" : "s", c.cores, c.cores == 1 ? "" : "s", c.pus,
            c.pus == 1 ? "" : "s", c.numa_nodes, c.numa_nodes == 1 ? "" : "s");

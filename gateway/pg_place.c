@@ -1,5 +1,9 @@
 /*
  * pg_place: hwloc topology, per-rank cpusets and binding.  See pg_place.h.
+ *
+ * The topology is read only when something needs it (a binding, the
+ * counts of `pmigate info`): loading it dlopens hwloc's I/O plugins and
+ * walks /sys, ~6 ms that every unbound job would otherwise pay at start.
  */
 #include "gateway/pg_place.h"
 
@@ -9,7 +13,7 @@
 #include <stdlib.h>
 
 struct pg_place {
-    hwloc_topology_t topo;
+    hwloc_topology_t topo; /* NULL until place_topology() loads it */
     pg_bind_t bind;
     int nranks;
     int oversubscribed;
@@ -17,26 +21,27 @@ struct pg_place {
     char **strs;          /* per local rank, owned (hwloc_bitmap_list_asprintf) */
 };
 
-pg_place_t *pg_place_new(int *err)
+pg_place_t *pg_place_new(void)
 {
-    pg_place_t *place = calloc(1, sizeof(*place));
+    return calloc(1, sizeof(pg_place_t));
+}
 
-    if (place == NULL) {
-        *err = ENOMEM;
-        return NULL;
+/* Loads the topology on first use.  Returns 0 or -errno. */
+static int place_topology(pg_place_t *place)
+{
+    hwloc_topology_t topo;
+
+    if (place->topo != NULL)
+        return 0;
+    if (hwloc_topology_init(&topo) != 0)
+        return -(errno ? errno : EINVAL);
+    if (hwloc_topology_load(topo) != 0) {
+        int err = errno ? errno : EINVAL;
+        hwloc_topology_destroy(topo);
+        return -err;
     }
-    if (hwloc_topology_init(&place->topo) != 0) {
-        *err = errno ? errno : EINVAL;
-        free(place);
-        return NULL;
-    }
-    if (hwloc_topology_load(place->topo) != 0) {
-        *err = errno ? errno : EINVAL;
-        hwloc_topology_destroy(place->topo);
-        free(place);
-        return NULL;
-    }
-    return place;
+    place->topo = topo;
+    return 0;
 }
 
 static void place_clear(pg_place_t *place)
@@ -59,7 +64,8 @@ void pg_place_free(pg_place_t *place)
     if (place == NULL)
         return;
     place_clear(place);
-    hwloc_topology_destroy(place->topo);
+    if (place->topo != NULL)
+        hwloc_topology_destroy(place->topo);
     free(place);
 }
 
@@ -70,12 +76,17 @@ static int count_type(hwloc_topology_t topo, hwloc_obj_type_t type)
     return n < 0 ? 0 : n;
 }
 
-void pg_place_counts(const pg_place_t *place, pg_topo_counts_t *out)
+int pg_place_counts(pg_place_t *place, pg_topo_counts_t *out)
 {
+    int rc = place_topology(place);
+
+    if (rc != 0)
+        return rc;
     out->packages = count_type(place->topo, HWLOC_OBJ_PACKAGE);
     out->cores = count_type(place->topo, HWLOC_OBJ_CORE);
     out->pus = count_type(place->topo, HWLOC_OBJ_PU);
     out->numa_nodes = count_type(place->topo, HWLOC_OBJ_NUMANODE);
+    return 0;
 }
 
 /* The objects ranks are spread over; falls back to PUs when the topology has
@@ -87,14 +98,29 @@ static hwloc_obj_type_t bind_type(const pg_place_t *place, pg_bind_t bind)
     return count_type(place->topo, type) > 0 ? type : HWLOC_OBJ_PU;
 }
 
+/* The CPUs this process may run on: what an unbound rank inherits.  A new
+ * bitmap (caller frees), or NULL. */
+static hwloc_bitmap_t own_cpuset(void)
+{
+    cpu_set_t mask;
+    hwloc_bitmap_t set;
+
+    if (sched_getaffinity(0, sizeof(mask), &mask) != 0)
+        return NULL;
+    set = hwloc_bitmap_alloc();
+    if (set == NULL)
+        return NULL;
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+        if (CPU_ISSET(cpu, &mask))
+            hwloc_bitmap_set(set, (unsigned)cpu);
+    return set;
+}
+
 static hwloc_const_cpuset_t rank_cpuset(const pg_place_t *place, pg_bind_t bind, int i)
 {
-    hwloc_obj_type_t type;
+    hwloc_obj_type_t type = bind_type(place, bind);
     int nobjs;
 
-    if (bind == PG_BIND_NONE)
-        return hwloc_topology_get_allowed_cpuset(place->topo);
-    type = bind_type(place, bind);
     nobjs = count_type(place->topo, type);
     if (nobjs <= 0)
         return hwloc_topology_get_allowed_cpuset(place->topo);
@@ -103,24 +129,33 @@ static hwloc_const_cpuset_t rank_cpuset(const pg_place_t *place, pg_bind_t bind,
 
 int pg_place_assign(pg_place_t *place, pg_bind_t bind, int nranks)
 {
+    hwloc_bitmap_t own = NULL;
+    int rc = bind == PG_BIND_NONE ? 0 : place_topology(place);
+
     place_clear(place);
+    if (rc != 0)
+        return rc;
     place->bind = bind;
     place->sets = calloc((size_t)nranks, sizeof(*place->sets));
     place->strs = calloc((size_t)nranks, sizeof(*place->strs));
     if (nranks > 0 && (place->sets == NULL || place->strs == NULL))
         goto oom;
+    if (bind == PG_BIND_NONE && (own = own_cpuset()) == NULL)
+        goto oom;
     place->nranks = nranks;
     for (int i = 0; i < nranks; i++) {
-        place->sets[i] = hwloc_bitmap_dup(rank_cpuset(place, bind, i));
+        place->sets[i] = hwloc_bitmap_dup(own != NULL ? own : rank_cpuset(place, bind, i));
         if (place->sets[i] == NULL || hwloc_bitmap_list_asprintf(&place->strs[i], place->sets[i]) < 0)
             goto oom;
     }
     place->oversubscribed =
         bind != PG_BIND_NONE && nranks > count_type(place->topo, bind_type(place, bind));
+    hwloc_bitmap_free(own);
     return 0;
 oom:
+    hwloc_bitmap_free(own);
     place_clear(place);
-    return -1;
+    return -ENOMEM;
 }
 
 int pg_place_oversubscribed(const pg_place_t *place)

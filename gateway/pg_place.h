@@ -23,15 +23,19 @@ typedef struct pg_topo_counts {
     int numa_nodes;
 } pg_topo_counts_t;
 
-/* Loads this host's topology.  Returns NULL with *err set (errno-style). */
-pg_place_t *pg_place_new(int *err);
+/* An empty placement (NULL: out of memory).  hwloc's topology is loaded on
+ * first use, by pg_place_counts() or a binding in pg_place_assign(). */
+pg_place_t *pg_place_new(void);
 void pg_place_free(pg_place_t *place);
 
-void pg_place_counts(const pg_place_t *place, pg_topo_counts_t *out);
+/* What hwloc sees.  Returns 0, or -errno when the topology cannot be read. */
+int pg_place_counts(pg_place_t *place, pg_topo_counts_t *out);
 
-/* Computes the binding of nranks local ranks under `bind`.  Returns 0, or -1
- * (out of memory).  More ranks than cores (or packages) wrap round-robin;
- * pg_place_oversubscribed() then says so. */
+/* Computes the binding of nranks local ranks under `bind`.  Unbound ranks
+ * get this process's own CPU affinity (what they inherit, e.g. under
+ * taskset), without reading the topology.  Returns 0, or -errno (-ENOMEM,
+ * or the topology cannot be read).  More ranks than cores (or packages)
+ * wrap round-robin; pg_place_oversubscribed() then says so. */
 int pg_place_assign(pg_place_t *place, pg_bind_t bind, int nranks);
 int pg_place_oversubscribed(const pg_place_t *place);
 

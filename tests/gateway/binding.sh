@@ -1,7 +1,24 @@
 #!/bin/sh
 # --bind-to core gives each rank one core, round-robin; none (the default)
-# leaves every rank the whole machine.
+# leaves every rank what pmigate itself may use (all of the machine, or what
+# taskset gave it).  The cpuset --verbose reports for a rank (also the
+# rank's locality in the engine) is the one the rank really runs on.
 . "$top_srcdir/tests/gateway/gw_lib.sh"
+
+# "0-2,5" -> "0,1,2,5": hwloc's list syntax in the affinity mode's.
+expand_list() {
+    echo "$1" | tr ',' '\n' | awk -F- '{hi = NF > 1 ? $2 : $1; for (c = $1; c <= hi; c++) printf "%s%d", n++ ? "," : "", c} END {print ""}'
+}
+
+# check_reported FILE: each rank's reported cpuset equals its affinity.
+check_reported() {
+    grep '^rank [0-9]* cpus: ' "$1" | while read -r _ r _ cpus; do
+        said=$(sed -n "s/^pmigate: rank $r: pid [0-9]*, appnum [0-9]*, cpuset //p" "$1")
+        [ -n "$said" ] || fail "--verbose reported no cpuset for rank $r"
+        [ "$(expand_list "$said")" = "$cpus" ] ||
+            fail "rank $r runs on $cpus but pmigate reported cpuset $said"
+    done || exit 1
+}
 
 ncores=$("$PMIGATE" info | sed -n 's/.* \([0-9]*\) cores*,.*/\1/p')
 [ -n "$ncores" ] || fail "cannot read the core count from pmigate info"
@@ -9,6 +26,16 @@ ncores=$("$PMIGATE" info | sed -n 's/.* \([0-9]*\) cores*,.*/\1/p')
 "$PMIGATE" run -n 2 "$PROG" affinity >"$TMP/none" || fail "unbound job"
 all=$(sed -n 's/^rank 0 cpus: //p' "$TMP/none")
 [ "$(sed -n 's/^rank 1 cpus: //p' "$TMP/none")" = "$all" ] || fail "unbound ranks differ"
+
+"$PMIGATE" run --verbose -n 2 "$PROG" affinity >"$TMP/v" 2>&1 || fail "unbound job, --verbose"
+check_reported "$TMP/v"
+if command -v taskset >/dev/null; then
+    last=${all##*[ ,]}
+    taskset -c "$last" "$PMIGATE" run --verbose -n 2 "$PROG" affinity >"$TMP/ts" 2>&1 ||
+        fail "unbound job under taskset"
+    [ "$(sed -n 's/^rank 1 cpus: //p' "$TMP/ts")" = "$last" ] || fail "ranks left the CPU taskset gave"
+    check_reported "$TMP/ts"
+fi
 
 n=$((ncores + 1))
 "$PMIGATE" run -n $n --bind-to core "$PROG" affinity >"$TMP/core" 2>"$TMP/e" ||
@@ -25,4 +52,6 @@ done
 [ "$ncores" -eq 1 ] || [ "$(sed -n 's/^rank 0 cpus: //p' "$TMP/core")" != "$(sed -n 's/^rank 1 cpus: //p' "$TMP/core")" ] ||
     fail "ranks 0 and 1 share a core"
 expect_grep 'binding wraps round-robin' "$TMP/e" "oversubscription warning"
+"$PMIGATE" run --verbose -n $n --bind-to core "$PROG" affinity >"$TMP/cv" 2>&1 || fail "bound job, --verbose"
+check_reported "$TMP/cv"
 exit 0
