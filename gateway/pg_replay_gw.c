@@ -15,6 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gateway/pg_job.h"
+
 enum { STUB_MSG_MAX = 4096, ACCEPT_POLL_MS = 50, REPLAY_APPS_MAX = 64 };
 
 typedef struct stub {
@@ -34,14 +36,6 @@ struct pg_replay_gw {
     char kvsname[256];
     char port[256];
 };
-
-uint64_t pg_replay_now(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static void close_fd(int *fd)
 {
@@ -196,7 +190,7 @@ static int gather_stubs(pg_replay_gw_t *gw, uint64_t deadline, char *err, size_t
                      gw->nranks);
             return -1;
         }
-        if (pg_replay_now() > deadline) {
+        if (pg_job_now() > deadline) {
             snprintf(err, errlen, "timed out: %d of %d ranks of the replay gateway started", got,
                      gw->nranks);
             return -1;
@@ -244,7 +238,7 @@ pg_replay_gw_t *pg_replay_gw_start(const char *self_exe, int nranks, const char 
     close_fd(&gw->listen_fd);
     return gw;
 fail:
-    pg_replay_gw_finish(gw, 1, pg_replay_now() + 2000000000u);
+    pg_replay_gw_finish(gw, 1, pg_job_now() + 2000000000u);
     pg_replay_gw_free(gw);
     return NULL;
 }
@@ -283,7 +277,7 @@ int pg_replay_gw_finish(pg_replay_gw_t *gw, int kill_first, uint64_t deadline_ns
     while (!child_gone(gw)) {
         struct timespec nap = { 0, 5000000 };
 
-        if (pg_replay_now() > deadline_ns) {
+        if (pg_job_now() > deadline_ns) {
             kill(gw->child, SIGKILL);
             waitpid(gw->child, &gw->wstatus, 0);
             gw->reaped = 1;

@@ -43,6 +43,4 @@ void pg_replay_gw_free(pg_replay_gw_t *gw);
 /* The stub rank's main: `pmigate __replay-stub CTL`. */
 int pg_replay_stub_main(int argc, char **argv);
 
-uint64_t pg_replay_now(void); /* monotonic ns */
-
 #endif
