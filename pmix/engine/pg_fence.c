@@ -347,6 +347,17 @@ static bool fence_doomed(const pg_fence_t *f)
     return missing_local_member(f, proc_ended);
 }
 
+/* A refused join leaves no tracker behind: one created for it (nobody else
+ * knows it yet) is freed, or a process retrying a bad join would grow the
+ * engine.  A tracker that existed keeps its sequence number. */
+static void fence_forget_new(pg_engine_t *e, pg_fence_t *f, bool created)
+{
+    if (!created)
+        return;
+    HASH_DEL(e->fences, f);
+    fence_free(e, f);
+}
+
 pmix_status_t pg_fence_join(pg_engine_t *e, const pg_proc_t *proc, const pg_proc_t *procs,
                             size_t nprocs, unsigned flags, pg_time_t timeout, pg_time_t now,
                             pg_fence_cb_t cb, void *cbdata)
@@ -364,10 +375,11 @@ pmix_status_t pg_fence_join(pg_engine_t *e, const pg_proc_t *proc, const pg_proc
         return rc;
     char *sig = sig_build(p, n, &siglen);
     pg_fence_t *f = NULL;
+    bool created = false;
     if (sig != NULL) {
         HASH_FIND(hh, e->fences, sig, siglen, f);
         if (f == NULL)
-            f = fence_new(e, p, n, sig, siglen);
+            created = (f = fence_new(e, p, n, sig, siglen)) != NULL;
     }
     free(p);
     free(sig);
@@ -375,12 +387,12 @@ pmix_status_t pg_fence_join(pg_engine_t *e, const pg_proc_t *proc, const pg_proc
         return PMIX_ERR_NOMEM;
     size_t idx = member_index(f, job, proc->rank);
     if (idx == SIZE_MAX)
-        return PMIX_ERR_BAD_PARAM;
+        return fence_forget_new(e, f, created), PMIX_ERR_BAD_PARAM;
     if (f->host_pending || f->joined[idx])
         return PMIX_ERR_EXISTS;
     pg_req_t *r = pg_req_new(e, PG_REQ_FENCE, job, proc->rank);
     if (r == NULL)
-        return PMIX_ERR_NOMEM;
+        return fence_forget_new(e, f, created), PMIX_ERR_NOMEM;
     bool collect = (flags & PG_FENCE_COLLECT) != 0;
     if (f->id == 0) {
         f->id = e->next_id++;

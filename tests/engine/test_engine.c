@@ -458,6 +458,31 @@ static void test_fence_duplicate_join_before_completion_refused(void)
     CU_ASSERT_EQUAL(f[1].calls, 0);
 }
 
+/* A process that is not in the participant list cannot join, and the
+ * refused join leaves nothing behind: a job that retries it in a loop must
+ * not grow the engine. */
+static void test_fence_join_by_non_participant_refused_without_residue(void)
+{
+    fenced_t f[2];
+    setup4();
+    pg_proc_t p0 = P(NS, 0), p1 = P(NS, 1), p3 = P(NS, 3);
+    pg_proc_t pair[2] = { P(NS, 0), P(NS, 1) };
+    memset(f, 0, sizeof(f));
+    size_t before = pg_engine_memory(eng);
+    for (int i = 0; i < 3; i++)
+        CU_ASSERT_EQUAL(pg_fence_join(eng, &p3, pair, 2, 0, 0, 0, fenced_cb, &f[0]),
+                        PMIX_ERR_BAD_PARAM);
+    CU_ASSERT_EQUAL(pg_engine_memory(eng), before);
+    CU_ASSERT_EQUAL(f[0].calls, 0);
+    /* the same participant list still fences normally afterwards */
+    CU_ASSERT_EQUAL(pg_fence_join(eng, &p0, pair, 2, 0, 0, 0, fenced_cb, &f[0]), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(pg_fence_join(eng, &p1, pair, 2, 0, 0, 0, fenced_cb, &f[1]), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(f[0].calls, 1);
+    CU_ASSERT_EQUAL(f[1].calls, 1);
+    CU_ASSERT_EQUAL(f[1].status, PMIX_SUCCESS);
+    teardown();
+}
+
 static void test_fence_reports_keys_new_in_epoch(void)
 {
     fenced_t f[4];
@@ -868,6 +893,8 @@ static const pg_cunit_test_t tests[] = {
       test_fence_one_host_upcall_and_sequence_numbers },
     { "fence_duplicate_join_before_completion_refused",
       test_fence_duplicate_join_before_completion_refused },
+    { "fence_join_by_non_participant_refused_without_residue",
+      test_fence_join_by_non_participant_refused_without_residue },
     { "fence_reports_keys_new_in_epoch", test_fence_reports_keys_new_in_epoch },
     { "fence_collect_ingests_remote_data", test_fence_collect_ingests_remote_data },
     { "fence_timeout_and_lost_participant", test_fence_timeout_and_lost_participant },
