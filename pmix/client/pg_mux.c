@@ -311,10 +311,14 @@ pmix_status_t pg_mux_begin(pg_mux_t *m, pmix_data_buffer_t *buf, uint8_t cmd, ui
     return pg_pmix_msg_begin(buf, cmd, *id);
 }
 
-/* Registers `r` and sends the frame; on failure unregisters it again. */
+/* Registers `r` and sends the frame; on failure unregisters it again.
+ * Once registered, `r` belongs to the progress thread until taken back:
+ * it may complete (and a callback request be freed) while the send is
+ * still blocked, so only its id is used afterwards. */
 static pmix_status_t mux_submit(pg_mux_t *m, pmix_data_buffer_t *buf, mux_req_t *r)
 {
     pmix_status_t rc = pg_pmix_msg_seal(buf);
+    uint32_t id = r->id;
     mux_req_t *again;
 
     pthread_mutex_lock(&m->lock);
@@ -332,7 +336,7 @@ static pmix_status_t mux_submit(pg_mux_t *m, pmix_data_buffer_t *buf, mux_req_t 
     if (rc == PMIX_SUCCESS)
         return rc;
     pthread_mutex_lock(&m->lock);
-    again = pending_take(m, r->id); /* NULL if the thread already failed it */
+    again = pending_take(m, id); /* NULL if the thread already completed it */
     pthread_mutex_unlock(&m->lock);
     return again != NULL ? rc : PMIX_OPERATION_IN_PROGRESS;
 }

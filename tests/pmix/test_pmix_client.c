@@ -197,6 +197,19 @@ static void nb_reply(pmix_status_t status, pmix_data_buffer_t *reply, void *arg)
     pthread_mutex_unlock(&s->lock);
 }
 
+/* Records a reply; nothing else (safe while the mux is being lost). */
+static void lost_reply(pmix_status_t status, pmix_data_buffer_t *reply, void *arg)
+{
+    nb_seen_t *s = arg;
+
+    (void)reply;
+    pthread_mutex_lock(&s->lock);
+    s->status = status;
+    s->calls++;
+    pthread_cond_broadcast(&s->cond);
+    pthread_mutex_unlock(&s->lock);
+}
+
 /* ---- mux tests ------------------------------------------------------------------ */
 
 /* Three threads block on three requests; the server answers in reverse
@@ -354,6 +367,58 @@ static void mux_oversized_reply_fails_pending(void)
     fake_close(&f);
 }
 
+typedef struct big_sender {
+    pg_mux_t *mux;
+    nb_seen_t *seen;
+    pmix_status_t rc;
+} big_sender_t;
+
+/* Sends a request far larger than the socket buffers, so the send blocks
+ * until the fake server reads it or goes away. */
+static void *big_sender_main(void *p)
+{
+    big_sender_t *b = p;
+    size_t len = 1024 * 1024;
+    char *big = malloc(len);
+    pmix_data_buffer_t req;
+    uint32_t id;
+
+    memset(big, 'x', len - 1);
+    big[len - 1] = '\0';
+    start_request(b->mux, big, &req, &id);
+    free(big);
+    b->rc = pg_mux_send_nb(b->mux, &req, id, lost_reply, b->seen);
+    return NULL;
+}
+
+/* A request whose send is still blocked when the connection is declared
+ * lost (here: a garbage reply) is completed by the progress thread, which
+ * frees it; the sender, whose send then fails, must not touch it again
+ * (valgrind and ASan saw the sender read the freed request's id). */
+static void mux_send_failing_after_loss_leaves_completed_request(void)
+{
+    static const unsigned char garbage[] = { 0, 0, 0, 3, 0xde, 0xad, 0xbe };
+    fake_t f;
+    nb_seen_t seen;
+    big_sender_t b;
+    pthread_t t;
+
+    fake_open(&f, 0);
+    nb_seen_init(&seen, f.mux);
+    b = (big_sender_t){ f.mux, &seen, PMIX_ERROR };
+    pthread_create(&t, NULL, big_sender_main, &b);
+    usleep(100000); /* the request is registered and its send blocked */
+    CU_ASSERT_EQUAL(write(f.fd, garbage, sizeof(garbage)), (ssize_t)sizeof(garbage));
+    nb_seen_wait(&seen, 1);
+    CU_ASSERT_EQUAL(seen.status, PMIX_ERR_LOST_CONNECTION);
+    close(f.fd); /* now the blocked send fails */
+    f.fd = -1;
+    pthread_join(t, NULL);
+    CU_ASSERT_EQUAL(b.rc, PMIX_SUCCESS); /* started, and already completed */
+    CU_ASSERT_EQUAL(seen.calls, 1);
+    fake_close(&f);
+}
+
 static void deferred_work(void *arg)
 {
     nb_seen_t *s = arg;
@@ -461,6 +526,8 @@ static const pg_cunit_test_t mux_tests[] = {
     { "mux_garbage_reply_fails_pending", mux_garbage_reply_fails_pending },
     { "mux_oversized_reply_fails_pending", mux_oversized_reply_fails_pending },
     { "mux_deferred_work_runs_on_progress_thread", mux_deferred_work_runs_on_progress_thread },
+    { "mux_send_failing_after_loss_leaves_completed_request",
+      mux_send_failing_after_loss_leaves_completed_request },
     { NULL, NULL },
 };
 
