@@ -38,6 +38,19 @@ static void pg_enc_put(pg_enc_t *e, const char *p, size_t n)
     e->pos += n;
 }
 
+/* One separator byte: no memcpy call for the ';', '=', ' ' and '\n' every
+ * token carries. */
+static void pg_enc_putc(pg_enc_t *e, char c)
+{
+    if (e->err != 0)
+        return;
+    if (e->pos >= e->cap) {
+        pg_enc_fail(e, PG_WIRE_EOVERFLOW);
+        return;
+    }
+    e->buf[e->pos++] = c;
+}
+
 static void pg_enc_puts(pg_enc_t *e, const char *s)
 {
     pg_enc_put(e, s, strlen(s));
@@ -50,15 +63,22 @@ static void pg_enc_start(pg_enc_t *e, pg_cmd_t cmd, bool mcmd)
     e->open = true;
     e->mcmd = mcmd;
     e->proto = pg_cmd_proto(cmd);
-    if (e->proto != PG_PROTO_PMI1 && e->proto != PG_PROTO_PMI2) {
+    if (e->proto == PG_PROTO_PMI2) {
+        /* the length field, filled in by pg_enc_end(), then cmd= */
+        static const char head[] = "      cmd=";
+        pg_enc_put(e, head, sizeof head - 1);
+        pg_enc_puts(e, pg_cmd_name(cmd));
+        pg_enc_putc(e, ';');
+        return;
+    }
+    if (e->proto != PG_PROTO_PMI1) {
         pg_enc_fail(e, PG_WIRE_EINVAL);
         return;
     }
-    if (e->proto == PG_PROTO_PMI2)
-        pg_enc_puts(e, "      "); /* the length field, filled in by pg_enc_end() */
     pg_enc_puts(e, mcmd ? "mcmd=" : "cmd=");
     pg_enc_puts(e, pg_cmd_name(cmd));
-    pg_enc_puts(e, e->proto == PG_PROTO_PMI2 ? ";" : mcmd ? "\n" : "");
+    if (mcmd)
+        pg_enc_putc(e, '\n');
 }
 
 void pg_enc_begin(pg_enc_t *e, pg_cmd_t cmd)
@@ -73,24 +93,58 @@ void pg_enc_begin_mcmd(pg_enc_t *e, pg_cmd_t cmd)
         pg_enc_fail(e, PG_WIRE_EINVAL);
 }
 
-/* Bytes a key may not contain, per framing. */
-static const char *pg_enc_key_stops(const pg_enc_t *e)
+/* Which framing reserves a byte in a key: one bit per framing. */
+enum {
+    PG_ENC_NOT_IN_PMI2_KEY = 1 << 0, /* ';' '=' '\n' */
+    PG_ENC_NOT_IN_LINE_KEY = 1 << 1, /* PMI-1 line: ' ' '=' '\n' */
+    PG_ENC_NOT_IN_MCMD_KEY = 1 << 2, /* PMI-1 mcmd block: '=' '\n' */
+};
+
+/* Keys are short, so one table look-up per byte, in the pass that also
+ * measures the key, is cheaper than strlen plus a memchr per reserved
+ * byte.  (NUL ends a C-string key, so it cannot occur inside one.) */
+static const unsigned char pg_enc_key_reserved[256] = {
+    ['\n'] = PG_ENC_NOT_IN_PMI2_KEY | PG_ENC_NOT_IN_LINE_KEY | PG_ENC_NOT_IN_MCMD_KEY,
+    ['='] = PG_ENC_NOT_IN_PMI2_KEY | PG_ENC_NOT_IN_LINE_KEY | PG_ENC_NOT_IN_MCMD_KEY,
+    [' '] = PG_ENC_NOT_IN_LINE_KEY,
+    [';'] = PG_ENC_NOT_IN_PMI2_KEY,
+};
+
+static unsigned char pg_enc_key_framing(const pg_enc_t *e)
 {
     if (e->proto == PG_PROTO_PMI2)
-        return ";=\n";
-    return e->mcmd ? "=\n" : " =\n";
+        return PG_ENC_NOT_IN_PMI2_KEY;
+    return e->mcmd ? PG_ENC_NOT_IN_MCMD_KEY : PG_ENC_NOT_IN_LINE_KEY;
 }
 
-/* One memchr per stop byte: a 220-byte card is checked in a few dozen
- * instructions instead of a strchr call per byte (the reply path's cost). */
-static bool pg_enc_has_any(pg_str_t s, const char *stops)
+/* The length of a key this framing can carry, or 0 when it cannot (NULL,
+ * empty, or holding a reserved byte). */
+static size_t pg_enc_key_len(const pg_enc_t *e, const char *key)
 {
-    if (memchr(s.ptr, '\0', s.len) != NULL)
+    unsigned char framing = pg_enc_key_framing(e);
+    size_t n = 0;
+
+    if (key == NULL)
+        return 0;
+    for (; key[n] != '\0'; n++)
+        if (pg_enc_key_reserved[(unsigned char)key[n]] & framing)
+            return 0;
+    return n;
+}
+
+/* Values are long (a 220-byte card is the common case), so memchr, which
+ * scans many bytes per step, beats a per-byte table here.  PMI-1 cannot
+ * carry a space in a line value, nor '\n' anywhere; PMI-2 values carry
+ * anything but NUL (clients keep them as C strings). */
+static bool pg_enc_value_ok(const pg_enc_t *e, pg_str_t v)
+{
+    if (memchr(v.ptr, '\0', v.len) != NULL)
+        return false;
+    if (e->proto == PG_PROTO_PMI2)
         return true;
-    for (; *stops != '\0'; stops++)
-        if (memchr(s.ptr, *stops, s.len) != NULL)
-            return true;
-    return false;
+    if (memchr(v.ptr, '\n', v.len) != NULL)
+        return false;
+    return e->mcmd || memchr(v.ptr, ' ', v.len) == NULL;
 }
 
 /* Writes the decimal digits of v so they end just before `end`; returns
@@ -112,38 +166,59 @@ static void pg_enc_put_pmi2_value(pg_enc_t *e, pg_str_t v)
 
     while ((semi = memchr(from, ';', (size_t)(end - from))) != NULL) {
         pg_enc_put(e, from, (size_t)(semi + 1 - from));
-        pg_enc_put(e, ";", 1);
+        pg_enc_putc(e, ';');
         from = semi + 1;
     }
     pg_enc_put(e, from, (size_t)(end - from));
 }
 
-void pg_enc_add_str(pg_enc_t *e, const char *key, pg_str_t val)
+/* "key=" with the separator the framing puts before it; fails for a key
+ * the framing cannot carry. */
+static void pg_enc_put_key(pg_enc_t *e, const char *key)
 {
-    if (!e->open || key == NULL || val.ptr == NULL) {
-        pg_enc_fail(e, PG_WIRE_EINVAL);
-        return;
-    }
-    pg_str_t k = { key, (uint32_t)strlen(key) };
-    /* PMI-1 cannot carry a space in a line value, nor '\n' anywhere; PMI-2
-     * values carry anything but NUL (clients keep them as C strings). */
-    const char *val_stops = e->proto == PG_PROTO_PMI2 ? "" : e->mcmd ? "\n" : " \n";
-    if (k.len == 0 || pg_enc_has_any(k, pg_enc_key_stops(e)) || pg_enc_has_any(val, val_stops)) {
+    size_t klen = pg_enc_key_len(e, key);
+
+    if (!e->open || klen == 0) {
         pg_enc_fail(e, PG_WIRE_EINVAL);
         return;
     }
     if (e->proto == PG_PROTO_PMI1 && !e->mcmd)
-        pg_enc_put(e, " ", 1);
-    pg_enc_put(e, k.ptr, k.len);
-    pg_enc_put(e, "=", 1);
-    if (e->proto == PG_PROTO_PMI2) {
-        pg_enc_put_pmi2_value(e, val);
-        pg_enc_put(e, ";", 1);
-    } else {
-        pg_enc_put(e, val.ptr, val.len);
-        if (e->mcmd)
-            pg_enc_put(e, "\n", 1);
+        pg_enc_putc(e, ' ');
+    pg_enc_put(e, key, klen);
+    pg_enc_putc(e, '=');
+}
+
+/* What ends a token: ';' in PMI-2, '\n' in an mcmd block, nothing in a
+ * PMI-1 line (the next token's space separates). */
+static void pg_enc_end_token(pg_enc_t *e)
+{
+    if (e->proto == PG_PROTO_PMI2)
+        pg_enc_putc(e, ';');
+    else if (e->mcmd)
+        pg_enc_putc(e, '\n');
+}
+
+/* key=value for a value made here (digits, TRUE/FALSE): no byte of it is
+ * reserved or escaped in any framing, so it is written unchecked. */
+static void pg_enc_add_plain(pg_enc_t *e, const char *key, const char *val, size_t len)
+{
+    pg_enc_put_key(e, key);
+    pg_enc_put(e, val, len);
+    pg_enc_end_token(e);
+}
+
+void pg_enc_add_str(pg_enc_t *e, const char *key, pg_str_t val)
+{
+    if (val.ptr == NULL || !pg_enc_value_ok(e, val)) {
+        pg_enc_fail(e, PG_WIRE_EINVAL);
+        return;
     }
+    pg_enc_put_key(e, key);
+    if (e->proto == PG_PROTO_PMI2)
+        pg_enc_put_pmi2_value(e, val);
+    else
+        pg_enc_put(e, val.ptr, val.len);
+    pg_enc_end_token(e);
 }
 
 void pg_enc_add(pg_enc_t *e, const char *key, const char *val)
@@ -160,12 +235,15 @@ void pg_enc_add_long(pg_enc_t *e, const char *key, long val)
 
     if (val < 0)
         *--p = '-';
-    pg_enc_add_str(e, key, (pg_str_t){ p, (uint32_t)(end - p) });
+    pg_enc_add_plain(e, key, p, (size_t)(end - p));
 }
 
 void pg_enc_add_bool(pg_enc_t *e, const char *key, bool val)
 {
-    pg_enc_add(e, key, val ? "TRUE" : "FALSE");
+    if (val)
+        pg_enc_add_plain(e, key, "TRUE", 4);
+    else
+        pg_enc_add_plain(e, key, "FALSE", 5);
 }
 
 /* Closes the message: the terminator, or the PMI-2 length field. */

@@ -5,6 +5,7 @@
  * back to the same command and tokens.
  */
 #include <event2/buffer.h>
+#include <limits.h>
 
 #include "tests/pg_cunit.h"
 #include "tests/wire/wire_fixture.h"
@@ -178,6 +179,149 @@ static void test_unrepresentable_values_are_refused(void)
     CU_ASSERT_EQUAL(e.len, 0);
 }
 
+/* Encodes one token key=<val> (val.len bytes, NULs included) after
+ * pg_enc_begin(cmd) or pg_enc_begin_mcmd(cmd); returns pg_enc_end's code. */
+static int encode_token(pg_cmd_t cmd, bool mcmd, const char *key, pg_str_t val)
+{
+    reset();
+    if (mcmd)
+        pg_enc_begin_mcmd(&e, cmd);
+    else
+        pg_enc_begin(&e, cmd);
+    pg_enc_add_str(&e, key, val);
+    return pg_enc_end(&e);
+}
+
+/* "abc" with byte c at index where: 0 start, 1 middle, 2 end. */
+static void key_with_byte_at(char c, int where, char key[4])
+{
+    memcpy(key, "abc", 4);
+    key[where] = c;
+}
+
+static void test_keys_refuse_exactly_the_bytes_their_framing_reserves(void)
+{
+    static const struct {
+        pg_cmd_t cmd;
+        bool mcmd;
+        const char *reserved; /* bytes refused in a key */
+        const char *allowed;  /* reserved elsewhere, fine here */
+    } framings[] = {
+        { PG_CMD_PMI2_KVS_PUT, false, ";=\n", " " },
+        { PG_CMD_PMI1_PUT, false, " =\n", ";" },
+        { PG_CMD_PMI1_SPAWN, true, "=\n", " ;" },
+    };
+    pg_str_t v = { "v", 1 };
+    char key[4];
+
+    for (size_t f = 0; f < sizeof framings / sizeof framings[0]; f++) {
+        for (const char *c = framings[f].reserved; *c != '\0'; c++)
+            for (int where = 0; where < 3; where++) {
+                key_with_byte_at(*c, where, key);
+                CU_ASSERT_EQUAL(encode_token(framings[f].cmd, framings[f].mcmd, key, v), PG_WIRE_EINVAL);
+                CU_ASSERT_EQUAL(e.len, 0);
+            }
+        for (const char *c = framings[f].allowed; *c != '\0'; c++)
+            for (int where = 0; where < 3; where++) {
+                key_with_byte_at(*c, where, key);
+                CU_ASSERT_EQUAL(encode_token(framings[f].cmd, framings[f].mcmd, key, v), 0);
+            }
+        CU_ASSERT_EQUAL(encode_token(framings[f].cmd, framings[f].mcmd, "", v), PG_WIRE_EINVAL);
+        CU_ASSERT_EQUAL(encode_token(framings[f].cmd, framings[f].mcmd, NULL, v), PG_WIRE_EINVAL);
+    }
+    /* a key of every byte no framing reserves passes everywhere */
+    char all[256];
+    size_t n = 0;
+    for (int b = 1; b < 256; b++)
+        if (b != ' ' && b != '=' && b != ';' && b != '\n')
+            all[n++] = (char)b;
+    all[n] = '\0';
+    CU_ASSERT_EQUAL(encode_token(PG_CMD_PMI2_KVS_PUT, false, all, v), 0);
+    CU_ASSERT_EQUAL(encode_token(PG_CMD_PMI1_PUT, false, all, v), 0);
+    CU_ASSERT_EQUAL(encode_token(PG_CMD_PMI1_SPAWN, true, all, v), 0);
+}
+
+static void test_values_refuse_nul_and_pmi1_separators_anywhere(void)
+{
+    static const struct {
+        pg_cmd_t cmd;
+        bool mcmd;
+        const char *refused; /* besides NUL */
+        const char *carried;
+    } framings[] = {
+        { PG_CMD_PMI2_KVS_PUT, false, "", " =\n\t" },
+        { PG_CMD_PMI1_PUT, false, " \n", "=;\t" },
+        { PG_CMD_PMI1_SPAWN, true, "\n", " =;\t" },
+    };
+    char val[3];
+
+    for (size_t f = 0; f < sizeof framings / sizeof framings[0]; f++)
+        for (int where = 0; where < 3; where++) {
+            memcpy(val, "abc", 3);
+            val[where] = '\0';
+            CU_ASSERT_EQUAL(encode_token(framings[f].cmd, framings[f].mcmd, "k", (pg_str_t){ val, 3 }),
+                            PG_WIRE_EINVAL);
+            for (const char *c = framings[f].refused; *c != '\0'; c++) {
+                memcpy(val, "abc", 3);
+                val[where] = *c;
+                CU_ASSERT_EQUAL(encode_token(framings[f].cmd, framings[f].mcmd, "k",
+                                             (pg_str_t){ val, 3 }),
+                                PG_WIRE_EINVAL);
+                CU_ASSERT_EQUAL(e.len, 0);
+            }
+            for (const char *c = framings[f].carried; *c != '\0'; c++) {
+                memcpy(val, "abc", 3);
+                val[where] = *c;
+                CU_ASSERT_EQUAL(encode_token(framings[f].cmd, framings[f].mcmd, "k",
+                                             (pg_str_t){ val, 3 }),
+                                0);
+            }
+        }
+}
+
+static void test_pmi2_value_semicolons_double_at_start_end_and_throughout(void)
+{
+    CU_ASSERT_EQUAL(encode_token(PG_CMD_PMI2_KVS_PUT, false, "k", (pg_str_t){ ";ab", 3 }), 0);
+    CU_ASSERT(holds("    19cmd=kvs-put;k=;;ab;"));
+    CU_ASSERT_EQUAL(encode_token(PG_CMD_PMI2_KVS_PUT, false, "k", (pg_str_t){ "ab;", 3 }), 0);
+    CU_ASSERT(holds("    19cmd=kvs-put;k=ab;;;"));
+    CU_ASSERT_EQUAL(encode_token(PG_CMD_PMI2_KVS_PUT, false, "k", (pg_str_t){ ";;;;", 4 }), 0);
+    CU_ASSERT(holds("    23cmd=kvs-put;k=;;;;;;;;;"));
+    CU_ASSERT_EQUAL(encode_token(PG_CMD_PMI2_KVS_PUT, false, "k", (pg_str_t){ "", 0 }), 0);
+    CU_ASSERT(holds("    15cmd=kvs-put;k=;"));
+    /* a long all-';' value, as long as a value may be, round trips */
+    char semis[PG_PMI2_VALLEN_MAX + 1];
+    memset(semis, ';', PG_PMI2_VALLEN_MAX);
+    semis[PG_PMI2_VALLEN_MAX] = '\0';
+    reset();
+    CU_ASSERT_EQUAL_FATAL(pg_enc_pmi2_kvs_put(&e, NULL, "key0", semis), 0);
+    CU_ASSERT_EQUAL(parse_back(), PG_WIRE_OK);
+    CU_ASSERT(wire_has(&msg, "value", semis));
+}
+
+static void test_numbers_and_booleans_are_written_as_clients_read_them(void)
+{
+    reset();
+    pg_enc_begin(&e, PG_CMD_PMI2_KVS_PUT);
+    pg_enc_add_long(&e, "a", 0);
+    pg_enc_add_long(&e, "b", -1);
+    pg_enc_add_long(&e, "c", LONG_MIN);
+    pg_enc_add_long(&e, "d", LONG_MAX);
+    pg_enc_add_bool(&e, "t", true);
+    pg_enc_add_bool(&e, "f", false);
+    CU_ASSERT_EQUAL(pg_enc_end(&e), 0);
+    CU_ASSERT(holds("    81cmd=kvs-put;a=0;b=-1;c=-9223372036854775808;d=9223372036854775807;"
+                    "t=TRUE;f=FALSE;"));
+    /* a number under a key the framing cannot carry is refused like any value */
+    reset();
+    pg_enc_begin(&e, PG_CMD_PMI1_PUT);
+    pg_enc_add_long(&e, "a b", 1);
+    CU_ASSERT_EQUAL(pg_enc_end(&e), PG_WIRE_EINVAL);
+    pg_enc_add_bool(&e, "k", true); /* outside begin/end */
+    CU_ASSERT_EQUAL(pg_enc_end(&e), PG_WIRE_EINVAL);
+    CU_ASSERT_EQUAL(e.len, 0);
+}
+
 static void test_overflow_never_leaves_a_partial_message(void)
 {
     char small[40];
@@ -278,6 +422,14 @@ static const pg_cunit_test_t form_tests[] = {
 static const pg_cunit_test_t safety_tests[] = {
     { "PMI-2 ';' round trips through escaping", test_pmi2_semicolons_round_trip_through_escaping },
     { "unrepresentable values are refused", test_unrepresentable_values_are_refused },
+    { "keys refuse exactly the bytes their framing reserves",
+      test_keys_refuse_exactly_the_bytes_their_framing_reserves },
+    { "values refuse NUL and PMI-1 separators anywhere",
+      test_values_refuse_nul_and_pmi1_separators_anywhere },
+    { "PMI-2 value ';' doubles at start, end and throughout",
+      test_pmi2_value_semicolons_double_at_start_end_and_throughout },
+    { "numbers and booleans are written as clients read them",
+      test_numbers_and_booleans_are_written_as_clients_read_them },
     { "overflow never leaves a partial message", test_overflow_never_leaves_a_partial_message },
     { "evbuffer adaptor appends the complete messages", test_evbuffer_adaptor_appends_the_complete_messages },
     { NULL, NULL },
