@@ -38,24 +38,39 @@ void pg_msg_release(pg_msg_t *msg)
     pg_msg_init(msg);
 }
 
+/* Whether token t's key is key[0..klen).  Most keys of a message differ
+ * from the one sought in their first byte: comparing it inline spares a
+ * memcmp call per token. */
+static bool pg_token_key_is(const pg_token_t *t, const char *key, size_t klen)
+{
+    return t->key.len == klen &&
+           (klen == 0 || (t->key.ptr[0] == key[0] && memcmp(t->key.ptr, key, klen) == 0));
+}
+
 const pg_token_t *pg_msg_find(const pg_msg_t *msg, const char *key)
 {
     size_t klen = strlen(key);
-    for (uint32_t i = 0; i < msg->ntokens; i++) {
-        const pg_token_t *t = &msg->tokens[i];
-        if (t->key.len == klen && memcmp(t->key.ptr, key, klen) == 0)
-            return t;
-    }
+    for (uint32_t i = 0; i < msg->ntokens; i++)
+        if (pg_token_key_is(&msg->tokens[i], key, klen))
+            return &msg->tokens[i];
     return NULL;
 }
 
 pg_str_t pg_msg_op_id(const pg_msg_t *msg)
 {
-    const pg_token_t *t = pg_msg_find(msg, "thrid");
+    const pg_token_t *t = NULL;
     pg_str_t none = { NULL, 0 };
 
-    if (t == NULL)
-        t = pg_msg_find(msg, "opid");
+    /* one pass for both names (every PMI-2 reply asks): the first thrid=,
+     * else the first opid= */
+    for (uint32_t i = 0; i < msg->ntokens; i++) {
+        if (pg_token_key_is(&msg->tokens[i], "thrid", 5)) {
+            t = &msg->tokens[i];
+            break;
+        }
+        if (t == NULL && pg_token_key_is(&msg->tokens[i], "opid", 4))
+            t = &msg->tokens[i];
+    }
     if (t == NULL || t->val.ptr == NULL)
         return none;
     /* the parser leaves key, '=' and value in place: one span */

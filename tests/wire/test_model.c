@@ -96,6 +96,38 @@ static void test_token_lookup_takes_the_first_match(void)
     CU_ASSERT_FALSE(pg_str_eq(pg_msg_get(&p.msg, "value"), ""));
 }
 
+static void test_lookup_compares_whole_keys_of_equal_length(void)
+{
+    CU_ASSERT_EQUAL(wire_parse(&p, pg_parse_pmi2, "cmd=kvs-get;jobid=j;srcid=0;key=k;"), 0);
+    CU_ASSERT(pg_str_eq(pg_msg_get(&p.msg, "srcid"), "0"));
+    CU_ASSERT(pg_str_eq(pg_msg_get(&p.msg, "jobid"), "j"));
+    CU_ASSERT_PTR_NULL(pg_msg_find(&p.msg, "srcix")); /* same length and first byte */
+    CU_ASSERT_PTR_NULL(pg_msg_find(&p.msg, "xrcid")); /* same tail */
+    CU_ASSERT_PTR_NULL(pg_msg_find(&p.msg, ""));
+}
+
+/* The span to echo: "thrid=<v>" wherever it stands, else "opid=<v>". */
+static int op_id_is(const char *text, const char *want)
+{
+    if (wire_parse(&p, pg_parse_pmi2, text) != 0)
+        return 0;
+    pg_str_t op = pg_msg_op_id(&p.msg);
+    if (want == NULL)
+        return op.ptr == NULL && op.len == 0;
+    return pg_str_eq(op, want);
+}
+
+static void test_operation_id_prefers_thrid_then_opid(void)
+{
+    CU_ASSERT(op_id_is("cmd=kvs-get;thrid=0x1;key=k;", "thrid=0x1"));
+    CU_ASSERT(op_id_is("cmd=kvs-get;key=k;opid=7;", "opid=7"));
+    CU_ASSERT(op_id_is("cmd=kvs-get;opid=7;key=k;thrid=0x2;", "thrid=0x2"));
+    CU_ASSERT(op_id_is("cmd=kvs-get;opid=7;opid=8;", "opid=7"));
+    CU_ASSERT(op_id_is("cmd=kvs-get;thrid=;key=k;", "thrid="));
+    CU_ASSERT(op_id_is("cmd=kvs-get;thris=1;opie=2;srcid=0;", NULL));
+    CU_ASSERT(op_id_is("cmd=kvs-get;key=k;", NULL));
+}
+
 static int detect(const char *line, pg_version_t *v)
 {
     int rc = wire_parse(&p, pg_parse_pmi1, line);
@@ -136,6 +168,8 @@ static const pg_cunit_test_t tests[] = {
     { "integers are read strictly", test_integers_are_read_strictly },
     { "booleans are case-sensitive TRUE/FALSE", test_booleans_are_case_sensitive_true_false },
     { "token lookup takes the first match", test_token_lookup_takes_the_first_match },
+    { "lookup compares whole keys of equal length", test_lookup_compares_whole_keys_of_equal_length },
+    { "operation id prefers thrid, then opid", test_operation_id_prefers_thrid_then_opid },
     { "detection serves 1.0, 1.1 and 2.0 only", test_detection_serves_1_0_1_1_and_2_0_only },
     { NULL, NULL },
 };
