@@ -393,6 +393,10 @@ pmix_status_t PMIx_Commit(void)
 
     if (!client_ready())
         return PMIX_ERR_INIT;
+    /* it could not wait for its answer there: refuse before the staged
+     * puts are taken for sent */
+    if (pg_mux_on_progress_thread(client.mux))
+        return PMIX_ERR_WOULD_BLOCK;
     pg_buffer_construct(&req);
     rc = pg_mux_begin(client.mux, &req, PG_PMIX_CMD_COMMIT, &id);
     pthread_mutex_lock(&client.lock);

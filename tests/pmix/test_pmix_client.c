@@ -1,12 +1,17 @@
 /*
- * test_pmix_client: CUnit tests of libpmix's internals against a scripted
- * fake server on a socketpair -- the mux routes replies to the right
- * caller whatever order they come in, callbacks run on the progress thread,
- * a lost or lying server fails what is pending instead of hanging -- and of
- * the client cache (own puts, scope conflicts, commit order, what a fence
- * forgets).
+ * test_pmix_client: CUnit tests of libpmix against a scripted fake server
+ * on a socketpair -- the mux routes replies to the right caller whatever
+ * order they come in, callbacks run on the progress thread, a lost or lying
+ * server fails what is pending instead of hanging --, of the client cache
+ * (own puts, scope conflicts, commit order, what a fence forgets), and of
+ * the PMIx_* API itself against a fake gateway on PMI_FD (what the client
+ * decides on its own: calls from callbacks, re-init, the retrieval order,
+ * replies that lie).
  */
+#include <fcntl.h>
+#include <pmix.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -517,6 +522,189 @@ static void cache_fence_forgets_fetched_keeps_permanent(void)
     pg_cache_free(c);
 }
 
+/* ---- the API against a fake gateway ---------------------------------------- */
+
+/* A gateway on the other end of PMI_FD: answers init (namespace "gw-ns",
+ * rank 3, job size 4), commit (remembering how many puts came), fence and
+ * finalize with success, and every other command with `answer`. */
+typedef struct gw gw_t;
+typedef void (*gw_answer_fn)(gw_t *gw, uint8_t cmd, uint32_t id);
+
+struct gw {
+    int fd;
+    int client_fd;
+    pthread_t thread;
+    gw_answer_fn answer;
+    uint32_t commit_puts;      /* the last commit's count */
+};
+
+static const char *const gw_nspace = "gw-ns";
+enum { GW_RANK = 3 };
+
+static void gw_send(gw_t *gw, pmix_data_buffer_t *buf)
+{
+    if (pg_pmix_msg_seal(buf) == PMIX_SUCCESS)
+        (void)!write(gw->fd, buf->base_ptr, buf->bytes_used);
+    pg_buffer_destruct(buf);
+}
+
+static void gw_reply_status(gw_t *gw, uint8_t cmd, uint32_t id, pmix_status_t status)
+{
+    pmix_data_buffer_t buf;
+
+    pg_buffer_construct(&buf);
+    pg_pmix_msg_begin_reply(&buf, cmd, id, status);
+    gw_send(gw, &buf);
+}
+
+static void gw_reply_init(gw_t *gw, uint32_t id)
+{
+    pmix_data_buffer_t buf;
+    pmix_info_t job;
+    pmix_rank_t rank = GW_RANK;
+    char *ns = (char *)gw_nspace;
+    uint32_t size = 4;
+
+    PMIX_INFO_LOAD(&job, PMIX_JOB_SIZE, &size, PMIX_UINT32);
+    pg_buffer_construct(&buf);
+    pg_pmix_msg_begin_reply(&buf, PG_PMIX_CMD_INIT, id, PMIX_SUCCESS);
+    pg_pmix_pack_one(&buf, &ns, PMIX_STRING);
+    pg_pmix_pack_one(&buf, &rank, PMIX_PROC_RANK);
+    pg_pmix_pack_array(&buf, &job, 1, PMIX_INFO);
+    pg_pmix_pack_array(&buf, NULL, 0, PMIX_INFO);
+    gw_send(gw, &buf);
+    PMIX_INFO_DESTRUCT(&job);
+}
+
+static void *gw_main(void *arg)
+{
+    gw_t *gw = arg;
+    unsigned char hdr[PG_PMIX_HEADER_LEN + PG_PMIX_PREAMBLE_LEN];
+
+    if (read_exact(gw->fd, hdr, PG_PMIX_PREAMBLE_LEN) != 0)
+        return NULL;
+    while (read_exact(gw->fd, hdr, PG_PMIX_HEADER_LEN) == 0) {
+        uint32_t len = pg_pmix_get_u32(hdr), id = 0;
+        char *payload = malloc(len);
+        pmix_data_buffer_t view;
+        uint8_t cmd = 0;
+
+        if (payload == NULL || read_exact(gw->fd, payload, len) != 0) {
+            free(payload);
+            break;
+        }
+        pg_pmix_msg_view(&view, payload, len);
+        (void)pg_pmix_msg_read_header(&view, &cmd, &id);
+        if (cmd == PG_PMIX_CMD_INIT)
+            gw_reply_init(gw, id);
+        else if (cmd == PG_PMIX_CMD_COMMIT) {
+            (void)pg_pmix_unpack_one(&view, &gw->commit_puts, PMIX_UINT32);
+            gw_reply_status(gw, cmd, id, PMIX_SUCCESS);
+        } else if (cmd == PG_PMIX_CMD_FENCE || cmd == PG_PMIX_CMD_FINALIZE || gw->answer == NULL)
+            gw_reply_status(gw, cmd, id, cmd == PG_PMIX_CMD_GET ? PMIX_ERR_NOT_FOUND : 0);
+        else
+            gw->answer(gw, cmd, id);
+        free(payload);
+    }
+    return NULL;
+}
+
+/* Points PMI_FD at a new fake gateway and initializes the client. */
+static void gw_start(gw_t *gw, gw_answer_fn answer, pmix_proc_t *me)
+{
+    int sv[2];
+    char fdtext[16];
+
+    memset(gw, 0, sizeof(*gw));
+    gw->answer = answer;
+    CU_ASSERT_EQUAL_FATAL(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    gw->fd = sv[1];
+    gw->client_fd = sv[0];
+    snprintf(fdtext, sizeof(fdtext), "%d", sv[0]);
+    setenv("PMI_FD", fdtext, 1);
+    unsetenv("PMIGATE_PMI_PORT");
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&gw->thread, NULL, gw_main, gw), 0);
+    CU_ASSERT_EQUAL_FATAL(PMIx_Init(me, NULL, 0), PMIX_SUCCESS);
+}
+
+/* Finalizes the client (it closes its end) and ends the gateway. */
+static void gw_stop(gw_t *gw)
+{
+    if (PMIx_Initialized())
+        CU_ASSERT_EQUAL(PMIx_Finalize(NULL, 0), PMIX_SUCCESS);
+    pthread_join(gw->thread, NULL);
+    close(gw->fd);
+}
+
+typedef struct cb_seen {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    bool done;
+    pmix_status_t inner;       /* what the call made inside the callback returned */
+} cb_seen_t;
+
+static void cb_seen_init(cb_seen_t *c)
+{
+    memset(c, 0, sizeof(*c));
+    pthread_mutex_init(&c->lock, NULL);
+    pthread_cond_init(&c->cond, NULL);
+    c->inner = PMIX_ERROR;
+}
+
+static void cb_seen_done(cb_seen_t *c, pmix_status_t inner)
+{
+    pthread_mutex_lock(&c->lock);
+    c->inner = inner;
+    c->done = true;
+    pthread_cond_broadcast(&c->cond);
+    pthread_mutex_unlock(&c->lock);
+}
+
+static void cb_seen_wait(cb_seen_t *c)
+{
+    pthread_mutex_lock(&c->lock);
+    while (!c->done)
+        pthread_cond_wait(&c->cond, &c->lock);
+    pthread_mutex_unlock(&c->lock);
+}
+
+static pmix_status_t put_string(const char *key, const char *text)
+{
+    pmix_value_t v;
+    pmix_status_t rc;
+
+    PMIX_VALUE_LOAD(&v, text, PMIX_STRING);
+    rc = PMIx_Put(PMIX_GLOBAL, key, &v);
+    PMIX_VALUE_DESTRUCT(&v);
+    return rc;
+}
+
+static void commit_from_callback(pmix_status_t status, void *cbdata)
+{
+    (void)status;
+    CU_ASSERT_EQUAL(put_string("cb-key", "cb-value"), PMIX_SUCCESS);
+    cb_seen_done(cbdata, PMIx_Commit());
+}
+
+/* A commit made inside a callback cannot wait for its answer and is
+ * refused; the puts it would have sent stay staged for the next commit
+ * (they used to be marked committed and never sent). */
+static void api_refused_commit_in_callback_keeps_puts_staged(void)
+{
+    gw_t gw;
+    cb_seen_t seen;
+    pmix_proc_t me;
+
+    gw_start(&gw, NULL, &me);
+    cb_seen_init(&seen);
+    CU_ASSERT_EQUAL(PMIx_Fence_nb(NULL, 0, NULL, 0, commit_from_callback, &seen), PMIX_SUCCESS);
+    cb_seen_wait(&seen);
+    CU_ASSERT_EQUAL(seen.inner, PMIX_ERR_WOULD_BLOCK);
+    CU_ASSERT_EQUAL(PMIx_Commit(), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(gw.commit_puts, 1);
+    gw_stop(&gw);
+}
+
 static const pg_cunit_test_t mux_tests[] = {
     { "mux_out_of_order_replies_reach_their_callers",
       mux_out_of_order_replies_reach_their_callers },
@@ -539,9 +727,16 @@ static const pg_cunit_test_t cache_tests[] = {
     { NULL, NULL },
 };
 
+static const pg_cunit_test_t api_tests[] = {
+    { "api_refused_commit_in_callback_keeps_puts_staged",
+      api_refused_commit_in_callback_keeps_puts_staged },
+    { NULL, NULL },
+};
+
 static const pg_cunit_suite_t suites[] = {
     { "pmix_mux", mux_tests, NULL, NULL },
     { "pmix_cache", cache_tests, NULL, NULL },
+    { "pmix_api", api_tests, NULL, NULL },
     { NULL, NULL, NULL, NULL },
 };
 
