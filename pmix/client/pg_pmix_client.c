@@ -302,6 +302,11 @@ pmix_status_t PMIx_Finalize(const pmix_info_t info[], size_t ninfo)
         pthread_mutex_unlock(&client.life);
         return PMIX_SUCCESS;
     }
+    /* a callback cannot stop the thread it runs on */
+    if (pg_mux_on_progress_thread(client.mux)) {
+        pthread_mutex_unlock(&client.life);
+        return PMIX_ERR_WOULD_BLOCK;
+    }
     if (info_flag(info, ninfo, PMIX_EMBED_BARRIER))
         rc = PMIx_Fence(NULL, 0, NULL, 0);
     pg_buffer_construct(&req);

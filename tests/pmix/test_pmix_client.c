@@ -705,6 +705,31 @@ static void api_refused_commit_in_callback_keeps_puts_staged(void)
     gw_stop(&gw);
 }
 
+static void finalize_from_callback(pmix_status_t status, void *cbdata)
+{
+    (void)status;
+    cb_seen_done(cbdata, PMIx_Finalize(NULL, 0));
+}
+
+/* Finalize inside a callback would stop the progress thread from that
+ * thread (it joined itself and freed the mux under its own feet): it is
+ * refused like every blocking call there, and the client stays usable. */
+static void api_finalize_in_callback_refused(void)
+{
+    gw_t gw;
+    cb_seen_t seen;
+    pmix_proc_t me;
+
+    gw_start(&gw, NULL, &me);
+    cb_seen_init(&seen);
+    CU_ASSERT_EQUAL(PMIx_Fence_nb(NULL, 0, NULL, 0, finalize_from_callback, &seen), PMIX_SUCCESS);
+    cb_seen_wait(&seen);
+    CU_ASSERT_EQUAL(seen.inner, PMIX_ERR_WOULD_BLOCK);
+    CU_ASSERT_TRUE(PMIx_Initialized());
+    CU_ASSERT_EQUAL(PMIx_Fence(NULL, 0, NULL, 0), PMIX_SUCCESS);
+    gw_stop(&gw);
+}
+
 static const pg_cunit_test_t mux_tests[] = {
     { "mux_out_of_order_replies_reach_their_callers",
       mux_out_of_order_replies_reach_their_callers },
@@ -730,6 +755,7 @@ static const pg_cunit_test_t cache_tests[] = {
 static const pg_cunit_test_t api_tests[] = {
     { "api_refused_commit_in_callback_keeps_puts_staged",
       api_refused_commit_in_callback_keeps_puts_staged },
+    { "api_finalize_in_callback_refused", api_finalize_in_callback_refused },
     { NULL, NULL },
 };
 
