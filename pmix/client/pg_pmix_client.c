@@ -54,8 +54,9 @@ static bool client_ready(void)
 
 /* ---- connecting -------------------------------------------------------- */
 
-/* The socket to the gateway: the inherited PMI_FD socketpair end, or the
- * PMIGATE_PMI_PORT unix socket (then the preamble names PMI_RANK). */
+/* The socket to the gateway: the inherited PMI_FD socketpair end (taken
+ * once), or the PMIGATE_PMI_PORT unix socket (then the preamble names
+ * PMI_RANK). */
 static pmix_status_t client_connect(int *fd, uint32_t *rank)
 {
     const char *pmi_fd = getenv("PMI_FD"), *port = getenv("PMIGATE_PMI_PORT");
@@ -71,6 +72,9 @@ static pmix_status_t client_connect(int *fd, uint32_t *rank)
         *fd = (int)v;
         *rank = PG_PMIX_RANK_FROM_FD;
         (void)fcntl(*fd, F_SETFD, FD_CLOEXEC);
+        /* the socket is ours now and closed at finalize: a later Init must
+         * not take whatever file then gets its number */
+        unsetenv("PMI_FD");
         return PMIX_SUCCESS;
     }
     if (port == NULL || pmi_rank == NULL || strlen(port) >= sizeof(sa.sun_path))

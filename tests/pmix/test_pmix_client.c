@@ -730,6 +730,34 @@ static void api_finalize_in_callback_refused(void)
     gw_stop(&gw);
 }
 
+/* The inherited PMI_FD socket is closed by Finalize; its number may since
+ * belong to another file while the environment still names it.  A second
+ * Init must not take that file for the gateway (it wrote the preamble into
+ * it and closed it). */
+static void api_reinit_does_not_reuse_closed_pmi_fd(void)
+{
+    gw_t gw;
+    pmix_proc_t me;
+    char path[] = "/tmp/pg_pmix_reinitXXXXXX";
+    int file;
+
+    gw_start(&gw, NULL, &me);
+    gw_stop(&gw);
+    file = mkstemp(path);
+    CU_ASSERT_FATAL(file >= 0);
+    unlink(path);
+    if (file != gw.client_fd) { /* give the file the old PMI_FD number */
+        CU_ASSERT_EQUAL_FATAL(dup2(file, gw.client_fd), gw.client_fd);
+        close(file);
+        file = gw.client_fd;
+    }
+    CU_ASSERT_EQUAL(PMIx_Init(&me, NULL, 0), PMIX_ERR_UNREACH);
+    CU_ASSERT_FALSE(PMIx_Initialized());
+    CU_ASSERT_EQUAL(lseek(file, 0, SEEK_END), 0); /* nothing written */
+    CU_ASSERT_TRUE(fcntl(file, F_GETFD) >= 0);     /* and still open */
+    close(file);
+}
+
 static const pg_cunit_test_t mux_tests[] = {
     { "mux_out_of_order_replies_reach_their_callers",
       mux_out_of_order_replies_reach_their_callers },
@@ -756,6 +784,7 @@ static const pg_cunit_test_t api_tests[] = {
     { "api_refused_commit_in_callback_keeps_puts_staged",
       api_refused_commit_in_callback_keeps_puts_staged },
     { "api_finalize_in_callback_refused", api_finalize_in_callback_refused },
+    { "api_reinit_does_not_reuse_closed_pmi_fd", api_reinit_does_not_reuse_closed_pmi_fd },
     { NULL, NULL },
 };
 
