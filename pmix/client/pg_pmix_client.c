@@ -586,15 +586,18 @@ static pmix_status_t get_local(const get_op_t *op, pmix_value_t **val)
     *val = NULL;
     if (get_identity(op, val, &rc))
         return rc;
-    if (op->refresh || (op->reserved && op->qualified))
-        return PMIX_OPERATION_IN_PROGRESS; /* REFRESH: the server first */
+    if (op->reserved && op->qualified)
+        return PMIX_OPERATION_IN_PROGRESS;
     pthread_mutex_lock(&client.lock);
-    if (op->reserved)
-        hit = pg_cache_find(client.cache, op->target.nspace, reserved_view_rank(op), op->key);
-    else {
+    if (op->reserved) {
+        if (!op->refresh)
+            hit = pg_cache_find(client.cache, op->target.nspace, reserved_view_rank(op), op->key);
+    } else {
+        /* the caller's own put: what a refresh would bring is never newer
+         * (the Standard looks in the cache after the refresh) */
         if (op_is_self(op, op->target.rank) || (own_ns && op->target.rank == PMIX_RANK_UNDEF))
             hit = pg_cache_own(client.cache, op->key);
-        if (hit == NULL && !op->scoped)
+        if (hit == NULL && !op->scoped && !op->refresh)
             hit = pg_cache_find(client.cache, op->target.nspace, op->target.rank, op->key);
     }
     if (hit != NULL) {
@@ -604,6 +607,8 @@ static pmix_status_t get_local(const get_op_t *op, pmix_value_t **val)
     pthread_mutex_unlock(&client.lock);
     if (hit != NULL)
         return rc;
+    if (op->refresh)
+        return PMIX_OPERATION_IN_PROGRESS; /* REFRESH: the server first */
     if (op->optional)
         return PMIX_ERR_NOT_FOUND; /* the cache was the last stop */
     /* my job's reserved data came with init: what is not there does not exist */

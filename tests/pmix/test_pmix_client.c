@@ -758,6 +758,31 @@ static void api_reinit_does_not_reuse_closed_pmi_fd(void)
     close(file);
 }
 
+/* The Standard's order for PMIX_GET_REFRESH_CACHE: ask the server, then
+ * look in the client's cache, which holds the caller's own puts.  A get of
+ * one's own uncommitted put with REFRESH finds it (it came back NOT_FOUND
+ * because the server has nothing committed yet). */
+static void api_refresh_of_own_put_finds_it(void)
+{
+    gw_t gw;
+    pmix_proc_t me;
+    pmix_info_t info;
+    pmix_value_t *v = NULL;
+
+    gw_start(&gw, NULL, &me); /* gets: NOT_FOUND */
+    CU_ASSERT_EQUAL(put_string("own", "staged"), PMIX_SUCCESS);
+    PMIX_INFO_LOAD(&info, PMIX_GET_REFRESH_CACHE, NULL, PMIX_BOOL);
+    CU_ASSERT_EQUAL(PMIx_Get(&me, "own", &info, 1, &v), PMIX_SUCCESS);
+    CU_ASSERT_TRUE(v != NULL && v->type == PMIX_STRING && strcmp(v->data.string, "staged") == 0);
+    if (v != NULL)
+        PMIX_VALUE_RELEASE(v);
+    v = NULL;
+    CU_ASSERT_EQUAL(PMIx_Get(&me, "never-put", &info, 1, &v), PMIX_ERR_NOT_FOUND);
+    CU_ASSERT_PTR_NULL(v);
+    PMIX_INFO_DESTRUCT(&info);
+    gw_stop(&gw);
+}
+
 static const pg_cunit_test_t mux_tests[] = {
     { "mux_out_of_order_replies_reach_their_callers",
       mux_out_of_order_replies_reach_their_callers },
@@ -785,6 +810,7 @@ static const pg_cunit_test_t api_tests[] = {
       api_refused_commit_in_callback_keeps_puts_staged },
     { "api_finalize_in_callback_refused", api_finalize_in_callback_refused },
     { "api_reinit_does_not_reuse_closed_pmi_fd", api_reinit_does_not_reuse_closed_pmi_fd },
+    { "api_refresh_of_own_put_finds_it", api_refresh_of_own_put_finds_it },
     { NULL, NULL },
 };
 
