@@ -817,9 +817,10 @@ static size_t argv_len(char **keys)
     return n;
 }
 
-/* The lookup reply: status, then one pdata per requested key, in order. */
+/* The lookup reply: status, then one pdata per requested key, in order;
+ * any other count is a broken reply. */
 static pmix_status_t lookup_unpack(pmix_status_t status, pmix_data_buffer_t *reply,
-                                   pmix_pdata_t **pd, size_t *n)
+                                   size_t nkeys, pmix_pdata_t **pd, size_t *n)
 {
     *pd = NULL;
     *n = 0;
@@ -827,6 +828,12 @@ static pmix_status_t lookup_unpack(pmix_status_t status, pmix_data_buffer_t *rep
         return status;
     if (reply == NULL || pg_pmix_unpack_array(reply, (void **)pd, n, PMIX_PDATA) != PMIX_SUCCESS)
         return PMIX_ERR_UNPACK_FAILURE;
+    if (*n != nkeys) {
+        pg_pmix_array_free(*pd, *n, PMIX_PDATA);
+        *pd = NULL;
+        *n = 0;
+        return PMIX_ERR_UNPACK_FAILURE;
+    }
     return status;
 }
 
@@ -852,8 +859,8 @@ pmix_status_t PMIx_Lookup(pmix_pdata_t data[], size_t ndata, const pmix_info_t i
     if (rc != PMIX_SUCCESS)
         return rc;
     rc = pg_mux_call(client.mux, &req, id, &reply);
-    rc = lookup_unpack(rc, &reply, &found, &nfound);
-    for (size_t i = 0; i < nfound && i < ndata; i++)
+    rc = lookup_unpack(rc, &reply, ndata, &found, &nfound);
+    for (size_t i = 0; i < nfound; i++)
         if (found[i].value.type != PMIX_UNDEF) {
             PMIX_VALUE_DESTRUCT(&data[i].value);
             data[i].proc = found[i].proc;
@@ -868,6 +875,7 @@ pmix_status_t PMIx_Lookup(pmix_pdata_t data[], size_t ndata, const pmix_info_t i
 typedef struct lookup_cb {
     pmix_lookup_cbfunc_t fn;
     void *arg;
+    size_t nkeys;
 } lookup_cb_t;
 
 static void lookup_nb_reply(pmix_status_t status, pmix_data_buffer_t *reply, void *arg)
@@ -876,7 +884,7 @@ static void lookup_nb_reply(pmix_status_t status, pmix_data_buffer_t *reply, voi
     pmix_pdata_t *pd;
     size_t n;
 
-    status = lookup_unpack(status, reply, &pd, &n);
+    status = lookup_unpack(status, reply, cb->nkeys, &pd, &n);
     if (cb->fn != NULL)
         cb->fn(status, pd, n, cb->arg);
     pg_pmix_array_free(pd, n, PMIX_PDATA);
@@ -902,7 +910,7 @@ pmix_status_t PMIx_Lookup_nb(char **keys, const pmix_info_t info[], size_t ninfo
         pg_buffer_destruct(&req);
         return PMIX_ERR_NOMEM;
     }
-    *cb = (lookup_cb_t){ cbfunc, cbdata };
+    *cb = (lookup_cb_t){ cbfunc, cbdata, nkeys };
     rc = pg_mux_send_nb(client.mux, &req, id, lookup_nb_reply, cb);
     if (rc != PMIX_SUCCESS)
         free(cb);

@@ -783,6 +783,59 @@ static void api_refresh_of_own_put_finds_it(void)
     gw_stop(&gw);
 }
 
+/* A lookup reply must carry one pdata per key asked. */
+static void gw_answer_one_pdata(gw_t *gw, uint8_t cmd, uint32_t id)
+{
+    pmix_data_buffer_t buf;
+    pmix_pdata_t pd;
+
+    PMIX_PDATA_CONSTRUCT(&pd);
+    PMIX_LOAD_PROCID(&pd.proc, gw_nspace, 0);
+    PMIX_LOAD_KEY(pd.key, "a");
+    PMIX_VALUE_LOAD(&pd.value, "value-a", PMIX_STRING);
+    pg_buffer_construct(&buf);
+    pg_pmix_msg_begin_reply(&buf, cmd, id, PMIX_SUCCESS);
+    pg_pmix_pack_array(&buf, &pd, 1, PMIX_PDATA);
+    gw_send(gw, &buf);
+    PMIX_PDATA_DESTRUCT(&pd);
+}
+
+static void api_lookup_reply_short_of_keys_is_an_error(void)
+{
+    gw_t gw;
+    pmix_proc_t me;
+    pmix_pdata_t pd[2];
+
+    gw_start(&gw, gw_answer_one_pdata, &me);
+    PMIX_PDATA_CONSTRUCT(&pd[0]);
+    PMIX_PDATA_CONSTRUCT(&pd[1]);
+    PMIX_LOAD_KEY(pd[0].key, "a");
+    PMIX_LOAD_KEY(pd[1].key, "b");
+    CU_ASSERT_EQUAL(PMIx_Lookup(pd, 2, NULL, 0), PMIX_ERR_UNPACK_FAILURE);
+    PMIX_PDATA_DESTRUCT(&pd[0]);
+    PMIX_PDATA_DESTRUCT(&pd[1]);
+    gw_stop(&gw);
+}
+
+/* A get reply that says success but carries no value. */
+static void gw_answer_empty_success(gw_t *gw, uint8_t cmd, uint32_t id)
+{
+    gw_reply_status(gw, cmd, id, PMIX_SUCCESS);
+}
+
+static void api_get_reply_without_value_is_an_error(void)
+{
+    gw_t gw;
+    pmix_proc_t me, peer;
+    pmix_value_t *v = NULL;
+
+    gw_start(&gw, gw_answer_empty_success, &me);
+    PMIX_LOAD_PROCID(&peer, me.nspace, 0);
+    CU_ASSERT_NOT_EQUAL(PMIx_Get(&peer, "k", NULL, 0, &v), PMIX_SUCCESS);
+    CU_ASSERT_PTR_NULL(v);
+    gw_stop(&gw);
+}
+
 static const pg_cunit_test_t mux_tests[] = {
     { "mux_out_of_order_replies_reach_their_callers",
       mux_out_of_order_replies_reach_their_callers },
@@ -811,6 +864,8 @@ static const pg_cunit_test_t api_tests[] = {
     { "api_finalize_in_callback_refused", api_finalize_in_callback_refused },
     { "api_reinit_does_not_reuse_closed_pmi_fd", api_reinit_does_not_reuse_closed_pmi_fd },
     { "api_refresh_of_own_put_finds_it", api_refresh_of_own_put_finds_it },
+    { "api_lookup_reply_short_of_keys_is_an_error", api_lookup_reply_short_of_keys_is_an_error },
+    { "api_get_reply_without_value_is_an_error", api_get_reply_without_value_is_an_error },
     { NULL, NULL },
 };
 
