@@ -575,6 +575,17 @@ static pmix_rank_t reserved_view_rank(const get_op_t *op)
     return op->target.rank == PMIX_RANK_UNDEF ? PMIX_RANK_WILDCARD : op->target.rank;
 }
 
+/* rc; unless it is success, *val (made before the failure) is released
+ * and NULL, so no failed get hands back or leaks a half-made value. */
+static pmix_status_t value_or_release(pmix_value_t **val, pmix_status_t rc)
+{
+    if (rc != PMIX_SUCCESS && *val != NULL) {
+        PMIX_VALUE_RELEASE(*val);
+        *val = NULL;
+    }
+    return rc;
+}
+
 /* Steps 1-2 of the retrieval order, in the client.  Returns PMIX_SUCCESS
  * with *val, a final error, or PMIX_OPERATION_IN_PROGRESS: ask the server. */
 static pmix_status_t get_local(const get_op_t *op, pmix_value_t **val)
@@ -585,7 +596,7 @@ static pmix_status_t get_local(const get_op_t *op, pmix_value_t **val)
 
     *val = NULL;
     if (get_identity(op, val, &rc))
-        return rc;
+        return value_or_release(val, rc);
     if (op->reserved && op->qualified)
         return PMIX_OPERATION_IN_PROGRESS;
     pthread_mutex_lock(&client.lock);
@@ -606,7 +617,7 @@ static pmix_status_t get_local(const get_op_t *op, pmix_value_t **val)
     }
     pthread_mutex_unlock(&client.lock);
     if (hit != NULL)
-        return rc;
+        return value_or_release(val, rc);
     if (op->refresh)
         return PMIX_OPERATION_IN_PROGRESS; /* REFRESH: the server first */
     if (op->optional)
