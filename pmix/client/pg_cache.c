@@ -76,12 +76,13 @@ pmix_status_t pg_cache_put_own(pg_cache_t *c, pmix_scope_t scope, const char *ke
 {
     own_put_t *p = NULL;
     pmix_value_t copy;
+    pmix_status_t rc;
 
     HASH_FIND_STR(c->own, key, p);
     if (p != NULL && p->scope != scope)
         return PMIX_ERR_BAD_PARAM;
-    if (pg_value_copy(&copy, val) != PMIX_SUCCESS)
-        return PMIX_ERR_NOMEM;
+    if ((rc = pg_value_copy(&copy, val)) != PMIX_SUCCESS)
+        return rc;
     if (p == NULL) {
         p = calloc(1, sizeof(*p));
         if (p == NULL || (p->key = strdup(key)) == NULL) {
@@ -184,9 +185,10 @@ pmix_status_t pg_cache_store(pg_cache_t *c, const char *nspace, pmix_rank_t rank
 {
     cached_t *v = cached_find(c, nspace, rank, key);
     pmix_value_t copy;
+    pmix_status_t rc;
 
-    if (pg_value_copy(&copy, val) != PMIX_SUCCESS)
-        return PMIX_ERR_NOMEM;
+    if ((rc = pg_value_copy(&copy, val)) != PMIX_SUCCESS)
+        return rc;
     if (v == NULL) {
         v = calloc(1, sizeof(*v));
         if (v == NULL || (v->id = entry_id(nspace, rank, key, &v->idlen)) == NULL) {

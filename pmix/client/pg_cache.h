@@ -34,7 +34,7 @@ void pg_cache_free(pg_cache_t *c);
 
 /* Stages an own put.  PMIX_ERR_BAD_PARAM when the key was already put in a
  * different scope (the Standard: a key belongs to one scope);
- * PMIX_ERR_NOMEM. */
+ * PMIX_ERR_NOMEM; pg_value_copy's error for a value it cannot copy. */
 pmix_status_t pg_cache_put_own(pg_cache_t *c, pmix_scope_t scope, const char *key,
                                const pmix_value_t *val);
 /* The own value of `key`, or NULL. */
@@ -49,7 +49,8 @@ size_t pg_cache_nstaged(const pg_cache_t *c);
 /* The staged puts have been committed. */
 void pg_cache_commit_done(pg_cache_t *c);
 
-/* Stores a value for (nspace, rank, key), replacing any older one. */
+/* Stores a value for (nspace, rank, key), replacing any older one.
+ * PMIX_ERR_NOMEM; pg_value_copy's error for a value it cannot copy. */
 pmix_status_t pg_cache_store(pg_cache_t *c, const char *nspace, pmix_rank_t rank,
                              const char *key, const pmix_value_t *val, bool permanent);
 /* The cached value, or NULL. */

@@ -431,7 +431,8 @@ pmix_status_t PMIx_Store_internal(const pmix_proc_t *proc, const char key[], pmi
 
     if (!client_ready())
         return PMIX_ERR_INIT;
-    if (proc == NULL || !key_ok(key) || PMIX_CHECK_RESERVED_KEY(key) || val == NULL)
+    if (proc == NULL || !key_ok(key) || PMIX_CHECK_RESERVED_KEY(key) || val == NULL ||
+        !pg_type_is_supported(val->type))
         return PMIX_ERR_BAD_PARAM;
     ns = proc->nspace[0] != '\0' ? proc->nspace : client.self.nspace;
     pthread_mutex_lock(&client.lock);

@@ -836,6 +836,21 @@ static void api_get_reply_without_value_is_an_error(void)
     gw_stop(&gw);
 }
 
+/* A value of a type the library does not know is the caller's mistake,
+ * not a lack of memory (Store_internal said PMIX_ERR_NOMEM). */
+static void api_store_internal_unknown_type_is_bad_param(void)
+{
+    gw_t gw;
+    pmix_proc_t me;
+    pmix_value_t v;
+
+    gw_start(&gw, NULL, &me);
+    PMIX_VALUE_CONSTRUCT(&v);
+    v.type = 9999;
+    CU_ASSERT_EQUAL(PMIx_Store_internal(&me, "odd", &v), PMIX_ERR_BAD_PARAM);
+    gw_stop(&gw);
+}
+
 static const pg_cunit_test_t mux_tests[] = {
     { "mux_out_of_order_replies_reach_their_callers",
       mux_out_of_order_replies_reach_their_callers },
@@ -866,6 +881,8 @@ static const pg_cunit_test_t api_tests[] = {
     { "api_refresh_of_own_put_finds_it", api_refresh_of_own_put_finds_it },
     { "api_lookup_reply_short_of_keys_is_an_error", api_lookup_reply_short_of_keys_is_an_error },
     { "api_get_reply_without_value_is_an_error", api_get_reply_without_value_is_an_error },
+    { "api_store_internal_unknown_type_is_bad_param",
+      api_store_internal_unknown_type_is_bad_param },
     { NULL, NULL },
 };
 
