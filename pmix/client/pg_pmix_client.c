@@ -162,9 +162,11 @@ pmix_status_t PMIx_Init(pmix_proc_t *proc, pmix_info_t info[], size_t ninfo)
     (void)ninfo;
     pthread_mutex_lock(&client.life);
     if (client.refs == 0) {
-        rc = client_connect(&fd, &rank);
-        if (rc == PMIX_SUCCESS && (client.cache = pg_cache_new()) == NULL)
+        /* the cache first: once connected, only the mux closes the socket */
+        if ((client.cache = pg_cache_new()) == NULL)
             rc = PMIX_ERR_NOMEM;
+        if (rc == PMIX_SUCCESS)
+            rc = client_connect(&fd, &rank);
         if (rc == PMIX_SUCCESS && (client.mux = pg_mux_new(fd, rank)) == NULL)
             rc = PMIX_ERR_UNREACH;
         if (rc == PMIX_SUCCESS)
