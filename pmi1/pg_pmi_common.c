@@ -225,7 +225,11 @@ int pg_pmi_value_text(const pg_value_t *v, char *scratch, size_t cap, pg_str_t *
 
 bool pg_pmi_is_job_attr(const char *key)
 {
-    return strncmp(key, "PMI_", 4) == 0 || strcmp(key, "universeSize") == 0;
+    /* asked of every get: the first byte settles it for nearly every key
+     * without a string-compare call */
+    if (key[0] == 'P')
+        return strncmp(key, "PMI_", 4) == 0;
+    return key[0] == 'u' && strcmp(key, "universeSize") == 0;
 }
 
 int pg_pmi_send(pg_conn_t *conn, const pg_enc_t *e)
