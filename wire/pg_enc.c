@@ -93,17 +93,20 @@ void pg_enc_begin_mcmd(pg_enc_t *e, pg_cmd_t cmd)
         pg_enc_fail(e, PG_WIRE_EINVAL);
 }
 
-/* Which framing reserves a byte in a key: one bit per framing. */
+/* Which framing reserves a byte in a key: one bit per framing, and one
+ * for the NUL that ends every key. */
 enum {
     PG_ENC_NOT_IN_PMI2_KEY = 1 << 0, /* ';' '=' '\n' */
     PG_ENC_NOT_IN_LINE_KEY = 1 << 1, /* PMI-1 line: ' ' '=' '\n' */
     PG_ENC_NOT_IN_MCMD_KEY = 1 << 2, /* PMI-1 mcmd block: '=' '\n' */
+    PG_ENC_KEY_END = 1 << 3,         /* '\0' */
 };
 
 /* Keys are short, so one table look-up per byte, in the pass that also
  * measures the key, is cheaper than strlen plus a memchr per reserved
- * byte.  (NUL ends a C-string key, so it cannot occur inside one.) */
+ * byte; the loop stops at the first byte with a bit it looks for. */
 static const unsigned char pg_enc_key_reserved[256] = {
+    ['\0'] = PG_ENC_KEY_END,
     ['\n'] = PG_ENC_NOT_IN_PMI2_KEY | PG_ENC_NOT_IN_LINE_KEY | PG_ENC_NOT_IN_MCMD_KEY,
     ['='] = PG_ENC_NOT_IN_PMI2_KEY | PG_ENC_NOT_IN_LINE_KEY | PG_ENC_NOT_IN_MCMD_KEY,
     [' '] = PG_ENC_NOT_IN_LINE_KEY,
@@ -121,15 +124,14 @@ static unsigned char pg_enc_key_framing(const pg_enc_t *e)
  * empty, or holding a reserved byte). */
 static size_t pg_enc_key_len(const pg_enc_t *e, const char *key)
 {
-    unsigned char framing = pg_enc_key_framing(e);
+    unsigned char stop = pg_enc_key_framing(e) | PG_ENC_KEY_END;
     size_t n = 0;
 
     if (key == NULL)
         return 0;
-    for (; key[n] != '\0'; n++)
-        if (pg_enc_key_reserved[(unsigned char)key[n]] & framing)
-            return 0;
-    return n;
+    while (!(pg_enc_key_reserved[(unsigned char)key[n]] & stop))
+        n++;
+    return key[n] == '\0' ? n : 0;
 }
 
 /* Values are long (a 220-byte card is the common case), so memchr, which
