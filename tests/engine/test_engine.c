@@ -461,6 +461,48 @@ static void test_fence_duplicate_join_before_completion_refused(void)
 /* A process that is not in the participant list cannot join, and the
  * refused join leaves nothing behind: a job that retries it in a loop must
  * not grow the engine. */
+/* Each namespace resolves to its own job however many jobs the engine holds
+ * (the lookup changes method above a few jobs), and a deregistered one no
+ * longer resolves while the others still do. */
+static void test_many_jobs_each_found_by_name(void)
+{
+    enum { NJOBS = 10 };
+    char ns[NJOBS][16];
+    got_t g;
+    uint32_t u32;
+
+    eng = pg_engine_new(NULL, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(eng);
+    for (int j = 0; j < NJOBS; j++) {
+        snprintf(ns[j], sizeof(ns[j]), "job-%d", j);
+        CU_ASSERT_EQUAL_FATAL(job_block(eng, ns[j], (uint32_t)j + 1, 1, NULL), PMIX_SUCCESS);
+        for (int k = 0; k <= j; k++) { /* every job so far, below and above the threshold */
+            get_ex(eng, ns[k], 0, PMIX_RANK_WILDCARD, PMIX_JOB_SIZE, 0, 0, 0, &g);
+            CU_ASSERT_EQUAL(g.status, PMIX_SUCCESS);
+            memcpy(&u32, g.value, 4);
+            CU_ASSERT_EQUAL(u32, (uint32_t)k + 1);
+        }
+    }
+    get_ex(eng, "job-10", 0, PMIX_RANK_WILDCARD, PMIX_JOB_SIZE, 0, 0, 0, &g);
+    CU_ASSERT_EQUAL(g.status, PMIX_ERR_NOT_FOUND);
+    for (int j = 0; j < NJOBS; j += 2) /* down to 5 jobs, then 4 left after the next */
+        CU_ASSERT_EQUAL(pg_job_deregister(eng, ns[j]), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(pg_job_deregister(eng, ns[1]), PMIX_SUCCESS);
+    for (int j = 0; j < NJOBS; j++) {
+        bool gone = j % 2 == 0 || j == 1;
+        get_ex(eng, ns[j], 0, PMIX_RANK_WILDCARD, PMIX_JOB_SIZE, 0, 0, 0, &g);
+        CU_ASSERT_EQUAL(g.calls, 1);
+        if (gone) {
+            CU_ASSERT_EQUAL(g.status, PMIX_ERR_NOT_FOUND);
+            continue;
+        }
+        CU_ASSERT_EQUAL(g.status, PMIX_SUCCESS);
+        memcpy(&u32, g.value, 4);
+        CU_ASSERT_EQUAL(u32, (uint32_t)j + 1);
+    }
+    teardown();
+}
+
 static void test_fence_join_by_non_participant_refused_without_residue(void)
 {
     fenced_t f[2];
@@ -893,6 +935,7 @@ static const pg_cunit_test_t tests[] = {
       test_fence_one_host_upcall_and_sequence_numbers },
     { "fence_duplicate_join_before_completion_refused",
       test_fence_duplicate_join_before_completion_refused },
+    { "many_jobs_each_found_by_name", test_many_jobs_each_found_by_name },
     { "fence_join_by_non_participant_refused_without_residue",
       test_fence_join_by_non_participant_refused_without_residue },
     { "fence_reports_keys_new_in_epoch", test_fence_reports_keys_new_in_epoch },
