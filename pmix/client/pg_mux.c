@@ -52,6 +52,7 @@ struct pg_mux {
     mux_req_t *pending;          /* by id */
     mux_work_t *work_head, *work_tail;
     uint32_t next_id;
+    unsigned waiters;            /* callers inside pg_mux_call: pg_mux_free waits for them */
     bool lost;                   /* the connection is gone */
     bool stop;                   /* pg_mux_free asked the thread to end */
     char *in;                    /* received bytes [0, in_len) */
@@ -292,6 +293,12 @@ void pg_mux_free(pg_mux_t *m)
     pthread_mutex_unlock(&m->lock);
     mux_wake(m);
     pthread_join(m->thread, NULL);
+    /* callers the thread woke (LOST_CONNECTION) may not have retaken the
+     * lock yet: the mutex and condition must outlive them */
+    pthread_mutex_lock(&m->lock);
+    while (m->waiters > 0)
+        pthread_cond_wait(&m->cond, &m->lock);
+    pthread_mutex_unlock(&m->lock);
     close(m->fd);
     close(m->wake_fd);
     pthread_cond_destroy(&m->cond);
@@ -380,17 +387,20 @@ pmix_status_t pg_mux_call(pg_mux_t *m, pmix_data_buffer_t *buf, uint32_t id,
     }
     r->id = id;
     pg_buffer_construct(&r->reply);
-    rc = mux_submit(m, buf, r);
-    if (rc != PMIX_SUCCESS && rc != PMIX_OPERATION_IN_PROGRESS) {
-        free(r);
-        return rc;
-    }
     pthread_mutex_lock(&m->lock);
-    while (!r->done)
-        pthread_cond_wait(&m->cond, &m->lock);
+    m->waiters++;
     pthread_mutex_unlock(&m->lock);
-    rc = r->status;
-    *reply = r->reply; /* hand the payload over */
+    rc = mux_submit(m, buf, r);
+    pthread_mutex_lock(&m->lock);
+    if (rc == PMIX_SUCCESS || rc == PMIX_OPERATION_IN_PROGRESS) {
+        while (!r->done)
+            pthread_cond_wait(&m->cond, &m->lock);
+        rc = r->status;
+        *reply = r->reply; /* hand the payload over */
+    }
+    if (--m->waiters == 0)
+        pthread_cond_broadcast(&m->cond); /* pg_mux_free may be waiting */
+    pthread_mutex_unlock(&m->lock);
     free(r);
     return rc;
 }

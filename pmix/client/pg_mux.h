@@ -16,7 +16,8 @@
  * pmix/transport/pg_pmix_msg.h (message header).
  *
  * Threads: every function may be called from any thread, except
- * pg_mux_free (once, when no other call is in progress).  Blocking calls
+ * pg_mux_free (once, when no other call is in progress but callers
+ * blocked in pg_mux_call, which it fails and waits for).  Blocking calls
  * made from the progress thread (inside a callback) would wait for
  * themselves: they fail with PMIX_ERR_WOULD_BLOCK instead.
  *
@@ -48,8 +49,8 @@ typedef void (*pg_mux_work_fn)(void *arg);
 pg_mux_t *pg_mux_new(int fd, uint32_t rank);
 
 /* Stops the progress thread, completes every request still pending with
- * PMIX_ERR_LOST_CONNECTION, runs queued work, closes the socket, frees.
- * NULL is ignored. */
+ * PMIX_ERR_LOST_CONNECTION, runs queued work, waits until the callers so
+ * woken have left pg_mux_call, closes the socket, frees.  NULL is ignored. */
 void pg_mux_free(pg_mux_t *m);
 
 /* Starts a request in the empty buffer `buf`: allocates an id and packs the
