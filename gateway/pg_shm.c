@@ -19,12 +19,11 @@
 #include <unistd.h>
 
 #include "pmi1/client/pg_shm_format.h"
+#include "pmi1/pg_pmi1_server.h"
+#include "pmix/engine/pg_engine.h"
+#include "wire/pg_enc.h"
 #include "wire/pg_wire.h"
 
-/* The longest value a PMI-1 get_result line carries verbatim: well under
- * the server's 1023-byte reply line ("cmd=get_result rc=0 msg=success
- * value=" is 38 bytes). */
-#define PMI1_VALUE_MAX 960
 
 typedef struct staged {
     const char *key;
@@ -139,21 +138,34 @@ static int staged_cmp(const void *a, const void *b)
     return c != 0 ? c : (x->rank > y->rank) - (x->rank < y->rank);
 }
 
-/* Which servers would send this value verbatim for this key (the rules of
- * pmi1/pmi2 servers: job attributes -- "PMI_*", "universeSize", see
- * pg_pmi_is_job_attr -- are answered from the layout, keys are at most 64
- * bytes, PMI-1 lines carry no space or newline). */
+/* Would the PMI-1 server send this value in its get_result?  Decided the
+ * way the server does: the encoder accepts it (no space, newline or NUL)
+ * and the line fits the client's buffer. */
+static bool pmi1_sends_verbatim(const char *val, uint32_t len)
+{
+    char text[PG_PMI1_VALLEN_MAX + 1], line[PG_PMI1_REPLY_LINE_MAX + 64];
+    pg_enc_t e;
+
+    if (len > PG_PMI1_VALLEN_MAX || memchr(val, '\0', len) != NULL)
+        return false;
+    memcpy(text, val, len);
+    text[len] = '\0';
+    pg_enc_init(&e, line, sizeof(line));
+    return pg_enc_pmi1_get_result(&e, text) == 0 && e.len <= PG_PMI1_REPLY_LINE_MAX;
+}
+
+/* Which servers would send this value verbatim for this key: none for a
+ * job attribute (answered from the layout) or a key over the protocol's
+ * limit; PMI-2 up to its value limit; PMI-1 as pmi1_sends_verbatim says. */
 static uint32_t entry_flags(const staged_t *s)
 {
     uint32_t flags = 0;
 
-    if (s->val == NULL || s->key_len > PG_PMI2_KEYLEN_MAX || strncmp(s->key, "PMI_", 4) == 0 ||
-        strcmp(s->key, "universeSize") == 0)
+    if (s->val == NULL || s->key_len > PG_PMI2_KEYLEN_MAX || pg_job_attr_known(s->key))
         return 0;
     if (s->val_len <= PG_PMI2_VALLEN_MAX)
         flags |= PG_SHM_PMI2_OK;
-    if (s->key_len <= PG_PMI1_KEYLEN_MAX && s->val_len <= PMI1_VALUE_MAX &&
-        memchr(s->val, ' ', s->val_len) == NULL && memchr(s->val, '\n', s->val_len) == NULL)
+    if (s->key_len <= PG_PMI1_KEYLEN_MAX && pmi1_sends_verbatim(s->val, s->val_len))
         flags |= PG_SHM_PMI1_OK;
     return flags;
 }

@@ -257,7 +257,7 @@ static int pmi1_get(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
     (void)s;
     if (pmi1_require(conn, msg, "key", key, sizeof(key), PG_CMD_PMI1_GET_RESULT) != 0)
         return PG_HANDLER_OK;
-    if (pg_pmi_is_job_attr(key) && pg_job_attr(engine, proc.nspace, key, &v) == PMIX_SUCCESS) {
+    if (pg_job_attr(engine, proc.nspace, key, &v) == PMIX_SUCCESS) {
         pmi1_send_value(conn, &v);
         return PG_HANDLER_OK;
     }

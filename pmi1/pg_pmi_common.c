@@ -223,15 +223,6 @@ int pg_pmi_value_text(const pg_value_t *v, char *scratch, size_t cap, pg_str_t *
     return 0;
 }
 
-bool pg_pmi_is_job_attr(const char *key)
-{
-    /* asked of every get: the first byte settles it for nearly every key
-     * without a string-compare call */
-    if (key[0] == 'P')
-        return strncmp(key, "PMI_", 4) == 0;
-    return key[0] == 'u' && strcmp(key, "universeSize") == 0;
-}
-
 int pg_pmi_send(pg_conn_t *conn, const pg_enc_t *e)
 {
     /* pg_conn_send writes straight to the socket when it can: no copy */

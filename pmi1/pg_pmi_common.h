@@ -105,10 +105,6 @@ int pg_pmi_cstr(pg_str_t s, char *buf, size_t cap);
  * PMI cannot carry. */
 int pg_pmi_value_text(const pg_value_t *v, char *scratch, size_t cap, pg_str_t *out);
 
-/* True if `key` is a job attribute the engine answers from the job layout
- * (PMI_* keys and universeSize), so a get must not go to the KVS first. */
-bool pg_pmi_is_job_attr(const char *key);
-
 /* A reply being encoded: the encoder plus its buffer, on the stack. */
 typedef struct pg_pmi_reply {
     pg_enc_t enc;

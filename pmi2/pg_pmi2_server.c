@@ -380,8 +380,7 @@ static int pmi2_kvs_get(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *ms
 
     if (pmi2_require(conn, msg, "key", key, sizeof(key), PG_CMD_PMI2_KVS_GET_RESPONSE))
         return PG_HANDLER_OK;
-    if (pg_pmi_is_job_attr(key) &&
-        pg_job_attr(pg_conn_engine(conn), proc.nspace, key, &v) == PMIX_SUCCESS) {
+    if (pg_job_attr(pg_conn_engine(conn), proc.nspace, key, &v) == PMIX_SUCCESS) {
         pmi2_send_found(conn, PG_CMD_PMI2_KVS_GET_RESPONSE, pmi2_thrid(msg), &v);
         return PG_HANDLER_OK;
     }

@@ -196,6 +196,11 @@ char *pg_anl_map(const uint32_t *rank_node, uint32_t size);
 pmix_status_t pg_job_attr(pg_engine_t *engine, const char *nspace, const char *name,
                           pg_value_t *out);
 
+/* Is `name` one of the attributes pg_job_attr answers?  A PMI get of such a
+ * key is answered from the job layout, never from the KVS (so a copy of the
+ * KVS, like the gateway's shared-memory segment, must not answer it). */
+bool pg_job_attr_known(const char *name);
+
 /* ------------------------------------------------------------------ */
 /* Processes                                                            */
 /* ------------------------------------------------------------------ */

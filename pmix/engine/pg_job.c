@@ -418,18 +418,37 @@ static const char *dead_list(pg_engine_t *e, pg_job_t *job)
     return job->dead_str;
 }
 
+enum { ATTR_NONE = -1, ATTR_MAPPING, ATTR_UNIVERSE, ATTR_DEAD };
+
+/* Which job attribute `name` is.  Asked of every PMI get, so the first
+ * byte settles nearly every key without a string compare. */
+static int job_attr_of(const char *name)
+{
+    if (name == NULL)
+        return ATTR_NONE;
+    if (name[0] == 'P') {
+        if (strcmp(name, "PMI_process_mapping") == 0)
+            return ATTR_MAPPING;
+        return strcmp(name, "PMI_dead_processes") == 0 ? ATTR_DEAD : ATTR_NONE;
+    }
+    return name[0] == 'u' && strcmp(name, "universeSize") == 0 ? ATTR_UNIVERSE : ATTR_NONE;
+}
+
+bool pg_job_attr_known(const char *name)
+{
+    return job_attr_of(name) != ATTR_NONE;
+}
+
 pmix_status_t pg_job_attr(pg_engine_t *e, const char *nspace, const char *name, pg_value_t *out)
 {
+    int attr = job_attr_of(name);
+    if (attr == ATTR_NONE)
+        return PMIX_ERR_NOT_FOUND;
     pg_job_t *job = e != NULL ? pg_job_find(e, nspace) : NULL;
-    const char *s = NULL;
-    if (job == NULL || name == NULL || out == NULL)
+    if (job == NULL || out == NULL)
         return job == NULL ? PMIX_ERR_NOT_FOUND : PMIX_ERR_BAD_PARAM;
-    if (strcmp(name, "PMI_process_mapping") == 0)
-        s = job->anl_map;
-    else if (strcmp(name, "universeSize") == 0)
-        s = job->univ_str;
-    else if (strcmp(name, "PMI_dead_processes") == 0)
-        s = dead_list(e, job);
+    const char *s = attr == ATTR_MAPPING ? job->anl_map
+                  : attr == ATTR_UNIVERSE ? job->univ_str : dead_list(e, job);
     if (s == NULL)
         return PMIX_ERR_NOT_FOUND;
     *out = pg_value_string(s);

@@ -152,6 +152,35 @@ static void test_values_the_server_would_not_send_verbatim_are_asked_for(void)
     pg_shm_free(w);
 }
 
+/* PMI-1 values are served from the segment exactly up to the longest one
+ * the server's get_result line carries (MPICH reads replies into a
+ * 1024-byte buffer), and a PMI_ key that is no job attribute is an
+ * ordinary key. */
+static void test_pmi1_limit_is_the_servers_line(void)
+{
+    enum { FITS = 1023 - (int)sizeof("cmd=get_result rc=0 msg=success value=") + 1 - 1 };
+    char fits[FITS + 1], over[FITS + 2];
+    pg_shm_t *w = writer(1);
+    pg_cl_shm_t *r;
+
+    memset(fits, 'f', FITS);
+    fits[FITS] = '\0';
+    memset(over, 'o', FITS + 1);
+    over[FITS + 1] = '\0';
+    CU_ASSERT_EQUAL(add(w, "fits", 0, fits), 0);
+    CU_ASSERT_EQUAL(add(w, "over", 0, over), 0);
+    CU_ASSERT_EQUAL(add(w, "PMI_mine", 0, "v"), 0);
+    CU_ASSERT_EQUAL(pg_shm_publish(w, 1), 0);
+    r = pg_cl_shm_new(pg_shm_path(w), "ns");
+    CU_ASSERT_TRUE_FATAL(pg_cl_shm_refresh(r, 1));
+    CU_ASSERT_STRING_EQUAL(get(r, PG_CL_SHM_PMI1, "fits", 0, 0), fits);
+    CU_ASSERT_STRING_EQUAL(get(r, PG_CL_SHM_PMI1, "over", 0, 0), "<ask>");
+    CU_ASSERT_STRING_EQUAL(get(r, PG_CL_SHM_PMI2, "over", 0, 0), over);
+    CU_ASSERT_STRING_EQUAL(get(r, BOTH, "PMI_mine", 0, 0), "v");
+    pg_cl_shm_free(r);
+    pg_shm_free(w);
+}
+
 static void test_a_long_value_is_cut_and_its_length_reported(void)
 {
     pg_shm_t *w = writer(1);
@@ -419,6 +448,7 @@ static const pg_cunit_test_t tests[] = {
     { "another_jobs_segment_is_not_used", test_another_jobs_segment_is_not_used },
     { "values_the_server_would_not_send_verbatim_are_asked_for",
       test_values_the_server_would_not_send_verbatim_are_asked_for },
+    { "pmi1_limit_is_the_servers_line", test_pmi1_limit_is_the_servers_line },
     { "a_long_value_is_cut_and_its_length_reported",
       test_a_long_value_is_cut_and_its_length_reported },
     { "damaged_or_truncated_segments_are_treated_as_absent",

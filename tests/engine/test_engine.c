@@ -304,6 +304,16 @@ static void test_pmi_job_attributes(void)
     pg_job_attr(eng, NS, "PMI_dead_processes", &v);
     CU_ASSERT_STRING_EQUAL(v.data, "2");
     CU_ASSERT_EQUAL(pg_job_attr(eng, NS, "nonsense", &v), PMIX_ERR_NOT_FOUND);
+    CU_ASSERT_EQUAL(pg_job_attr(eng, NS, "PMI_mine", &v), PMIX_ERR_NOT_FOUND);
+    CU_ASSERT_EQUAL(pg_job_attr(eng, "no-such-job", "universeSize", &v), PMIX_ERR_NOT_FOUND);
+    /* the names pg_job_attr answers, and only those */
+    CU_ASSERT_TRUE(pg_job_attr_known("PMI_process_mapping"));
+    CU_ASSERT_TRUE(pg_job_attr_known("universeSize"));
+    CU_ASSERT_TRUE(pg_job_attr_known("PMI_dead_processes"));
+    CU_ASSERT_FALSE(pg_job_attr_known("PMI_mine"));
+    CU_ASSERT_FALSE(pg_job_attr_known("universeSizes"));
+    CU_ASSERT_FALSE(pg_job_attr_known(""));
+    CU_ASSERT_FALSE(pg_job_attr_known(NULL));
     teardown();
 }
 
