@@ -687,20 +687,28 @@ static void commit_from_callback(pmix_status_t status, void *cbdata)
     cb_seen_done(cbdata, rc == PMIX_SUCCESS ? PMIx_Commit() : rc); /* CUnit: main thread only */
 }
 
+/* Runs `fn` as the callback of a Fence_nb (so on the progress thread) and
+ * returns what the call it makes there returned. */
+static pmix_status_t inside_callback(pmix_op_cbfunc_t fn)
+{
+    cb_seen_t seen;
+
+    cb_seen_init(&seen);
+    CU_ASSERT_EQUAL(PMIx_Fence_nb(NULL, 0, NULL, 0, fn, &seen), PMIX_SUCCESS);
+    cb_seen_wait(&seen);
+    return seen.inner;
+}
+
 /* A commit made inside a callback cannot wait for its answer and is
  * refused; the puts it would have sent stay staged for the next commit
  * (they used to be marked committed and never sent). */
 static void api_refused_commit_in_callback_keeps_puts_staged(void)
 {
     gw_t gw;
-    cb_seen_t seen;
     pmix_proc_t me;
 
     gw_start(&gw, NULL, &me);
-    cb_seen_init(&seen);
-    CU_ASSERT_EQUAL(PMIx_Fence_nb(NULL, 0, NULL, 0, commit_from_callback, &seen), PMIX_SUCCESS);
-    cb_seen_wait(&seen);
-    CU_ASSERT_EQUAL(seen.inner, PMIX_ERR_WOULD_BLOCK);
+    CU_ASSERT_EQUAL(inside_callback(commit_from_callback), PMIX_ERR_WOULD_BLOCK);
     CU_ASSERT_EQUAL(PMIx_Commit(), PMIX_SUCCESS);
     CU_ASSERT_EQUAL(gw.commit_puts, 1);
     gw_stop(&gw);
@@ -718,14 +726,10 @@ static void finalize_from_callback(pmix_status_t status, void *cbdata)
 static void api_finalize_in_callback_refused(void)
 {
     gw_t gw;
-    cb_seen_t seen;
     pmix_proc_t me;
 
     gw_start(&gw, NULL, &me);
-    cb_seen_init(&seen);
-    CU_ASSERT_EQUAL(PMIx_Fence_nb(NULL, 0, NULL, 0, finalize_from_callback, &seen), PMIX_SUCCESS);
-    cb_seen_wait(&seen);
-    CU_ASSERT_EQUAL(seen.inner, PMIX_ERR_WOULD_BLOCK);
+    CU_ASSERT_EQUAL(inside_callback(finalize_from_callback), PMIX_ERR_WOULD_BLOCK);
     CU_ASSERT_TRUE(PMIx_Initialized());
     CU_ASSERT_EQUAL(PMIx_Fence(NULL, 0, NULL, 0), PMIX_SUCCESS);
     gw_stop(&gw);
