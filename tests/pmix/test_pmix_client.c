@@ -10,6 +10,7 @@
  */
 #include <fcntl.h>
 #include <pmix.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -412,7 +413,9 @@ static void mux_send_failing_after_loss_leaves_completed_request(void)
     nb_seen_init(&seen, f.mux);
     b = (big_sender_t){ f.mux, &seen, PMIX_ERROR };
     pthread_create(&t, NULL, big_sender_main, &b);
-    usleep(100000); /* the request is registered and its send blocked */
+    /* bytes arriving mean the request is registered; the rest of its send
+     * blocks, since nobody reads */
+    CU_ASSERT_EQUAL(poll(&(struct pollfd){ f.fd, POLLIN, 0 }, 1, 10000), 1);
     CU_ASSERT_EQUAL(write(f.fd, garbage, sizeof(garbage)), (ssize_t)sizeof(garbage));
     nb_seen_wait(&seen, 1);
     CU_ASSERT_EQUAL(seen.status, PMIX_ERR_LOST_CONNECTION);
@@ -536,6 +539,7 @@ struct gw {
     pthread_t thread;
     gw_answer_fn answer;
     uint32_t commit_puts;      /* the last commit's count */
+    int held;                  /* gw_answer_nothing held a request */
 };
 
 static const char *const gw_nspace = "gw-ns";
@@ -859,9 +863,9 @@ static void api_store_internal_unknown_type_is_bad_param(void)
 /* A gateway that holds every get (never answers). */
 static void gw_answer_nothing(gw_t *gw, uint8_t cmd, uint32_t id)
 {
-    (void)gw;
     (void)cmd;
     (void)id;
+    __atomic_store_n(&gw->held, 1, __ATOMIC_RELEASE);
 }
 
 typedef struct held_get {
@@ -893,7 +897,8 @@ static void api_finalize_releases_waiting_caller(void)
     memset(&h, 0, sizeof(h));
     PMIX_LOAD_PROCID(&h.peer, me.nspace, 0);
     pthread_create(&t, NULL, held_get_main, &h);
-    usleep(100000); /* the get is sent and waiting */
+    for (int ms = 0; ms < 10000 && !__atomic_load_n(&gw.held, __ATOMIC_ACQUIRE); ms++)
+        usleep(1000); /* until the get is sent and held */
     CU_ASSERT_EQUAL(PMIx_Finalize(NULL, 0), PMIX_SUCCESS);
     pthread_join(t, NULL);
     CU_ASSERT_EQUAL(h.rc, PMIX_ERR_LOST_CONNECTION);
