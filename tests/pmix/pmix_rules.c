@@ -660,6 +660,9 @@ int main(void)
     (void)fence(0);
     rc = PMIx_Finalize(NULL, 0);
     expect_status("finalize", rc, PMIX_SUCCESS);
+    /* the gateway counts a finalized rank as done: no second life */
+    expect_status("init_after_finalize_refused", PMIx_Init(&me, NULL, 0), PMIX_ERR_LOST_CONNECTION);
+    report(!PMIx_Initialized(), "not_initialized_after_refused_init", "(PMIx_Initialized false)");
     if (me.rank == 0)
         printf("rank 0: %d rule(s) failed\n", failures);
     return failures > 255 ? 255 : failures;
