@@ -6,6 +6,12 @@
  * Re-entrancy: handlers and the owner may close or free the connection from
  * inside any callback.  `busy` counts the callbacks on the stack; a free
  * requested while busy is carried out when the outermost one returns.
+ *
+ * Back-pressure: while more than PG_CONN_OUT_PAUSE bytes of replies wait for
+ * the peer, no further request is read or dispatched (complete ones stay in
+ * the input buffer); conn_pump resumes once the queue is half drained.  A
+ * peer that has gone (EPIPE on write) gets its replies dropped, and its
+ * remaining input is still read, so an abort sent before exiting counts.
  */
 #include "gateway/pg_conn.h"
 
@@ -56,6 +62,8 @@ struct pg_conn {
     unsigned quiet_close : 1;     /* closing from pg_conn_free: no owner callback */
     unsigned by_peer : 1;         /* ended by EOF or reset, not by what was sent */
     unsigned write_armed : 1;     /* wev is added (replies wait for the socket) */
+    unsigned read_paused : 1;     /* rev is removed: too many replies unread */
+    unsigned peer_gone : 1;       /* writes fail with EPIPE: replies are dropped */
 };
 
 static void conn_really_free(pg_conn_t *c);
@@ -133,6 +141,16 @@ static void conn_trace_output(pg_conn_t *c)
     c->out_traced = len;
 }
 
+/* The peer cannot take replies any more (it closed or exited): what is
+ * queued and what comes later is dropped, while its input is still read to
+ * the EOF that follows. */
+static void conn_drop_output(pg_conn_t *c)
+{
+    c->peer_gone = 1;
+    c->by_peer = 1;
+    (void)evbuffer_drain(c->out, evbuffer_get_length(c->out));
+}
+
 /* Writes what the socket takes; closes after a finalize once empty. */
 static int conn_write(pg_conn_t *c)
 {
@@ -143,11 +161,18 @@ static int conn_write(pg_conn_t *c)
     conn_trace_output(c);
     if (evbuffer_get_length(c->out) > 0 && evbuffer_write(c->out, c->fd) < 0 &&
         errno != EAGAIN && errno != EINTR) {
-        conn_fail(c, "PMI connection write failed: %s", strerror(errno));
-        return -1;
+        if (errno != EPIPE && errno != ECONNRESET) {
+            conn_fail(c, "PMI connection write failed: %s", strerror(errno));
+            return -1;
+        }
+        conn_drop_output(c);
     }
     left = evbuffer_get_length(c->out);
     c->out_traced = left;
+    /* held-back requests are taken again from the loop (on_writable), never
+     * inside the callback of whoever flushed */
+    if (c->read_paused && left <= PG_CONN_OUT_PAUSE / 2)
+        event_active(c->wev, EV_WRITE, 1);
     if (left > 0) {
         c->write_armed = 1;
         return event_add(c->wev, NULL);
@@ -160,6 +185,38 @@ static int conn_write(pg_conn_t *c)
     return 0;
 }
 
+static void conn_process(pg_conn_t *c);
+
+/* Stops taking requests while the peer leaves its replies unread. */
+static int conn_backed_up(pg_conn_t *c)
+{
+    if (evbuffer_get_length(c->out) <= PG_CONN_OUT_PAUSE)
+        return 0;
+    if (!c->read_paused) {
+        c->read_paused = 1;
+        event_del(c->rev);
+    }
+    return 1;
+}
+
+/* Writes, and while that frees enough room, takes the requests held back
+ * by conn_backed_up.  Returns conn_write's result. */
+static int conn_pump(pg_conn_t *c)
+{
+    int rc;
+
+    while ((rc = conn_write(c)) == 0 && !c->closed && c->read_paused &&
+           evbuffer_get_length(c->out) <= PG_CONN_OUT_PAUSE / 2) {
+        c->read_paused = 0;
+        if (event_add(c->rev, NULL) != 0) {
+            conn_fail(c, "cannot watch its PMI connection any more");
+            return -1;
+        }
+        conn_process(c);
+    }
+    return rc;
+}
+
 static void on_writable(evutil_socket_t fd, short what, void *arg)
 {
     pg_conn_t *c = arg;
@@ -167,7 +224,9 @@ static void on_writable(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     conn_enter(c);
-    conn_write(c);
+    conn_pump(c);
+    if (!c->closed && c->job != NULL)
+        pg_job_touch_engine(c->job);
     conn_leave(c);
 }
 
@@ -338,7 +397,8 @@ static int conn_pmix_frame(pg_conn_t *c, const char *head, size_t avail)
 /* Frames, parses and dispatches every complete message in the buffer. */
 static void conn_process(pg_conn_t *c)
 {
-    while (!c->closed && !c->close_after_flush && c->in_start < c->in_end) {
+    while (!c->closed && !c->close_after_flush && c->in_start < c->in_end &&
+           !conn_backed_up(c)) {
         char *head = c->in + c->in_start;
         size_t avail = c->in_end - c->in_start;
         pg_frame_t frame;
@@ -378,8 +438,9 @@ static void conn_process(pg_conn_t *c)
 /* Makes room for the next read: compacts, then grows up to the cap. */
 static int conn_reserve(pg_conn_t *c)
 {
-    size_t max = c->proto == PG_PROTO_PMIX ? (size_t)PG_PMIX_HEADER_LEN + PG_PMIX_FRAME_MAX
-                                           : (size_t)PG_CONN_INBUF_MAX;
+    size_t max = c->rank < 0                ? (size_t)PG_CONN_HELLO_MAX
+                 : c->proto == PG_PROTO_PMIX ? (size_t)PG_PMIX_HEADER_LEN + PG_PMIX_FRAME_MAX
+                                             : (size_t)PG_CONN_INBUF_MAX;
     size_t cap;
     char *grown;
 
@@ -420,7 +481,7 @@ static void conn_eof(pg_conn_t *c)
 /* Reads up to max_reads times (stopping at EAGAIN), processing as it goes. */
 static void conn_read(pg_conn_t *c, int max_reads)
 {
-    while (!c->closed && max_reads-- > 0) {
+    while (!c->closed && !c->read_paused && max_reads-- > 0) {
         ssize_t n;
 
         if (conn_reserve(c) != 0)
@@ -443,9 +504,11 @@ static void conn_read(pg_conn_t *c, int max_reads)
         }
         c->in_end += (size_t)n;
         conn_process(c);
+        if (c->read_paused && !c->closed)
+            conn_pump(c); /* a gone peer's replies are dropped: read on */
     }
     if (!c->closed)
-        conn_write(c);
+        conn_pump(c);
     if (!c->closed && c->job != NULL)
         pg_job_touch_engine(c->job);
 }
@@ -563,6 +626,8 @@ int pg_conn_flush(pg_conn_t *c)
 
     if (c->closed)
         return -1;
+    if (c->peer_gone)
+        (void)evbuffer_drain(c->out, evbuffer_get_length(c->out));
     if (evbuffer_get_length(c->out) > PG_CONN_OUTBUF_MAX) {
         conn_fail(c, "left more than %d bytes of PMI replies unread", PG_CONN_OUTBUF_MAX);
         return -1;
@@ -599,6 +664,8 @@ int pg_conn_send(pg_conn_t *c, const void *bytes, size_t len)
 
     if (c->closed)
         return -1;
+    if (c->peer_gone)
+        return 0; /* nobody to read it; the EOF comes next */
     done = conn_write_direct(c, bytes, len);
     if (done < len) {
         queued = evbuffer_get_length(c->out);
@@ -630,6 +697,7 @@ void pg_conn_drain(pg_conn_t *c)
     if (c->closed)
         return;
     conn_enter(c);
+    conn_pump(c); /* a reaped peer's held-back replies are dropped first */
     conn_read(c, 64);
     conn_leave(c);
 }

@@ -29,7 +29,17 @@ typedef struct pg_engine pg_engine_t;
 /* Largest input a connection buffers: the largest message the framer
  * accepts (a PMI-1 spawn block) plus one read's worth. */
 enum { PG_CONN_INBUF_MAX = PG_PMI1_MCMD_MAX + 4096 };
-/* Output a peer may leave unread before it is treated as stuck. */
+/* Input a connection that has not yet said which rank it is (a PMI_PORT
+ * peer before initack/fullinit) may buffer: its handshake is one PMI-2
+ * body at most, so strangers cannot each hold a spawn block's worth. */
+enum { PG_CONN_HELLO_MAX = PG_PMI2_BODY_MAX + 4096 };
+/* Queued output above which a connection stops taking its peer's requests
+ * until the peer reads its replies: a client that sends without reading
+ * stalls itself instead of growing the gateway (nothing is lost; reading
+ * resumes once the queue is half drained). */
+enum { PG_CONN_OUT_PAUSE = 64 * 1024 };
+/* Output a peer may leave unread before it is treated as stuck (what the
+ * pause cannot hold back: replies completed later, fence pushes). */
 enum { PG_CONN_OUTBUF_MAX = 16 * 1024 * 1024 };
 
 typedef enum pg_conn_dir { PG_CONN_IN, PG_CONN_OUT } pg_conn_dir_t;
