@@ -23,6 +23,12 @@ typedef enum pg_bind {
     PG_BIND_SOCKET,   /* rank i -> package (local rank i mod npackages) */
 } pg_bind_t;
 
+typedef enum pg_sched {
+    PG_SCHED_NORMAL = 0, /* the default: ranks keep the policy they inherit */
+    PG_SCHED_BATCH,      /* SCHED_BATCH: a rank that wakes does not preempt the
+                            running task (e.g. the gateway mid-batch of replies) */
+} pg_sched_t;
+
 /* One MPMD segment: `-n N [--env K=V]... prog args...`. */
 typedef struct pg_segment {
     int nprocs;           /* ranks in this segment (>= 1) */
@@ -38,6 +44,7 @@ typedef struct pg_run_opts {
     int nprocs;             /* sum over segments */
     int ppn;                /* --ppn K, 0 when not given */
     pg_bind_t bind;
+    pg_sched_t sched;
     const char **genv;      /* --genv K=V: every segment (borrowed strings) */
     int ngenv;
     double timeout;         /* seconds, 0 = none */
@@ -59,6 +66,10 @@ void pg_run_opts_free(pg_run_opts_t *opts);
  * Returns 0, or -1 for an unknown word. */
 int pg_bind_parse(const char *word, pg_bind_t *out);
 const char *pg_bind_name(pg_bind_t bind);
+
+/* "normal" / "batch" -> value.  Returns 0, or -1 for an unknown word. */
+int pg_sched_parse(const char *word, pg_sched_t *out);
+const char *pg_sched_name(pg_sched_t sched);
 
 /* The text of `pmigate run --help`. */
 extern const char pg_cli_run_usage[];

@@ -44,6 +44,10 @@
 enum {
     PG_JOB_KILL_GRACE_MS = 300, /* SIGTERM -> SIGKILL */
     PG_JOB_LOST_GRACE_MS = 100, /* broken connection -> verdict, see above */
+    /* PMI_PORT connections that have not said which rank they are, beyond
+     * one per rank: past that the oldest is dropped, so strangers neither
+     * grow pmigate nor keep the job's own ranks out */
+    PG_JOB_PORT_STRANGERS = 64,
     /* Ranks started per turn of the event loop: the ranks already running
      * are served between batches instead of waiting for the last spawn. */
     PG_JOB_LAUNCH_BATCH = 16,
@@ -84,9 +88,11 @@ struct pg_job {
     pg_job_engine_t *je;
     pg_stdin_t *stdin_fwd;
     pg_trace_recorder_t *trace; /* --trace, else NULL */
-    pg_conn_t **port_conns;  /* PMI_PORT connections not yet identified, owned;
-                              * once a rank's, the rank owns it (pmi_conn) */
+    pg_conn_t **port_conns;  /* PMI_PORT connections not yet identified, oldest
+                              * first, owned; once a rank's, the rank owns it
+                              * (pmi_conn) */
     int nport_conns;
+    int port_dropped;        /* a stranger was dropped (told once) */
     pid_t parent;
     pid_t pgid;
     int nlive;               /* forked and not reaped */
@@ -430,7 +436,9 @@ static void port_conn_forget(pg_job_t *job, pg_conn_t *conn)
 {
     for (int i = 0; i < job->nport_conns; i++) {
         if (job->port_conns[i] == conn) {
-            job->port_conns[i] = job->port_conns[--job->nport_conns];
+            memmove(&job->port_conns[i], &job->port_conns[i + 1],
+                    (size_t)(job->nport_conns - i - 1) * sizeof(*job->port_conns));
+            job->nport_conns--;
             return;
         }
     }
@@ -493,6 +501,25 @@ static void conn_closed(void *owner, pg_conn_t *conn, const char *reason)
         rank_fail_lost(job, r, reason);
 }
 
+/* Makes room for one more unidentified PMI_PORT connection by dropping the
+ * oldest when there are more than the ranks could account for. */
+static void port_drop_oldest(pg_job_t *job)
+{
+    pg_conn_t *oldest;
+
+    if (job->nport_conns < job->size + PG_JOB_PORT_STRANGERS)
+        return;
+    if (!job->port_dropped) {
+        job->port_dropped = 1;
+        pg_job_log(job, "more than %d PMI_PORT connections have not said which rank they are: "
+                        "dropping the oldest",
+                   job->size + PG_JOB_PORT_STRANGERS);
+    }
+    oldest = job->port_conns[0];
+    port_conn_forget(job, oldest);
+    pg_conn_free(oldest);
+}
+
 static void on_port_accept(void *arg, int fd)
 {
     pg_job_t *job = arg;
@@ -503,6 +530,7 @@ static void on_port_accept(void *arg, int fd)
         close(fd);
         return;
     }
+    port_drop_oldest(job);
     grown = realloc(job->port_conns, (size_t)(job->nport_conns + 1) * sizeof(*grown));
     if (grown == NULL) {
         close(fd);
@@ -571,6 +599,7 @@ typedef struct child_plan {
     char *const *envp;
     int bound;          /* apply cpus */
     cpu_set_t cpus;
+    int batch;          /* run under SCHED_BATCH (--sched batch) */
     /* The child's errno when it cannot exec.  vfork lends the child the
      * parent's memory until exec or _exit, so this is how it reports;
      * volatile: the parent reads what another process wrote. */
@@ -607,6 +636,11 @@ static void child_exec(child_plan_t *p)
     }
     if (p->bound)
         (void)sched_setaffinity(0, sizeof(p->cpus), &p->cpus); /* unbound beats not running */
+    if (p->batch) {
+        struct sched_param normal_priority = { 0 };
+        /* always allowed from SCHED_OTHER; the default policy beats not running */
+        (void)sched_setscheduler(0, SCHED_BATCH, &normal_priority);
+    }
     execvpe(p->argv[0], p->argv, p->envp);
     err = errno;
 fail:
@@ -638,6 +672,7 @@ static int rank_plan(pg_job_t *job, const pg_rank_t *r, const child_fds_t *fds, 
     }
     plan->envp = pg_env_array(env);
     plan->bound = pg_place_affinity(job->place, r->local_rank, &plan->cpus) > 0;
+    plan->batch = job->opts->sched == PG_SCHED_BATCH;
     return 0;
 }
 
@@ -939,9 +974,9 @@ fail:
 
 static void log_layout(const pg_job_t *job)
 {
-    pg_job_log(job, "job %s: %d rank%s, PMI_process_mapping %s, binding %s", job->kvsname,
-               job->size, job->size == 1 ? "" : "s", job->mapping,
-               pg_bind_name(job->opts->bind));
+    pg_job_log(job, "job %s: %d rank%s, PMI_process_mapping %s, binding %s, scheduling %s",
+               job->kvsname, job->size, job->size == 1 ? "" : "s", job->mapping,
+               pg_bind_name(job->opts->bind), pg_sched_name(job->opts->sched));
     for (int i = 0; i < job->size; i++)
         pg_job_log(job, "rank %d: pid %d, appnum %d, cpuset %s", i, (int)job->ranks[i].pid,
                    job->ranks[i].appnum, pg_place_cpuset_str(job->place, i));

@@ -3,6 +3,8 @@
 # leaves every rank what pmigate itself may use (all of the machine, or what
 # taskset gave it).  The cpuset --verbose reports for a rank (also the
 # rank's locality in the engine) is the one the rank really runs on.
+# --sched batch runs every rank under SCHED_BATCH; by default they keep the
+# policy pmigate has (SCHED_OTHER).
 . "$top_srcdir/tests/gateway/gw_lib.sh"
 
 # "0-2,5" -> "0,1,2,5": hwloc's list syntax in the affinity mode's.
@@ -54,4 +56,17 @@ done
 expect_grep 'binding wraps round-robin' "$TMP/e" "oversubscription warning"
 "$PMIGATE" run --verbose -n $n --bind-to core "$PROG" affinity >"$TMP/cv" 2>&1 || fail "bound job, --verbose"
 check_reported "$TMP/cv"
+
+if command -v chrt >/dev/null; then
+    policies() { grep -o 'policy: SCHED_[A-Z]*' "$1" | sort | uniq -c | tr -s ' '; }
+    "$PMIGATE" run -n 3 sh -c 'chrt -p $$' >"$TMP/pol" || fail "default policy job"
+    [ "$(policies "$TMP/pol")" = " 3 policy: SCHED_OTHER" ] ||
+        fail "default: ranks not all SCHED_OTHER: $(policies "$TMP/pol")"
+    "$PMIGATE" run --sched batch --verbose -n 3 sh -c 'chrt -p $$' >"$TMP/pol" 2>"$TMP/e" ||
+        fail "--sched batch job"
+    [ "$(policies "$TMP/pol")" = " 3 policy: SCHED_BATCH" ] ||
+        fail "--sched batch: ranks not all SCHED_BATCH: $(policies "$TMP/pol")"
+    expect_grep 'scheduling batch' "$TMP/e" "--verbose names the policy"
+    [ "$(chrt -p $$ | grep -o 'SCHED_[A-Z]*')" = SCHED_OTHER ] || fail "the test shell's policy changed"
+fi
 exit 0

@@ -40,6 +40,7 @@ static void test_default_is_one_rank_unbound(void)
     CU_ASSERT_EQUAL_FATAL(parse(ARGC(argv), argv, &o, err), 0);
     CU_ASSERT_EQUAL(o.nprocs, 1);
     CU_ASSERT_EQUAL(o.bind, PG_BIND_NONE);
+    CU_ASSERT_EQUAL(o.sched, PG_SCHED_NORMAL);
     CU_ASSERT_EQUAL(o.timeout, 0.0);
     pg_run_opts_free(&o);
 }
@@ -71,13 +72,14 @@ static void test_mpmd_segments_have_own_counts_and_env(void)
 static void test_global_options(void)
 {
     char *argv[] = { "--ppn", "2", "-bind-to", "socket", "--timeout=1.5", "--verbose",
-                     "--genv", "G=x", "-n", "2", "prog" };
+                     "--sched=batch", "--genv", "G=x", "-n", "2", "prog" };
     pg_run_opts_t o;
     char err[256];
 
     CU_ASSERT_EQUAL_FATAL(parse(ARGC(argv), argv, &o, err), 0);
     CU_ASSERT_EQUAL(o.ppn, 2);
     CU_ASSERT_EQUAL(o.bind, PG_BIND_SOCKET);
+    CU_ASSERT_EQUAL(o.sched, PG_SCHED_BATCH);
     CU_ASSERT_DOUBLE_EQUAL(o.timeout, 1.5, 1e-9);
     CU_ASSERT_TRUE(o.verbose);
     CU_ASSERT_EQUAL_FATAL(o.ngenv, 1);
@@ -127,6 +129,7 @@ static void test_usage_errors_are_explained(void)
     char *missing_n[] = { "-n" };
     char *bad_bind[] = { "--bind-to", "numa", "prog" };
     char *bad_env[] = { "--env", "NOEQUALS", "prog" };
+    char *bad_sched[] = { "--sched", "fifo", "prog" };
     char *bad_timeout[] = { "--timeout", "soon", "prog" };
     char *unknown[] = { "--frobnicate", "prog" };
     char *empty_seg[] = { "prog", ":", ":", "prog2" };
@@ -141,6 +144,7 @@ static void test_usage_errors_are_explained(void)
     expect_error(ARGC(missing_n), missing_n, "positive number of ranks");
     expect_error(ARGC(bad_bind), bad_bind, "core, socket or none");
     expect_error(ARGC(bad_env), bad_env, "K=V");
+    expect_error(ARGC(bad_sched), bad_sched, "normal or batch, got 'fifo'");
     expect_error(ARGC(bad_timeout), bad_timeout, "seconds");
     expect_error(ARGC(unknown), unknown, "unknown option '--frobnicate'");
     expect_error(ARGC(empty_seg), empty_seg, "missing program after ':'");
@@ -162,15 +166,31 @@ static void test_bind_words(void)
     CU_ASSERT_STRING_EQUAL(pg_bind_name(PG_BIND_SOCKET), "socket");
 }
 
+static void test_sched_words(void)
+{
+    pg_sched_t p;
+
+    CU_ASSERT_EQUAL(pg_sched_parse("batch", &p), 0);
+    CU_ASSERT_EQUAL(p, PG_SCHED_BATCH);
+    CU_ASSERT_EQUAL(pg_sched_parse("normal", &p), 0);
+    CU_ASSERT_EQUAL(p, PG_SCHED_NORMAL);
+    CU_ASSERT_EQUAL(pg_sched_parse("other", &p), 0); /* the kernel's name, SCHED_OTHER */
+    CU_ASSERT_EQUAL(p, PG_SCHED_NORMAL);
+    CU_ASSERT_EQUAL(pg_sched_parse("idle", &p), -1);
+    CU_ASSERT_STRING_EQUAL(pg_sched_name(PG_SCHED_BATCH), "batch");
+    CU_ASSERT_STRING_EQUAL(pg_sched_name(PG_SCHED_NORMAL), "normal");
+}
+
 static const pg_cunit_test_t cli_tests[] = {
     { "-np N and program arguments that look like options", test_single_segment_with_np },
     { "default: one rank, no binding, no timeout", test_default_is_one_rank_unbound },
     { "MPMD segments keep their own -n and --env", test_mpmd_segments_have_own_counts_and_env },
-    { "global options (--ppn, --bind-to, --timeout, --genv)", test_global_options },
+    { "global options (--ppn, --bind-to, --timeout, --sched, --genv)", test_global_options },
     { "-- ends the options", test_double_dash_ends_options },
     { "--help launches nothing", test_help_launches_nothing },
     { "usage errors say what is wrong", test_usage_errors_are_explained },
     { "--bind-to words", test_bind_words },
+    { "--sched words", test_sched_words },
     { NULL, NULL },
 };
 
