@@ -48,6 +48,8 @@ enum {
      * one per rank: past that the oldest is dropped, so strangers neither
      * grow pmigate nor keep the job's own ranks out */
     PG_JOB_PORT_STRANGERS = 64,
+    /* complaints about such connections shown before the rest are muted */
+    PG_JOB_STRANGER_LOG_MAX = 8,
     /* Ranks started per turn of the event loop: the ranks already running
      * are served between batches instead of waiting for the last spawn. */
     PG_JOB_LAUNCH_BATCH = 16,
@@ -93,6 +95,7 @@ struct pg_job {
                               * (pmi_conn) */
     int nport_conns;
     int port_dropped;        /* a stranger was dropped (told once) */
+    int stranger_logs;       /* complaints about strangers shown so far */
     pid_t parent;
     pid_t pgid;
     int nlive;               /* forked and not reaped */
@@ -475,8 +478,11 @@ static void conn_closed(void *owner, pg_conn_t *conn, const char *reason)
 
     port_conn_forget(job, conn);
     if (rank < 0) {
-        if (reason != NULL)
-            pg_job_log(job, "a PMI_PORT client %s", reason);
+        if (reason != NULL && job->stranger_logs < PG_JOB_STRANGER_LOG_MAX)
+            pg_job_log(job, "a PMI_PORT client %s%s", reason,
+                       ++job->stranger_logs == PG_JOB_STRANGER_LOG_MAX
+                           ? " (further complaints about PMI_PORT clients muted)"
+                           : "");
         pg_conn_free(conn);
         return;
     }

@@ -1,5 +1,10 @@
 /*
  * pg_listen: the private PMI_PORT unix socket.  See pg_listen.h.
+ *
+ * When accept() fails for want of descriptors or memory, the pending peer
+ * stays queued and the socket stays readable: accepting pauses for
+ * PG_LISTEN_RETRY_MS instead of spinning on it, and the peers wait in the
+ * backlog until descriptors are free again.
  */
 #include "gateway/pg_listen.h"
 
@@ -13,15 +18,47 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+enum { PG_LISTEN_RETRY_MS = 100 };
+
 struct pg_listen {
     int fd;
     struct event *ev;
+    struct event *retry;   /* resumes accepting after a shortage */
+    int stopped;
+    int short_reported;    /* the shortage was told once */
     char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
     char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
     pg_listen_accept_fn on_accept;
     pg_listen_refuse_fn on_refuse;
     void *arg;
 };
+
+static void on_retry(evutil_socket_t fd, short what, void *arg)
+{
+    pg_listen_t *l = arg;
+
+    (void)fd;
+    (void)what;
+    if (!l->stopped)
+        (void)event_add(l->ev, NULL);
+}
+
+/* Out of descriptors or memory: stop accepting for a while (the peer stays
+ * in the backlog) rather than being woken for it again at once. */
+static void listen_pause(pg_listen_t *l, int err)
+{
+    struct timeval wait = { 0, PG_LISTEN_RETRY_MS * 1000 };
+
+    event_del(l->ev);
+    if (evtimer_add(l->retry, &wait) != 0)
+        (void)event_add(l->ev, NULL); /* cannot wait: better busy than deaf */
+    if (!l->short_reported && l->on_refuse != NULL) {
+        l->short_reported = 1;
+        l->on_refuse(l->arg, err == EMFILE || err == ENFILE
+                                 ? "out of file descriptors: PMI_PORT connections wait"
+                                 : "out of memory: PMI_PORT connections wait");
+    }
+}
 
 /* Accepts one pending peer if its uid matches ours. */
 static void on_acceptable(evutil_socket_t lfd, short what, void *arg)
@@ -33,6 +70,8 @@ static void on_acceptable(evutil_socket_t lfd, short what, void *arg)
 
     (void)what;
     fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0 && (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM))
+        listen_pause(l, errno);
     if (fd < 0)
         return; /* EAGAIN, or the peer gave up: nothing to do */
     if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.uid != geteuid()) {
@@ -95,7 +134,8 @@ pg_listen_t *pg_listen_new(struct event_base *base, pg_listen_accept_fn on_accep
         goto fail;
     }
     l->ev = event_new(base, l->fd, EV_READ | EV_PERSIST, on_acceptable, l);
-    if (l->ev == NULL || event_add(l->ev, NULL) != 0) {
+    l->retry = evtimer_new(base, on_retry, l);
+    if (l->ev == NULL || l->retry == NULL || event_add(l->ev, NULL) != 0) {
         *err = ENOMEM;
         goto fail;
     }
@@ -107,8 +147,13 @@ fail:
 
 void pg_listen_stop(pg_listen_t *l)
 {
-    if (l != NULL && l->ev != NULL)
+    if (l == NULL)
+        return;
+    l->stopped = 1;
+    if (l->ev != NULL)
         event_del(l->ev);
+    if (l->retry != NULL)
+        event_del(l->retry);
 }
 
 void pg_listen_free(pg_listen_t *l)
@@ -117,6 +162,8 @@ void pg_listen_free(pg_listen_t *l)
         return;
     if (l->ev != NULL)
         event_free(l->ev);
+    if (l->retry != NULL)
+        event_free(l->retry);
     if (l->fd >= 0)
         close(l->fd);
     if (l->path[0] != '\0')

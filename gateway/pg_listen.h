@@ -5,6 +5,8 @@
  * checked with SO_PEERCRED: only processes of pmigate's own uid get in.
  * Nothing on the socket says which rank connects; the connection layer
  * learns it from the client's handshake (initack pmiid=, fullinit pmirank=).
+ * Out of descriptors, it stops accepting for a moment (peers wait in the
+ * backlog) instead of spinning on the still-readable socket.
  *
  * Ownership: pg_listen_t owns the socket, its directory (both removed by
  * pg_listen_free) and its accept event.
