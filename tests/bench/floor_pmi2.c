@@ -20,7 +20,9 @@
  * function) and finalize.  Parsing is the least that works: the command
  * after "cmd=", the value after ";key=".  Anything else is an error.
  *
- * usage: floor_pmi2 N program [args...]
+ * usage: floor_pmi2 [--batch] N program [args...]
+ * --batch starts the ranks under SCHED_BATCH, as `pmigate run --sched batch`
+ * does, so that variant is compared with the same floor.
  * The ranks inherit stdout and stderr: the workload's own line
  * (wireup n=N … getall=…) is the measurement.  Exit status 0 when every
  * rank exited 0 after finalize.
@@ -30,6 +32,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -63,6 +66,7 @@ struct fp_rank {
 
 struct fp_server {
     int n;
+    int batch;                      /* start the ranks under SCHED_BATCH */
     int epfd;                       /* owned */
     struct fp_rank *ranks;          /* n of them; owned */
     int fenced, closed;             /* ranks in the current fence, ranks gone */
@@ -313,6 +317,17 @@ static char **env_prepare(char *slots[4])
     return env;
 }
 
+/* Sets this process's policy (the ranks it spawns inherit it): with
+ * --batch, SCHED_BATCH while spawning and back to SCHED_OTHER afterwards,
+ * so only the ranks run under it.  glibc's posix_spawn takes only the POSIX
+ * policies, not SCHED_BATCH. */
+static int own_policy(int policy)
+{
+    struct sched_param normal_priority = { 0 };
+
+    return sched_setscheduler(0, policy, &normal_priority);
+}
+
 /* Starts rank i on a fresh socketpair: the rank's end is the only
  * descriptor it inherits from the floor (every other is close-on-exec). */
 static int rank_spawn(struct fp_server *s, int i, char **argv, char **env, char *slots[4])
@@ -377,11 +392,19 @@ static int server_run(struct fp_server *s, char **argv)
 
     if (env == NULL)
         goto out;
+    if (s->batch && own_policy(SCHED_BATCH) < 0) {
+        perror("floor_pmi2: SCHED_BATCH");
+        goto out;
+    }
     for (; spawned < s->n; spawned++)
         if (rank_spawn(s, spawned, argv, env, slots) < 0) {
             fprintf(stderr, "floor_pmi2: starting rank %d (%s): %s\n", spawned, argv[0], strerror(errno));
             goto out;
         }
+    if (s->batch && own_policy(SCHED_OTHER) < 0) {
+        perror("floor_pmi2: SCHED_OTHER");
+        goto out;
+    }
     rc = server_loop(s);
 out:
     for (int i = 0; i < spawned; i++)
@@ -408,11 +431,17 @@ int main(int argc, char **argv)
 {
     struct fp_server s = { .epfd = -1 };
     char *end;
-    long n = argc >= 3 ? strtol(argv[1], &end, 10) : 0;
     int rc = 1;
 
+    if (argc >= 2 && strcmp(argv[1], "--batch") == 0) {
+        s.batch = 1;
+        argc--;
+        argv++;
+    }
+    long n = argc >= 3 ? strtol(argv[1], &end, 10) : 0;
     if (argc < 3 || *argv[1] == '\0' || *end != '\0' || n < 1 || n > MAX_RANKS) {
-        fprintf(stderr, "usage: floor_pmi2 N program [args...]  (1 <= N <= %d)\n", MAX_RANKS);
+        fprintf(stderr, "usage: floor_pmi2 [--batch] N program [args...]  (1 <= N <= %d)\n",
+                MAX_RANKS);
         return 2;
     }
     s.n = (int)n;

@@ -5,7 +5,9 @@
 # Two floors run next to pmigate for every N: floor_pmi2 (the same ranks of
 # the real workload against a server of canned replies — the floor the
 # 1.25x goal is measured against) and floor_epoll (the system calls alone,
-# with hand-written clients; for reference).
+# with hand-written clients; for reference).  At the side-by-side sizes,
+# `pmigate run --sched batch` and `floor_pmi2 --batch` run as well: the
+# same, with the ranks under SCHED_BATCH.
 # Prints a table of medians, a block of `ratio` lines against the goals of
 # issue 4, and writes the same figures to $PG_BUILD/bench/wireup.txt.
 # Numbers, not a timed test: a missed goal is reported, never an error.
@@ -221,7 +223,9 @@ wireup_once() {
     case $server in
         hydra) run_measured "$limit" "$tag" "$hydra" -n "$n" "$wireup_prog" ;;
         pmigate) run_measured "$limit" "$tag" "$pmigate" run -n "$n" "$wireup_prog" ;;
+        pmigate_batch) run_measured "$limit" "$tag" "$pmigate" run --sched batch -n "$n" "$wireup_prog" ;;
         floor_pmi2) run_measured "$limit" "$tag" "$floor_pmi2" "$n" "$wireup_prog" ;;
+        floor_pmi2_batch) run_measured "$limit" "$tag" "$floor_pmi2" --batch "$n" "$wireup_prog" ;;
     esac
     local getall
     getall=$(field getall "$work/out")
@@ -266,6 +270,11 @@ run_wireup_series() {
                 # Generous: 20 s plus four times what the floor took.
                 limit=$(awk -v f="$(median "wireup floor_pmi2 $n getall")" 'BEGIN {printf "%d", 20 + 4 * f / 1e6}')
                 wireup_once pmigate "$n" "$limit"
+                # the same with the ranks under SCHED_BATCH (pmigate run --sched batch)
+                if [[ " $side_ns " == *" $n "* ]]; then
+                    failed "wireup floor_pmi2_batch $n" || wireup_once floor_pmi2_batch "$n" $(( 60 + n / 4 ))
+                    failed "wireup pmigate_batch $n" || wireup_once pmigate_batch "$n" "$limit"
+                fi
             fi
             failed "wireup floor_epoll $n" || floor_epoll_once "$n"
             if [[ " $side_ns " == *" $n "* ]] && [ -n "$hydra" ]; then
@@ -361,16 +370,16 @@ record() { RESULTS+=("$*"); }
 ratio() {
     local name=$1 value=$2 op=$3 goal=$4 why=$5 verdict
     if [ "$op" = info ]; then
-        [ -n "$value" ] && RATIOS+=("$(printf 'ratio %-34s %9s   (for information)' "$name" "$value")")
+        [ -n "$value" ] && RATIOS+=("$(printf 'ratio %-46s %9s   (for information)' "$name" "$value")")
         return
     fi
     if [ -z "$value" ]; then
-        RATIOS+=("$(printf 'ratio %-34s %9s   goal %s %-5s  n/a (%s)' "$name" n/a "$op" "$goal" "$why")")
+        RATIOS+=("$(printf 'ratio %-46s %9s   goal %s %-5s  n/a (%s)' "$name" n/a "$op" "$goal" "$why")")
         return
     fi
     verdict=$(awk -v v="$value" -v g="$goal" -v op="$op" \
         'BEGIN {ok = (op == "<=") ? v <= g : (op == "<") ? v < g : v >= g; print ok ? "PASS" : "MISS"}')
-    RATIOS+=("$(printf 'ratio %-34s %9s   goal %s %-5s  %s' "$name" "$value" "$op" "$goal" "$verdict")")
+    RATIOS+=("$(printf 'ratio %-46s %9s   goal %s %-5s  %s' "$name" "$value" "$op" "$goal" "$verdict")")
 }
 
 quotient() {  # quotient A B: A/B to 3 digits, empty if either is missing
@@ -406,6 +415,18 @@ report_wireup() {
         done
     done
     say "  hydra runs only at N = $side_ns: beyond that it hangs on these machines"
+    say "  ranks under SCHED_BATCH (pmigate run --sched batch; floor_pmi2 --batch):"
+    for n in $side_ns; do
+        say "$(printf '  %5s | pmigate per-get %8s us wall %8s s | floor_pmi2 per-get %8s us wall %8s s' "$n" \
+            "$(cell "wireup pmigate_batch $n" getall "$n * $n")" "$(cell "wireup pmigate_batch $n" wall)" \
+            "$(cell "wireup floor_pmi2_batch $n" getall "$n * $n")" "$(cell "wireup floor_pmi2_batch $n" wall)")"
+        for s in pmigate_batch floor_pmi2_batch; do
+            getall=$(median "wireup $s $n getall")
+            record "result bench=wireup server=$s n=$n runs=$(wc -w <<<"${M["wireup $s $n getall"]:-}") status=\"${STATUS["wireup $s $n"]:-not run}\"" \
+                "getall_us=${getall:-na} per_get_us=$([ -n "$getall" ] && calc "$getall / ($n * $n)" || echo na)" \
+                "wall_s=$(median "wireup $s $n wall")"
+        done
+    done
 }
 
 report_hello() {
@@ -454,6 +475,14 @@ report_ratios() {
         [ "$n" = 128 ] && op="<=" || op=info
         ratio "pmigate/hydra wall n=$n" "$(quotient "$pm" "$hy")" "$op" 0.25 \
             "$([ -n "$pm" ] && echo "hydra ${STATUS["wireup hydra $n"]:-missing}" || echo "${STATUS["wireup pmigate $n"]:-$why}")"
+    done
+    for n in $side_ns; do
+        pm=$(median "wireup pmigate_batch $n wall")
+        [ "$n" = 128 ] && op="<=" || op=info
+        ratio "pmigate --sched batch/hydra wall n=$n" "$(quotient "$pm" "$(median "wireup hydra $n wall")")" "$op" 0.25 \
+            "$([ -n "$pm" ] && echo "hydra ${STATUS["wireup hydra $n"]:-missing}" || echo "${STATUS["wireup pmigate_batch $n"]:-$why}")"
+        ratio "pmigate/floor_pmi2 all-get, both batch, n=$n" \
+            "$(quotient "$(median "wireup pmigate_batch $n getall")" "$(median "wireup floor_pmi2_batch $n getall")")" info 0 ""
     done
     ratio "pmigate wall n=512 (s)" "$(median "wireup pmigate 512 wall")" "<" 8 "${STATUS["wireup pmigate 512"]:-$why}"
     pm=$(median "wireup pmigate 1024 hwm")
