@@ -644,7 +644,7 @@ static void child_exec(child_plan_t *p)
         (void)sched_setaffinity(0, sizeof(p->cpus), &p->cpus); /* unbound beats not running */
     if (p->batch) {
         struct sched_param normal_priority = { 0 };
-        /* always allowed from SCHED_OTHER; the default policy beats not running */
+        /* always allowed from SCHED_OTHER; the inherited policy beats not running */
         (void)sched_setscheduler(0, SCHED_BATCH, &normal_priority);
     }
     execvpe(p->argv[0], p->argv, p->envp);
