@@ -428,8 +428,11 @@ static int conn_identify(void *owner, pg_conn_t *conn, int rank, const char **wh
         *why = "no such rank in this job";
         return -1;
     }
-    if (job->ranks[rank].connected || job->ranks[rank].reaped) {
-        *why = "that rank is already connected or has exited";
+    if (job->ranks[rank].reaped || job->ranks[rank].finalized || job->ranks[rank].connected) {
+        /* one PMI life per rank: the engine counts a finalized rank as gone */
+        *why = job->ranks[rank].reaped      ? "that rank has exited"
+               : job->ranks[rank].finalized ? "that rank has finalized"
+                                            : "that rank is already connected";
         return -1;
     }
     return 0;

@@ -26,6 +26,9 @@ check_run() {
         finalize init_after_finalize_refused; do
         grep -q "^PASS $rule " "$WORK/out" || fail "$how: no PASS line for $rule"
     done
+    # the refused second init is explained on pmigate's stderr, once per rank
+    [ "$(grep -c 'claimed rank [0-9]* on PMI_PORT: that rank has finalized' "$WORK/out")" -eq 4 ] ||
+        fail "$how: pmigate did not say why each second init was refused"
     echo "$how: $(grep -c '^PASS' "$WORK/out") rules passed"
 }
 
