@@ -1,9 +1,10 @@
 /*
- * pg_io: blocking "send all of it" for the two clients that write whole
+ * pg_io: blocking "send all of it" for the clients that write whole
  * messages to a stream socket from a plain thread (no event loop): libpmix's
  * multiplexer (pmix/client/pg_mux.c) and `pmigate replay`
- * (gateway/pg_replay.c).  One definition, so both handle EINTR, short writes
- * and a vanished peer (MSG_NOSIGNAL: an error, never SIGPIPE) the same way.
+ * (gateway/pg_replay.c), and the gateway's attack test (tests/gateway/
+ * gw_attack.c).  One definition, so all handle EINTR, short writes and a
+ * vanished peer (MSG_NOSIGNAL: an error, never SIGPIPE) the same way.
  *
  * Header-only on purpose, like wire/pg_pmix_frame.h: libpmix does not link
  * libpgwire, and pulling the whole PMI codec into it for six lines would be

@@ -44,6 +44,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "wire/pg_io.h"
+
 static const char init_line[] = "cmd=init pmi_version=1 pmi_subversion=1\n";
 static const char request[] = "cmd=get_maxes\n";
 
@@ -105,21 +107,6 @@ static long gateway_cpu_ticks(void)
     return (long)(utime + stime);
 }
 
-static int write_all(int fd, const char *bytes, size_t len)
-{
-    while (len > 0) {
-        ssize_t n = write(fd, bytes, len);
-
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return -1;
-        bytes += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
 /* Reads one reply line (byte by byte: replies are short).  0 or -1. */
 static int read_line(int fd)
 {
@@ -156,12 +143,12 @@ static int pmi_hello(int fd, int on_port)
 {
     char line[64];
 
-    if (write_all(fd, init_line, sizeof(init_line) - 1) != 0 || read_line(fd) != 0)
+    if (pg_io_send_all(fd, init_line, sizeof(init_line) - 1) != 0 || read_line(fd) != 0)
         return -1;
     if (!on_port)
         return 0;
     snprintf(line, sizeof(line), "cmd=initack pmiid=%d\n", my_rank());
-    if (write_all(fd, line, strlen(line)) != 0)
+    if (pg_io_send_all(fd, line, strlen(line)) != 0)
         return -1;
     /* initack, then set size=, set rank=, set debug= */
     for (int i = 0; i < 4; i++)
@@ -174,7 +161,7 @@ static int pmi_finalize(int fd)
 {
     static const char fin[] = "cmd=finalize\n";
 
-    return write_all(fd, fin, sizeof(fin) - 1) == 0 && read_line(fd) == 0 ? 0 : -1;
+    return pg_io_send_all(fd, fin, sizeof(fin) - 1) == 0 && read_line(fd) == 0 ? 0 : -1;
 }
 
 /* Counts reply lines until `want` have come (or the peer stops). */
@@ -224,7 +211,7 @@ static long send_unread(int fd, long ms)
     if (total % REQ_LEN != 0) {
         size_t off = total % sizeof(burst), rest = REQ_LEN - total % REQ_LEN;
 
-        if (write_all(fd, burst + off, rest) != 0)
+        if (pg_io_send_all(fd, burst + off, rest) != 0)
             return -1;
         total += rest;
     }
@@ -324,7 +311,7 @@ static void send_behind_gateway_back(int fd, const char *bytes, size_t len)
     pid_t gateway = getppid();
 
     (void)kill(gateway, SIGSTOP);
-    (void)write_all(fd, bytes, len);
+    (void)pg_io_send_all(fd, bytes, len);
     close(fd);
     (void)kill(gateway, SIGCONT);
 }
