@@ -34,6 +34,8 @@ static struct pmi2_state {
     bool inited;
     bool want_threaded;         /* PMI2_Set_threaded before PMI2_Init */
     bool fence_is_barrier;      /* the server's kvs-fence is a true barrier (pmigate) */
+    bool fd_taken;              /* PMI_FD was handed to a mux (closed by now or at
+                                   finalize): never take that number again */
     pg_pmi2_mux_t *mux;         /* NULL for a singleton */
     int rank, size, appnum, spawned;
     int node_size;              /* PMI2_Info_GetSize, 0 until computed */
@@ -227,8 +229,11 @@ static int server_start(const pg_cl_env_t *env)
     pg_pmi2_reply_t reply;
     int rc;
 
+    if (env->mode == PG_CL_FD && pmi2.fd_taken)
+        return PMI2_ERR_INIT; /* whatever file has that number now is not the server */
     if ((pmi2.mux = pg_pmi2_mux_new(env->fd)) == NULL)
         return PMI2_ERR_NOMEM;
+    pmi2.fd_taken = pmi2.fd_taken || env->mode == PG_CL_FD;
     if (pmi2.want_threaded)
         pg_pmi2_mux_set_threaded(pmi2.mux);
     pmi2.fence_is_barrier = env->pmigate_ext;

@@ -6,15 +6,20 @@
  * escaping both ways; the fence made a barrier with
  * MPICH's get of a key nobody puts) and as a singleton (no PMI environment).
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "pmi2/pmi2.h"
 #include "tests/clients/fake_server.h"
 #include "tests/pg_cunit.h"
 
 enum { MSG = 4096 };
+
+/* The PMI_FD number the scripted-server test handed to PMI2_Init. */
+static int served_fd = -1;
 
 static void expect_value(pg_fake_server_t *s, const char *m, const char *key, const char *want)
 {
@@ -82,6 +87,7 @@ static void test_api_against_scripted_server(void)
     char buf[64], id[64];
 
     CU_ASSERT_PTR_NOT_NULL_FATAL(srv);
+    served_fd = fd;
     snprintf(buf, sizeof(buf), "%d", fd);
     setenv("PMI_FD", buf, 1);
     setenv("PMI_RANK", "1", 1);
@@ -121,6 +127,32 @@ static void test_api_against_scripted_server(void)
     CU_ASSERT_EQUAL(pg_fake_server_join(srv), 0);
     unsetenv("PMI_FD");
     unsetenv("PMI_RANK");
+}
+
+/* Finalize closed the PMI_FD socket, but the environment still names its
+ * number, which the program's next open file may get.  A second PMI2_Init
+ * must refuse instead of taking that file for the server (writing the init
+ * line into it, then closing it). */
+static void test_reinit_does_not_reuse_closed_pmi_fd(void)
+{
+    char path[] = "/tmp/pg_pmi2_reinitXXXXXX", num[16];
+    int file = mkstemp(path), size = 0;
+
+    CU_ASSERT_FATAL(file >= 0 && served_fd >= 0);
+    unlink(path);
+    if (file != served_fd) { /* give the file the old PMI_FD number */
+        CU_ASSERT_EQUAL_FATAL(dup2(file, served_fd), served_fd);
+        close(file);
+        file = served_fd;
+    }
+    snprintf(num, sizeof(num), "%d", served_fd);
+    setenv("PMI_FD", num, 1);
+    CU_ASSERT_EQUAL(PMI2_Init(NULL, &size, NULL, NULL), PMI2_ERR_INIT);
+    CU_ASSERT_FALSE(PMI2_Initialized());
+    CU_ASSERT_EQUAL(lseek(file, 0, SEEK_END), 0); /* nothing written */
+    CU_ASSERT_TRUE(fcntl(file, F_GETFD) >= 0);     /* and still open */
+    close(file);
+    unsetenv("PMI_FD");
 }
 
 static void test_singleton_without_pmi_environment(void)
@@ -167,6 +199,7 @@ static void test_singleton_without_pmi_environment(void)
 
 static const pg_cunit_test_t tests[] = {
     { "API against a scripted server", test_api_against_scripted_server },
+    { "re-init does not reuse the closed PMI_FD", test_reinit_does_not_reuse_closed_pmi_fd },
     { "singleton without PMI environment", test_singleton_without_pmi_environment },
     { NULL, NULL },
 };
