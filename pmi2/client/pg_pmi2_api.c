@@ -174,9 +174,13 @@ static int reply_int(const pg_msg_t *m, const char *key, int *out)
     return 0;
 }
 
-/* Copies a reply value into a caller buffer (truncation is an error). */
+/* Copies a reply value into a caller buffer (truncation is an error).  A
+ * value the reply should carry and does not makes the reply broken: every
+ * server sends value= with found=TRUE, ring-left= and ring-right=. */
 static int copy_out(pg_str_t v, char *dst, int cap)
 {
+    if (v.ptr == NULL)
+        return PMI2_FAIL;
     if (cap <= 0)
         return PMI2_ERR_INVALID_LENGTH;
     return pg_cl_copy(v, dst, (size_t)cap) == 0 ? PMI2_SUCCESS : PMI2_ERR_INVALID_LENGTH;
@@ -557,6 +561,8 @@ int PMI2_KVS_Fence(void)
 /* Copies a found value; too long: a truncated copy and -(needed length). */
 static int kvs_value_out(pg_str_t v, char *value, int maxvalue, int *vallen)
 {
+    if (v.ptr == NULL)
+        return PMI2_FAIL; /* found=TRUE without a value: a broken reply */
     if (maxvalue <= 0)
         return PMI2_ERR_INVALID_LENGTH;
     if (pg_cl_copy(v, value, (size_t)maxvalue) != 0) {
@@ -649,8 +655,8 @@ static int get_attr(pg_cmd_t cmd, pg_cmd_t expect, const char *name, bool wait, 
 
     *found = 0;
     if (rc == PMI2_SUCCESS && reply_found(&reply.msg)) {
-        *found = 1;
         rc = copy_out(pg_msg_get(&reply.msg, "value"), value, valuelen);
+        *found = rc != PMI2_FAIL; /* found, unless the reply was broken */
     }
     pg_pmi2_reply_release(&reply);
     return rc;

@@ -76,6 +76,13 @@ static void script_server(pg_fake_server_t *s, void *arg)
     pg_fake_expect(s, "info-getnodeattr", m, sizeof(m));
     expect_value(s, m, "wait", "FALSE");
     pg_fake_send_pmi2(s, "cmd=info-getnodeattr-response;found=FALSE;rc=0;");
+    /* found, but no value: a broken reply, not an empty value */
+    pg_fake_expect(s, "kvs-get", m, sizeof(m));
+    pg_fake_send_pmi2(s, "cmd=kvs-get-response;found=TRUE;rc=0;");
+    pg_fake_expect(s, "info-getjobattr", m, sizeof(m));
+    pg_fake_send_pmi2(s, "cmd=info-getjobattr-response;found=TRUE;rc=0;");
+    pg_fake_expect(s, "ring", m, sizeof(m));
+    pg_fake_send_pmi2(s, "cmd=ring-response;rc=0;ring-count=1;ring-right=r;");
     pg_fake_expect(s, "finalize", m, sizeof(m));
     pg_fake_send_pmi2(s, "cmd=finalize-response;rc=0;");
 }
@@ -122,6 +129,12 @@ static void test_api_against_scripted_server(void)
     CU_ASSERT_EQUAL(PMI2_Info_GetNodeAttrIntArray("none", arr, 4, &n, &found), PMI2_SUCCESS);
     CU_ASSERT_EQUAL(found, 0);
     CU_ASSERT_EQUAL(PMI2_KVS_Put("k", NULL), PMI2_ERR_INVALID_VAL); /* refused locally */
+    len = 99;
+    CU_ASSERT_EQUAL(PMI2_KVS_Get(NULL, PMI2_ID_NULL, "k", buf, sizeof(buf), &len), PMI2_FAIL);
+    CU_ASSERT_EQUAL(len, 99);
+    CU_ASSERT_EQUAL(PMI2_Info_GetJobAttr("a", buf, sizeof(buf), &found), PMI2_FAIL);
+    CU_ASSERT_EQUAL(found, 0);
+    CU_ASSERT_EQUAL(PMIX_Ring("me", &n, &size, id, buf, sizeof(buf)), PMI2_FAIL);
     CU_ASSERT_EQUAL(PMI2_Finalize(), PMI2_SUCCESS);
     CU_ASSERT_FALSE(PMI2_Initialized());
     CU_ASSERT_EQUAL(pg_fake_server_join(srv), 0);
