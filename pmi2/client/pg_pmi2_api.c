@@ -589,25 +589,36 @@ static bool kvs_get_shm(const char *key, int src, char *value, int maxvalue, int
     return true;
 }
 
+/* A get from the singleton's store, answered as a server's reply would be
+ * (a too small buffer gets the prefix and -(length)). */
+static int kvs_get_singleton(const char *key, char *value, int maxvalue, int *vallen)
+{
+    const char *v;
+    int rc = PMI2_FAIL;
+
+    pthread_mutex_lock(&pmi2.lock);
+    v = pg_cl_kv_get(pmi2.kvs, key, NULL);
+    if (v != NULL) {
+        rc = kvs_value_out(cstr(v), value, maxvalue, vallen);
+    } else if (strcmp(key, PMI2_BARRIER_KEY) == 0) {
+        rc = PMI2_SUCCESS; /* MPICH's barrier idiom works in a singleton too */
+        if (vallen != NULL)
+            *vallen = 0;
+    }
+    pthread_mutex_unlock(&pmi2.lock);
+    return rc;
+}
+
 /* Gets answered without a round trip: the node's shared segment, or the
  * singleton's store.  *handled tells whether the answer is final. */
 static int kvs_get_local(const char *key, int src, char *value, int maxvalue, int *vallen,
                          bool *handled)
 {
-    bool found;
-    int rc;
-
     *handled = pmi2.mux == NULL;
-    if (!*handled) {
-        *handled = kvs_get_shm(key, src, value, maxvalue, vallen);
-        return PMI2_SUCCESS;
-    }
-    rc = local_get(pmi2.kvs, key, value, maxvalue, &found);
-    if (vallen != NULL)
-        *vallen = found ? (int)strlen(value) : 0;
-    if (!found && strcmp(key, PMI2_BARRIER_KEY) == 0)
-        return PMI2_SUCCESS; /* MPICH's barrier idiom works in a singleton too */
-    return found ? rc : PMI2_FAIL;
+    if (*handled)
+        return kvs_get_singleton(key, value, maxvalue, vallen);
+    *handled = kvs_get_shm(key, src, value, maxvalue, vallen);
+    return PMI2_SUCCESS;
 }
 
 int PMI2_KVS_Get(const char *jobid, int src_pmi_id, const char key[], char value[], int maxvalue,

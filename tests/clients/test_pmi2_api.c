@@ -171,7 +171,7 @@ static void test_reinit_does_not_reuse_closed_pmi_fd(void)
 static void test_singleton_without_pmi_environment(void)
 {
     int spawned = -1, size = 0, rank = -1, appnum = 0, found = -1, len = 0, r, rs;
-    char v[64], left[8], right[8];
+    char v[64], left[8], right[8], small[2];
 
     unsetenv("PMI_FD");
     unsetenv("PMI_PORT");
@@ -187,6 +187,17 @@ static void test_singleton_without_pmi_environment(void)
     CU_ASSERT_NOT_EQUAL(PMI2_KVS_Get(NULL, PMI2_ID_NULL, "zz", v, sizeof(v), &len), PMI2_SUCCESS);
     CU_ASSERT_EQUAL(PMI2_KVS_Get(NULL, PMI2_ID_NULL, "-NONEXIST-KEY", v, sizeof(v), &len),
                     PMI2_SUCCESS); /* MPICH's barrier idiom */
+    /* too small a buffer: as from a server, the prefix and -(length) */
+    CU_ASSERT_EQUAL(PMI2_KVS_Put("long", "12345"), PMI2_SUCCESS);
+    CU_ASSERT_EQUAL(PMI2_KVS_Get(NULL, PMI2_ID_NULL, "long", small, sizeof(small), &len),
+                    PMI2_SUCCESS);
+    CU_ASSERT_STRING_EQUAL(small, "1");
+    CU_ASSERT_EQUAL(len, -5);
+    memset(small, 'x', sizeof(small)); /* not a string: nothing may read it as one */
+    len = 99;
+    CU_ASSERT_EQUAL(PMI2_KVS_Get(NULL, PMI2_ID_NULL, "long", small, 0, &len),
+                    PMI2_ERR_INVALID_LENGTH);
+    CU_ASSERT_EQUAL(len, 99);
     CU_ASSERT_EQUAL(PMI2_Info_GetJobAttr("PMI_process_mapping", v, sizeof(v), &found), PMI2_SUCCESS);
     CU_ASSERT_EQUAL(found, 1);
     CU_ASSERT_EQUAL(PMI2_Info_PutNodeAttr("n", "x"), PMI2_SUCCESS);
