@@ -2,12 +2,14 @@
  * pg_pmi2_mux: the shared-socket thread multiplexer of libpmi2 (design and
  * rules in pg_pmi2_mux.h).
  *
- * Locking: `lock` guards the waiting list, the reader flag, `broken`, the
- * stats and every write to the socket.  The receive buffer (conn, raw,
- * scratch) belongs to whoever reads: the owner on the fast path, else the
- * thread holding the reader role; neither holds the lock while it reads.
- * The fast path and threaded mode never overlap: a thread switching the mux
- * to threaded mode waits until the owner's fast call has left.
+ * Locking: `lock` guards the waiting list, the reader flag, `broken` and
+ * the stats; `write_lock` every write to the socket (taken inside `lock`,
+ * never the other way round), so a request without a reply (abort) can go
+ * out from any thread at once.  The receive buffer (conn, raw, scratch)
+ * belongs to whoever reads: the owner on the fast path, else the thread
+ * holding the reader role; neither holds a lock while it reads.  The fast
+ * path and threaded mode never overlap: a thread switching the mux to
+ * threaded mode waits until the owner's fast call has left.
  */
 #include "pmi2/client/pg_pmi2_mux.h"
 
@@ -44,6 +46,7 @@ struct pg_pmi2_mux {
     atomic_ulong next_id;
     atomic_ulong fast_calls;
     pthread_mutex_t lock;
+    pthread_mutex_t write_lock;
     pthread_cond_t cond;
     bool reader_active;
     int broken;                 /* PMI2_SUCCESS, or PMI2_FAIL once the socket failed */
@@ -112,6 +115,7 @@ pg_pmi2_mux_t *pg_pmi2_mux_new(int fd)
     atomic_init(&m->next_id, 1);
     atomic_init(&m->fast_calls, 0);
     pthread_mutex_init(&m->lock, NULL);
+    pthread_mutex_init(&m->write_lock, NULL);
     pthread_cond_init(&m->cond, NULL);
     return m;
 }
@@ -126,6 +130,7 @@ void pg_pmi2_mux_free(pg_pmi2_mux_t *m)
     pg_msg_release(&m->scratch);
     free(m->raw);
     pthread_mutex_destroy(&m->lock);
+    pthread_mutex_destroy(&m->write_lock);
     pthread_cond_destroy(&m->cond);
     free(m);
 }
@@ -180,6 +185,17 @@ static int mux_encode(pg_enc_t *e, char *stack, char **heap, pg_pmi2_build_fn bu
     if (rc == PG_WIRE_EOVERFLOW)
         return PMI2_ERR_INVALID_LENGTH;
     return rc == 0 ? PMI2_SUCCESS : PMI2_ERR_INVALID_ARG;
+}
+
+/* Writes one encoded request whole, whichever thread and mode. */
+static int mux_write(pg_pmi2_mux_t *m, const pg_enc_t *e)
+{
+    int rc;
+
+    pthread_mutex_lock(&m->write_lock);
+    rc = pg_cl_send(m->conn.fd, e->buf, e->len) == 0 ? PMI2_SUCCESS : PMI2_FAIL;
+    pthread_mutex_unlock(&m->write_lock);
+    return rc;
 }
 
 /* ---- the fast path (owner thread, never threaded) ------------------------- */
@@ -241,7 +257,7 @@ static int fast_call(pg_pmi2_mux_t *m, pg_pmi2_build_fn build, const void *args,
 
     atomic_fetch_add_explicit(&m->fast_calls, 1, memory_order_relaxed);
     if (rc == PMI2_SUCCESS)
-        rc = pg_cl_send(m->conn.fd, e.buf, e.len) == 0 ? PMI2_SUCCESS : PMI2_FAIL;
+        rc = mux_write(m, &e);
     free(heap);
     if (rc == PMI2_SUCCESS && expect != PG_CMD_UNKNOWN)
         rc = fast_await(m, expect, reply);
@@ -389,7 +405,7 @@ static int threaded_call(pg_pmi2_mux_t *m, pg_pmi2_build_fn build, const void *a
     rc = m->broken;
     if (rc == PMI2_SUCCESS && expect != PG_CMD_UNKNOWN)
         ops_append(m, &op); /* before the write: the reply may come at once */
-    if (rc == PMI2_SUCCESS && pg_cl_send(m->conn.fd, e.buf, e.len) != 0) {
+    if (rc == PMI2_SUCCESS && mux_write(m, &e) != PMI2_SUCCESS) {
         ops_remove(m, &op);
         rc = PMI2_FAIL;
     }
@@ -421,11 +437,17 @@ int pg_pmi2_mux_call(pg_pmi2_mux_t *m, pg_pmi2_build_fn build, const void *args,
     return threaded_call(m, build, args, expect, reply);
 }
 
+/* No reply to route, so no thrid and no switch to threaded mode: that
+ * switch would wait for the owner's call in flight, whose reply may never
+ * come (an abort is made when the job is stuck). */
 int pg_pmi2_mux_send(pg_pmi2_mux_t *m, pg_pmi2_build_fn build, const void *args)
 {
-    pg_pmi2_reply_t unused;
-    int rc = pg_pmi2_mux_call(m, build, args, PG_CMD_UNKNOWN, &unused);
+    char stack[MUX_REQ_STACK], *heap;
+    pg_enc_t e;
+    int rc = mux_encode(&e, stack, &heap, build, args, NULL);
 
-    pg_pmi2_reply_release(&unused);
+    if (rc == PMI2_SUCCESS)
+        rc = mux_write(m, &e);
+    free(heap);
     return rc;
 }

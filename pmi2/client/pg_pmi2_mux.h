@@ -67,7 +67,8 @@ bool pg_pmi2_mux_threaded(const pg_pmi2_mux_t *m);
 int pg_pmi2_mux_call(pg_pmi2_mux_t *m, pg_pmi2_build_fn build, const void *args, pg_cmd_t expect,
                      pg_pmi2_reply_t *reply);
 
-/* Sends a request that has no reply (abort). */
+/* Sends a request that has no reply (abort) at once, from any thread: it
+ * neither waits for another thread's call nor switches to threaded mode. */
 int pg_pmi2_mux_send(pg_pmi2_mux_t *m, pg_pmi2_build_fn build, const void *args);
 
 /* Counters for tests and measurements. */

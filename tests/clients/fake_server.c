@@ -5,6 +5,7 @@
  */
 #include "tests/clients/fake_server.h"
 
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,6 +87,15 @@ int pg_fake_recv(pg_fake_server_t *srv, char *buf, size_t cap)
     memcpy(buf, srv->conn.buf + f.body_off, f.body_len);
     buf[f.body_len] = '\0';
     return (int)f.body_len;
+}
+
+bool pg_fake_readable(pg_fake_server_t *srv, int ms)
+{
+    struct pollfd p = { .fd = srv->conn.fd, .events = POLLIN };
+
+    if (srv->conn.len > srv->conn.last)
+        return true; /* bytes already buffered after the last message */
+    return srv->conn.fd >= 0 && poll(&p, 1, ms) > 0;
 }
 
 int pg_fake_expect(pg_fake_server_t *srv, const char *cmd, char *buf, size_t cap)

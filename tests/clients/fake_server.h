@@ -26,6 +26,11 @@ int pg_fake_server_join(pg_fake_server_t *srv);
  * NUL-terminated.  Returns its length, or -1 on EOF or a framing error. */
 int pg_fake_recv(pg_fake_server_t *srv, char *buf, size_t cap);
 
+/* Whether the client's next message (or EOF) can be read within ms
+ * milliseconds: true, or false after waiting that long.  For scripts that
+ * must tell "sent while another request waits" from "sent only after". */
+bool pg_fake_readable(pg_fake_server_t *srv, int ms);
+
 /* Like pg_fake_recv, and records a failure unless the message's command is
  * cmd (the "cmd=" value up to ' ', ';' or the end). */
 int pg_fake_expect(pg_fake_server_t *srv, const char *cmd, char *buf, size_t cap);

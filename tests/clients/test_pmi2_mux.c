@@ -325,6 +325,69 @@ static void test_switch_to_threaded_mode(void)
     CU_ASSERT_EQUAL(pg_fake_server_join(srv), 0);
 }
 
+/* ---- abort from another thread while the owner waits ------------------------------ */
+
+static int build_abort(pg_enc_t *e, const char *thrid, const void *args)
+{
+    (void)thrid;
+    (void)args;
+    return pg_enc_pmi2_abort(e, true, "stop");
+}
+
+/* Holds the owner's get until the abort has arrived (or 2 s have passed). */
+static void script_abort_while_owner_waits(pg_fake_server_t *s, void *arg)
+{
+    char m[MSG], a[MSG];
+
+    if (pg_fake_expect(s, "kvs-get", m, sizeof(m)) < 0)
+        return;
+    atomic_store((atomic_bool *)arg, true); /* now the other thread aborts */
+    if (!pg_fake_readable(s, 2000))
+        pg_fake_fail(s, "the abort waited for the owner's reply");
+    answer_get(s, m, false);
+    pg_fake_expect(s, "abort", a, sizeof(a));
+}
+
+typedef struct aborter {
+    pg_pmi2_mux_t *m;
+    atomic_bool *go;
+    int rc;
+} aborter_t;
+
+static void *aborter_main(void *p)
+{
+    aborter_t *ab = p;
+
+    while (!atomic_load(ab->go))
+        usleep(1000);
+    ab->rc = pg_pmi2_mux_send(ab->m, build_abort, NULL);
+    return NULL;
+}
+
+/* An abort (a request without a reply) from another thread goes out at once,
+ * as with Slurm's libpmi2: it must not wait for the owner's call, whose reply
+ * may never come when the job is stuck, which is when programs abort. */
+static void test_abort_does_not_wait_for_owner_call(void)
+{
+    static atomic_bool go;
+    int fd;
+    pg_fake_server_t *srv;
+    pg_pmi2_mux_t *m;
+    aborter_t ab;
+    pthread_t th;
+
+    atomic_store(&go, false);
+    srv = pg_fake_server_start(script_abort_while_owner_waits, &go, &fd);
+    m = pg_pmi2_mux_new(fd);
+    ab = (aborter_t){ m, &go, -1 };
+    pthread_create(&th, NULL, aborter_main, &ab);
+    CU_ASSERT_EQUAL(get_checked(m, "owner"), PMI2_SUCCESS);
+    pthread_join(th, NULL);
+    CU_ASSERT_EQUAL(ab.rc, PMI2_SUCCESS);
+    pg_pmi2_mux_free(m);
+    CU_ASSERT_EQUAL(pg_fake_server_join(srv), 0);
+}
+
 /* ---- the server dies ------------------------------------------------------------ */
 
 static void script_die(pg_fake_server_t *s, void *arg)
@@ -397,6 +460,7 @@ static const pg_cunit_test_t tests[] = {
     { "threaded: held reply does not block others", test_held_reply_does_not_block_others },
     { "threaded: no thrid echo, routed in order", test_no_echo_routes_in_order },
     { "switch to threaded mode while owner waits", test_switch_to_threaded_mode },
+    { "abort does not wait for the owner's call", test_abort_does_not_wait_for_owner_call },
     { "EOF fails every waiter", test_eof_fails_every_waiter },
     { "too long a request is refused unsent", test_too_long_request_is_refused_unsent },
     { NULL, NULL },
