@@ -6,6 +6,7 @@
  * Everything about the wire lives in pg_pmi1_cl.c.
  */
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,8 @@
 static struct pmi1_state {
     pthread_mutex_t lock;
     pg_pmi1_cl_t *cl;       /* NULL until PMI_Init succeeds and after PMI_Finalize */
+    bool fd_taken;          /* PMI_FD was handed to a session (closed by now or at
+                               finalize): never take that number again */
     int rank, size;
     int spawned;
     int *clique;            /* this node's ranks, computed on first use */
@@ -43,11 +46,14 @@ static int pmi1_start(void)
 
     if (pg_cl_env_read(&env) != 0)
         return PMI_FAIL;
+    if (env.mode == PG_CL_FD && pmi1.fd_taken)
+        return PMI_FAIL; /* whatever file has that number now is not the server */
     /* with a shared segment the keys are read from it, not pushed to every process */
     pmi1.cl = pg_pmi1_cl_new(env.mode == PG_CL_SINGLETON ? -1 : env.fd,
                              env.pmigate_ext && env.shm == NULL);
     if (pmi1.cl == NULL)
         return PMI_ERR_NOMEM;
+    pmi1.fd_taken = pmi1.fd_taken || env.mode == PG_CL_FD;
     pmi1.size = env.size > 0 ? env.size : 1;
     pmi1.rank = env.rank >= 0 ? env.rank : 0;
     pmi1.spawned = env.spawned ? PMI_TRUE : PMI_FALSE;
@@ -101,16 +107,23 @@ int PMI_Finalize(void)
     return rc;
 }
 
+/* The lock is only tried: another thread may hold it for a barrier or a
+ * get that never ends in a stuck job, which is when programs abort.  Its
+ * session is alive while it waits, and the abort line is written whole
+ * between that thread's writes (pg_pmi1_cl_abort). */
 int PMI_Abort(int exit_code, const char error_msg[])
 {
+    bool locked;
+
     /* The message is printed here, not sent: PMI-1 values cannot carry
      * spaces, and servers ignore it anyway. */
     fprintf(stderr, "PMI_Abort(%d): %s\n", exit_code, error_msg != NULL ? error_msg : "");
     fflush(stderr);
-    pthread_mutex_lock(&pmi1.lock);
+    locked = pthread_mutex_trylock(&pmi1.lock) == 0;
     if (pmi1.cl != NULL)
         (void)pg_pmi1_cl_abort(pmi1.cl, exit_code);
-    pthread_mutex_unlock(&pmi1.lock);
+    if (locked)
+        pthread_mutex_unlock(&pmi1.lock);
     exit(exit_code);
 }
 

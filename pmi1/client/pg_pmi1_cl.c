@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,7 @@ enum {
 
 struct pg_pmi1_cl {
     pg_cl_conn_t conn;      /* conn.fd < 0: singleton */
+    pthread_mutex_t write_lock; /* every write: an abort may come from another thread */
     bool ext;               /* ask for keyval_cache pushes */
     pg_cl_kv_t *cache;      /* own puts and pushed pairs; the singleton's store */
     pg_cl_kv_t *names;      /* singleton name service */
@@ -51,6 +53,7 @@ pg_pmi1_cl_t *pg_pmi1_cl_new(int fd, bool pmigate_ext)
     if (cl == NULL)
         return NULL;
     pg_cl_conn_init(&cl->conn, fd);
+    pthread_mutex_init(&cl->write_lock, NULL);
     pg_msg_init(&cl->reply);
     cl->ext = pmigate_ext;
     cl->kvsname_max = PMI1_DEFAULT_KVSNAME_MAX;
@@ -77,6 +80,7 @@ void pg_pmi1_cl_free(pg_pmi1_cl_t *cl)
     pg_cl_kv_free(cl->cache);
     pg_cl_kv_free(cl->names);
     pg_cl_shm_free(cl->shm);
+    pthread_mutex_destroy(&cl->write_lock);
     free(cl);
 }
 
@@ -148,6 +152,17 @@ static int pmi1_await(pg_pmi1_cl_t *cl, pg_cmd_t expect)
     }
 }
 
+/* Writes the message in e whole: PMI_SUCCESS or PMI_FAIL. */
+static int pmi1_send(pg_pmi1_cl_t *cl, const pg_enc_t *e)
+{
+    int rc;
+
+    pthread_mutex_lock(&cl->write_lock);
+    rc = pg_cl_send(cl->conn.fd, e->buf, e->len) == 0 ? PMI_SUCCESS : PMI_FAIL;
+    pthread_mutex_unlock(&cl->write_lock);
+    return rc;
+}
+
 /* Sends the message in e and waits for `expect`. */
 static int pmi1_call(pg_pmi1_cl_t *cl, int enc_rc, const pg_enc_t *e, pg_cmd_t expect)
 {
@@ -155,7 +170,7 @@ static int pmi1_call(pg_pmi1_cl_t *cl, int enc_rc, const pg_enc_t *e, pg_cmd_t e
         return PMI_ERR_INVALID_LENGTH;
     if (enc_rc != 0)
         return PMI_ERR_INVALID_ARG;
-    if (pg_cl_send(cl->conn.fd, e->buf, e->len) != 0)
+    if (pmi1_send(cl, e) != PMI_SUCCESS)
         return PMI_FAIL;
     return pmi1_await(cl, expect);
 }
@@ -500,7 +515,7 @@ int pg_pmi1_cl_spawn(pg_pmi1_cl_t *cl, int count, const pg_spawn_cmd_t *cmds, in
             goto out;
         }
     }
-    if (pg_cl_send(cl->conn.fd, e.buf, e.len) != 0 ||
+    if (pmi1_send(cl, &e) != PMI_SUCCESS ||
         pmi1_await(cl, PG_CMD_PMI1_SPAWN_RESULT) != PMI_SUCCESS || reply_rc(&cl->reply) != 0)
         goto out;
     (void)pg_cl_int_list(pg_msg_get(&cl->reply, "errcodes"), errors, nerrors, &n);
@@ -518,7 +533,7 @@ int pg_pmi1_cl_abort(pg_pmi1_cl_t *cl, int code)
     if (pg_pmi1_cl_is_singleton(cl))
         return PMI_SUCCESS;
     pg_enc_init(&e, line, sizeof(line));
-    if (pg_enc_pmi1_abort(&e, code, NULL) != 0 || pg_cl_send(cl->conn.fd, e.buf, e.len) != 0)
+    if (pg_enc_pmi1_abort(&e, code, NULL) != 0 || pmi1_send(cl, &e) != PMI_SUCCESS)
         return PMI_FAIL;
     return PMI_SUCCESS;
 }

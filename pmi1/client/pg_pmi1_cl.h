@@ -14,7 +14,7 @@
  * extension), then the node's shared segment when pmigate offers one
  * (pg_cl_shm.h; the pushes are not asked for then), then the socket.
  *
- * Not thread-safe: the API layer serialises calls.  Return values are the
+ * Not thread-safe (the API layer serialises calls), except for abort.  Return values are the
  * PMI_* codes of pmi1/pmi.h.
  */
 #ifndef PG_PMI1_CL_H
@@ -64,7 +64,10 @@ int pg_pmi1_cl_lookup(pg_pmi1_cl_t *cl, const char *service, char *port, size_t 
 int pg_pmi1_cl_spawn(pg_pmi1_cl_t *cl, int count, const pg_spawn_cmd_t *cmds, int npreput,
                      const pg_kv_t *preput, int *errors, int nerrors);
 
-/* Sends "cmd=abort exitcode=<code>" (no reply exists) and returns. */
+/* Sends "cmd=abort exitcode=<code>" (no reply exists) and returns.  The
+ * one call that may run in another thread while a call of this session
+ * waits for its reply: the line is written whole between that call's
+ * writes. */
 int pg_pmi1_cl_abort(pg_pmi1_cl_t *cl, int code);
 
 /* finalize / finalize_ack, then closes the socket. */

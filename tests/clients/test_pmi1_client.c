@@ -4,10 +4,17 @@
  * servers (wire-protocol.md §8.4: rc missing, rc=-1 or 1 for not found,
  * extra barrier_out, keyval_cache lines, the four-line initack, Slurm's
  * info=fail without rc), the key cache (own puts and pushed pairs answered
- * without a round trip), what it refuses to send, and singleton mode.
+ * without a round trip), what it refuses to send, and singleton mode.  And
+ * the PMI_* entry points around it: an abort while another thread waits,
+ * an init after finalize.
  */
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "pmi1/client/pg_pmi1_cl.h"
@@ -324,6 +331,127 @@ static void test_value_length_max_fits_the_line(void)
     pg_pmi1_cl_free(cl);
 }
 
+/* ---- the PMI_* API (pg_pmi1_api.c, its state global) on PMI_FD ----------------- */
+
+static void set_pmi_fd(int fd)
+{
+    char num[16];
+
+    snprintf(num, sizeof(num), "%d", fd);
+    setenv("PMI_FD", num, 1);
+    unsetenv("PMI_PORT");
+    unsetenv("PMIGATE_PMI_EXT");
+}
+
+/* Holds the barrier; the abort must arrive while it is held. */
+static void script_abort_during_barrier(pg_fake_server_t *s, void *arg)
+{
+    char m[MSG], code[16];
+
+    (void)arg;
+    serve_handshake(s, false);
+    if (pg_fake_expect(s, "barrier_in", m, sizeof(m)) < 0)
+        return;
+    if (!pg_fake_readable(s, 2000))
+        pg_fake_fail(s, "no abort while another thread's barrier waited");
+    if (pg_fake_expect(s, "abort", m, sizeof(m)) >= 0 &&
+        (pg_fake_value(m, "exitcode", code, sizeof(code)) != 0 || strcmp(code, "7") != 0))
+        pg_fake_fail(s, "abort without exitcode=7");
+}
+
+static void *barrier_main(void *arg)
+{
+    (void)arg;
+    (void)PMI_Barrier();
+    return NULL;
+}
+
+/* The child: a barrier that never ends in one thread, PMI_Abort in another. */
+static void abort_during_barrier_child(int fd)
+{
+    pthread_t th;
+    int spawned;
+
+    set_pmi_fd(fd);
+    if (PMI_Init(&spawned) != PMI_SUCCESS || pthread_create(&th, NULL, barrier_main, NULL) != 0)
+        _exit(1);
+    usleep(200 * 1000); /* the barrier is in flight */
+    PMI_Abort(7, "stop");
+    _exit(1);
+}
+
+/* Waits up to 5 s for pid; kills it when it is still running.  Its status. */
+static int wait_or_kill(pid_t pid)
+{
+    int status = -1;
+
+    for (int i = 0; i < 500; i++) {
+        if (waitpid(pid, &status, WNOHANG) == pid)
+            return status;
+        usleep(10 * 1000);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    return status;
+}
+
+/* PMI_Abort from one thread while another waits in PMI_Barrier (a stuck job,
+ * which is when programs abort) must send the abort and exit, not wait for
+ * the barrier's lock forever. */
+static void test_api_abort_while_barrier_waits(void)
+{
+    int fd, status;
+    pg_fake_server_t *srv = pg_fake_server_start(script_abort_during_barrier, NULL, &fd);
+    pid_t pid;
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(srv);
+    fflush(NULL);
+    pid = fork();
+    CU_ASSERT_FATAL(pid >= 0);
+    if (pid == 0)
+        abort_during_barrier_child(fd);
+    close(fd); /* the child's end: its exit is the server's EOF */
+    status = wait_or_kill(pid);
+    CU_ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 7);
+    CU_ASSERT_EQUAL(pg_fake_server_join(srv), 0);
+}
+
+static void script_handshake_finalize(pg_fake_server_t *s, void *arg)
+{
+    (void)arg;
+    serve_handshake(s, false);
+    serve_finalize(s);
+}
+
+/* PMI_Finalize closed the PMI_FD socket, but the environment still names
+ * its number, which the program's next file may get.  A second PMI_Init
+ * must refuse rather than take that file for the server. */
+static void test_api_reinit_does_not_reuse_closed_pmi_fd(void)
+{
+    char path[] = "/tmp/pg_pmi1_reinitXXXXXX";
+    int fd, file, spawned;
+    pg_fake_server_t *srv = pg_fake_server_start(script_handshake_finalize, NULL, &fd);
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(srv);
+    set_pmi_fd(fd);
+    CU_ASSERT_EQUAL(PMI_Init(&spawned), PMI_SUCCESS);
+    CU_ASSERT_EQUAL(PMI_Finalize(), PMI_SUCCESS);
+    CU_ASSERT_EQUAL(pg_fake_server_join(srv), 0);
+    file = mkstemp(path);
+    CU_ASSERT_FATAL(file >= 0);
+    unlink(path);
+    if (file != fd) { /* give the file the old PMI_FD number */
+        CU_ASSERT_EQUAL_FATAL(dup2(file, fd), fd);
+        close(file);
+        file = fd;
+    }
+    CU_ASSERT_EQUAL(PMI_Init(&spawned), PMI_FAIL);
+    CU_ASSERT_EQUAL(lseek(file, 0, SEEK_END), 0); /* nothing written */
+    CU_ASSERT_TRUE(fcntl(file, F_GETFD) >= 0);     /* and still open */
+    close(file);
+    unsetenv("PMI_FD");
+}
+
 static const pg_cunit_test_t wire_tests[] = {
     { "get accepts every server dialect", test_get_accepts_every_server_dialect },
     { "barrier push fills the cache", test_barrier_push_fills_the_cache },
@@ -339,9 +467,15 @@ static const pg_cunit_test_t local_tests[] = {
     { "value length max fits the line", test_value_length_max_fits_the_line },
     { NULL, NULL },
 };
+static const pg_cunit_test_t api_tests[] = {
+    { "abort while another thread's barrier waits", test_api_abort_while_barrier_waits },
+    { "re-init does not reuse the closed PMI_FD", test_api_reinit_does_not_reuse_closed_pmi_fd },
+    { NULL, NULL },
+};
 static const pg_cunit_suite_t suites[] = {
     { "pmi1 client wire", wire_tests, NULL, NULL },
     { "pmi1 client local", local_tests, NULL, NULL },
+    { "pmi1 API", api_tests, NULL, NULL },
     { NULL, NULL, NULL, NULL },
 };
 
