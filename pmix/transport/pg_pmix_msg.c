@@ -35,6 +35,12 @@ pmix_status_t pg_pmix_unpack_one(pmix_data_buffer_t *buf, void *dst, pmix_data_t
     int32_t n = 1;
     pmix_status_t rc = pg_unpack(buf, dst, &n, type);
 
+    if (rc == PMIX_ERR_UNPACK_INADEQUATE_SPACE && n == 1) {
+        /* a group of several where one belongs: pg_unpack kept the first,
+         * which callers only release on success */
+        pg_data_destruct(dst, type);
+        return PMIX_ERR_UNPACK_FAILURE;
+    }
     if (rc == PMIX_SUCCESS && n != 1) /* an empty group where one element belongs */
         rc = PMIX_ERR_UNPACK_FAILURE;
     return rc;

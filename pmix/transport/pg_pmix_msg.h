@@ -60,7 +60,9 @@ void pg_pmix_msg_view(pmix_data_buffer_t *view, const char *payload, size_t len)
 /* Reads command and id at the start of a payload. */
 pmix_status_t pg_pmix_msg_read_header(pmix_data_buffer_t *buf, uint8_t *cmd, uint32_t *id);
 
-/* Exactly one element of `type` into dst (strings: char **). */
+/* Exactly one element of `type` into dst (strings: char **).  A group of
+ * zero or of several elements is PMIX_ERR_UNPACK_FAILURE; on any error
+ * nothing is left allocated in dst. */
 pmix_status_t pg_pmix_pack_one(pmix_data_buffer_t *buf, const void *src, pmix_data_type_t type);
 pmix_status_t pg_pmix_unpack_one(pmix_data_buffer_t *buf, void *dst, pmix_data_type_t type);
 

@@ -218,6 +218,36 @@ static void message_count_smaller_than_group_refused(void)
     pg_buffer_destruct(&buf);
 }
 
+/* Found by tests/fuzz/fuzz_pmix.c (through the trace decoder): a group of
+ * several elements where one argument belongs is malformed, and the one
+ * element decoded before that was noticed must not stay allocated in the
+ * caller's variable, which every caller of unpack_one only frees on
+ * success. */
+static void message_one_from_larger_group_refused_and_released(void)
+{
+    pmix_data_buffer_t buf, view;
+    char *strs[] = { "first", "second" }, *one = NULL;
+    pmix_value_t vals[2], v;
+
+    PMIX_VALUE_LOAD(&vals[0], "x", PMIX_STRING);
+    PMIX_VALUE_LOAD(&vals[1], "y", PMIX_STRING);
+    pg_buffer_construct(&buf);
+    pg_pack(&buf, strs, 2, PMIX_STRING);
+    pg_pack(&buf, vals, 2, PMIX_VALUE);
+    pg_pmix_msg_view(&view, buf.base_ptr, buf.bytes_used);
+    CU_ASSERT_EQUAL(pg_pmix_unpack_one(&view, &one, PMIX_STRING), PMIX_ERR_UNPACK_FAILURE);
+    CU_ASSERT_PTR_NULL(one);
+    free(one);
+    PMIX_VALUE_CONSTRUCT(&v);
+    CU_ASSERT_EQUAL(pg_pmix_unpack_one(&view, &v, PMIX_VALUE), PMIX_ERR_UNPACK_FAILURE);
+    CU_ASSERT_EQUAL(v.type, PMIX_UNDEF);
+    CU_ASSERT_PTR_NULL(v.data.string);
+    PMIX_VALUE_DESTRUCT(&v);
+    PMIX_VALUE_DESTRUCT(&vals[0]);
+    PMIX_VALUE_DESTRUCT(&vals[1]);
+    pg_buffer_destruct(&buf);
+}
+
 /* Every truncation of a realistic get request reads as an error. */
 static void message_every_truncation_is_an_error(void)
 {
@@ -404,6 +434,8 @@ static const pg_cunit_test_t message_tests[] = {
     { "message_lying_count_refused_without_allocating",
       message_lying_count_refused_without_allocating },
     { "message_count_smaller_than_group_refused", message_count_smaller_than_group_refused },
+    { "message_one_from_larger_group_refused_and_released",
+      message_one_from_larger_group_refused_and_released },
     { "message_every_truncation_is_an_error", message_every_truncation_is_an_error },
     { "message_garbage_never_crashes", message_garbage_never_crashes },
     { "directive_numbers_of_any_integer_type", directive_numbers_of_any_integer_type },
