@@ -161,7 +161,7 @@ static uint32_t node_of_host(pg_engine_t *e, const pg_proc_t *self, const char *
 
 typedef struct get_directives {
     bool hostname_qualifier;
-    char *hostname; /* borrowed from the info array */
+    char *hostname; /* borrowed from the info array; NULL if the string was */
 } get_directives_t;
 
 static void get_apply_info(pg_get_req_t *q, const pmix_info_t *info, size_t n,
@@ -507,6 +507,10 @@ static int cmd_get(pmix_in_t *in)
     pg_proc_t tgt = { target.nspace[0] != '\0' ? target.nspace : self.nspace, target.rank };
     pg_get_req_init(&q, &self, &tgt, key);
     get_apply_info(&q, info, ninfo, &d);
+    if (d.hostname_qualifier && d.hostname == NULL) { /* a NULL string on the wire */
+        (void)reply_status(in->conn, in->cmd, in->id, PMIX_ERR_BAD_PARAM);
+        goto out;
+    }
     if (d.hostname_qualifier && PMIX_CHECK_RESERVED_KEY(key))
         q.nodeid = node_of_host(e, &self, d.hostname);
     if (nonblocking)

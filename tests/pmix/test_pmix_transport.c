@@ -2,7 +2,8 @@
  * test_pmix_transport: CUnit tests of the PMIx transport codec both ends
  * share -- the preamble and frames of wire/pg_pmix_frame.h, the message
  * header and arrays of pmix/transport/pg_pmix_msg.c, and the handler's
- * pmix_value_t <-> engine value conversion.  What a user relies on: the
+ * pmix_value_t <-> engine value conversion, and the handler itself on
+ * requests no honest client sends.  What a user relies on: the
  * gateway can tell a PMIx client from a PMI one by its first byte, bytes
  * may arrive in any pieces, and truncated or hostile input is an error,
  * never a crash or an allocation the input does not justify.
@@ -410,6 +411,164 @@ static void value_pointer_cannot_be_stored(void)
     pg_buffer_destruct(&scratch);
 }
 
+/* ---- the gateway's handler on hostile requests -------------------------------- */
+
+/* The handler (pmix/server/pg_pmix_server.c) is linked into pmigate only,
+ * so it is compiled into this test; it sees the gateway only through
+ * gateway/pg_conn.h and gateway/pg_job.h, whose few functions stand in
+ * below for one connection of a two-rank job in a real engine.  Bugs the
+ * fuzzer (tests/fuzz/fuzz_pmix.c) finds in the handler get their
+ * regression tests here. */
+#include "pmix/server/pg_pmix_server.c"
+
+struct pg_job {
+    const char *kvsname;
+    pg_engine_t *engine;
+};
+
+struct pg_conn {
+    pg_job_t *job;
+    void *handler_data;
+    pmix_status_t last_status; /* of the last reply sent */
+    int replies;
+};
+
+uint64_t pg_job_now(void)
+{
+    return 1;
+}
+
+const char *pg_job_kvsname(const pg_job_t *job)
+{
+    return job->kvsname;
+}
+
+void pg_job_abort(pg_job_t *job, int rank, int code, const char *msg)
+{
+    (void)job, (void)rank, (void)code, (void)msg;
+}
+
+int pg_conn_rank(const pg_conn_t *conn)
+{
+    (void)conn;
+    return 0;
+}
+
+pg_job_t *pg_conn_job(const pg_conn_t *conn)
+{
+    return conn->job;
+}
+
+pg_engine_t *pg_conn_engine(const pg_conn_t *conn)
+{
+    return conn->job->engine;
+}
+
+void pg_conn_set_handler_data(pg_conn_t *conn, void *data)
+{
+    conn->handler_data = data;
+}
+
+void *pg_conn_handler_data(const pg_conn_t *conn)
+{
+    return conn->handler_data;
+}
+
+void pg_conn_set_finalized(pg_conn_t *conn)
+{
+    (void)conn;
+}
+
+int pg_conn_send(pg_conn_t *conn, const void *bytes, size_t len)
+{
+    pmix_data_buffer_t view;
+    uint8_t cmd;
+    uint32_t id;
+
+    pg_pmix_msg_view(&view, (const char *)bytes + PG_PMIX_HEADER_LEN, len - PG_PMIX_HEADER_LEN);
+    conn->last_status = PMIX_ERR_UNPACK_FAILURE;
+    if (pg_pmix_msg_read_header(&view, &cmd, &id) == PMIX_SUCCESS)
+        (void)pg_pmix_unpack_one(&view, &conn->last_status, PMIX_STATUS);
+    conn->replies++;
+    return 0;
+}
+
+typedef struct handler_fixture {
+    struct pg_job job;
+    struct pg_conn conn;
+} handler_fixture_t;
+
+/* Rank 0 of "hjob" (two ranks on node0 and node1), opened and inited. */
+static void handler_start(handler_fixture_t *f)
+{
+    static const char *const hosts[] = { "node0", "node1" };
+    static const uint32_t rank_node[] = { 0, 1 };
+    pg_job_layout_t layout = { .size = 2, .nnodes = 2, .hostnames = hosts,
+                               .rank_node = rank_node };
+    pg_proc_t self = { "hjob", 0 };
+    pmix_data_buffer_t init;
+
+    memset(f, 0, sizeof(*f));
+    f->job.kvsname = "hjob";
+    f->job.engine = pg_engine_new(&(pg_host_ops_t){ 0 }, NULL);
+    f->conn.job = &f->job;
+    CU_ASSERT_FATAL(f->job.engine != NULL);
+    CU_ASSERT_EQUAL_FATAL(pg_job_register(f->job.engine, "hjob", &layout), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(pg_proc_connect(f->job.engine, &self), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(pg_pmix_handler.on_open(&f->conn), 0);
+    pg_buffer_construct(&init);
+    pg_pmix_msg_begin(&init, PG_PMIX_CMD_INIT, 1);
+    CU_ASSERT_EQUAL(pg_pmix_handler.on_frame(&f->conn, init.base_ptr + PG_PMIX_HEADER_LEN,
+                                             init.bytes_used - PG_PMIX_HEADER_LEN),
+                    PG_HANDLER_OK);
+    CU_ASSERT_EQUAL(f->conn.last_status, PMIX_SUCCESS);
+    pg_buffer_destruct(&init);
+}
+
+static void handler_stop(handler_fixture_t *f)
+{
+    pg_pmix_handler.on_close(&f->conn);
+    pg_engine_free(f->job.engine);
+}
+
+/* The request in `req` (begun with pg_pmix_msg_begin) to the handler. */
+static int handler_send(handler_fixture_t *f, pmix_data_buffer_t *req)
+{
+    int rc = pg_pmix_handler.on_frame(&f->conn, req->base_ptr + PG_PMIX_HEADER_LEN,
+                                      req->bytes_used - PG_PMIX_HEADER_LEN);
+
+    pg_buffer_destruct(req);
+    return rc;
+}
+
+/* Found by fuzzing: a PMIX_HOSTNAME qualifier whose string is NULL (length
+ * 0xffffffff on the wire) made the gateway compare node names with NULL and
+ * crash, taking every rank of the job down.  It is a bad parameter. */
+static void handler_get_with_null_hostname_refused(void)
+{
+    handler_fixture_t f;
+    pmix_data_buffer_t req;
+    pmix_proc_t target;
+    pmix_info_t info;
+    char *key = PMIX_NODEID;
+    bool nonblocking = false;
+
+    handler_start(&f);
+    PMIX_LOAD_PROCID(&target, "", 0);
+    PMIX_INFO_LOAD(&info, PMIX_HOSTNAME, NULL, PMIX_STRING);
+    pg_buffer_construct(&req);
+    pg_pmix_msg_begin(&req, PG_PMIX_CMD_GET, 2);
+    pg_pmix_pack_one(&req, &target, PMIX_PROC);
+    pg_pmix_pack_one(&req, &key, PMIX_STRING);
+    pg_pmix_pack_array(&req, &info, 1, PMIX_INFO);
+    pg_pmix_pack_one(&req, &nonblocking, PMIX_BOOL);
+    CU_ASSERT_EQUAL(handler_send(&f, &req), PG_HANDLER_OK);
+    CU_ASSERT_EQUAL(f.conn.replies, 2);
+    CU_ASSERT_EQUAL(f.conn.last_status, PMIX_ERR_BAD_PARAM);
+    PMIX_INFO_DESTRUCT(&info);
+    handler_stop(&f);
+}
+
 static const pg_cunit_test_t preamble_tests[] = {
     { "preamble_round_trip_carries_rank", preamble_round_trip_carries_rank },
     { "preamble_any_prefix_needs_more", preamble_any_prefix_needs_more },
@@ -450,11 +609,17 @@ static const pg_cunit_test_t value_tests[] = {
     { NULL, NULL },
 };
 
+static const pg_cunit_test_t handler_tests[] = {
+    { "handler_get_with_null_hostname_refused", handler_get_with_null_hostname_refused },
+    { NULL, NULL },
+};
+
 static const pg_cunit_suite_t suites[] = {
     { "pmix_preamble", preamble_tests, NULL, NULL },
     { "pmix_frame", frame_tests, NULL, NULL },
     { "pmix_message", message_tests, NULL, NULL },
     { "pmix_value", value_tests, NULL, NULL },
+    { "pmix_handler", handler_tests, NULL, NULL },
     { NULL, NULL, NULL, NULL },
 };
 
