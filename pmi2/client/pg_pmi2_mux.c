@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "parser/pg_parse.h"
@@ -49,6 +50,7 @@ struct pg_pmi2_mux {
     pthread_mutex_t write_lock;
     pthread_cond_t cond;
     bool reader_active;
+    unsigned callers;           /* threads inside threaded_call: free waits for them */
     int broken;                 /* PMI2_SUCCESS, or PMI2_FAIL once the socket failed */
     pg_pmi2_op_t *head, *tail;  /* waiting requests, in send order */
     pg_pmi2_mux_stats_t stats;
@@ -120,10 +122,25 @@ pg_pmi2_mux_t *pg_pmi2_mux_new(int fd)
     return m;
 }
 
+/* Threads still waiting for replies (PMI2_Finalize from one thread while
+ * others wait): shutting the socket down ends the reader's read() with EOF,
+ * which fails every waiter; they leave, then the mux goes. */
+static void mux_wait_callers_gone(pg_pmi2_mux_t *m)
+{
+    atomic_store(&m->threaded, true); /* so an owner's fast call signals its end */
+    if (m->conn.fd >= 0)
+        shutdown(m->conn.fd, SHUT_RDWR);
+    pthread_mutex_lock(&m->lock);
+    while (m->callers > 0 || atomic_load(&m->fast_busy))
+        pthread_cond_wait(&m->cond, &m->lock);
+    pthread_mutex_unlock(&m->lock);
+}
+
 void pg_pmi2_mux_free(pg_pmi2_mux_t *m)
 {
     if (m == NULL)
         return;
+    mux_wait_callers_gone(m);
     if (m->conn.fd >= 0)
         close(m->conn.fd);
     pg_cl_conn_release(&m->conn);
@@ -401,6 +418,7 @@ static int threaded_call(pg_pmi2_mux_t *m, pg_pmi2_build_fn build, const void *a
         return rc;
     }
     pthread_mutex_lock(&m->lock);
+    m->callers++;
     m->stats.threaded_calls++;
     rc = m->broken;
     if (rc == PMI2_SUCCESS && expect != PG_CMD_UNKNOWN)
@@ -413,6 +431,8 @@ static int threaded_call(pg_pmi2_mux_t *m, pg_pmi2_build_fn build, const void *a
         threaded_wait(m, &op);
         rc = op.err;
     }
+    if (--m->callers == 0)
+        pthread_cond_broadcast(&m->cond); /* a free may be waiting for that */
     pthread_mutex_unlock(&m->lock);
     free(heap);
     if (rc == PMI2_SUCCESS && expect != PG_CMD_UNKNOWN) {

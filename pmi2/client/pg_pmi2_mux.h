@@ -51,7 +51,10 @@ void pg_pmi2_reply_init(pg_pmi2_reply_t *r);
 void pg_pmi2_reply_release(pg_pmi2_reply_t *r);
 
 /* A mux over fd (owned: closed by pg_pmi2_mux_free).  The calling thread
- * becomes the owner for the fast path.  NULL when out of memory. */
+ * becomes the owner for the fast path.  NULL when out of memory.  Free
+ * shuts the socket down first: calls still waiting in other threads fail
+ * with PMI2_FAIL, and it returns once they have left (no call may start
+ * after it has begun). */
 pg_pmi2_mux_t *pg_pmi2_mux_new(int fd);
 void pg_pmi2_mux_free(pg_pmi2_mux_t *m);
 

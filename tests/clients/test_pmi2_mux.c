@@ -12,6 +12,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "pmi2/client/pg_pmi2_mux.h"
@@ -415,6 +416,71 @@ static void test_eof_fails_every_waiter(void)
     CU_ASSERT_EQUAL(pg_fake_server_join(srv), 0);
 }
 
+/* ---- freed while threads wait (PMI2_Finalize) ---------------------------------- */
+
+/* Takes every worker's get, answers none, and waits for the client to go. */
+static void script_hold_all(pg_fake_server_t *s, void *arg)
+{
+    char m[MSG];
+
+    for (int i = 0; i < NTHREADS; i++)
+        if (pg_fake_expect(s, "kvs-get", m, sizeof(m)) < 0)
+            return;
+    atomic_store((atomic_bool *)arg, true);
+    while (pg_fake_recv(s, m, sizeof(m)) >= 0)
+        ;
+}
+
+typedef struct waiters {
+    pg_pmi2_mux_t *m;
+    int failures;
+} waiters_t;
+
+static void *waiters_main(void *p)
+{
+    waiters_t *w = p;
+
+    run_workers(w->m, NTHREADS, 1, &w->failures);
+    return NULL;
+}
+
+static void *freer_main(void *m)
+{
+    pg_pmi2_mux_free(m);
+    return NULL;
+}
+
+/* Freeing the mux while threads wait for replies that will never come fails
+ * their calls, and frees only once they have left it (the reader among them
+ * was blocked in read(); valgrind and ASan see any touch of freed memory). */
+static void test_free_fails_waiting_threads_first(void)
+{
+    static atomic_bool all_sent;
+    int fd;
+    pg_fake_server_t *srv;
+    waiters_t w;
+    pthread_t th, freer;
+    struct timespec limit;
+
+    atomic_store(&all_sent, false);
+    srv = pg_fake_server_start(script_hold_all, &all_sent, &fd);
+    w = (waiters_t){ pg_pmi2_mux_new(fd), 0 };
+    pg_pmi2_mux_set_threaded(w.m);
+    pthread_create(&th, NULL, waiters_main, &w);
+    while (!atomic_load(&all_sent))
+        usleep(1000);
+    usleep(50 * 1000); /* every worker is asleep in the mux, one of them in read() */
+    pthread_create(&freer, NULL, freer_main, w.m);
+    clock_gettime(CLOCK_REALTIME, &limit);
+    limit.tv_sec += 5;
+    if (pthread_timedjoin_np(freer, NULL, &limit) != 0 || pthread_timedjoin_np(th, NULL, &limit) != 0) {
+        CU_FAIL("the free or the waiting threads still blocked after 5 s");
+        return; /* they would run on freed memory: leave them asleep */
+    }
+    CU_ASSERT_EQUAL(w.failures, NTHREADS);
+    CU_ASSERT_EQUAL(pg_fake_server_join(srv), 0);
+}
+
 /* ---- a request too long to encode ----------------------------------------------- */
 
 /* A request that fits no buffer, as an over-long argument list would be. */
@@ -463,6 +529,7 @@ static const pg_cunit_test_t tests[] = {
     { "abort does not wait for the owner's call", test_abort_does_not_wait_for_owner_call },
     { "EOF fails every waiter", test_eof_fails_every_waiter },
     { "too long a request is refused unsent", test_too_long_request_is_refused_unsent },
+    { "free fails waiting threads first", test_free_fails_waiting_threads_first },
     { NULL, NULL },
 };
 static const pg_cunit_suite_t suites[] = {
