@@ -31,6 +31,15 @@ static void expect_value(pg_fake_server_t *s, const char *m, const char *key, co
     }
 }
 
+/* Takes the request cmd and answers it with the PMI-2 body reply. */
+static void exchange(pg_fake_server_t *s, const char *cmd, const char *reply)
+{
+    char m[MSG];
+
+    pg_fake_expect(s, cmd, m, sizeof(m));
+    pg_fake_send_pmi2(s, reply);
+}
+
 static void script_server(pg_fake_server_t *s, void *arg)
 {
     char m[MSG];
@@ -45,46 +54,33 @@ static void script_server(pg_fake_server_t *s, void *arg)
     expect_value(s, m, "threaded", "FALSE");
     /* newer hydra: no pmi-version, integer pmiverbose, rc right after cmd */
     pg_fake_send_pmi2(s, "cmd=fullinit-response;rc=0;rank=1;size=2;appnum=0;pmiverbose=0;");
-    pg_fake_expect(s, "job-getid", m, sizeof(m));
-    pg_fake_send_pmi2(s, "cmd=job-getid-response;jobid=kvs_42_0;rc=0;");
-    pg_fake_expect(s, "job-getid", m, sizeof(m));
-    pg_fake_send_pmi2(s, "cmd=job-getid-response;jobid=kvs_42_0;rc=0;");
+    exchange(s, "job-getid", "cmd=job-getid-response;jobid=kvs_42_0;rc=0;");
+    exchange(s, "job-getid", "cmd=job-getid-response;jobid=kvs_42_0;rc=0;");
     pg_fake_expect(s, "kvs-put", m, sizeof(m));
     if (strstr(m, "value=a;;b c;") == NULL)
         pg_fake_fail(s, "';' not escaped as ';;' in kvs-put");
     pg_fake_send_pmi2_left(s, "cmd=kvs-put-response;rc=0;");
-    pg_fake_expect(s, "kvs-fence", m, sizeof(m));
-    pg_fake_send_pmi2(s, "cmd=kvs-fence-response;rc=0;");
+    exchange(s, "kvs-fence", "cmd=kvs-fence-response;rc=0;");
     pg_fake_expect(s, "kvs-get", m, sizeof(m));
     expect_value(s, m, "key", "-NONEXIST-KEY");
     pg_fake_send_pmi2(s, "cmd=kvs-get-response;found=FALSE;rc=0;");
     pg_fake_expect(s, "kvs-get", m, sizeof(m));
     expect_value(s, m, "jobid", "kvs_42_0");
     pg_fake_send_pmi2(s, "cmd=kvs-get-response;found=TRUE;value=x;;y;rc=0;");
-    pg_fake_expect(s, "kvs-get", m, sizeof(m));
-    pg_fake_send_pmi2(s, "cmd=kvs-get-response;found=FALSE;rc=0;");
-    pg_fake_expect(s, "name-lookup", m, sizeof(m));
-    pg_fake_send_pmi2(s, "cmd=name-lookup-response;port=p1;found=TRUE;rc=0;"); /* hydra */
-    pg_fake_expect(s, "name-lookup", m, sizeof(m));
-    pg_fake_send_pmi2(s, "cmd=name-lookup-response;rc=0;value=p2;"); /* Slurm */
-    pg_fake_expect(s, "name-lookup", m, sizeof(m));
-    pg_fake_send_pmi2(s, "cmd=name-lookup-response;found=FALSE;rc=1;");
-    pg_fake_expect(s, "name-publish", m, sizeof(m));
-    pg_fake_send_pmi2(s, "cmd=name-publish-response;rc=1;errmsg=duplicate_service_s;");
-    pg_fake_expect(s, "info-getjobattr", m, sizeof(m));
-    pg_fake_send_pmi2(s, "cmd=info-getjobattr-response;found=TRUE;value=4,5,6;rc=0;");
+    exchange(s, "kvs-get", "cmd=kvs-get-response;found=FALSE;rc=0;");
+    exchange(s, "name-lookup", "cmd=name-lookup-response;port=p1;found=TRUE;rc=0;"); /* hydra */
+    exchange(s, "name-lookup", "cmd=name-lookup-response;rc=0;value=p2;"); /* Slurm */
+    exchange(s, "name-lookup", "cmd=name-lookup-response;found=FALSE;rc=1;");
+    exchange(s, "name-publish", "cmd=name-publish-response;rc=1;errmsg=duplicate_service_s;");
+    exchange(s, "info-getjobattr", "cmd=info-getjobattr-response;found=TRUE;value=4,5,6;rc=0;");
     pg_fake_expect(s, "info-getnodeattr", m, sizeof(m));
     expect_value(s, m, "wait", "FALSE");
     pg_fake_send_pmi2(s, "cmd=info-getnodeattr-response;found=FALSE;rc=0;");
     /* found, but no value: a broken reply, not an empty value */
-    pg_fake_expect(s, "kvs-get", m, sizeof(m));
-    pg_fake_send_pmi2(s, "cmd=kvs-get-response;found=TRUE;rc=0;");
-    pg_fake_expect(s, "info-getjobattr", m, sizeof(m));
-    pg_fake_send_pmi2(s, "cmd=info-getjobattr-response;found=TRUE;rc=0;");
-    pg_fake_expect(s, "ring", m, sizeof(m));
-    pg_fake_send_pmi2(s, "cmd=ring-response;rc=0;ring-count=1;ring-right=r;");
-    pg_fake_expect(s, "finalize", m, sizeof(m));
-    pg_fake_send_pmi2(s, "cmd=finalize-response;rc=0;");
+    exchange(s, "kvs-get", "cmd=kvs-get-response;found=TRUE;rc=0;");
+    exchange(s, "info-getjobattr", "cmd=info-getjobattr-response;found=TRUE;rc=0;");
+    exchange(s, "ring", "cmd=ring-response;rc=0;ring-count=1;ring-right=r;");
+    exchange(s, "finalize", "cmd=finalize-response;rc=0;");
 }
 
 static void test_api_against_scripted_server(void)
