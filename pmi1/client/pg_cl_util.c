@@ -133,7 +133,9 @@ int pg_cl_mapping_nodes(const char *mapping, int size, int *node_of)
 
     if (mapping == NULL || size <= 0 || parse_blocks(mapping, &blocks, &nblocks) != 0)
         return -1;
-    /* later passes restart at the first block whose start node is 0 */
+    /* later passes restart at the first block whose start node is 0; a
+     * block without processes is skipped whole, however many nodes it
+     * names (the string is the server's) */
     for (int b = 0; b < nblocks && restart < 0; b++)
         if (blocks[b].start == 0)
             restart = b;
@@ -141,7 +143,7 @@ int pg_cl_mapping_nodes(const char *mapping, int size, int *node_of)
         int before = assigned;
 
         for (int b = first; b < nblocks && assigned < size; b++)
-            for (long n = 0; n < blocks[b].nnodes && assigned < size; n++)
+            for (long n = 0; blocks[b].ppn > 0 && n < blocks[b].nnodes && assigned < size; n++)
                 for (long k = 0; k < blocks[b].ppn && assigned < size; k++)
                     node_of[assigned++] = (int)(blocks[b].start + n);
         if (assigned == before || restart < 0)

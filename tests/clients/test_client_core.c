@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "pmi1/client/pg_cl_io.h"
@@ -126,6 +127,21 @@ static void test_mapping_rejects_garbage(void)
     CU_ASSERT_EQUAL(pg_cl_mapping_nodes("[0]x2", 2, nodes), -1);
 }
 
+/* The mapping comes from the server: blocks of two billion nodes with no
+ * process on them must cost nothing, not a walk over every node. */
+static void test_mapping_empty_huge_blocks_cost_nothing(void)
+{
+    const char *mapping = "(vector,(0,2147483647,0),(0,2147483647,0),(0,2147483647,0),(0,1,2))";
+    struct timespec t0, t1;
+    int nodes[2];
+
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    CU_ASSERT_EQUAL(pg_cl_mapping_nodes(mapping, 2, nodes), 0);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    CU_ASSERT_EQUAL(nodes[1], 0);
+    CU_ASSERT_TRUE(t1.tv_sec - t0.tv_sec < 1); /* the walk took seconds per block */
+}
+
 static void test_clique_lists_the_node_mates(void)
 {
     int ranks[8], n;
@@ -232,6 +248,7 @@ static const pg_cunit_test_t util_tests[] = {
     { "int lists", test_int_list_parses_and_rejects },
     { "mapping blocks and wrap-around", test_mapping_blocks_and_wraparound },
     { "mapping garbage rejected", test_mapping_rejects_garbage },
+    { "mapping: empty huge blocks cost nothing", test_mapping_empty_huge_blocks_cost_nothing },
     { "clique lists node mates", test_clique_lists_the_node_mates },
     { NULL, NULL },
 };
