@@ -1,44 +1,100 @@
 #!/usr/bin/env bash
-# tests/fuzz/run.sh SECONDS: builds fuzz_wire.c with clang's libFuzzer and
-# ASan + UBSan straight from the sources (ragel output regenerated into the
-# work dir), seeds the corpus with every message of tests/captures/ (each
-# alone, and each rank's whole session as one stream), and fuzzes for
-# SECONDS.  Work dir: _fuzz/ at the top (gitignored); the corpus there grows
-# from run to run; crashes land in _fuzz/artifacts/.  Exit status is
-# libFuzzer's: non-zero when it found a crash.
+# tests/fuzz/run.sh SECONDS [TARGET...]: builds every libFuzzer target with
+# clang's libFuzzer and ASan + UBSan straight from the sources (ragel output
+# regenerated into the work dir), seeds each one, and fuzzes each for
+# SECONDS, one after the other (so the whole run takes about 3 x SECONDS).
+# Targets (all when none is named):
+#   wire   fuzz_wire.c: PMI-1/PMI-2 framer, parsers, detection, encoders;
+#          seeds: every message of tests/captures/ (each alone, and each
+#          rank's whole session as one stream).
+#   pmix   fuzz_pmix.c: PMIx preamble/frames, pg_unpack of every type, the
+#          transport's message layer, the gateway's PMIx handler in a real
+#          engine; seeds: pmix_seeds.c (the PMIx frames of tests/traces/,
+#          the whole job as one stream, a request per command).
+#   trace  fuzz_trace.c: the trace reader and viewers (`pmigate trace`,
+#          the start of `pmigate replay`); seeds: tests/traces/*.trace.
+# Work dir: _fuzz/<target>/ at the top (gitignored): the corpus there grows
+# from run to run; crashes land in _fuzz/<target>/artifacts/.  Exit status:
+# non-zero when any target found a crash (every target still runs).
 set -euo pipefail
 seconds=${1:-60}
+shift || true
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(wire pmix trace)
 top=$(cd "$(dirname "$0")/../.." && pwd)
 work=$top/_fuzz
 gen=$work/gen
-mkdir -p "$gen/parser" "$work/corpus" "$work/artifacts"
+mkdir -p "$gen/parser"
 
 awk -f "$top/parser/pg_cmds.awk" "$top/wire/pg_cmd.def" >"$gen/parser/pg_cmds.rl"
 for m in pg_pmi1_parser pg_pmi2_parser; do
     ragel -G2 -I"$top/parser" -I"$gen/parser" -C "$top/parser/$m.rl" -o "$gen/parser/$m.c"
 done
 
-clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-    -D_GNU_SOURCE -I"$top" -I"$gen" -Wall -Wextra -Wno-unused-parameter -Wno-implicit-fallthrough \
-    -o "$work/fuzz_wire" "$top/tests/fuzz/fuzz_wire.c" \
-    "$top/wire/pg_wire.c" "$top/wire/pg_frame.c" "$top/wire/pg_detect.c" "$top/wire/pg_enc.c" \
-    "$top/parser/pg_parse.c" "$gen/parser/pg_pmi1_parser.c" "$gen/parser/pg_pmi2_parser.c"
+cflags=(-g -O1 -D_GNU_SOURCE -I"$top" -I"$gen" -I"$top/pmix/include"
+    -Wall -Wextra -Wno-unused-parameter -Wno-implicit-fallthrough)
+fuzzflags=(-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined)
+wire_src=("$top/wire/pg_wire.c" "$top/wire/pg_frame.c" "$top/wire/pg_detect.c"
+    "$top/wire/pg_enc.c" "$top/wire/pg_escape.c" "$top/parser/pg_parse.c"
+    "$gen/parser/pg_pmi1_parser.c" "$gen/parser/pg_pmi2_parser.c")
+pack_src=("$top"/pmix/engine/pg_pack*.c "$top/pmix/transport/pg_pmix_msg.c")
+engine_src=("$top"/pmix/engine/pg_{engine,job,store,snapshot,fence,modex,hang,nameserv}.c)
+trace_src=("$top"/gateway/pg_trace{,_pmix,_analyze,_view,_svg}.c)
 
-# Seeds: capture lines use the escapes printf %b understands (\n \\ \xHH).
-seeds=$work/seeds
-rm -rf "$seeds" && mkdir -p "$seeds"
-n=0
-for cap in "$top"/tests/captures/*.cap; do
-    base=$(basename "$cap" .cap)
-    while read -r rank dir proto msg; do
-        case $rank in '#'* | '') continue ;; esac
-        n=$((n + 1))
-        printf '%b' "$msg" >"$seeds/$base-$n"
-        printf '%b' "$msg" >>"$seeds/$base-session-$rank-$dir"
-    done <"$cap"
+# build_target NAME SOURCES...: _fuzz/NAME/fuzz_NAME
+build_target() {
+    local name=$1; shift
+    mkdir -p "$work/$name/corpus" "$work/$name/artifacts"
+    clang "${cflags[@]}" "${fuzzflags[@]}" -o "$work/$name/fuzz_$name" \
+        "$top/tests/fuzz/fuzz_$name.c" "$@" -lm
+}
+
+# Seeds of each target into a fresh _fuzz/NAME/seeds; prints the count.
+seeds_wire() {
+    local seeds=$1 n=0 cap base rank dir proto msg
+    for cap in "$top"/tests/captures/*.cap; do
+        base=$(basename "$cap" .cap)
+        # capture lines use the escapes printf %b understands (\n \\ \xHH)
+        while read -r rank dir proto msg; do
+            case $rank in '#'* | '') continue ;; esac
+            n=$((n + 1))
+            printf '%b' "$msg" >"$seeds/$base-$n"
+            printf '%b' "$msg" >>"$seeds/$base-session-$rank-$dir"
+        done <"$cap"
+    done
+    echo "$n"
+}
+
+seeds_pmix() {
+    clang "${cflags[@]}" -o "$work/pmix/pmix_seeds" "$top/tests/fuzz/pmix_seeds.c" \
+        "${pack_src[@]}" "$top/wire/pg_escape.c"
+    "$work/pmix/pmix_seeds" "$1" "$top"/tests/traces/*.trace
+}
+
+seeds_trace() {
+    cp "$top"/tests/traces/*.trace "$1"/
+    ls "$1" | wc -l
+}
+
+run_target() {
+    local name=$1 max_len=$2 seeds=$work/$1/seeds n
+    rm -rf "$seeds" && mkdir -p "$seeds"
+    n=$("seeds_$name" "$seeds")
+    echo "fuzz_$name: $n seeds, ${seconds}s, corpus $work/$name/corpus"
+    (cd "$work/$name" && "./fuzz_$name" -max_total_time="$seconds" -max_len="$max_len" \
+        -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+        -artifact_prefix="$work/$name/artifacts/" "$work/$name/corpus" "$seeds")
+}
+
+rc=0
+for t in "${targets[@]}"; do
+    case $t in
+        wire) build_target wire "${wire_src[@]}" && run_target wire 70000 || rc=1 ;;
+        pmix) build_target pmix "$top"/pmix/server/pg_pmix_{server,value}.c "${pack_src[@]}" \
+                  "${engine_src[@]}" && run_target pmix 65536 || rc=1 ;;
+        trace) build_target trace "${trace_src[@]}" "${wire_src[@]}" "${pack_src[@]}" &&
+                   run_target trace 65536 || rc=1 ;;
+        *) echo "run.sh: unknown target '$t' (wire, pmix, trace)" >&2; exit 2 ;;
+    esac
 done
-echo "fuzz_wire: $n seed messages, ${seconds}s, corpus $work/corpus"
-
-cd "$work"
-exec ./fuzz_wire -max_total_time="$seconds" -max_len=70000 -timeout=10 -rss_limit_mb=2048 \
-    -print_final_stats=1 -artifact_prefix="$work/artifacts/" "$work/corpus" "$seeds"
+exit $rc
