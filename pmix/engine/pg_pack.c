@@ -1291,6 +1291,13 @@ size_t pg_type_elem_size(pmix_data_type_t type)
     return (NULL == ops) ? 0 : ops->elem_size;
 }
 
+size_t pg_type_min_wire_size(pmix_data_type_t type)
+{
+    const pg_type_ops_t *ops = ops_for(type);
+
+    return (NULL == ops) ? 0 : ops->min_wire;
+}
+
 /* ---- element-level drivers -------------------------------------------- */
 
 static pmix_status_t pack_elems(const pg_type_ops_t *ops, pmix_data_buffer_t *buf,

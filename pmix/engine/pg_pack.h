@@ -90,6 +90,10 @@ pmix_status_t pg_unpack(pmix_data_buffer_t *buf, void *dst, int32_t *n,
 bool pg_type_is_supported(pmix_data_type_t type);
 /* sizeof the C element of `type` in arrays, 0 when unsupported. */
 size_t pg_type_elem_size(pmix_data_type_t type);
+/* The fewest bytes one element of `type` takes on the wire (the table in
+ * docs/pack-format.md), 0 when unsupported.  Readers that allocate before
+ * unpacking bound a count with it, as pg_unpack does. */
+size_t pg_type_min_wire_size(pmix_data_type_t type);
 /* "PMIX_UINT32" etc.; "PMIX_UNKNOWN_TYPE" for codes it does not know. */
 const char *pg_type_name(pmix_data_type_t type);
 

@@ -113,7 +113,7 @@ pmix_status_t pg_pmix_pack_array(pmix_data_buffer_t *buf, const void *arr, size_
 pmix_status_t pg_pmix_unpack_array(pmix_data_buffer_t *buf, void **arr, size_t *n,
                                    pmix_data_type_t type)
 {
-    size_t elem = pg_type_elem_size(type);
+    size_t elem = pg_type_elem_size(type), min_wire = pg_type_min_wire_size(type);
     uint32_t count = 0;
     int32_t got;
     void *a;
@@ -121,13 +121,14 @@ pmix_status_t pg_pmix_unpack_array(pmix_data_buffer_t *buf, void **arr, size_t *
 
     *arr = NULL;
     *n = 0;
-    if (elem == 0)
+    if (elem == 0 || min_wire == 0)
         return PMIX_ERR_UNKNOWN_DATA_TYPE;
     rc = pg_pmix_unpack_one(buf, &count, PMIX_UINT32);
     if (rc != PMIX_SUCCESS || count == 0)
         return rc;
-    /* every element takes at least one byte: a larger count is a lie */
-    if (count > INT32_MAX || count > pg_buffer_unread(buf))
+    /* a count the bytes left cannot hold is a lie: refused before the
+     * allocation, which is up to ~50 times the wire size (pmix_info_t) */
+    if (count > INT32_MAX || count > pg_buffer_unread(buf) / min_wire)
         return PMIX_ERR_UNPACK_FAILURE;
     a = calloc(count, elem);
     if (a == NULL)

@@ -70,7 +70,8 @@ pmix_status_t pg_pmix_unpack_one(pmix_data_buffer_t *buf, void *dst, pmix_data_t
 pmix_status_t pg_pmix_pack_array(pmix_data_buffer_t *buf, const void *arr, size_t n,
                                  pmix_data_type_t type);
 /* *arr = calloc'd array of *n elements (NULL when 0).  A count larger than
- * the bytes left is refused before allocating. */
+ * the bytes left can encode (pg_type_min_wire_size) is refused with
+ * PMIX_ERR_UNPACK_FAILURE before allocating. */
 pmix_status_t pg_pmix_unpack_array(pmix_data_buffer_t *buf, void **arr, size_t *n,
                                    pmix_data_type_t type);
 /* The value of a numeric directive (PMIX_TIMEOUT, PMIX_WAIT, PMIX_APPNUM,

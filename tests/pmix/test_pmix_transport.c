@@ -201,6 +201,34 @@ static void message_lying_count_refused_without_allocating(void)
     pg_buffer_destruct(&buf);
 }
 
+/* Found by fuzzing: the count was only checked against the bytes left (one
+ * per element), so a 16 MiB frame could make the gateway calloc 16 M
+ * pmix_info_t (9 GB) before the group was found short.  An info takes at
+ * least 10 bytes on the wire (docs/pack-format.md): 1000 infos cannot fit
+ * in 1000 bytes, and the count is refused as a lie before allocating. */
+static void message_count_bounded_by_smallest_encoding(void)
+{
+    pmix_data_buffer_t buf, view;
+    uint32_t count = 1000;
+    char padding[1000];
+    pmix_info_t *out = NULL;
+    size_t n = 0;
+
+    memset(padding, 0, sizeof(padding));
+    pg_buffer_construct(&buf);
+    pg_pmix_pack_one(&buf, &count, PMIX_UINT32);
+    pg_buffer_append(&buf, padding, sizeof(padding));
+    pg_pmix_msg_view(&view, buf.base_ptr, buf.bytes_used);
+    CU_ASSERT_EQUAL(pg_pmix_unpack_array(&view, (void **)&out, &n, PMIX_INFO),
+                    PMIX_ERR_UNPACK_FAILURE);
+    CU_ASSERT_PTR_NULL(out);
+    CU_ASSERT_EQUAL(n, 0);
+    CU_ASSERT_EQUAL(pg_type_min_wire_size(PMIX_INFO), 10);
+    CU_ASSERT_EQUAL(pg_type_min_wire_size(PMIX_UINT64), 8);
+    CU_ASSERT_EQUAL(pg_type_min_wire_size(PMIX_POINTER), 0);
+    pg_buffer_destruct(&buf);
+}
+
 /* A count smaller than the group that follows is a malformed message. */
 static void message_count_smaller_than_group_refused(void)
 {
@@ -592,6 +620,7 @@ static const pg_cunit_test_t message_tests[] = {
     { "message_array_round_trip_including_empty", message_array_round_trip_including_empty },
     { "message_lying_count_refused_without_allocating",
       message_lying_count_refused_without_allocating },
+    { "message_count_bounded_by_smallest_encoding", message_count_bounded_by_smallest_encoding },
     { "message_count_smaller_than_group_refused", message_count_smaller_than_group_refused },
     { "message_one_from_larger_group_refused_and_released",
       message_one_from_larger_group_refused_and_released },
