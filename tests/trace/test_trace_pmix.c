@@ -228,6 +228,27 @@ static void test_truncated_frame_is_reported_not_misread(void)
     pg_trace_pmix_msg_release(&m);
 }
 
+/* Found by fuzzing `pmigate trace show`: a request whose key is a group of
+ * two strings leaked the first one.  It is reported as malformed, and
+ * (under valgrind) nothing stays allocated. */
+static void test_several_where_one_belongs_is_reported(void)
+{
+    pmix_data_buffer_t b;
+    pmix_proc_t p = { .nspace = "kvs_1_0", .rank = 1 };
+    char *keys[] = { "first", "second" };
+    pg_trace_pmix_msg_t m = { 0 };
+    frame_t req;
+
+    pg_buffer_construct(&b);
+    CU_ASSERT(pg_pmix_msg_begin(&b, PG_PMIX_CMD_GET, 7) == PMIX_SUCCESS);
+    CU_ASSERT(pg_pmix_pack_one(&b, &p, PMIX_PROC) == PMIX_SUCCESS);
+    CU_ASSERT(pg_pack(&b, keys, 2, PMIX_STRING) == PMIX_SUCCESS);
+    frame_take(&req, &b);
+    CU_ASSERT_EQUAL(pg_trace_pmix_decode(req.bytes, req.len, 1, &m), -1);
+    CU_ASSERT_STRING_EQUAL(m.error, "key: PMIX_ERR_UNPACK_FAILURE");
+    pg_trace_pmix_msg_release(&m);
+}
+
 /* ---------------------------------------------------------------- */
 /* analysis                                                           */
 /* ---------------------------------------------------------------- */
@@ -391,6 +412,7 @@ static void test_compare_names_the_first_difference(void)
 static const pg_cunit_test_t decode_tests[] = {
     { "show decodes command, request id and arguments", test_show_decodes_command_id_and_arguments },
     { "a truncated frame is reported, not misread", test_truncated_frame_is_reported_not_misread },
+    { "several where one belongs is reported", test_several_where_one_belongs_is_reported },
     { NULL, NULL },
 };
 
