@@ -201,11 +201,13 @@ static void message_lying_count_refused_without_allocating(void)
     pg_buffer_destruct(&buf);
 }
 
-/* Found by fuzzing: the count was only checked against the bytes left (one
- * per element), so a 16 MiB frame could make the gateway calloc 16 M
- * pmix_info_t (9 GB) before the group was found short.  An info takes at
- * least 10 bytes on the wire (docs/pack-format.md): 1000 infos cannot fit
- * in 1000 bytes, and the count is refused as a lie before allocating. */
+/* Found reading the allocation bounds, reproduced with fuzz_pmix on one
+ * 16 MiB frame (libFuzzer: malloc of 9 GB): the count was only checked
+ * against the bytes left, one per element, so a publish could make the
+ * gateway calloc 16 M pmix_info_t before the group was found short.  An
+ * info takes at least 10 bytes on the wire (docs/pack-format.md): 1000
+ * infos cannot fit in 1000 bytes, and the count is refused as a lie before
+ * allocating. */
 static void message_count_bounded_by_smallest_encoding(void)
 {
     pmix_data_buffer_t buf, view;
@@ -569,9 +571,10 @@ static int handler_send(handler_fixture_t *f, pmix_data_buffer_t *req)
     return rc;
 }
 
-/* Found by fuzzing: a PMIX_HOSTNAME qualifier whose string is NULL (length
- * 0xffffffff on the wire) made the gateway compare node names with NULL and
- * crash, taking every rank of the job down.  It is a bad parameter. */
+/* Found reading the handler while wiring it into fuzz_pmix, reproduced
+ * there: a PMIX_HOSTNAME qualifier whose string is NULL (length 0xffffffff
+ * on the wire) made the gateway compare node names with NULL and crash,
+ * taking every rank of the job down.  It is a bad parameter. */
 static void handler_get_with_null_hostname_refused(void)
 {
     handler_fixture_t f;
