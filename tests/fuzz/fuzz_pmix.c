@@ -13,9 +13,8 @@
  *   - the server handler (pmix/server/pg_pmix_server.c) fed the input as a
  *     stream of frames from four ranks of one job in a real engine: no
  *     crash, leak or hang, and every reply it writes must decode.
- * The gateway's connection and job objects are replaced by the small
- * stand-ins below (the handler sees them only through gateway/pg_conn.h
- * and gateway/pg_job.h), so no socket or event loop is involved.
+ * The gateway's connection and job objects are replaced by the stand-ins
+ * of tests/pmix/pmix_handler_stubs.h, so no socket or event loop is involved.
  * Built by tests/fuzz/run.sh.
  */
 #include <stdbool.h>
@@ -31,6 +30,7 @@
 #include "pmix/server/pg_pmix_server.h"
 #include "pmix/server/pg_pmix_value.h"
 #include "pmix/transport/pg_pmix_msg.h"
+#include "tests/pmix/pmix_handler_stubs.h"
 #include "wire/pg_pmix_frame.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -52,19 +52,6 @@ enum {
 
 /* ---- stand-ins for the gateway's job and connection ------------------- */
 
-struct pg_job {
-    char kvsname[32];
-    pg_engine_t *engine;
-};
-
-struct pg_conn {
-    pg_job_t *job;
-    int rank;
-    void *handler_data;
-    bool open;
-    bool finalized;
-};
-
 /* The clock pg_job_now() reads: advanced by the frame loop, so held gets
  * and lookups with timeouts expire within one input. */
 static uint64_t fz_clock;
@@ -72,49 +59,6 @@ static uint64_t fz_clock;
 uint64_t pg_job_now(void)
 {
     return fz_clock;
-}
-
-const char *pg_job_kvsname(const pg_job_t *job)
-{
-    return job->kvsname;
-}
-
-void pg_job_abort(pg_job_t *job, int rank, int code, const char *msg)
-{
-    (void)job;
-    (void)rank;
-    (void)code;
-    (void)msg;
-}
-
-int pg_conn_rank(const pg_conn_t *conn)
-{
-    return conn->rank;
-}
-
-pg_job_t *pg_conn_job(const pg_conn_t *conn)
-{
-    return conn->job;
-}
-
-pg_engine_t *pg_conn_engine(const pg_conn_t *conn)
-{
-    return conn->job->engine;
-}
-
-void pg_conn_set_handler_data(pg_conn_t *conn, void *data)
-{
-    conn->handler_data = data;
-}
-
-void *pg_conn_handler_data(const pg_conn_t *conn)
-{
-    return conn->handler_data;
-}
-
-void pg_conn_set_finalized(pg_conn_t *conn)
-{
-    conn->finalized = true;
 }
 
 /* Every reply the handler writes must be one whole frame whose payload

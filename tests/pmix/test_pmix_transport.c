@@ -445,68 +445,18 @@ static void value_pointer_cannot_be_stored(void)
 
 /* The handler (pmix/server/pg_pmix_server.c) is linked into pmigate only,
  * so it is compiled into this test; it sees the gateway only through
- * gateway/pg_conn.h and gateway/pg_job.h, whose few functions stand in
- * below for one connection of a two-rank job in a real engine.  Bugs the
+ * gateway/pg_conn.h and gateway/pg_job.h, whose few functions
+ * tests/pmix/pmix_handler_stubs.h stands in for: here one connection, rank
+ * 0 of a two-rank job in a real engine.  Bugs the
  * fuzzer (tests/fuzz/fuzz_pmix.c) finds in the handler get their
  * regression tests here. */
 #include "pmix/server/pg_pmix_server.c"
 
-struct pg_job {
-    const char *kvsname;
-    pg_engine_t *engine;
-};
-
-struct pg_conn {
-    pg_job_t *job;
-    void *handler_data;
-    pmix_status_t last_status; /* of the last reply sent */
-    int replies;
-};
+#include "tests/pmix/pmix_handler_stubs.h"
 
 uint64_t pg_job_now(void)
 {
     return 1;
-}
-
-const char *pg_job_kvsname(const pg_job_t *job)
-{
-    return job->kvsname;
-}
-
-void pg_job_abort(pg_job_t *job, int rank, int code, const char *msg)
-{
-    (void)job, (void)rank, (void)code, (void)msg;
-}
-
-int pg_conn_rank(const pg_conn_t *conn)
-{
-    (void)conn;
-    return 0;
-}
-
-pg_job_t *pg_conn_job(const pg_conn_t *conn)
-{
-    return conn->job;
-}
-
-pg_engine_t *pg_conn_engine(const pg_conn_t *conn)
-{
-    return conn->job->engine;
-}
-
-void pg_conn_set_handler_data(pg_conn_t *conn, void *data)
-{
-    conn->handler_data = data;
-}
-
-void *pg_conn_handler_data(const pg_conn_t *conn)
-{
-    return conn->handler_data;
-}
-
-void pg_conn_set_finalized(pg_conn_t *conn)
-{
-    (void)conn;
 }
 
 int pg_conn_send(pg_conn_t *conn, const void *bytes, size_t len)
@@ -539,7 +489,7 @@ static void handler_start(handler_fixture_t *f)
     pmix_data_buffer_t init;
 
     memset(f, 0, sizeof(*f));
-    f->job.kvsname = "hjob";
+    snprintf(f->job.kvsname, sizeof(f->job.kvsname), "hjob");
     f->job.engine = pg_engine_new(&(pg_host_ops_t){ 0 }, NULL);
     f->conn.job = &f->job;
     CU_ASSERT_FATAL(f->job.engine != NULL);
