@@ -319,7 +319,8 @@ typedef void (*pg_get_cb_t)(pmix_status_t status, const pg_value_t *value,
  * Returns PMIX_SUCCESS when the callback already ran, PMIX_OPERATION_IN_PROGRESS
  * when the request was held (callback later -- or already, when hang
  * detection ended it at once).  The callback runs exactly once either way,
- * also for errors. */
+ * also for errors.  `now` is read only to set the deadline of a held
+ * request, so a PG_GET_IMMEDIATE get (never held) may pass 0. */
 pmix_status_t pg_get(pg_engine_t *engine, const pg_get_req_t *req, pg_time_t now,
                      pg_get_cb_t cb, void *cbdata);
 
