@@ -255,7 +255,7 @@ static int pmi1_get(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg)
     (void)s;
     if (pmi1_require(peer, msg, "key", key, sizeof(key), PG_CMD_PMI1_GET_RESULT) != 0)
         return PG_HANDLER_OK;
-    if (pg_job_attr(engine, proc.nspace, key, &v) == PMIX_SUCCESS) {
+    if (pg_ns_attr(engine, proc.nspace, key, &v) == PMIX_SUCCESS) {
         pmi1_send_value(peer, &v);
         return PG_HANDLER_OK;
     }

@@ -391,7 +391,7 @@ static int pmi2_kvs_get(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *ms
 
     if (pmi2_require(peer, msg, "key", key, sizeof(key), PG_CMD_PMI2_KVS_GET_RESPONSE))
         return PG_HANDLER_OK;
-    if (pg_job_attr(peer->job->engine, proc.nspace, key, &v) == PMIX_SUCCESS) {
+    if (pg_ns_attr(peer->job->engine, proc.nspace, key, &v) == PMIX_SUCCESS) {
         pmi2_send_found(peer, PG_CMD_PMI2_KVS_GET_RESPONSE, pmi2_thrid(msg), &v);
         return PG_HANDLER_OK;
     }
@@ -480,7 +480,7 @@ static int pmi2_info_getjobattr(pg_pmi_session_t *s, pg_peer_t *peer, const pg_m
     (void)s;
     if (pmi2_require(peer, msg, "key", key, sizeof(key), PG_CMD_PMI2_INFO_GETJOBATTR_RESPONSE))
         return PG_HANDLER_OK;
-    st = pg_job_attr(peer->job->engine, peer->job->kvsname, key, &v);
+    st = pg_ns_attr(peer->job->engine, peer->job->kvsname, key, &v);
     if (st == PMIX_SUCCESS)
         pmi2_send_found(peer, PG_CMD_PMI2_INFO_GETJOBATTR_RESPONSE, thrid, &v);
     else

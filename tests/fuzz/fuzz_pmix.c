@@ -467,7 +467,7 @@ static void fz_gateway_start(fz_gateway_t *gw)
 {
     static const char *const hosts[] = { "node0", "node1" };
     static const uint32_t rank_node[FZ_NRANKS] = { 0, 0, 1, 1 };
-    pg_job_layout_t layout = { 0 };
+    pg_ns_layout_t layout = { 0 };
 
     pmix_fake_host_init(&gw->host, "fuzzjob", FZ_NRANKS, pg_engine_new(&(pg_host_ops_t){ 0 }, gw));
     gw->host.clock = 1000000000ull;
@@ -477,7 +477,7 @@ static void fz_gateway_start(fz_gateway_t *gw)
     layout.hostnames = hosts;
     layout.rank_node = rank_node;
     FZ_ASSERT(gw->host.job.engine != NULL);
-    FZ_ASSERT(pg_job_register(gw->host.job.engine, gw->host.kvsname, &layout) == PMIX_SUCCESS);
+    FZ_ASSERT(pg_ns_register(gw->host.job.engine, gw->host.kvsname, &layout) == PMIX_SUCCESS);
     for (int r = 0; r < FZ_NRANKS; r++) {
         pmix_fake_peer_t *c = &gw->conns[r];
         pg_proc_t proc = { gw->host.kvsname, (pmix_rank_t)r };
@@ -497,7 +497,7 @@ static void fz_gateway_stop(fz_gateway_t *gw)
     (void)pg_engine_expire(gw->host.job.engine, gw->host.clock);
     for (int r = 0; r < FZ_NRANKS; r++)
         fz_close(gw, &gw->conns[r], false);
-    FZ_ASSERT(pg_job_deregister(gw->host.job.engine, gw->host.kvsname) == PMIX_SUCCESS);
+    FZ_ASSERT(pg_ns_deregister(gw->host.job.engine, gw->host.kvsname) == PMIX_SUCCESS);
     pg_engine_free(gw->host.job.engine);
 }
 

@@ -241,7 +241,7 @@ static int register_job(hh_t *h, int size, int nnodes)
     uint32_t rank_node[HH_MAX_RANKS];
     const char *hosts[HH_MAX_RANKS];
     char names[HH_MAX_RANKS][16];
-    pg_job_layout_t layout = { 0 };
+    pg_ns_layout_t layout = { 0 };
 
     for (int n = 0; n < nnodes; n++) {
         snprintf(names[n], sizeof(names[n]), "node%d", n);
@@ -253,7 +253,7 @@ static int register_job(hh_t *h, int size, int nnodes)
     layout.nnodes = (uint32_t)nnodes;
     layout.hostnames = hosts;
     layout.rank_node = rank_node;
-    return pg_job_register(h->job.engine, h->kvsname, &layout) == PMIX_SUCCESS ? 0 : -1;
+    return pg_ns_register(h->job.engine, h->kvsname, &layout) == PMIX_SUCCESS ? 0 : -1;
 }
 
 static int add_client(hh_t *h, int rank)
@@ -303,7 +303,7 @@ void hh_free(hh_t *h)
         pg_msg_release(&c->msg);
     }
     if (h->job.engine != NULL) {
-        pg_job_deregister(h->job.engine, h->kvsname);
+        pg_ns_deregister(h->job.engine, h->kvsname);
         pg_engine_free(h->job.engine);
     }
     free(h);

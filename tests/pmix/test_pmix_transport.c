@@ -459,7 +459,7 @@ static void handler_start(handler_fixture_t *f)
 {
     static const char *const hosts[] = { "node0", "node1" };
     static const uint32_t rank_node[] = { 0, 1 };
-    pg_job_layout_t layout = { .size = 2, .nnodes = 2, .hostnames = hosts,
+    pg_ns_layout_t layout = { .size = 2, .nnodes = 2, .hostnames = hosts,
                                .rank_node = rank_node };
     pg_proc_t self = { "hjob", 0 };
     pmix_data_buffer_t init;
@@ -468,7 +468,7 @@ static void handler_start(handler_fixture_t *f)
     f->host.clock = 1;
     pmix_fake_peer_init(&f->conn, &f->host, 0);
     CU_ASSERT_FATAL(f->host.job.engine != NULL);
-    CU_ASSERT_EQUAL_FATAL(pg_job_register(f->host.job.engine, "hjob", &layout), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(pg_ns_register(f->host.job.engine, "hjob", &layout), PMIX_SUCCESS);
     CU_ASSERT_EQUAL_FATAL(pg_proc_connect(f->host.job.engine, &self), PMIX_SUCCESS);
     CU_ASSERT_EQUAL_FATAL(pg_pmix_handler.on_open(&f->conn.peer), 0);
     pg_buffer_construct(&init);
