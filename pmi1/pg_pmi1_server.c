@@ -79,7 +79,8 @@ static int pmi1_init(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg)
               version == 1 && subversion >= 0;
 
     s->keyval_cache = ok && pg_str_eq(pg_msg_get(msg, PG_PMI1_KEYVAL_CACHE_ATTR), "yes");
-    return pmi1_send(peer, &r, pg_enc_pmi1_response_to_init(pg_pmi_reply_init(&r), ok ? 0 : -1, 1, 1),
+    return pmi1_send(peer, &r,
+                     pg_enc_pmi1_response_to_init(pg_pmi_reply_init(&r), ok ? 0 : -1, 1, 1),
                      PG_CMD_PMI1_RESPONSE_TO_INIT);
 }
 
@@ -338,7 +339,8 @@ static void pmi1_barrier_done(pmix_status_t status, const pg_fence_keys_t *keys,
     if (peer != NULL && status == PMIX_SUCCESS) {
         if (req->session->keyval_cache && keys != NULL)
             pmi1_send_keyval_cache(peer, keys);
-        pmi1_send(peer, &r, pg_enc_pmi1_barrier_out(pg_pmi_reply_init(&r)), PG_CMD_PMI1_BARRIER_OUT);
+        pmi1_send(peer, &r, pg_enc_pmi1_barrier_out(pg_pmi_reply_init(&r)),
+                  PG_CMD_PMI1_BARRIER_OUT);
     } else if (peer != NULL) {
         pmi1_refuse_status(peer, PG_CMD_PMI1_BARRIER_OUT, status);
     }
@@ -361,8 +363,8 @@ static int pmi1_barrier_in(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t 
     req = pg_pmi_req_new(s, PG_CMD_PMI1_BARRIER_IN, (pg_str_t){ NULL, 0 });
     if (req == NULL)
         return pmi1_refuse_status(peer, PG_CMD_PMI1_BARRIER_OUT, PMIX_ERR_NOMEM), PG_HANDLER_OK;
-    st = pg_fence_join(engine, &proc, NULL, 0, PG_FENCE_COLLECT, 0, peer->ops->clock_now(peer), pmi1_barrier_done,
-                       req);
+    st = pg_fence_join(engine, &proc, NULL, 0, PG_FENCE_COLLECT, 0, pg_peer_now(peer),
+                       pmi1_barrier_done, req);
     if (st != PMIX_SUCCESS && st != PMIX_OPERATION_IN_PROGRESS) {
         pg_pmi_req_free(req); /* refused at once: the callback will not run */
         pmi1_refuse_status(peer, PG_CMD_PMI1_BARRIER_OUT, st);
@@ -486,8 +488,8 @@ static int pmi1_lookup_name(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t
     req = pg_pmi_req_new(s, PG_CMD_PMI1_LOOKUP_NAME, (pg_str_t){ NULL, 0 });
     if (req == NULL)
         return pmi1_refuse_status(peer, PG_CMD_PMI1_LOOKUP_RESULT, PMIX_ERR_NOMEM), PG_HANDLER_OK;
-    (void)pg_lookup(peer->job->engine, &proc, service, false, 0, peer->ops->clock_now(peer), pmi1_lookup_done,
-                    req);
+    (void)pg_lookup(peer->job->engine, &proc, service, false, 0, pg_peer_now(peer),
+                    pmi1_lookup_done, req);
     return PG_HANDLER_OK;
 }
 

@@ -150,7 +150,8 @@ static void pmi2_send_found(pg_peer_t *peer, pg_cmd_t reply, pg_str_t thrid, con
         return;
     }
     if (text.len > PG_PMI2_VALLEN_MAX) {
-        pmi2_refuse(peer, reply, thrid, PMI2_ERR_INVALID_VAL_LENGTH, "value_longer_than_1024_bytes");
+        pmi2_refuse(peer, reply, thrid, PMI2_ERR_INVALID_VAL_LENGTH,
+                    "value_longer_than_1024_bytes");
         return;
     }
     pmi2_send(peer, &r, pg_enc_pmi2_found_response(pg_pmi_reply_init(&r), reply, &rep, true, text),
@@ -199,8 +200,9 @@ static int pmi2_fullinit(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *m
 
     (void)s;
     return pmi2_send(peer, &r,
-                     pg_enc_pmi2_fullinit_response(pg_pmi_reply_init(&r), &rep, rank, peer->job->size,
-                                                   pg_peer_appnum(peer), NULL, false, false),
+                     pg_enc_pmi2_fullinit_response(pg_pmi_reply_init(&r), &rep, rank,
+                                                   peer->job->size, pg_peer_appnum(peer), NULL,
+                                                   false, false),
                      PG_CMD_PMI2_FULLINIT_RESPONSE, rep.thrid),
            PG_HANDLER_OK;
 }
@@ -300,7 +302,8 @@ static void pmi2_get_answer(pg_peer_t *peer, pg_cmd_t reply, pg_str_t thrid, pmi
     if (status == PMIX_SUCCESS && value != NULL)
         pmi2_send_found(peer, reply, thrid, value);
     else
-        pmi2_send_get_failure(peer, reply, thrid, status == PMIX_SUCCESS ? PMIX_ERR_NOT_FOUND : status);
+        pmi2_send_get_failure(peer, reply, thrid,
+                              status == PMIX_SUCCESS ? PMIX_ERR_NOT_FOUND : status);
 }
 
 /* Completion of a held get (the engine answers later). */
@@ -374,7 +377,7 @@ static int pmi2_start_get(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *
      * the whole process as blocked. */
     if (thrid.len > 0)
         q.flags |= PG_GET_NONBLOCKING;
-    (void)pg_get(peer->job->engine, &q, peer->ops->clock_now(peer), pmi2_get_done, req); /* cb always runs */
+    (void)pg_get(peer->job->engine, &q, pg_peer_now(peer), pmi2_get_done, req); /* cb always runs */
     return PG_HANDLER_OK;
 }
 
@@ -435,8 +438,8 @@ static int pmi2_kvs_fence(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *
     if (req == NULL)
         return pmi2_refuse_status(peer, PG_CMD_PMI2_KVS_FENCE_RESPONSE, thrid, PMIX_ERR_NOMEM),
                PG_HANDLER_OK;
-    st = pg_fence_join(engine, &proc, NULL, 0, PG_FENCE_COLLECT, 0, peer->ops->clock_now(peer), pmi2_fence_done,
-                       req);
+    st = pg_fence_join(engine, &proc, NULL, 0, PG_FENCE_COLLECT, 0, pg_peer_now(peer),
+                       pmi2_fence_done, req);
     if (st != PMIX_SUCCESS && st != PMIX_OPERATION_IN_PROGRESS) {
         pg_pmi_req_free(req); /* refused at once: the callback will not run */
         pmi2_refuse_status(peer, PG_CMD_PMI2_KVS_FENCE_RESPONSE, thrid, st);
@@ -484,7 +487,8 @@ static int pmi2_info_getjobattr(pg_pmi_session_t *s, pg_peer_t *peer, const pg_m
     if (st == PMIX_SUCCESS)
         pmi2_send_found(peer, PG_CMD_PMI2_INFO_GETJOBATTR_RESPONSE, thrid, &v);
     else
-        pmi2_send_get_failure(peer, PG_CMD_PMI2_INFO_GETJOBATTR_RESPONSE, thrid, PMIX_ERR_NOT_FOUND);
+        pmi2_send_get_failure(peer, PG_CMD_PMI2_INFO_GETJOBATTR_RESPONSE, thrid,
+                              PMIX_ERR_NOT_FOUND);
     return PG_HANDLER_OK;
 }
 
@@ -554,7 +558,8 @@ static void pmi2_lookup_done(pmix_status_t status, const pg_value_t *value,
     if (status == PMIX_SUCCESS && value != NULL &&
         pg_pmi_value_text(value, scratch, sizeof(scratch), &text) == 0 &&
         pg_pmi_cstr(text, port, sizeof(port)) == 0)
-        pmi2_send(peer, &r, pg_enc_pmi2_name_lookup_response(pg_pmi_reply_init(&r), &rep, true, port),
+        pmi2_send(peer, &r,
+                  pg_enc_pmi2_name_lookup_response(pg_pmi_reply_init(&r), &rep, true, port),
                   PG_CMD_PMI2_NAME_LOOKUP_RESPONSE, thrid);
     else if (status == PMIX_SUCCESS || status == PMIX_ERR_NOT_FOUND)
         pmi2_refuse(peer, PG_CMD_PMI2_NAME_LOOKUP_RESPONSE, thrid, 1, "service_not_found");
@@ -577,7 +582,8 @@ static int pmi2_name_lookup(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t
         return pmi2_refuse_status(peer, PG_CMD_PMI2_NAME_LOOKUP_RESPONSE, pmi2_thrid(msg),
                                   PMIX_ERR_NOMEM),
                PG_HANDLER_OK;
-    (void)pg_lookup(peer->job->engine, &proc, name, false, 0, peer->ops->clock_now(peer), pmi2_lookup_done, req);
+    (void)pg_lookup(peer->job->engine, &proc, name, false, 0, pg_peer_now(peer), pmi2_lookup_done,
+                    req);
     return PG_HANDLER_OK;
 }
 

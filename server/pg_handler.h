@@ -93,6 +93,12 @@ static inline int pg_peer_appnum(const pg_peer_t *peer)
     return peer->job->appnum != NULL ? (int)peer->job->appnum[peer->rank] : 0;
 }
 
+/* The host's clock (monotonic nanoseconds): the `now` of engine calls. */
+static inline uint64_t pg_peer_now(pg_peer_t *peer)
+{
+    return peer->ops->clock_now(peer);
+}
+
 /* The job's log, printf-style (the line is cut at 1 KiB). */
 static inline void pg_peer_log(pg_peer_t *peer, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -280,15 +280,17 @@ int pg_pmi_reply_unsupported(pg_peer_t *peer, const pg_msg_t *msg)
         pg_str_t op_id = echoable_op_id(msg);
         char line[PG_PMI2_LENGTH_FIELD + sizeof(body) + 1];
 
-        n = snprintf(body, sizeof(body), "cmd=%s-response;%.*s%src=%d;errmsg=unsupported_command_%s;",
-                     name, (int)op_id.len, op_id.ptr ? op_id.ptr : "", op_id.ptr ? ";" : "",
+        n = snprintf(body, sizeof(body),
+                     "cmd=%s-response;%.*s%src=%d;errmsg=unsupported_command_%s;", name,
+                     (int)op_id.len, op_id.ptr ? op_id.ptr : "", op_id.ptr ? ";" : "",
                      PG_PMI2_RC_ERR_OTHER, name);
         if (n < 0 || (size_t)n >= sizeof(body))
             return -1;
         n = snprintf(line, sizeof(line), "%6d%s", n, body);
         return peer->ops->reply_send(peer, line, (size_t)n);
     }
-    n = snprintf(body, sizeof(body), "cmd=%s_result rc=-1 msg=unsupported_command_%s\n", name, name);
+    n = snprintf(body, sizeof(body), "cmd=%s_result rc=-1 msg=unsupported_command_%s\n", name,
+                 name);
     if (n < 0 || (size_t)n >= sizeof(body))
         return -1;
     return peer->ops->reply_send(peer, body, (size_t)n);

@@ -394,7 +394,7 @@ static int cmd_fence(pmix_in_t *in)
     if (e != NULL && (parts = fence_participants(procs, nprocs, self.nspace)) != NULL &&
         (r = req_new(in)) != NULL) {
         rc = pg_fence_join(e, &self, nprocs > 0 ? parts : NULL, nprocs, flags, timeout,
-                           in->peer->ops->clock_now(in->peer), fence_done, r);
+                           pg_peer_now(in->peer), fence_done, r);
         if (rc == PMIX_SUCCESS)
             r = NULL; /* fence_done owns it now */
     }
@@ -517,7 +517,7 @@ static int cmd_get(pmix_in_t *in)
     if (r == NULL)
         (void)reply_status(in->peer, in->cmd, in->id, PMIX_ERR_NOMEM);
     else
-        (void)pg_get(e, &q, in->peer->ops->clock_now(in->peer), get_done,
+        (void)pg_get(e, &q, pg_peer_now(in->peer), get_done,
                      r); /* get_done always runs */
 out:
     free(key);
@@ -658,7 +658,7 @@ static void lookup_start(pmix_req_t *r, pg_engine_t *e, const pg_proc_t *self, b
                          pg_time_t timeout)
 {
     pg_peer_t *peer = r->s->peer;
-    pg_time_t now = peer->ops->clock_now(peer);
+    pg_time_t now = pg_peer_now(peer);
 
     r->outstanding = r->nkeys + 1; /* +1: callbacks may run inline */
     for (size_t i = 0; i < r->nkeys; i++) {

@@ -283,7 +283,9 @@ static void test_malformed_message_reaches_the_handler(void)
 {
     open_conn(0, &both);
     send_str("cmd=init pmi_version=1 pmi_subversion=1\n");
-    send_str("cmd=put kvsname=k key=0123456789012345678901234567890123456789012345678901234567890123456789 value=1\n");
+    send_str(
+        "cmd=put kvsname=k "
+        "key=0123456789012345678901234567890123456789012345678901234567890123456789 value=1\n");
     CU_ASSERT_EQUAL(seen.closed, 0);
     CU_ASSERT_EQUAL(seen.messages[PG_PROTO_PMI1], 2);
     CU_ASSERT_EQUAL(seen.last_parse_rc, PG_WIRE_EKEY_TOO_LONG);

@@ -186,7 +186,8 @@ static int client_identify(hh_client_t *c, const pg_msg_t *msg)
     if (msg->cmd == PG_CMD_PMI1_INITACK)
         val = pg_msg_get(msg, "pmiid");
     else if (msg->cmd == PG_CMD_PMI2_FULLINIT)
-        val = pg_msg_get(msg, "pmirank").ptr ? pg_msg_get(msg, "pmirank") : pg_msg_get(msg, "srcid");
+        val =
+            pg_msg_get(msg, "pmirank").ptr ? pg_msg_get(msg, "pmirank") : pg_msg_get(msg, "srcid");
     if (pg_str_to_long(val, &rank) != 0 || rank < 0 || rank >= c->h->job.size) {
         client_close(c, "did not name a rank of the job");
         return -1;
