@@ -444,7 +444,7 @@ static void conn_process(pg_conn_t *c)
 /* Makes room for the next read: compacts, then grows up to the cap. */
 static int conn_reserve(pg_conn_t *c)
 {
-    size_t max = c->peer.rank < 0                ? (size_t)PG_CONN_HELLO_MAX
+    size_t max = c->peer.rank < 0           ? (size_t)PG_CONN_HELLO_MAX
                  : c->proto == PG_PROTO_PMIX ? (size_t)PG_PMIX_HEADER_LEN + PG_PMIX_FRAME_MAX
                                              : (size_t)PG_CONN_INBUF_MAX;
     size_t cap;
