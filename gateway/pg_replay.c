@@ -20,12 +20,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "gateway/pg_job.h"
 #include "gateway/pg_replay_gw.h"
 #include "gateway/pg_replay_msg.h"
 #include "gateway/pg_replay_pmix.h"
 #include "gateway/pg_trace.h"
 #include "gateway/pg_trace_view.h"
+#include "wire/pg_clock.h"
 #include "wire/pg_frame.h"
 #include "wire/pg_io.h"
 #include "wire/pg_pmix_frame.h"
@@ -678,7 +678,7 @@ static int advance_all(replay_t *rp)
     int moved, left;
 
     do {
-        uint64_t now = pg_job_now();
+        uint64_t now = pg_clock_now();
 
         moved = 0;
         left = 0;
@@ -722,7 +722,7 @@ static void run_loop(replay_t *rp)
     }
     for (;;) {
         int active = advance_all(rp);
-        uint64_t now = pg_job_now();
+        uint64_t now = pg_clock_now();
         int n = 0;
 
         if (rp->verdict != 0)
@@ -773,7 +773,7 @@ static void raise_fd_limit(void)
 /* Waits for the gateway to end after the replay and judges how it ended. */
 static void finish_gateway(replay_t *rp)
 {
-    uint64_t grace = pg_job_now() + REPLAY_FINISH_GRACE_S * 1000000000ull;
+    uint64_t grace = pg_clock_now() + REPLAY_FINISH_GRACE_S * 1000000000ull;
     int parked = count_parked(rp);
     int st = pg_replay_gw_finish(rp->gw, rp->verdict != 0 || parked > 0, grace);
 
@@ -843,7 +843,7 @@ static void print_summary(const replay_t *rp)
                     "%d connection%s, %s\n",
             rp->o->file, rp->matched, rp->sent, rp->nranks, rp->nranks == 1 ? "" : "s",
             rp->nactors, rp->nactors == 1 ? "" : "s",
-            pg_trace_fmt_duration(pg_job_now() - rp->t0, d, sizeof(d)));
+            pg_trace_fmt_duration(pg_clock_now() - rp->t0, d, sizeof(d)));
 }
 
 int pg_replay_run(const pg_replay_opts_t *o, const char *self_exe)
@@ -857,7 +857,7 @@ int pg_replay_run(const pg_replay_opts_t *o, const char *self_exe)
         return PG_REPLAY_EXIT_MISMATCH;
     }
     raise_fd_limit();
-    rp.deadline = pg_job_now() + (uint64_t)(o->timeout * 1e9);
+    rp.deadline = pg_clock_now() + (uint64_t)(o->timeout * 1e9);
     if (plan(&rp) != 0) {
         rp.verdict = PG_REPLAY_EXIT_MISMATCH;
         goto out;
@@ -871,7 +871,7 @@ int pg_replay_run(const pg_replay_opts_t *o, const char *self_exe)
     }
     for (int i = 0; i < rp.nactors; i++)
         rp.actors[i].map.new_kvs = pg_replay_gw_kvsname(rp.gw);
-    rp.t0 = pg_job_now();
+    rp.t0 = pg_clock_now();
     run_loop(&rp);
     finish_gateway(&rp);
     if (rp.verdict == 0)

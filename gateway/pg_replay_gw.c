@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "gateway/pg_job.h"
+#include "wire/pg_clock.h"
 
 enum { STUB_MSG_MAX = 4096, ACCEPT_POLL_MS = 50, REPLAY_APPS_MAX = 64 };
 
@@ -190,7 +190,7 @@ static int gather_stubs(pg_replay_gw_t *gw, uint64_t deadline, char *err, size_t
                      gw->nranks);
             return -1;
         }
-        if (pg_job_now() > deadline) {
+        if (pg_clock_now() > deadline) {
             snprintf(err, errlen, "timed out: %d of %d ranks of the replay gateway started", got,
                      gw->nranks);
             return -1;
@@ -238,7 +238,7 @@ pg_replay_gw_t *pg_replay_gw_start(const char *self_exe, int nranks, const char 
     close_fd(&gw->listen_fd);
     return gw;
 fail:
-    pg_replay_gw_finish(gw, 1, pg_job_now() + 2000000000u);
+    pg_replay_gw_finish(gw, 1, pg_clock_now() + 2000000000u);
     pg_replay_gw_free(gw);
     return NULL;
 }
@@ -277,7 +277,7 @@ int pg_replay_gw_finish(pg_replay_gw_t *gw, int kill_first, uint64_t deadline_ns
     while (!child_gone(gw)) {
         struct timespec nap = { 0, 5000000 };
 
-        if (pg_job_now() > deadline_ns) {
+        if (pg_clock_now() > deadline_ns) {
             kill(gw->child, SIGKILL);
             waitpid(gw->child, &gw->wstatus, 0);
             gw->reaped = 1;

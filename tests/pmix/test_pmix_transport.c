@@ -454,7 +454,7 @@ static void value_pointer_cannot_be_stored(void)
 
 #include "tests/pmix/pmix_handler_stubs.h"
 
-uint64_t pg_job_now(void)
+uint64_t pg_clock_now(void)
 {
     return 1;
 }
