@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "gateway/pg_trace_pmix.h"
-#include "pmix/engine/pg_pack.h"
+#include "pmix/pack/pg_pack.h"
 #include "pmix/transport/pg_pmix_msg.h"
 #include "wire/pg_pmix_frame.h"
 

@@ -26,7 +26,7 @@
 #include "gateway/pg_conn.h"
 #include "gateway/pg_job.h"
 #include "pmix/engine/pg_engine.h"
-#include "pmix/engine/pg_pack.h"
+#include "pmix/pack/pg_pack.h"
 #include "pmix/server/pg_pmix_server.h"
 #include "pmix/server/pg_pmix_value.h"
 #include "pmix/transport/pg_pmix_msg.h"

@@ -8,7 +8,7 @@
  * releases go through pg_pack.c's type table so every type is handled
  * the same way everywhere.
  */
-#include "pmix/engine/pg_pack.h"
+#include "pmix/pack/pg_pack.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -6,7 +6,7 @@
  * and logs and tests need "PMIX_ERR_NOT_FOUND" rather than -46.  Output is
  * for people, not a stable format; nothing parses it.
  */
-#include "pmix/engine/pg_pack.h"
+#include "pmix/pack/pg_pack.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -10,7 +10,7 @@
  * checked against (remaining bytes / smallest element) before anything is
  * allocated.  The byte format is specified in docs/pack-format.md.
  */
-#include "pmix/engine/pg_pack.h"
+#include "pmix/pack/pg_pack.h"
 
 #include <limits.h>
 #include <stdlib.h>

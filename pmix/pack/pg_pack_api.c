@@ -8,7 +8,7 @@
  * behave exactly like the engine's own encoding.  Keeping them here, in
  * libpgpack, gives libpmix and the gateway one implementation.
  */
-#include "pmix/engine/pg_pack.h"
+#include "pmix/pack/pg_pack.h"
 
 #include <pmix.h>
 
