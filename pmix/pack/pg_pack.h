@@ -10,8 +10,9 @@
  * specified in docs/pack-format.md.
  *
  * The PMIx_Data_* / PMIx_Value_* / PMIx_Info_* functions of <pmix.h> are thin
- * wrappers over this module (pg_pack_api.c); the engine and the gateway call
- * the pg_* functions directly.  No I/O, no threads, no global state.
+ * wrappers over this module (pg_pack_api.c); the PMIx transport, the
+ * gateway's PMIx handler and the trace reader call the pg_* functions
+ * directly.  No I/O, no threads, no global state.
  *
  * Ownership rules, for every function below:
  *   - A pmix_data_buffer_t owns base_ptr (malloc'd); destruct frees it.

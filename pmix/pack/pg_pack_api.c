@@ -5,7 +5,7 @@
  *
  * Why it exists: <pmix_common.h>'s macros and <pmix.h>'s data functions must
  * resolve in every pmigate library a PMIx program may link, and they must
- * behave exactly like the engine's own encoding.  Keeping them here, in
+ * behave exactly like the gateway's own encoding.  Keeping them here, in
  * libpgpack, gives libpmix and the gateway one implementation.
  */
 #include "pmix/pack/pg_pack.h"

@@ -1,8 +1,8 @@
 /*
  * pg_pack_value.c: loading, comparing and rendering pmix_value_t.
  *
- * Why it exists: the engine stores every posted datum as a pmix_value_t,
- * PMIx clients hand values in through PMIX_VALUE_LOAD/PMIX_INFO_LOAD, and
+ * Why it exists: every PMIx datum travels as a packed pmix_value_t, PMIx
+ * clients hand values in through PMIX_VALUE_LOAD/PMIX_INFO_LOAD, and
  * the PMI-1/PMI-2 side can only carry text, so a PMI get of, say, the
  * uint32 PMIX_JOB_SIZE needs a faithful string form.  Deep copies and
  * releases go through pg_pack.c's type table so every type is handled
