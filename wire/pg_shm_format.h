@@ -1,7 +1,7 @@
 /*
  * pg_shm_format: the layout of the node-shared key segment, the one
  * contract between its writer (gateway/pg_shm.c, run by pmigate after each
- * whole-job fence) and its reader (pmi1/client/pg_cl_shm.c, in libpmi and
+ * whole-job fence) and its reader (client/pg_cl_shm.c, in libpmi and
  * libpmi2).  Kept in one header so the two ends cannot drift apart; the
  * rules around it are in docs/shm-segment.md.
  *

@@ -2,7 +2,7 @@
  * pg_cl_io: environment discovery, whole-request writes and framed reads for
  * the PMI client libraries (see pg_cl_io.h).
  */
-#include "pmi1/client/pg_cl_io.h"
+#include "client/pg_cl_io.h"
 
 #include <errno.h>
 #include <limits.h>

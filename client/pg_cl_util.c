@@ -2,7 +2,7 @@
  * pg_cl_util: buffer copies, integer lists and process-mapping arithmetic for
  * the client libraries (see pg_cl_util.h).
  */
-#include "pmi1/client/pg_cl_util.h"
+#include "client/pg_cl_util.h"
 
 #include <ctype.h>
 #include <limits.h>

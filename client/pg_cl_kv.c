@@ -2,7 +2,7 @@
  * pg_cl_kv: uthash-backed string map for the client libraries' local stores
  * (see pg_cl_kv.h).
  */
-#include "pmi1/client/pg_cl_kv.h"
+#include "client/pg_cl_kv.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -11,7 +11,7 @@
  * over the whole table -- with a thousand processes per node that pass
  * would cost more than the gets it serves.
  */
-#include "pmi1/client/pg_cl_shm.h"
+#include "client/pg_cl_shm.h"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -21,7 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "pmi1/client/pg_shm_format.h"
+#include "wire/pg_shm_format.h"
 
 /* One mapped, checked generation. */
 typedef struct shm_map {
