@@ -16,7 +16,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "gateway/pg_trace.h"
+#include "trace/pg_trace.h"
 #include "wire/pg_clock.h"
 #include "wire/pg_detect.h"
 #include "wire/pg_pmix_frame.h"

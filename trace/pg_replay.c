@@ -6,7 +6,7 @@
  * advances every actor as far as the causal order allows, then sleeps until
  * a reply or the next paced send, is the simplest thing that is correct.
  */
-#include "gateway/pg_replay.h"
+#include "trace/pg_replay.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -20,11 +20,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "gateway/pg_replay_gw.h"
-#include "gateway/pg_replay_msg.h"
-#include "gateway/pg_replay_pmix.h"
-#include "gateway/pg_trace.h"
-#include "gateway/pg_trace_view.h"
+#include "trace/pg_replay_gw.h"
+#include "trace/pg_replay_msg.h"
+#include "trace/pg_replay_pmix.h"
+#include "trace/pg_trace.h"
+#include "trace/pg_trace_view.h"
 #include "wire/pg_clock.h"
 #include "wire/pg_frame.h"
 #include "wire/pg_io.h"

@@ -6,7 +6,7 @@
  * parse is kept with cmd = PG_CMD_UNKNOWN: a trace of a misbehaving client
  * is exactly what people need to read).
  */
-#include "gateway/pg_trace.h"
+#include "trace/pg_trace.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -15,8 +15,8 @@
 #include <string.h>
 
 #include "parser/pg_parse.h"
-#include "wire/pg_escape.h"
 #include "pmix/transport/pg_pmix_msg.h"
+#include "wire/pg_escape.h"
 #include "wire/pg_frame.h"
 #include "wire/pg_pmix_frame.h"
 

@@ -20,7 +20,7 @@
 
 #include <stddef.h>
 
-#include "gateway/pg_replay_msg.h"
+#include "trace/pg_replay_msg.h"
 
 /* Rewrites one recorded PMIx request (a preamble, or a frame with its
  * length) for the replayed job.  Returns 0 with *out (malloc'd, caller

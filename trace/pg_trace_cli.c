@@ -1,17 +1,17 @@
 /*
  * pg_trace_cli: `pmigate trace show|stats|timeline`.  See pg_trace_cli.h.
  */
-#include "gateway/pg_trace_cli.h"
+#include "trace/pg_trace_cli.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "gateway/pg_trace.h"
-#include "gateway/pg_trace_analyze.h"
-#include "gateway/pg_trace_svg.h"
-#include "gateway/pg_trace_view.h"
+#include "trace/pg_trace.h"
+#include "trace/pg_trace_analyze.h"
+#include "trace/pg_trace_svg.h"
+#include "trace/pg_trace_view.h"
 
 enum { TRACE_EXIT_USAGE = 2 };
 

@@ -10,7 +10,7 @@
  * oldest unanswered request of its connection with that id; the preamble is
  * no request.
  */
-#include "gateway/pg_trace_analyze.h"
+#include "trace/pg_trace_analyze.h"
 
 #include <stdlib.h>
 #include <string.h>

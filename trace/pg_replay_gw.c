@@ -1,7 +1,7 @@
 /*
  * pg_replay_gw: the child gateway and its stub ranks.  See pg_replay_gw.h.
  */
-#include "gateway/pg_replay_gw.h"
+#include "trace/pg_replay_gw.h"
 
 #include <errno.h>
 #include <poll.h>

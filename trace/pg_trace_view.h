@@ -11,7 +11,7 @@
 
 #include <stdio.h>
 
-#include "gateway/pg_trace_analyze.h"
+#include "trace/pg_trace_analyze.h"
 
 typedef struct pg_trace_show_opts {
     int rank;          /* only this rank, or -1 for all */

@@ -6,7 +6,7 @@
  * unpack helpers and rendered field by field.  The schema is the only place
  * the decoder knows the commands; a new command is a new table row.
  */
-#include "gateway/pg_trace_pmix.h"
+#include "trace/pg_trace_pmix.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -2,7 +2,7 @@
  * pg_trace_view: `pmigate trace show` and `pmigate trace stats`.  See
  * pg_trace_view.h.
  */
-#include "gateway/pg_trace_view.h"
+#include "trace/pg_trace_view.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

@@ -8,15 +8,15 @@
  * per-rank key name in a STRING group (keys of get, commit, lookup).  So
  * every group is unpacked, its elements fixed by type, and packed again.
  */
-#include "gateway/pg_replay_pmix.h"
+#include "trace/pg_replay_pmix.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "gateway/pg_trace_pmix.h"
 #include "pmix/pack/pg_pack.h"
 #include "pmix/transport/pg_pmix_msg.h"
+#include "trace/pg_trace_pmix.h"
 #include "wire/pg_pmix_frame.h"
 
 enum { GROUP_HEADER_LEN = 6 }; /* u16 type, u32 count (docs/pack-format.md) */

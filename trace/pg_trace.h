@@ -23,7 +23,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "gateway/pg_trace_pmix.h"
+#include "trace/pg_trace_pmix.h"
 #include "wire/pg_escape.h"
 #include "wire/pg_wire.h"
 

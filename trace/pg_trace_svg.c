@@ -7,14 +7,14 @@
  * every k-th row is labelled.  A bar is at least one pixel wide so even a
  * 2 us get shows.
  */
-#include "gateway/pg_trace_svg.h"
+#include "trace/pg_trace_svg.h"
 
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "gateway/pg_trace_view.h"
+#include "trace/pg_trace_view.h"
 
 enum {
     MARGIN_LEFT = 90,

@@ -14,7 +14,7 @@
 
 #include <stdio.h>
 
-#include "gateway/pg_trace_analyze.h"
+#include "trace/pg_trace_analyze.h"
 
 enum { PG_TRACE_SVG_WIDTH = 1280 };
 

@@ -16,8 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gateway/pg_trace.h"
 #include "pmix/transport/pg_pmix_msg.h"
+#include "trace/pg_trace.h"
 
 /* Phases of a rank's life as the timeline colours them. */
 typedef enum pg_trace_phase {

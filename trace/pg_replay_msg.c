@@ -7,13 +7,13 @@
  * kvsname is substituted.  The --ranks load generator must change tokens, so
  * it rebuilds the request with the wire encoder instead.
  */
-#include "gateway/pg_replay_msg.h"
+#include "trace/pg_replay_msg.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "gateway/pg_trace.h"
+#include "trace/pg_trace.h"
 #include "wire/pg_enc.h"
 #include "wire/pg_frame.h"
 
