@@ -12,8 +12,10 @@
 #include "trace/pg_trace_analyze.h"
 #include "trace/pg_trace_svg.h"
 #include "trace/pg_trace_view.h"
+#include "wire/pg_decimal.h"
 
-enum { TRACE_EXIT_USAGE = 2 };
+/* Ranks above this are refused by --rank (no recorded job is that big). */
+enum { TRACE_EXIT_USAGE = 2, TRACE_RANK_MAX = 1 << 20 };
 
 const char pg_trace_usage[] =
     "Usage: pmigate trace show FILE [--rank R] [--cmd C] [--full]\n"
@@ -43,21 +45,6 @@ static int usage_error(const char *fmt, const char *arg)
     return TRACE_EXIT_USAGE;
 }
 
-static int parse_rank(const char *s, int *out)
-{
-    char *end;
-    long v;
-
-    if (s == NULL || *s < '0' || *s > '9')
-        return -1;
-    errno = 0;
-    v = strtol(s, &end, 10);
-    if (errno != 0 || *end != '\0' || v > (1 << 20))
-        return -1;
-    *out = (int)v;
-    return 0;
-}
-
 /* Options after the subcommand; `allowed` names the ones it takes. */
 static int parse_args(int argc, char **argv, const char *allowed, trace_args_t *ta)
 {
@@ -66,7 +53,7 @@ static int parse_args(int argc, char **argv, const char *allowed, trace_args_t *
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
 
         if (strcmp(a, "--rank") == 0 && strchr(allowed, 'r')) {
-            if (parse_rank(val, &ta->show.rank) != 0)
+            if (pg_decimal_parse(val, 0, TRACE_RANK_MAX, &ta->show.rank) != 0)
                 return usage_error("--rank needs a rank number, got '%s'", val ? val : "");
             i++;
         } else if (strcmp(a, "--cmd") == 0 && strchr(allowed, 'c')) {
