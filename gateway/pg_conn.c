@@ -24,10 +24,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "parser/pg_parse.h"
+#include "wire/pg_clock.h"
 #include "wire/pg_frame.h"
 #include "wire/pg_pmix_frame.h"
 
@@ -722,14 +722,11 @@ static void peer_finalize(pg_peer_t *peer)
     pg_conn_set_finalized(pg_conn_of(peer));
 }
 
-/* The monotonic clock (the same one the job's timers and the trace use). */
+/* The one clock (the job's timers and the trace read it too). */
 static uint64_t peer_clock_now(pg_peer_t *peer)
 {
-    struct timespec ts;
-
     (void)peer;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    return pg_clock_now();
 }
 
 static void peer_log_write(pg_peer_t *peer, const char *line)

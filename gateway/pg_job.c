@@ -130,14 +130,6 @@ void pg_job_log(const pg_job_t *job, const char *fmt, ...)
     dprintf(STDERR_FILENO, "pmigate: %s\n", line);
 }
 
-uint64_t pg_job_now(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static struct timeval ms_to_tv(long ms)
 {
     struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };

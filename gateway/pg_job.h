@@ -40,9 +40,6 @@ int pg_job_run(pg_job_t *job);
  * NULL.  Safe to call more than once; the first failure wins. */
 void pg_job_abort(pg_job_t *job, int rank, int code, const char *msg);
 
-/* Monotonic nanoseconds: the `now` the engine calls take. */
-uint64_t pg_job_now(void);
-
 /* Prints "pmigate: " + message + "\n" on stderr. */
 void pg_job_log(const pg_job_t *job, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

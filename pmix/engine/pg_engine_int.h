@@ -82,7 +82,7 @@ typedef struct pg_logent {
 } pg_logent_t;
 
 /* A namespace: one job as the engine keeps it (its own name, so it is
- * never taken for the gateway's launcher record, gateway/pg_job.h). */
+ * never taken for the launcher's own pg_job_t). */
 typedef struct pg_ns {
     UT_hash_handle hh;
     struct pg_engine *engine;

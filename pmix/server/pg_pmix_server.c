@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "pmix/engine/pg_engine.h"
-#include "pmix/engine/pg_pack.h"
+#include "pmix/pack/pg_pack.h"
 #include "pmix/server/pg_pmix_value.h"
 #include "pmix/transport/pg_pmix_msg.h"
 

@@ -24,11 +24,12 @@
 #include <string.h>
 
 #include "pmix/engine/pg_engine.h"
-#include "pmix/engine/pg_pack.h"
+#include "pmix/pack/pg_pack.h"
 #include "pmix/server/pg_pmix_server.h"
 #include "pmix/server/pg_pmix_value.h"
 #include "pmix/transport/pg_pmix_msg.h"
 #include "tests/pmix/pmix_handler_stubs.h"
+#include "wire/pg_clock.h"
 #include "wire/pg_pmix_frame.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

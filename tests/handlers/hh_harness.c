@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "parser/pg_parse.h"
@@ -19,6 +18,7 @@
 #include "pmi2/pg_pmi2_server.h"
 #include "pmix/engine/pg_engine.h"
 #include "server/pg_handler.h"
+#include "wire/pg_clock.h"
 #include "wire/pg_frame.h"
 
 enum { HH_MAX_CONNS = HH_MAX_RANKS + 4, HH_LOG_MAX = 8192, HH_INBUF = 65536 };
@@ -109,11 +109,8 @@ static void fake_peer_finalize(pg_peer_t *peer)
 
 static uint64_t fake_clock_now(pg_peer_t *peer)
 {
-    struct timespec ts;
-
     (void)peer;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    return pg_clock_now();
 }
 
 static void fake_log_write(pg_peer_t *peer, const char *line)

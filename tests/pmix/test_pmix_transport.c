@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pmix/engine/pg_pack.h"
+#include "pmix/pack/pg_pack.h"
 #include "pmix/server/pg_pmix_server.h"
 #include "pmix/server/pg_pmix_value.h"
 #include "pmix/transport/pg_pmix_msg.h"
