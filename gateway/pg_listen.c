@@ -80,7 +80,7 @@ static void on_acceptable(evutil_socket_t lfd, short what, void *arg)
             l->on_refuse(l->arg, "refused a PMI_PORT connection from another user");
         return;
     }
-    l->on_accept(l->arg, fd);
+    l->on_accept(l->arg, fd, cred.pid);
 }
 
 /* Makes the 0700 directory and binds the 0600 socket in it. */
