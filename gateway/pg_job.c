@@ -40,6 +40,7 @@
 #include "gateway/pg_proc.h"
 #include "gateway/pg_status.h"
 #include "gateway/pg_stdin.h"
+#include "gateway/pg_tmpdir.h"
 #include "gateway/pg_trace_rec.h"
 
 enum {
@@ -737,7 +738,11 @@ static void child_exec(child_plan_t *p)
     sigemptyset(&none);
     (void)sigprocmask(SIG_SETMASK, &none, NULL);
     (void)setpgid(0, p->pgid);
-    /* no orphans even if pmigate is SIGKILLed */
+    /* the rank dies with pmigate even if pmigate is SIGKILLed.  The signal
+     * comes when the parent *thread* ends: pmigate forks from its one
+     * thread, which lives until pmigate exits.  It covers the rank only,
+     * not the rank's own children (see "What pmigate guarantees" in the
+     * user guide). */
     (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != p->parent)
         _exit(PG_EXIT_INTERNAL);
@@ -1057,12 +1062,29 @@ static int arm_events(pg_job_t *job)
     return 0;
 }
 
+/* Before anything is started: pmigate becomes the subreaper of the job's
+ * process tree, and removes the directories dead jobs left (pg_tmpdir.h). */
+static void contain_job(pg_job_t *job)
+{
+    int swept;
+
+    if (pg_proc_become_subreaper() != 0)
+        pg_job_log(job, "cannot become the ranks' subreaper (%s): processes that ranks leave "
+                        "behind may outlive the job",
+                   strerror(errno));
+    swept = pg_tmpdir_sweep();
+    if (swept > 0 && job->opts->verbose)
+        pg_job_log(job, "removed %d director%s left by jobs whose pmigate died", swept,
+                   swept == 1 ? "y" : "ies");
+}
+
 static int job_prepare(pg_job_t *job)
 {
     int err = 0;
 
     if (check_programs(job) != 0)
         return -1;
+    contain_job(job);
     if (build_envs(job) != 0 || build_placement(job) != 0 || arm_events(job) != 0)
         goto oom;
     if (job->opts->trace_path != NULL &&
@@ -1098,6 +1120,48 @@ static void log_layout(const pg_job_t *job)
                    job->ranks[i].appnum, pg_place_cpuset_str(job->place, i));
 }
 
+/* Reaps whatever children have ended, for up to `ms`.  1 once pmigate has
+ * no child left (so no descendant either), 0 when time ran out. */
+static int reap_children_for(long ms)
+{
+    uint64_t deadline = pg_job_now() + (uint64_t)ms * 1000000u;
+    struct timespec pause = { 0, 2 * 1000 * 1000 };
+    pid_t pid;
+
+    for (;;) {
+        while ((pid = waitpid(-1, NULL, WNOHANG)) > 0)
+            ;
+        if (pid < 0 && errno == ECHILD)
+            return 1;
+        if (pg_job_now() >= deadline)
+            return 0;
+        (void)nanosleep(&pause, NULL);
+    }
+}
+
+/* Nothing the ranks started outlives the job: pmigate is their child
+ * subreaper, so every process they left behind (a background child, a
+ * daemon that called setsid) is its descendant; each gets SIGTERM, then,
+ * after the grace, SIGKILL until none is left, and is reaped. */
+static void kill_leftovers(pg_job_t *job)
+{
+    int n = pg_proc_signal_descendants(SIGTERM);
+
+    if (n == 0) {
+        (void)reap_children_for(0);
+        return;
+    }
+    if (!job->teardown || job->opts->verbose)
+        pg_job_log(job, "killing %d process%s the ranks left running", n, n == 1 ? "" : "es");
+    if (reap_children_for(PG_JOB_KILL_GRACE_MS))
+        return;
+    /* bounded: a fork loop that outruns SIGKILL must not hold pmigate */
+    for (int round = 0; round < 1000 && pg_proc_signal_descendants(SIGKILL) > 0; round++)
+        if (reap_children_for(10))
+            return;
+    (void)reap_children_for(0);
+}
+
 int pg_job_run(pg_job_t *job)
 {
     if (job_prepare(job) == 0) {
@@ -1107,7 +1171,8 @@ int pg_job_run(pg_job_t *job)
             event_base_dispatch(job->base);
     }
     if (job->teardown && job->pgid > 0)
-        (void)kill(-job->pgid, SIGKILL); /* stragglers the ranks left behind */
+        (void)kill(-job->pgid, SIGKILL); /* the ranks' group at once, then the rest */
+    kill_leftovers(job);
     return pg_verdict_exit_code(&job->verdict);
 }
 

@@ -31,8 +31,9 @@ int pg_proc_ancestor_among(pid_t pid, const pid_t *ancestors, int n, pid_t stop)
  * 0, or -1 with errno. */
 int pg_proc_become_subreaper(void);
 
-/* Sends signo to every process that descends from the calling process,
- * setsid or not.  Returns how many were signalled. */
+/* Sends signo to every live process that descends from the calling
+ * process, setsid or not (zombies are skipped: they are dead, only to be
+ * reaped).  Returns how many were signalled. */
 int pg_proc_signal_descendants(int signo);
 
 #endif
