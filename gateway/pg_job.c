@@ -33,6 +33,7 @@
 #include "gateway/pg_conn.h"
 #include "gateway/pg_env.h"
 #include "gateway/pg_job_engine.h"
+#include "gateway/pg_keeper.h"
 #include "gateway/pg_listen.h"
 #include "gateway/pg_mapping.h"
 #include "gateway/pg_output.h"
@@ -117,6 +118,7 @@ struct pg_job {
     int stranger_logs;       /* complaints about strangers shown so far */
     pid_t parent;
     pid_t pgid;
+    pg_keeper_t *keeper;     /* cleans up if pmigate is SIGKILLed, or NULL */
     int nlive;               /* forked and not reaped */
     int launching;
     int next_launch;         /* the next rank to start */
@@ -869,8 +871,10 @@ static int rank_launch(pg_job_t *job, pg_rank_t *r)
     if (rank_plan(job, r, &fds, &plan) != 0 || (pid = spawn_child(&plan)) < 0)
         goto fail;
     /* both sides set the group: whichever runs first wins the race */
-    if (job->pgid == 0)
+    if (job->pgid == 0) {
         job->pgid = pid;
+        pg_keeper_watch_group(job->keeper, pid);
+    }
     (void)setpgid(pid, job->pgid);
     r->pid = pid;
     job->pids[r->rank] = pid;
@@ -1062,12 +1066,18 @@ static int arm_events(pg_job_t *job)
     return 0;
 }
 
-/* Before anything is started: pmigate becomes the subreaper of the job's
- * process tree, and removes the directories dead jobs left (pg_tmpdir.h). */
+/* Before anything is started: the keeper (pg_keeper.h), pmigate as the
+ * subreaper of the job's process tree, and the directories dead jobs left
+ * removed (pg_tmpdir.h). */
 static void contain_job(pg_job_t *job)
 {
     int swept;
 
+    /* first: the keeper must hold none of the job's descriptors or locks */
+    job->keeper = pg_keeper_start();
+    if (job->keeper == NULL && job->opts->verbose)
+        pg_job_log(job, "cannot start the keeper: if pmigate is SIGKILLed, the ranks' children "
+                        "survive it");
     if (pg_proc_become_subreaper() != 0)
         pg_job_log(job, "cannot become the ranks' subreaper (%s): processes that ranks leave "
                         "behind may outlive the job",
@@ -1172,6 +1182,8 @@ int pg_job_run(pg_job_t *job)
     }
     if (job->teardown && job->pgid > 0)
         (void)kill(-job->pgid, SIGKILL); /* the ranks' group at once, then the rest */
+    pg_keeper_stop(job->keeper); /* pmigate lived to the end: dismissed */
+    job->keeper = NULL;
     kill_leftovers(job);
     return pg_verdict_exit_code(&job->verdict);
 }
@@ -1268,6 +1280,7 @@ void pg_job_free(pg_job_t *job)
         pg_conn_free(job->port_conns[--job->nport_conns].conn);
     free(job->port_conns);
     free(job->pids);
+    pg_keeper_stop(job->keeper);
     pg_job_engine_free(job->je); /* after the connections: handlers drop their requests first */
     if (pg_trace_recorder_close(job->trace) != 0)
         pg_job_log(job, "writing the trace %s failed: it is incomplete", job->opts->trace_path);

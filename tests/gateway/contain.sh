@@ -4,11 +4,12 @@
 #  - a rank's child that calls setsid, when the job succeeds and when a rank
 #    fails (then it escapes the process-group teardown);
 #  - a daemon (double fork + setsid) a rank leaves behind.
-# After a SIGKILL of pmigate the ranks die with it, and the next
-# `pmigate run` removes the directories the dead job left in TMPDIR, but
-# not those of a job that is still running.  (What a SIGKILL cannot take
-# with it -- the ranks' own children -- is documented in the user guide;
-# the test kills them itself.)
+# After a SIGKILL of pmigate the ranks die with it, and its keeper kills
+# the processes left in the job's group and removes its directories; if the
+# keeper is killed too, the next `pmigate run` removes them, but not those
+# of a job that is still running.  (What a SIGKILL cannot take with it -- a
+# child that left the job's group -- is documented in the user guide; the
+# test kills it itself.)
 . "$top_srcdir/tests/gateway/gw_lib.sh"
 mkdir "$TMP/run"
 
@@ -55,9 +56,36 @@ for r in $ranks; do
     [ -z "$state" ] || [ "$state" = Z ] ||
         { pkill -9 -f "$m"; fail "rank $r outlived its SIGKILLed pmigate (state $state)"; }
 done
-pkill -9 -f "$m" # the ranks' children survive a SIGKILL (documented limit)
+# the keeper kills the ranks' children that stayed in the job's group and
+# removes the dead job's directories
+no_orphans "$m"
+for _ in $(seq 20); do
+    [ -z "$(ls -A "$TMP/run")" ] && break
+    sleep 0.1
+done
+[ -z "$(ls -A "$TMP/run")" ] || fail "a SIGKILLed pmigate left $(ls "$TMP/run")"
+
+# a child that left the job's group (setsid) survives a SIGKILL of pmigate
+# (documented: only a cgroup could find it); its directories go with the
+# keeper too, and the next run removes them if the keeper was killed as well
+m=$(marker sigkill_setsid)
+TMPDIR="$TMP/run" "$PMIGATE" run -n 1 sh -c 'setsid "$0" sleep 3006 "$1" & exec "$0" sleep 3006 "$1"' \
+    "$PROG" "$m" 2>/dev/null &
+pid=$!
+for _ in $(seq 50); do
+    [ "$(pgrep -f "$PROG sleep 3006 $m" | wc -l)" -ge 2 ] && break
+    sleep 0.1
+done
+keeper=$(pgrep -P $pid -x pmigate)
+[ -n "$keeper" ] || fail "no keeper process under pmigate"
+kill -9 $keeper $pid
+wait $pid 2>/dev/null
+sleep 0.3
+survivors=$(pgrep -f "$PROG sleep 3006 $m" | wc -l)
+pkill -9 -f "$m"
+[ "$survivors" -eq 1 ] || fail "after SIGKILL, $survivors processes survived, expected the setsid one"
 left=$(ls "$TMP/run" | grep -c '^pmigate')
-[ "$left" -eq 2 ] || fail "a SIGKILLed pmigate left $left directories, expected its 2"
+[ "$left" -eq 2 ] || fail "pmigate and its keeper SIGKILLed left $left directories, expected 2"
 
 # the next run removes them, but not those of a job that is still running
 m=$(marker live)
