@@ -66,11 +66,12 @@ static int index_of(pid_t pid, const pid_t *pids, int n)
 int pg_proc_ancestor_among(pid_t pid, const pid_t *ancestors, int n, pid_t stop)
 {
     for (int depth = 0; pid > 1 && pid != stop && depth < PG_PROC_DEPTH_MAX; depth++) {
-        int at = index_of(pid, ancestors, n);
+        pid_t parent = pg_proc_parent(pid); /* also: is pid still there? */
+        int at = parent < 0 ? -1 : index_of(pid, ancestors, n);
 
-        if (at >= 0)
+        if (parent < 0 || at >= 0)
             return at;
-        pid = pg_proc_parent(pid);
+        pid = parent;
     }
     return -1;
 }
