@@ -43,10 +43,10 @@ TMPDIR="$TMP/run" "$PMIGATE" run -n 2 sh -c '"$0" sleep 3005 "$1" & exec "$0" sl
     "$PROG" "$m" 2>/dev/null &
 pid=$!
 for _ in $(seq 50); do
-    [ "$(pgrep -f "$PROG sleep 3005 $m" | wc -l)" -ge 4 ] && break
+    [ "$(pgrep -f "^$PROG sleep 3005 $m" | wc -l)" -ge 4 ] && break
     sleep 0.1
 done
-ranks=$(pgrep -P $pid | tr '\n' ' ')
+ranks=$(pgrep -P $pid -f "^$PROG" | tr '\n' ' ')
 kill -9 $pid
 wait $pid 2>/dev/null
 sleep 0.3
@@ -73,7 +73,7 @@ TMPDIR="$TMP/run" "$PMIGATE" run -n 1 sh -c 'setsid "$0" sleep 3006 "$1" & exec 
     "$PROG" "$m" 2>/dev/null &
 pid=$!
 for _ in $(seq 50); do
-    [ "$(pgrep -f "$PROG sleep 3006 $m" | wc -l)" -ge 2 ] && break
+    [ "$(pgrep -f "^$PROG sleep 3006 $m" | wc -l)" -ge 2 ] && break
     sleep 0.1
 done
 keeper=$(pgrep -P $pid -x pmigate)
@@ -81,7 +81,7 @@ keeper=$(pgrep -P $pid -x pmigate)
 kill -9 $keeper $pid
 wait $pid 2>/dev/null
 sleep 0.3
-survivors=$(pgrep -f "$PROG sleep 3006 $m" | wc -l)
+survivors=$(pgrep -f "^$PROG sleep 3006 $m" | wc -l)
 pkill -9 -f "$m"
 [ "$survivors" -eq 1 ] || fail "after SIGKILL, $survivors processes survived, expected the setsid one"
 left=$(ls "$TMP/run" | grep -c '^pmigate')
@@ -92,7 +92,7 @@ m=$(marker live)
 TMPDIR="$TMP/run" "$PMIGATE" run -n 1 "$PROG" sleep 3 "$m" 2>"$TMP/e_live" &
 live=$!
 for _ in $(seq 50); do
-    pgrep -f "$PROG sleep 3 $m" >/dev/null && break
+    pgrep -f "^$PROG sleep 3 $m" >/dev/null && break
     sleep 0.1
 done
 ls "$TMP/run" >"$TMP/dirs_live"
