@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "wire/pg_decimal.h"
+
 /* Upper bound on the ranks of one job: far above what one node can run, low
  * enough that per-rank arrays cannot overflow. */
 enum { PG_CLI_NPROCS_MAX = 1 << 20 };
@@ -110,22 +112,6 @@ const char *pg_sched_name(pg_sched_t sched)
     return sched == PG_SCHED_BATCH ? "batch" : "normal";
 }
 
-/* Strict decimal: digits only, 1..max. */
-static int parse_count(const char *s, int max, int *out)
-{
-    char *end;
-    long v;
-
-    if (s == NULL || *s < '0' || *s > '9')
-        return -1;
-    errno = 0;
-    v = strtol(s, &end, 10);
-    if (errno != 0 || *end != '\0' || v < 1 || v > max)
-        return -1;
-    *out = (int)v;
-    return 0;
-}
-
 static int parse_seconds(const char *s, double *out)
 {
     char *end;
@@ -211,7 +197,7 @@ static int parse_option(cli_state_t *st, int argc, char **argv, int *i, pg_segme
 
     if (opt_is(arg, "n", &iv) || opt_is(arg, "np", &iv)) {
         val = opt_value(argc, argv, i, iv);
-        if (parse_count(val, PG_CLI_NPROCS_MAX, &seg->nprocs) != 0)
+        if (pg_decimal_parse(val, 1, PG_CLI_NPROCS_MAX, &seg->nprocs) != 0)
             return fail(st, "%s expects a positive number of ranks, got '%s'", arg,
                         val ? val : "");
         return 0;
@@ -230,7 +216,7 @@ static int parse_option(cli_state_t *st, int argc, char **argv, int *i, pg_segme
     }
     if (opt_is(arg, "ppn", &iv)) {
         val = opt_value(argc, argv, i, iv);
-        if (parse_count(val, PG_CLI_NPROCS_MAX, &opts->ppn) != 0)
+        if (pg_decimal_parse(val, 1, PG_CLI_NPROCS_MAX, &opts->ppn) != 0)
             return fail(st, "--ppn expects a positive number, got '%s'", val ? val : "");
         return 0;
     }

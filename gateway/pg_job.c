@@ -43,6 +43,7 @@
 #include "gateway/pg_stdin.h"
 #include "gateway/pg_tmpdir.h"
 #include "gateway/pg_trace_rec.h"
+#include "wire/pg_clock.h"
 
 enum {
     PG_JOB_KILL_GRACE_MS = 300, /* SIGTERM -> SIGKILL */
@@ -68,7 +69,7 @@ typedef struct port_peer {
     pid_t pid;         /* the process that connected (SO_PEERCRED), 0 unknown */
     int kin;           /* the rank whose process `pid` is or descends from,
                         * as of accept; -1: none (a stranger) */
-    uint64_t deadline; /* pg_job_now() by which it must have named its rank */
+    uint64_t deadline; /* pg_clock_now() by which it must have named its rank */
 } port_peer_t;
 
 typedef struct pg_rank {
@@ -147,14 +148,6 @@ void pg_job_log(const pg_job_t *job, const char *fmt, ...)
         return;
     /* one write per line, so it does not interleave with forwarded output */
     dprintf(STDERR_FILENO, "pmigate: %s\n", line);
-}
-
-uint64_t pg_job_now(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 static struct timeval ms_to_tv(long ms)
@@ -594,7 +587,7 @@ static void port_drop_oldest(pg_job_t *job)
  * deadline: they are kept in accept order). */
 static void port_hello_arm(pg_job_t *job)
 {
-    uint64_t now = pg_job_now(), due;
+    uint64_t now = pg_clock_now(), due;
     struct timeval tv;
 
     if (job->nport_conns == 0 || evtimer_pending(job->ev_hello, NULL))
@@ -610,7 +603,7 @@ static void port_hello_arm(pg_job_t *job)
 static void on_hello_timeout(evutil_socket_t fd, short what, void *arg)
 {
     pg_job_t *job = arg;
-    uint64_t now = pg_job_now();
+    uint64_t now = pg_clock_now();
     char what_happened[96];
 
     (void)fd;
@@ -653,7 +646,7 @@ static void on_port_accept(void *arg, int fd, pid_t pid)
     job->port_conns[job->nport_conns++] = (port_peer_t){
         .conn = conn, .pid = pid,
         .kin = pid > 0 ? pg_proc_ancestor_among(pid, job->pids, job->size, job->parent) : -1,
-        .deadline = pg_job_now() + job->hello_timeout_ns,
+        .deadline = pg_clock_now() + job->hello_timeout_ns,
     };
     port_hello_arm(job);
 }
@@ -1134,7 +1127,7 @@ static void log_layout(const pg_job_t *job)
  * no child left (so no descendant either), 0 when time ran out. */
 static int reap_children_for(long ms)
 {
-    uint64_t deadline = pg_job_now() + (uint64_t)ms * 1000000u;
+    uint64_t deadline = pg_clock_now() + (uint64_t)ms * 1000000u;
     struct timespec pause = { 0, 2 * 1000 * 1000 };
     pid_t pid;
 
@@ -1143,7 +1136,7 @@ static int reap_children_for(long ms)
             ;
         if (pid < 0 && errno == ECHILD)
             return 1;
-        if (pg_job_now() >= deadline)
+        if (pg_clock_now() >= deadline)
             return 0;
         (void)nanosleep(&pause, NULL);
     }

@@ -56,8 +56,6 @@ const char *pg_job_process_mapping(const pg_job_t *job);
 pg_engine_t *pg_job_engine(const pg_job_t *job);  /* NULL without an engine */
 int pg_job_verbose(const pg_job_t *job);
 
-/* Monotonic nanoseconds: the `now` the engine calls take. */
-uint64_t pg_job_now(void);
 /* Re-arms the engine timer at the engine's next deadline.  The gateway calls
  * it after every batch of messages; call it after a deferred engine call made
  * outside on_message. */

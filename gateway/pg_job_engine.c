@@ -17,6 +17,7 @@
 #include "gateway/pg_job.h"
 #include "gateway/pg_shm.h"
 #include "pmix/engine/pg_engine.h"
+#include "wire/pg_clock.h"
 
 struct pg_job_engine {
     pg_engine_t *engine; /* owned */
@@ -36,7 +37,7 @@ static void on_deadline(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     je->armed_at = 0; /* the timer has fired: whatever comes next is new */
-    pg_engine_expire(je->engine, pg_job_now());
+    pg_engine_expire(je->engine, pg_clock_now());
     pg_job_engine_touch(je);
 }
 
@@ -209,7 +210,7 @@ void pg_job_engine_touch(pg_job_engine_t *je)
         event_del(je->timer);
         return;
     }
-    now = pg_job_now();
+    now = pg_clock_now();
     deadline = deadline > now ? deadline - now : 0;
     tv.tv_sec = (time_t)(deadline / 1000000000u);
     tv.tv_usec = (suseconds_t)((deadline % 1000000000u) / 1000u);

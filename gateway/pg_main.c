@@ -19,13 +19,13 @@
 #include "gateway/pg_handler.h"
 #include "gateway/pg_job.h"
 #include "gateway/pg_place.h"
-#include "gateway/pg_replay.h"
-#include "gateway/pg_replay_gw.h"
 #include "gateway/pg_status.h"
-#include "gateway/pg_trace_cli.h"
 #include "pmi1/pg_pmi1_server.h"
 #include "pmi2/pg_pmi2_server.h"
 #include "pmix/server/pg_pmix_server.h"
+#include "trace/pg_replay.h"
+#include "trace/pg_replay_gw.h"
+#include "trace/pg_trace_cli.h"
 #include "wire/pg_wire.h"
 
 static const char main_usage[] =

@@ -1,6 +1,6 @@
 /*
  * pg_shm: building and publishing a segment generation.  See pg_shm.h;
- * the format is pmi1/client/pg_shm_format.h.
+ * the format is wire/pg_shm_format.h.
  *
  * Building is three steps over the staged entries: sort them by (key,
  * rank) so each key's lowest poster comes first and each key is stored
@@ -19,10 +19,10 @@
 #include <unistd.h>
 
 #include "gateway/pg_tmpdir.h"
-#include "pmi1/client/pg_shm_format.h"
 #include "pmi1/pg_pmi1_server.h"
 #include "pmix/engine/pg_engine.h"
 #include "wire/pg_enc.h"
+#include "wire/pg_shm_format.h"
 #include "wire/pg_wire.h"
 
 

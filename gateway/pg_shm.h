@@ -1,6 +1,6 @@
 /*
  * pg_shm: the writer of a job's node-shared key segment
- * (docs/shm-segment.md, layout in pmi1/client/pg_shm_format.h).
+ * (docs/shm-segment.md, layout in wire/pg_shm_format.h).
  *
  * Why: after a fence every rank of a wire-up reads every other rank's
  * card.  Served over the socket that is N^2 round trips through the

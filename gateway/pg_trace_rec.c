@@ -16,8 +16,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "gateway/pg_job.h"
-#include "gateway/pg_trace.h"
+#include "trace/pg_trace.h"
+#include "wire/pg_clock.h"
 #include "wire/pg_detect.h"
 #include "wire/pg_pmix_frame.h"
 
@@ -147,7 +147,7 @@ static void rec_hook(void *arg, const pg_conn_t *conn, pg_conn_dir_t dir, const 
                      size_t len)
 {
     rec_conn_t *rc = arg;
-    uint64_t t = pg_job_now() - rc->rec->t0;
+    uint64_t t = pg_clock_now() - rc->rec->t0;
     int rank = pg_conn_rank(conn);
     pg_proto_t proto;
 
@@ -203,7 +203,7 @@ pg_trace_recorder_t *pg_trace_recorder_open(struct event_base *base, const pg_ru
     wall_clock_iso(h.start, sizeof(h.start));
     apps_text(opts, h.apps, sizeof(h.apps));
     h.cmdline = read_cmdline();
-    rec->t0 = pg_job_now();
+    rec->t0 = pg_clock_now();
     if (pg_trace_write_header(rec->f, &h) != 0 || fflush(rec->f) != 0) {
         *err = errno ? errno : EIO;
         free(h.cmdline);

@@ -12,6 +12,7 @@
 #include "gateway/pg_conn.h"
 #include "gateway/pg_job.h"
 #include "pmi1/pg_pmi_common.h"
+#include "wire/pg_clock.h"
 
 /* Longest abort message passed on to the job log. */
 enum { PMI1_ABORT_MSG_MAX = 1024 };
@@ -263,7 +264,7 @@ static int pmi1_get(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
     }
     pg_get_req_init(&q, &proc, &target, key);
     q.flags = PG_GET_IMMEDIATE;
-    (void)pg_get(engine, &q, pg_job_now(), pmi1_get_done, &now); /* answered before it returns */
+    (void)pg_get(engine, &q, pg_clock_now(), pmi1_get_done, &now); /* answered before it returns */
     return PG_HANDLER_OK;
 }
 
@@ -362,7 +363,7 @@ static int pmi1_barrier_in(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t 
     req = pg_pmi_req_new(s, PG_CMD_PMI1_BARRIER_IN, (pg_str_t){ NULL, 0 });
     if (req == NULL)
         return pmi1_refuse_status(conn, PG_CMD_PMI1_BARRIER_OUT, PMIX_ERR_NOMEM), PG_HANDLER_OK;
-    st = pg_fence_join(engine, &proc, NULL, 0, PG_FENCE_COLLECT, 0, pg_job_now(), pmi1_barrier_done,
+    st = pg_fence_join(engine, &proc, NULL, 0, PG_FENCE_COLLECT, 0, pg_clock_now(), pmi1_barrier_done,
                        req);
     if (st != PMIX_SUCCESS && st != PMIX_OPERATION_IN_PROGRESS) {
         pg_pmi_req_free(req); /* refused at once: the callback will not run */
@@ -487,7 +488,7 @@ static int pmi1_lookup_name(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t
     req = pg_pmi_req_new(s, PG_CMD_PMI1_LOOKUP_NAME, (pg_str_t){ NULL, 0 });
     if (req == NULL)
         return pmi1_refuse_status(conn, PG_CMD_PMI1_LOOKUP_RESULT, PMIX_ERR_NOMEM), PG_HANDLER_OK;
-    (void)pg_lookup(pg_conn_engine(conn), &proc, service, false, 0, pg_job_now(), pmi1_lookup_done,
+    (void)pg_lookup(pg_conn_engine(conn), &proc, service, false, 0, pg_clock_now(), pmi1_lookup_done,
                     req);
     return PG_HANDLER_OK;
 }

@@ -13,6 +13,7 @@
 #include "gateway/pg_job.h"
 #include "pmi1/pg_pmi_common.h"
 #include "pmi2/pmi2.h" /* the PMI-2 rc numbers sent on the wire */
+#include "wire/pg_clock.h"
 
 /* Longest abort message passed on to the job log. */
 enum { PMI2_ABORT_MSG_MAX = 1024 };
@@ -350,7 +351,7 @@ static int pmi2_start_get(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *
 
     pg_get_req_init(&q, &proc, target, key);
     q.flags = flags | PG_GET_IMMEDIATE;
-    (void)pg_get(pg_conn_engine(conn), &q, pg_job_now(), pmi2_get_now_done, &now);
+    (void)pg_get(pg_conn_engine(conn), &q, pg_clock_now(), pmi2_get_now_done, &now);
     if (!now.held_later)
         return PG_HANDLER_OK;
     req = pg_pmi_req_new(s, msg->cmd, thrid);
@@ -363,7 +364,7 @@ static int pmi2_start_get(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *
      * the whole process as blocked. */
     if (thrid.len > 0)
         q.flags |= PG_GET_NONBLOCKING;
-    (void)pg_get(pg_conn_engine(conn), &q, pg_job_now(), pmi2_get_done, req); /* cb always runs */
+    (void)pg_get(pg_conn_engine(conn), &q, pg_clock_now(), pmi2_get_done, req); /* cb always runs */
     return PG_HANDLER_OK;
 }
 
@@ -424,7 +425,7 @@ static int pmi2_kvs_fence(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *
     if (req == NULL)
         return pmi2_refuse_status(conn, PG_CMD_PMI2_KVS_FENCE_RESPONSE, thrid, PMIX_ERR_NOMEM),
                PG_HANDLER_OK;
-    st = pg_fence_join(engine, &proc, NULL, 0, PG_FENCE_COLLECT, 0, pg_job_now(), pmi2_fence_done,
+    st = pg_fence_join(engine, &proc, NULL, 0, PG_FENCE_COLLECT, 0, pg_clock_now(), pmi2_fence_done,
                        req);
     if (st != PMIX_SUCCESS && st != PMIX_OPERATION_IN_PROGRESS) {
         pg_pmi_req_free(req); /* refused at once: the callback will not run */
@@ -566,7 +567,7 @@ static int pmi2_name_lookup(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t
         return pmi2_refuse_status(conn, PG_CMD_PMI2_NAME_LOOKUP_RESPONSE, pmi2_thrid(msg),
                                   PMIX_ERR_NOMEM),
                PG_HANDLER_OK;
-    (void)pg_lookup(pg_conn_engine(conn), &proc, name, false, 0, pg_job_now(), pmi2_lookup_done, req);
+    (void)pg_lookup(pg_conn_engine(conn), &proc, name, false, 0, pg_clock_now(), pmi2_lookup_done, req);
     return PG_HANDLER_OK;
 }
 

@@ -2,7 +2,7 @@
  * pg_io: blocking "send all of it" for the clients that write whole
  * messages to a stream socket from a plain thread (no event loop): libpmix's
  * multiplexer (pmix/client/pg_mux.c) and `pmigate replay`
- * (gateway/pg_replay.c), and the gateway's attack test (tests/gateway/
+ * (trace/pg_replay.c), and the gateway's attack test (tests/gateway/
  * gw_attack.c).  One definition, so all handle EINTR, short writes and a
  * vanished peer (MSG_NOSIGNAL: an error, never SIGPIPE) the same way.
  *

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pmi1/client/pg_cl_io.h"
-#include "pmi1/client/pg_cl_util.h"
+#include "client/pg_cl_io.h"
+#include "client/pg_cl_util.h"
 #include "pmi1/client/pg_pmi1_cl.h"
 #include "pmi1/pmi.h"
 

@@ -14,11 +14,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "client/pg_cl_io.h"
+#include "client/pg_cl_kv.h"
+#include "client/pg_cl_shm.h"
+#include "client/pg_cl_util.h"
 #include "parser/pg_parse.h"
-#include "pmi1/client/pg_cl_io.h"
-#include "pmi1/client/pg_cl_kv.h"
-#include "pmi1/client/pg_cl_shm.h"
-#include "pmi1/client/pg_cl_util.h"
 #include "pmi1/pmi.h"
 
 /* The init-line attribute that asks pmigate for keyval_cache pushes

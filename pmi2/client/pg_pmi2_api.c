@@ -17,10 +17,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "pmi1/client/pg_cl_io.h"
-#include "pmi1/client/pg_cl_kv.h"
-#include "pmi1/client/pg_cl_shm.h"
-#include "pmi1/client/pg_cl_util.h"
+#include "client/pg_cl_io.h"
+#include "client/pg_cl_kv.h"
+#include "client/pg_cl_shm.h"
+#include "client/pg_cl_util.h"
 #include "pmi2/client/pg_pmi2_mux.h"
 #include "pmi2/pmi2.h"
 

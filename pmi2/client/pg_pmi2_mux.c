@@ -22,8 +22,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "client/pg_cl_io.h"
 #include "parser/pg_parse.h"
-#include "pmi1/client/pg_cl_io.h"
 #include "pmi2/pmi2.h"
 
 enum { MUX_REQ_STACK = 1024, MUX_REQ_MAX = PG_PMI2_LENGTH_FIELD + PG_PMI2_BODY_MAX };

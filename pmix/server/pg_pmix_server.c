@@ -14,9 +14,10 @@
 #include "gateway/pg_conn.h"
 #include "gateway/pg_job.h"
 #include "pmix/engine/pg_engine.h"
-#include "pmix/engine/pg_pack.h"
+#include "pmix/pack/pg_pack.h"
 #include "pmix/server/pg_pmix_value.h"
 #include "pmix/transport/pg_pmix_msg.h"
+#include "wire/pg_clock.h"
 
 enum { NS_PER_SEC = 1000000000 };
 
@@ -244,7 +245,7 @@ static void init_view(pg_engine_t *e, const pg_proc_t *self, pmix_rank_t target_
         pg_get_req_init(&q, self, &target, init_keys[k]);
         q.flags |= PG_GET_IMMEDIATE;
         PMIX_LOAD_KEY(f->info[f->n].key, init_keys[k]);
-        (void)pg_get(e, &q, pg_job_now(), init_key_done, f);
+        (void)pg_get(e, &q, pg_clock_now(), init_key_done, f);
     }
 }
 
@@ -396,7 +397,7 @@ static int cmd_fence(pmix_in_t *in)
     if (e != NULL && (parts = fence_participants(procs, nprocs, self.nspace)) != NULL &&
         (r = req_new(in)) != NULL) {
         rc = pg_fence_join(e, &self, nprocs > 0 ? parts : NULL, nprocs, flags, timeout,
-                           pg_job_now(), fence_done, r);
+                           pg_clock_now(), fence_done, r);
         if (rc == PMIX_SUCCESS)
             r = NULL; /* fence_done owns it now */
     }
@@ -465,7 +466,7 @@ static uint32_t node_of_host(pg_engine_t *e, const pg_proc_t *self, const char *
 
     pg_get_req_init(&q, self, &job, PMIX_NODE_LIST);
     q.flags |= PG_GET_IMMEDIATE;
-    (void)pg_get(e, &q, pg_job_now(), value_of_node_list, &list);
+    (void)pg_get(e, &q, pg_clock_now(), value_of_node_list, &list);
     if (list == NULL)
         return id;
     uint32_t n = 0;
@@ -519,7 +520,7 @@ static int cmd_get(pmix_in_t *in)
     if (r == NULL)
         (void)reply_status(in->conn, in->cmd, in->id, PMIX_ERR_NOMEM);
     else
-        (void)pg_get(e, &q, pg_job_now(), get_done, r); /* get_done always runs */
+        (void)pg_get(e, &q, pg_clock_now(), get_done, r); /* get_done always runs */
 out:
     free(key);
     pg_pmix_array_free(info, ninfo, PMIX_INFO);
@@ -667,7 +668,7 @@ static void lookup_start(pmix_req_t *r, pg_engine_t *e, const pg_proc_t *self, b
             continue;
         }
         *ls = (lookup_slot_t){ r, i };
-        (void)pg_lookup(e, self, r->pdata[i].key, wait, timeout, pg_job_now(), lookup_cb, ls);
+        (void)pg_lookup(e, self, r->pdata[i].key, wait, timeout, pg_clock_now(), lookup_cb, ls);
     }
     lookup_one_done(r, SIZE_MAX, PMIX_SUCCESS, NULL, NULL);
 }

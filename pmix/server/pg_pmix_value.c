@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pmix/engine/pg_pack.h"
+#include "pmix/pack/pg_pack.h"
 #include "pmix/transport/pg_pmix_msg.h"
 
 /* Types whose value lives entirely in the union (no pointers inside), so

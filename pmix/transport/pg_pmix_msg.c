@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pmix/engine/pg_pack.h"
+#include "pmix/pack/pg_pack.h"
 #include "wire/pg_pmix_frame.h"
 
 static const char *const cmd_names[PG_PMIX_CMD_MAX] = {

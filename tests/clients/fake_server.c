@@ -13,7 +13,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "pmi1/client/pg_cl_io.h"
+#include "client/pg_cl_io.h"
 
 struct pg_fake_server {
     pthread_t thread;

@@ -12,9 +12,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "pmi1/client/pg_cl_io.h"
-#include "pmi1/client/pg_cl_kv.h"
-#include "pmi1/client/pg_cl_util.h"
+#include "client/pg_cl_io.h"
+#include "client/pg_cl_kv.h"
+#include "client/pg_cl_util.h"
 #include "tests/pg_cunit.h"
 
 static pg_str_t S(const char *s)

@@ -1,7 +1,7 @@
 /*
  * test_shm_segment: the node-shared key segment end to end in one process
  * -- the gateway's writer (gateway/pg_shm.c) publishes generations, the
- * client libraries' reader (pmi1/client/pg_cl_shm.c) maps and answers.
+ * client libraries' reader (client/pg_cl_shm.c) maps and answers.
  * What a user relies on: a get answered from the segment gives exactly
  * what pmigate's server would (by rank, own value first, lowest poster for
  * a get without a rank); anything the reader cannot vouch for -- a stale
@@ -20,9 +20,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "client/pg_cl_shm.h"
 #include "gateway/pg_shm.h"
-#include "pmi1/client/pg_cl_shm.h"
-#include "pmi1/client/pg_shm_format.h"
+#include "wire/pg_shm_format.h"
 #include "tests/pg_cunit.h"
 
 #define BOTH (PG_CL_SHM_PMI1 | PG_CL_SHM_PMI2)

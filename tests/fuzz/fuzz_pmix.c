@@ -26,11 +26,12 @@
 #include "gateway/pg_conn.h"
 #include "gateway/pg_job.h"
 #include "pmix/engine/pg_engine.h"
-#include "pmix/engine/pg_pack.h"
+#include "pmix/pack/pg_pack.h"
 #include "pmix/server/pg_pmix_server.h"
 #include "pmix/server/pg_pmix_value.h"
 #include "pmix/transport/pg_pmix_msg.h"
 #include "tests/pmix/pmix_handler_stubs.h"
+#include "wire/pg_clock.h"
 #include "wire/pg_pmix_frame.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -52,11 +53,11 @@ enum {
 
 /* ---- stand-ins for the gateway's job and connection ------------------- */
 
-/* The clock pg_job_now() reads: advanced by the frame loop, so held gets
+/* The clock pg_clock_now() reads: advanced by the frame loop, so held gets
  * and lookups with timeouts expire within one input. */
 static uint64_t fz_clock;
 
-uint64_t pg_job_now(void)
+uint64_t pg_clock_now(void)
 {
     return fz_clock;
 }

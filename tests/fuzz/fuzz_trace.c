@@ -15,10 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gateway/pg_trace.h"
-#include "gateway/pg_trace_analyze.h"
-#include "gateway/pg_trace_svg.h"
-#include "gateway/pg_trace_view.h"
+#include "trace/pg_trace.h"
+#include "trace/pg_trace_analyze.h"
+#include "trace/pg_trace_svg.h"
+#include "trace/pg_trace_view.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

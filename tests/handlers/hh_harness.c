@@ -22,6 +22,7 @@
 #include "pmi1/pg_pmi1_server.h"
 #include "pmi2/pg_pmi2_server.h"
 #include "pmix/engine/pg_engine.h"
+#include "wire/pg_clock.h"
 #include "wire/pg_frame.h"
 
 enum { HH_MAX_CONNS = HH_MAX_RANKS + 4, HH_LOG_MAX = 8192, HH_INBUF = 65536 };
@@ -103,17 +104,9 @@ int pg_job_verbose(const pg_job_t *job)
     return 0;
 }
 
-uint64_t pg_job_now(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 void pg_job_touch_engine(pg_job_t *job)
 {
-    (void)pg_engine_expire(job->engine, pg_job_now());
+    (void)pg_engine_expire(job->engine, pg_clock_now());
 }
 
 void pg_job_log(const pg_job_t *job, const char *fmt, ...)
@@ -336,7 +329,7 @@ void hh_send2_left(hh_t *h, int c, const char *body)
 
 static uint64_t now_ms(void)
 {
-    return pg_job_now() / 1000000u;
+    return pg_clock_now() / 1000000u;
 }
 
 /* Reads what client c's socket holds, pumping the loop for up to ms. */

@@ -5,7 +5,7 @@
  * in a real engine without a socket or an event loop.  Shared by the
  * handler's regression tests (tests/pmix/test_pmix_transport.c) and its
  * fuzzer (tests/fuzz/fuzz_pmix.c); each defines the two functions whose
- * behaviour it needs to choose: pg_job_now() (the clock) and
+ * behaviour it needs to choose: pg_clock_now() (the clock) and
  * pg_conn_send() (what happens to a reply).
  *
  * Definitions, not only declarations: include it in one file per program.
@@ -18,6 +18,7 @@
 #include "gateway/pg_conn.h"
 #include "gateway/pg_job.h"
 #include "pmix/engine/pg_engine.h"
+#include "wire/pg_clock.h"
 
 struct pg_job {
     char kvsname[32];

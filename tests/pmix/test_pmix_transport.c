@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pmix/engine/pg_pack.h"
+#include "pmix/pack/pg_pack.h"
 #include "pmix/server/pg_pmix_value.h"
 #include "pmix/transport/pg_pmix_msg.h"
 #include "tests/pg_cunit.h"
@@ -454,7 +454,7 @@ static void value_pointer_cannot_be_stored(void)
 
 #include "tests/pmix/pmix_handler_stubs.h"
 
-uint64_t pg_job_now(void)
+uint64_t pg_clock_now(void)
 {
     return 1;
 }

@@ -21,6 +21,13 @@ if have_prog mpi_hello; then
         fail "trace show failed"
     expect_grep 'cmd=barrier_out' "$TMP/show" "show --cmd barrier_in"
     grep -q ' 0  *0  PMI-1' "$TMP/show" && fail "show --rank 1 printed rank 0"
+    # --rank takes a plain decimal rank: anything else is a usage error
+    for bad in -1 +1 1x ' 1' '' 1048577 99999999999; do
+        "$PMIGATE" trace show "$TMP/hello.trace" --rank "$bad" >/dev/null 2>&1
+        expect_status 2 $? "show --rank '$bad'"
+    done
+    "$PMIGATE" trace show "$TMP/hello.trace" --rank 1048576 >/dev/null ||
+        fail "show --rank 1048576 (the largest rank) refused"
     ran=1
 fi
 if have_prog pmi2_wireup && have_prog pmi2_features; then

@@ -10,12 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gateway/pg_replay_msg.h"
-#include "gateway/pg_trace.h"
-#include "gateway/pg_trace_analyze.h"
-#include "gateway/pg_trace_svg.h"
-#include "gateway/pg_trace_view.h"
 #include "tests/pg_cunit.h"
+#include "trace/pg_replay_msg.h"
+#include "trace/pg_trace.h"
+#include "trace/pg_trace_analyze.h"
+#include "trace/pg_trace_svg.h"
+#include "trace/pg_trace_view.h"
 
 /* ---------------------------------------------------------------- */
 /* building synthetic traces                                          */

@@ -9,13 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gateway/pg_replay_pmix.h"
-#include "gateway/pg_trace.h"
-#include "gateway/pg_trace_analyze.h"
-#include "gateway/pg_trace_pmix.h"
-#include "pmix/engine/pg_pack.h"
+#include "pmix/pack/pg_pack.h"
 #include "pmix/transport/pg_pmix_msg.h"
 #include "tests/pg_cunit.h"
+#include "trace/pg_replay_pmix.h"
+#include "trace/pg_trace.h"
+#include "trace/pg_trace_analyze.h"
+#include "trace/pg_trace_pmix.h"
 #include "wire/pg_pmix_frame.h"
 
 /* ---------------------------------------------------------------- */

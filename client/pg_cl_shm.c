@@ -1,0 +1,267 @@
+/*
+ * pg_cl_shm: mapping, checking and reading the node-shared key segment
+ * (see pg_cl_shm.h; layout in pg_shm_format.h).
+ *
+ * Every number a reader takes from the file is checked before it is used:
+ * the header when the file is mapped (a file that fails is not used at
+ * all), each entry when a lookup reaches it (offsets and lengths must stay
+ * inside the strings area, which ends in a NUL; an entry that fails is
+ * treated as absent, so the server answers).  Checking entries lazily keeps
+ * the per-fence cost of a process at one open/fstat/mmap instead of a pass
+ * over the whole table -- with a thousand processes per node that pass
+ * would cost more than the gets it serves.
+ */
+#include "client/pg_cl_shm.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "wire/pg_shm_format.h"
+
+/* One mapped, checked generation. */
+typedef struct shm_map {
+    void *base;
+    size_t size;
+    uint64_t generation;
+    uint32_t job_size;
+    uint32_t nslots;
+    const pg_shm_entry_t *slots;
+    const char *strings;
+    uint64_t strings_size;
+} shm_map_t;
+
+struct pg_cl_shm {
+    pthread_rwlock_t lock; /* readers: lookups; writer: swapping the map */
+    char *path;
+    char *nspace;
+    shm_map_t map;         /* base == NULL: nothing mapped */
+};
+
+pg_cl_shm_t *pg_cl_shm_new(const char *path, const char *nspace)
+{
+    pg_cl_shm_t *s;
+
+    if (path == NULL || path[0] == '\0' || nspace == NULL || nspace[0] == '\0')
+        return NULL;
+    s = calloc(1, sizeof(*s));
+    if (s == NULL)
+        return NULL;
+    s->path = strdup(path);
+    s->nspace = strdup(nspace);
+    if (s->path == NULL || s->nspace == NULL || pthread_rwlock_init(&s->lock, NULL) != 0) {
+        free(s->path);
+        free(s->nspace);
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+static void map_release(shm_map_t *m)
+{
+    if (m->base != NULL)
+        munmap(m->base, m->size);
+    memset(m, 0, sizeof(*m));
+}
+
+void pg_cl_shm_free(pg_cl_shm_t *s)
+{
+    if (s == NULL)
+        return;
+    map_release(&s->map);
+    pthread_rwlock_destroy(&s->lock);
+    free(s->path);
+    free(s->nspace);
+    free(s);
+}
+
+/* ---- checking a mapped file --------------------------------------------- */
+
+/* [off, off + len) lies inside [0, total). */
+static bool range_ok(uint64_t off, uint64_t len, uint64_t total)
+{
+    return off <= total && len <= total - off;
+}
+
+static bool header_ok(const pg_shm_header_t *h, size_t size, const char *nspace)
+{
+    const char *base = (const char *)h;
+    size_t nslen = strlen(nspace);
+
+    if (memcmp(h->magic, PG_SHM_MAGIC, sizeof(h->magic)) != 0 || h->version != PG_SHM_VERSION ||
+        h->header_size != sizeof(*h) || h->total_size != size)
+        return false;
+    if (h->nslots == 0 || (h->nslots & (h->nslots - 1)) != 0 || h->nentries >= h->nslots ||
+        h->slots_off % sizeof(uint64_t) != 0 ||
+        !range_ok(h->slots_off, (uint64_t)h->nslots * sizeof(pg_shm_entry_t), size))
+        return false;
+    if (!range_ok(h->strings_off, h->strings_size, size) || h->strings_size == 0 ||
+        h->strings_size > UINT32_MAX || ((const char *)h)[h->strings_off + h->strings_size - 1] != '\0')
+        return false;
+    /* the segment must be this job's */
+    return h->nspace_len == nslen && range_ok(h->nspace_off, (uint64_t)nslen + 1, size) &&
+           memcmp(base + h->nspace_off, nspace, nslen + 1) == 0;
+}
+
+/* Checks a whole mapped file and describes it in *m. */
+static bool map_check(void *base, size_t size, const char *nspace, shm_map_t *m)
+{
+    const pg_shm_header_t *h = base;
+
+    if (size < sizeof(*h) || !header_ok(h, size, nspace))
+        return false;
+    m->base = base;
+    m->size = size;
+    m->generation = h->generation;
+    m->job_size = h->job_size;
+    m->nslots = h->nslots;
+    m->slots = (const pg_shm_entry_t *)((const char *)base + h->slots_off);
+    m->strings = (const char *)base + h->strings_off;
+    m->strings_size = h->strings_size;
+    return true;
+}
+
+/* Maps the file at path if it is generation `want` of nspace's segment. */
+static bool map_open(const char *path, const char *nspace, uint64_t want, shm_map_t *m)
+{
+    struct stat st;
+    void *base;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    bool ok;
+
+    memset(m, 0, sizeof(*m));
+    if (fd < 0)
+        return false;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < (off_t)sizeof(pg_shm_header_t) ||
+        (uint64_t)st.st_size > SIZE_MAX / 2) {
+        close(fd);
+        return false;
+    }
+    /* MAP_POPULATE: the page-table work is done here, in the fence path,
+     * not by page faults in the gets that follow */
+    base = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED | MAP_POPULATE, fd, 0);
+    close(fd);
+    if (base == MAP_FAILED)
+        return false;
+    ok = map_check(base, (size_t)st.st_size, nspace, m) && m->generation == want;
+    if (!ok) {
+        munmap(base, (size_t)st.st_size);
+        memset(m, 0, sizeof(*m));
+    }
+    return ok;
+}
+
+/* Installs `next` (possibly empty) and unmaps what it replaces, outside
+ * the lock so lookups wait only for the pointer swap. */
+static void map_swap(pg_cl_shm_t *s, const shm_map_t *next)
+{
+    shm_map_t old;
+
+    pthread_rwlock_wrlock(&s->lock);
+    old = s->map;
+    s->map = *next;
+    pthread_rwlock_unlock(&s->lock);
+    map_release(&old);
+}
+
+bool pg_cl_shm_refresh(pg_cl_shm_t *s, uint64_t fences)
+{
+    shm_map_t next;
+    bool ok;
+
+    if (s == NULL)
+        return false;
+    ok = map_open(s->path, s->nspace, fences, &next);
+    map_swap(s, &next);
+    return ok;
+}
+
+void pg_cl_shm_drop(pg_cl_shm_t *s)
+{
+    shm_map_t none;
+
+    if (s == NULL)
+        return;
+    memset(&none, 0, sizeof(none));
+    map_swap(s, &none);
+}
+
+uint64_t pg_cl_shm_generation(pg_cl_shm_t *s)
+{
+    uint64_t g;
+
+    if (s == NULL)
+        return 0;
+    pthread_rwlock_rdlock(&s->lock);
+    g = s->map.generation;
+    pthread_rwlock_unlock(&s->lock);
+    return g;
+}
+
+/* ---- lookups ------------------------------------------------------------- */
+
+/* A string of the strings area: len bytes then a NUL, all inside. */
+static bool string_ok(const shm_map_t *m, uint32_t off, uint32_t len)
+{
+    return (uint64_t)off + len < m->strings_size && m->strings[off + len] == '\0';
+}
+
+static const pg_shm_entry_t *map_find(const shm_map_t *m, const char *key, size_t klen,
+                                      uint32_t rank)
+{
+    uint32_t h = pg_shm_hash(key, klen, rank), mask = m->nslots - 1;
+
+    for (uint32_t i = 0, at = h & mask; i < m->nslots; i++, at = (at + 1) & mask) {
+        const pg_shm_entry_t *e = &m->slots[at];
+
+        if (e->key_len == 0)
+            return NULL; /* the probe chain ends at the first empty slot */
+        if (e->hash == h && e->rank == rank && e->key_len == klen &&
+            string_ok(m, e->key_off, e->key_len) && memcmp(m->strings + e->key_off, key, klen) == 0)
+            return string_ok(m, e->val_off, e->val_len) ? e : NULL;
+    }
+    return NULL;
+}
+
+/* The server's order for a PMI get: the named rank, the caller's own
+ * value, the lowest poster's. */
+static const pg_shm_entry_t *map_lookup(const shm_map_t *m, const char *key, int rank, int self)
+{
+    size_t klen = strlen(key);
+    const pg_shm_entry_t *e = NULL;
+
+    if (rank >= 0 && (uint32_t)rank < m->job_size)
+        e = map_find(m, key, klen, (uint32_t)rank);
+    if (e == NULL && self >= 0 && (uint32_t)self < m->job_size)
+        e = map_find(m, key, klen, (uint32_t)self);
+    if (e == NULL)
+        e = map_find(m, key, klen, PG_SHM_ANY_RANK);
+    return e;
+}
+
+int pg_cl_shm_get(pg_cl_shm_t *s, unsigned dialect, const char *key, int rank, int self,
+                  char *dst, size_t cap, size_t *len)
+{
+    const pg_shm_entry_t *e;
+    int rc = PG_CL_SHM_ASK;
+
+    if (s == NULL || key == NULL || dst == NULL || cap == 0)
+        return PG_CL_SHM_ASK;
+    pthread_rwlock_rdlock(&s->lock);
+    if (s->map.base != NULL && (e = map_lookup(&s->map, key, rank, self)) != NULL &&
+        (e->flags & dialect) != 0) {
+        size_t n = e->val_len < cap - 1 ? e->val_len : cap - 1;
+
+        memcpy(dst, s->map.strings + e->val_off, n);
+        dst[n] = '\0';
+        *len = e->val_len;
+        rc = PG_CL_SHM_FOUND;
+    }
+    pthread_rwlock_unlock(&s->lock);
+    return rc;
+}

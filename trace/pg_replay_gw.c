@@ -1,0 +1,359 @@
+/*
+ * pg_replay_gw: the child gateway and its stub ranks.  See pg_replay_gw.h.
+ */
+#include "trace/pg_replay_gw.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "wire/pg_clock.h"
+
+enum { STUB_MSG_MAX = 4096, ACCEPT_POLL_MS = 50, REPLAY_APPS_MAX = 64 };
+
+typedef struct stub {
+    int ctl;     /* control socket: closing it releases the stub */
+    int pmi_fd;  /* the rank's PMI_FD, until taken */
+} stub_t;
+
+struct pg_replay_gw {
+    pid_t child;
+    int reaped;
+    int wstatus;
+    int listen_fd;
+    char dir[48];
+    char ctl_path[64];
+    int nranks;
+    stub_t *stubs;
+    char kvsname[256];
+    char port[256];
+};
+
+static void close_fd(int *fd)
+{
+    if (*fd >= 0)
+        close(*fd);
+    *fd = -1;
+}
+
+static int open_ctl(pg_replay_gw_t *gw)
+{
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    const char *tmp = getenv("TMPDIR");
+
+    snprintf(gw->dir, sizeof(gw->dir), "%s/pmigate-replay.XXXXXX",
+             tmp && *tmp && strlen(tmp) < 24 ? tmp : "/tmp");
+    if (mkdtemp(gw->dir) == NULL) {
+        gw->dir[0] = '\0';
+        return -1;
+    }
+    snprintf(gw->ctl_path, sizeof(gw->ctl_path), "%s/ctl", gw->dir);
+    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", gw->ctl_path);
+    gw->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (gw->listen_fd < 0 || bind(gw->listen_fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
+        listen(gw->listen_fd, 4096) != 0)
+        return -1;
+    return 0;
+}
+
+/* Ranks per application: apps "2,2,2" as recorded when it adds up to
+ * nranks, else one application of nranks.  Returns the count (<= max). */
+static int app_sizes(int nranks, const char *apps, int *sizes, int max)
+{
+    int n = 0, sum = 0;
+
+    for (const char *p = apps; p != NULL && *p != '\0' && n < max; n++) {
+        sizes[n] = atoi(p);
+        sum += sizes[n];
+        p = strchr(p, ',');
+        p = p ? p + 1 : NULL;
+    }
+    if (n < 2 || sum != nranks || n == max) {
+        sizes[0] = nranks;
+        return 1;
+    }
+    return n;
+}
+
+/* `pmigate run [--trace T] -n A stub CTL : -n B stub CTL ...` */
+static pid_t spawn_gateway(const pg_replay_gw_t *gw, const char *self_exe, const char *trace_path,
+                           const char *apps)
+{
+    int sizes[REPLAY_APPS_MAX], napps = app_sizes(gw->nranks, apps, sizes, REPLAY_APPS_MAX);
+    char n[REPLAY_APPS_MAX][16];
+    const char *argv[8 + 6 * REPLAY_APPS_MAX];
+    int k = 0;
+    pid_t pid;
+
+    argv[k++] = "pmigate";
+    argv[k++] = "run";
+    if (trace_path != NULL) {
+        argv[k++] = "--trace";
+        argv[k++] = trace_path;
+    }
+    for (int a = 0; a < napps; a++) {
+        snprintf(n[a], sizeof(n[a]), "%d", sizes[a]);
+        if (a > 0)
+            argv[k++] = ":";
+        argv[k++] = "-n";
+        argv[k++] = n[a];
+        argv[k++] = self_exe;
+        argv[k++] = "__replay-stub";
+        argv[k++] = gw->ctl_path;
+    }
+    argv[k] = NULL;
+    pid = fork();
+    if (pid == 0) {
+        execv(self_exe, (char *const *)argv);
+        fprintf(stderr, "pmigate replay: cannot run %s: %s\n", self_exe, strerror(errno));
+        _exit(127);
+    }
+    return pid;
+}
+
+/* Copies the value of "key=" in a stub's report (space-separated). */
+static void report_field(const char *msg, const char *key, char *out, size_t cap)
+{
+    size_t klen = strlen(key);
+    const char *p = msg;
+
+    out[0] = '\0';
+    while ((p = strstr(p, key)) != NULL) {
+        if ((p == msg || p[-1] == ' ') && p[klen] == '=') {
+            snprintf(out, cap, "%.*s", (int)strcspn(p + klen + 1, " \n"), p + klen + 1);
+            return;
+        }
+        p += klen;
+    }
+}
+
+/* Reads one stub's report and the fd riding with it. */
+static int take_report(pg_replay_gw_t *gw, int ctl, char *err, size_t errlen)
+{
+    char msg[STUB_MSG_MAX + 1], rank_s[16];
+    char cbuf[CMSG_SPACE(sizeof(int))];
+    struct iovec iov = { msg, STUB_MSG_MAX };
+    struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+                         .msg_controllen = sizeof(cbuf) };
+    struct timeval tv = { 5, 0 };
+    struct cmsghdr *cm;
+    ssize_t n;
+    int fd = -1;
+    long rank;
+
+    (void)setsockopt(ctl, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    n = recvmsg(ctl, &mh, MSG_CMSG_CLOEXEC);
+    cm = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL;
+    if (cm != NULL && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
+        memcpy(&fd, CMSG_DATA(cm), sizeof(fd));
+    msg[n > 0 ? n : 0] = '\0';
+    report_field(msg, "rank", rank_s, sizeof(rank_s));
+    rank = strtol(rank_s, NULL, 10);
+    if (fd < 0 || rank_s[0] == '\0' || rank < 0 || rank >= gw->nranks ||
+        gw->stubs[rank].ctl >= 0) {
+        snprintf(err, errlen, "a replay stub sent a bad report ('%.60s')", msg);
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    gw->stubs[rank] = (stub_t){ ctl, fd };
+    if (gw->kvsname[0] == '\0')
+        report_field(msg, "jobid", gw->kvsname, sizeof(gw->kvsname));
+    if (gw->port[0] == '\0')
+        report_field(msg, "port", gw->port, sizeof(gw->port));
+    return 0;
+}
+
+static int child_gone(pg_replay_gw_t *gw)
+{
+    if (!gw->reaped && waitpid(gw->child, &gw->wstatus, WNOHANG) == gw->child)
+        gw->reaped = 1;
+    return gw->reaped;
+}
+
+static int gather_stubs(pg_replay_gw_t *gw, uint64_t deadline, char *err, size_t errlen)
+{
+    for (int got = 0; got < gw->nranks;) {
+        struct pollfd p = { gw->listen_fd, POLLIN, 0 };
+        int ctl;
+
+        if (child_gone(gw)) {
+            snprintf(err, errlen, "the gateway exited before its %d ranks started",
+                     gw->nranks);
+            return -1;
+        }
+        if (pg_clock_now() > deadline) {
+            snprintf(err, errlen, "timed out: %d of %d ranks of the replay gateway started", got,
+                     gw->nranks);
+            return -1;
+        }
+        if (poll(&p, 1, ACCEPT_POLL_MS) <= 0)
+            continue;
+        ctl = accept4(gw->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+        if (ctl < 0)
+            continue;
+        if (take_report(gw, ctl, err, errlen) != 0) {
+            close(ctl);
+            return -1;
+        }
+        got++;
+    }
+    return 0;
+}
+
+pg_replay_gw_t *pg_replay_gw_start(const char *self_exe, int nranks, const char *apps,
+                                   const char *trace_path, uint64_t deadline_ns, char *err,
+                                   size_t errlen)
+{
+    pg_replay_gw_t *gw = calloc(1, sizeof(*gw));
+
+    if (gw == NULL || (gw->stubs = calloc((size_t)nranks, sizeof(*gw->stubs))) == NULL) {
+        snprintf(err, errlen, "out of memory");
+        free(gw);
+        return NULL;
+    }
+    gw->nranks = nranks;
+    gw->listen_fd = -1;
+    for (int r = 0; r < nranks; r++)
+        gw->stubs[r] = (stub_t){ -1, -1 };
+    if (open_ctl(gw) != 0) {
+        snprintf(err, errlen, "cannot open the replay control socket: %s", strerror(errno));
+        goto fail;
+    }
+    gw->child = spawn_gateway(gw, self_exe, trace_path, apps);
+    if (gw->child < 0) {
+        snprintf(err, errlen, "cannot fork the gateway: %s", strerror(errno));
+        goto fail;
+    }
+    if (gather_stubs(gw, deadline_ns, err, errlen) != 0)
+        goto fail;
+    close_fd(&gw->listen_fd);
+    return gw;
+fail:
+    pg_replay_gw_finish(gw, 1, pg_clock_now() + 2000000000u);
+    pg_replay_gw_free(gw);
+    return NULL;
+}
+
+int pg_replay_gw_take_fd(pg_replay_gw_t *gw, int rank)
+{
+    int fd;
+
+    if (rank < 0 || rank >= gw->nranks)
+        return -1;
+    fd = gw->stubs[rank].pmi_fd;
+    gw->stubs[rank].pmi_fd = -1;
+    return fd;
+}
+
+const char *pg_replay_gw_kvsname(const pg_replay_gw_t *gw)
+{
+    return gw->kvsname;
+}
+
+const char *pg_replay_gw_port(const pg_replay_gw_t *gw)
+{
+    return gw->port[0] ? gw->port : NULL;
+}
+
+int pg_replay_gw_finish(pg_replay_gw_t *gw, int kill_first, uint64_t deadline_ns)
+{
+    if (gw == NULL || gw->child <= 0)
+        return -1;
+    if (kill_first && !child_gone(gw))
+        kill(gw->child, SIGTERM);
+    for (int r = 0; r < gw->nranks; r++) {
+        close_fd(&gw->stubs[r].pmi_fd);
+        close_fd(&gw->stubs[r].ctl);
+    }
+    while (!child_gone(gw)) {
+        struct timespec nap = { 0, 5000000 };
+
+        if (pg_clock_now() > deadline_ns) {
+            kill(gw->child, SIGKILL);
+            waitpid(gw->child, &gw->wstatus, 0);
+            gw->reaped = 1;
+            return -1;
+        }
+        nanosleep(&nap, NULL);
+    }
+    return gw->wstatus;
+}
+
+void pg_replay_gw_free(pg_replay_gw_t *gw)
+{
+    if (gw == NULL)
+        return;
+    if (gw->child > 0 && !gw->reaped) {
+        kill(gw->child, SIGKILL);
+        waitpid(gw->child, &gw->wstatus, 0);
+    }
+    for (int r = 0; gw->stubs != NULL && r < gw->nranks; r++) {
+        close_fd(&gw->stubs[r].pmi_fd);
+        close_fd(&gw->stubs[r].ctl);
+    }
+    close_fd(&gw->listen_fd);
+    if (gw->ctl_path[0] != '\0')
+        unlink(gw->ctl_path);
+    if (gw->dir[0] != '\0')
+        rmdir(gw->dir);
+    free(gw->stubs);
+    free(gw);
+}
+
+/* ---------------------------------------------------------------- */
+/* the stub rank                                                      */
+/* ---------------------------------------------------------------- */
+
+static int stub_send(int ctl, int pmi_fd, const char *report)
+{
+    char cbuf[CMSG_SPACE(sizeof(int))];
+    struct iovec iov = { (void *)report, strlen(report) };
+    struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+                         .msg_controllen = sizeof(cbuf) };
+    struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+
+    memset(cbuf, 0, sizeof(cbuf));
+    cm->cmsg_level = SOL_SOCKET;
+    cm->cmsg_type = SCM_RIGHTS;
+    cm->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(cm), &pmi_fd, sizeof(int));
+    return sendmsg(ctl, &mh, MSG_NOSIGNAL) == (ssize_t)iov.iov_len ? 0 : -1;
+}
+
+int pg_replay_stub_main(int argc, char **argv)
+{
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    const char *fd_s = getenv("PMI_FD"), *rank = getenv("PMI_RANK");
+    const char *jobid = getenv("PMI_JOBID"), *port = getenv("PMIGATE_PMI_PORT");
+    char report[STUB_MSG_MAX], sink[64];
+    int ctl, pmi_fd;
+
+    if (argc < 2 || fd_s == NULL || rank == NULL) {
+        fprintf(stderr, "pmigate __replay-stub: run by pmigate replay only\n");
+        return 2;
+    }
+    pmi_fd = atoi(fd_s);
+    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", argv[1]);
+    snprintf(report, sizeof(report), "rank=%s jobid=%s port=%s\n", rank, jobid ? jobid : "",
+             port ? port : "");
+    ctl = socket(AF_UNIX, SOCK_STREAM, 0);
+    if (ctl < 0 || connect(ctl, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
+        stub_send(ctl, pmi_fd, report) != 0) {
+        fprintf(stderr, "pmigate __replay-stub: rank %s cannot reach the replayer: %s\n", rank,
+                strerror(errno));
+        return 1;
+    }
+    close(pmi_fd); /* the replayer's copy is now the only one */
+    while (read(ctl, sink, sizeof(sink)) > 0)
+        ; /* until released */
+    return 0;
+}

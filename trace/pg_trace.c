@@ -1,0 +1,534 @@
+/*
+ * pg_trace: the trace file format.  See pg_trace.h and docs/trace-format.md.
+ *
+ * The reader is strict about structure (a wrong field is an error naming the
+ * line, never a guess) and lenient about content (a message the codec cannot
+ * parse is kept with cmd = PG_CMD_UNKNOWN: a trace of a misbehaving client
+ * is exactly what people need to read).
+ */
+#include "trace/pg_trace.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "parser/pg_parse.h"
+#include "pmix/transport/pg_pmix_msg.h"
+#include "wire/pg_escape.h"
+#include "wire/pg_frame.h"
+#include "wire/pg_pmix_frame.h"
+
+static const char header_magic[] = "#pmigate-trace";
+
+/* ---------------------------------------------------------------- */
+/* writing                                                            */
+/* ---------------------------------------------------------------- */
+
+const char *pg_trace_proto_word(pg_proto_t proto)
+{
+    switch (proto) {
+    case PG_PROTO_PMI1:
+        return "pmi1";
+    case PG_PROTO_PMI2:
+        return "pmi2";
+    case PG_PROTO_PMIX:
+        return "pmix";
+    default:
+        return "-";
+    }
+}
+
+static int proto_of_word(const char *w, pg_proto_t *out)
+{
+    static const pg_proto_t all[] = { PG_PROTO_NONE, PG_PROTO_PMI1, PG_PROTO_PMI2, PG_PROTO_PMIX };
+
+    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+        if (strcmp(w, pg_trace_proto_word(all[i])) == 0) {
+            *out = all[i];
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static int grow_scratch(char **buf, size_t *cap, size_t need)
+{
+    char *grown;
+
+    if (*cap >= need)
+        return 0;
+    grown = realloc(*buf, need);
+    if (grown == NULL)
+        return -1;
+    *buf = grown;
+    *cap = need;
+    return 0;
+}
+
+int pg_trace_write_header(FILE *f, const pg_trace_header_t *h)
+{
+    const char *cmd = h->cmdline ? h->cmdline : "";
+    size_t len = strlen(cmd);
+    char *esc = malloc(pg_escaped_max(len));
+    int rc;
+
+    if (esc == NULL)
+        return -1;
+    pg_escape(cmd, len, esc);
+    rc = fprintf(f, "%s %d kvsname=%s size=%d start=%s%s%s cmdline=%s\n", header_magic,
+                 PG_TRACE_VERSION, h->kvsname[0] ? h->kvsname : "-", h->size,
+                 h->start[0] ? h->start : "-", h->apps[0] ? " apps=" : "", h->apps, esc) < 0
+             ? -1
+             : 0;
+    free(esc);
+    return rc;
+}
+
+int pg_trace_write_event(FILE *f, uint64_t t_ns, int conn, int rank, pg_proto_t proto,
+                         pg_trace_dir_t dir, const char *bytes, size_t len, char **scratch,
+                         size_t *scratch_cap)
+{
+    size_t n;
+
+    if (grow_scratch(scratch, scratch_cap, pg_escaped_max(len)) != 0)
+        return -1;
+    n = pg_escape(bytes, len, *scratch);
+    if (fprintf(f, "%" PRIu64 " %d %d %s %c ", t_ns, conn, rank, pg_trace_proto_word(proto),
+                dir == PG_TRACE_C2S ? 'C' : 'S') < 0 ||
+        fwrite(*scratch, 1, n, f) != n || putc('\n', f) == EOF)
+        return -1;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- */
+/* decoding                                                           */
+/* ---------------------------------------------------------------- */
+
+int pg_trace_parse(pg_trace_parsed_t *p, const char *bytes, size_t len)
+{
+    pg_frame_t frame;
+    int rc;
+
+    if (!p->msg_ready) {
+        pg_msg_init(&p->msg);
+        p->msg_ready = 1;
+    }
+    if (grow_scratch(&p->buf, &p->cap, len + 1) != 0)
+        return PG_WIRE_ENOMEM;
+    memcpy(p->buf, bytes, len);
+    p->buf[len] = '\0';
+    rc = pg_frame_next(p->buf, len, &frame);
+    if (rc == PG_WIRE_ENEED_MORE)
+        return PG_WIRE_EBAD_START; /* a traced message is always whole */
+    if (rc != PG_WIRE_OK)
+        return rc;
+    return pg_parse_frame(p->buf, &frame, &p->msg);
+}
+
+void pg_trace_parsed_release(pg_trace_parsed_t *p)
+{
+    if (p->msg_ready)
+        pg_msg_release(&p->msg);
+    free(p->buf);
+    memset(p, 0, sizeof(*p));
+}
+
+size_t pg_trace_first_message(pg_proto_t proto, const char *bytes, size_t len)
+{
+    pg_frame_t frame;
+    size_t n;
+
+    if (proto == PG_PROTO_PMIX || pg_pmix_is_start(bytes, len)) {
+        n = pg_trace_pmix_first(bytes, len);
+        return n > 0 ? n : len;
+    }
+    if (pg_frame_next(bytes, len, &frame) != PG_WIRE_OK || frame.consumed == 0)
+        return len;
+    return frame.consumed;
+}
+
+const char *pg_trace_event_name(const pg_trace_event_t *e)
+{
+    if (e->cmd != PG_CMD_UNKNOWN)
+        return pg_cmd_name(e->cmd);
+    if (e->name[0] != '\0')
+        return e->name;
+    return e->proto == PG_PROTO_PMIX ? "pmix" : "?";
+}
+
+/* A message error (syntax, a limit) still names the command; a framing
+ * error does not. */
+static int parse_rc_has_cmd(int rc)
+{
+    return rc == PG_WIRE_OK || (rc <= PG_WIRE_ESYNTAX && rc >= PG_WIRE_EKVSNAME_TOO_LONG);
+}
+
+/* PMIx: the header (pairing needs the request id).  A preamble recorded
+ * before the connection's protocol was known (version 1 traces say "-")
+ * is PMIx all the same: nothing else starts with 0x89. */
+static void decode_pmix_event(pg_trace_event_t *e)
+{
+    e->proto = PG_PROTO_PMIX;
+    if (pg_trace_pmix_head(e->bytes, e->len, e->dir == PG_TRACE_C2S, &e->pmix) != 0)
+        return;
+    snprintf(e->name, sizeof(e->name), "%s",
+             e->pmix.kind == PG_TRACE_PMIX_PREAMBLE ? "preamble" : pg_pmix_cmd_name(e->pmix.cmd));
+}
+
+static void decode_event(pg_trace_event_t *e, pg_trace_parsed_t *p)
+{
+    e->cmd = PG_CMD_UNKNOWN;
+    e->name[0] = '\0';
+    memset(&e->pmix, 0, sizeof(e->pmix));
+    if (e->proto == PG_PROTO_PMIX || pg_pmix_is_start(e->bytes, e->len)) {
+        decode_pmix_event(e);
+        return;
+    }
+    if (!parse_rc_has_cmd(pg_trace_parse(p, e->bytes, e->len)))
+        return;
+    e->cmd = p->msg.cmd;
+    if (p->msg.name.ptr != NULL)
+        snprintf(e->name, sizeof(e->name), "%.*s", (int)p->msg.name.len, p->msg.name.ptr);
+}
+
+/* ---------------------------------------------------------------- */
+/* reading                                                            */
+/* ---------------------------------------------------------------- */
+
+typedef struct reader {
+    FILE *f;
+    char *line;
+    size_t line_cap;
+    unsigned lineno;
+    char *err;
+    size_t errlen;
+    pg_trace_t *t;
+    size_t cap;
+} reader_t;
+
+static int rd_fail(reader_t *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int rd_fail(reader_t *r, const char *fmt, ...)
+{
+    char what[200];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof(what), fmt, ap);
+    va_end(ap);
+    if (r->lineno > 0)
+        snprintf(r->err, r->errlen, "line %u: %s", r->lineno, what);
+    else
+        snprintf(r->err, r->errlen, "%s", what);
+    return -1;
+}
+
+/* Reads the next line without its '\n'; returns its length or -1 at EOF. */
+static ssize_t rd_line(reader_t *r)
+{
+    ssize_t n = getline(&r->line, &r->line_cap, r->f);
+
+    if (n < 0)
+        return -1;
+    r->lineno++;
+    if (n > 0 && r->line[n - 1] == '\n')
+        r->line[--n] = '\0';
+    return n;
+}
+
+/* "key=value" at *p (value up to the next space); advances *p. */
+static int header_field(char **p, const char *key, char *out, size_t outlen)
+{
+    size_t klen = strlen(key), vlen;
+
+    while (**p == ' ')
+        (*p)++;
+    if (strncmp(*p, key, klen) != 0 || (*p)[klen] != '=')
+        return -1;
+    *p += klen + 1;
+    vlen = strcspn(*p, " ");
+    if (vlen >= outlen)
+        return -1;
+    memcpy(out, *p, vlen);
+    out[vlen] = '\0';
+    *p += vlen;
+    return 0;
+}
+
+/* The optional "apps=2,2,2" after start= (ranks per MPMD application). */
+static int parse_apps(char **p, pg_trace_header_t *h)
+{
+    char *save = *p;
+
+    if (header_field(p, "apps", h->apps, sizeof(h->apps)) != 0) {
+        *p = save;
+        h->apps[0] = '\0';
+        return 0;
+    }
+    return h->apps[0] == '\0' || strspn(h->apps, "0123456789,") != strlen(h->apps) ? -1 : 0;
+}
+
+static int parse_header(reader_t *r, char *line, size_t len)
+{
+    pg_trace_header_t *h = &r->t->header;
+    char *p = line + sizeof(header_magic) - 1, *end;
+    char size[16];
+    size_t clen;
+    long v;
+
+    if (strncmp(line, header_magic, sizeof(header_magic) - 1) != 0 || *p != ' ')
+        return rd_fail(r, "not a pmigate trace (the first line must start with '%s')",
+                       header_magic);
+    errno = 0;
+    v = strtol(p + 1, &end, 10);
+    if (end == p + 1 || errno != 0 || v < 1)
+        return rd_fail(r, "the header has no valid format version");
+    if (v > PG_TRACE_VERSION)
+        return rd_fail(r, "trace format version %ld is newer than this pmigate reads (%d)", v,
+                       PG_TRACE_VERSION);
+    h->version = (int)v;
+    p = end;
+    if (header_field(&p, "kvsname", h->kvsname, sizeof(h->kvsname)) != 0 ||
+        header_field(&p, "size", size, sizeof(size)) != 0 ||
+        header_field(&p, "start", h->start, sizeof(h->start)) != 0)
+        return rd_fail(r, "the header needs kvsname=, size= and start=");
+    errno = 0;
+    v = strtol(size, &end, 10);
+    if (*end != '\0' || errno != 0 || v < 0 || v > (1 << 20))
+        return rd_fail(r, "the header's size '%s' is not a number of ranks", size);
+    h->size = (int)v;
+    if (parse_apps(&p, h) != 0)
+        return rd_fail(r, "the header's apps= is not a list of rank counts");
+    while (*p == ' ')
+        p++;
+    if (strncmp(p, "cmdline=", 8) != 0)
+        return 0;
+    p += 8;
+    clen = (size_t)(line + len - p);
+    h->cmdline = malloc(clen + 1);
+    if (h->cmdline == NULL || pg_unescape(p, clen, h->cmdline, &clen) != 0)
+        return rd_fail(r, "the header's cmdline has a malformed escape");
+    h->cmdline[clen] = '\0';
+    return 0;
+}
+
+/* Reads a decimal field ending at a space; advances *p past the space. */
+static int num_field(char **p, long long min, long long max, long long *out)
+{
+    char *end;
+    long long v;
+
+    if (**p == '\0' || **p == ' ')
+        return -1;
+    errno = 0;
+    v = strtoll(*p, &end, 10);
+    if (errno != 0 || *end != ' ' || v < min || v > max)
+        return -1;
+    *out = v;
+    *p = end + 1;
+    return 0;
+}
+
+static int word_field(char **p, char *out, size_t outlen)
+{
+    size_t n = strcspn(*p, " ");
+
+    if (n == 0 || n >= outlen || (*p)[n] != ' ')
+        return -1;
+    memcpy(out, *p, n);
+    out[n] = '\0';
+    *p += n + 1;
+    return 0;
+}
+
+static pg_trace_event_t *push_event(reader_t *r)
+{
+    pg_trace_t *t = r->t;
+
+    if (t->nevents == r->cap) {
+        size_t cap = r->cap ? r->cap * 2 : 256;
+        pg_trace_event_t *grown = realloc(t->events, cap * sizeof(*grown));
+
+        if (grown == NULL)
+            return NULL;
+        t->events = grown;
+        r->cap = cap;
+    }
+    memset(&t->events[t->nevents], 0, sizeof(t->events[0]));
+    return &t->events[t->nevents++];
+}
+
+static int parse_event(reader_t *r, char *line, size_t len)
+{
+    char *p = line, proto[8], dir[4];
+    long long t, conn, rank;
+    pg_trace_event_t *e;
+    size_t mlen;
+
+    if (num_field(&p, 0, INT64_MAX, &t) != 0)
+        return rd_fail(r, "expected a time in ns first");
+    if (num_field(&p, 0, 1 << 24, &conn) != 0)
+        return rd_fail(r, "expected a connection id after the time");
+    if (num_field(&p, -1, 1 << 20, &rank) != 0)
+        return rd_fail(r, "expected a rank (or -1) after the connection id");
+    if (word_field(&p, proto, sizeof(proto)) != 0)
+        return rd_fail(r, "expected a protocol (pmi1, pmi2, pmix, -) after the rank");
+    if (word_field(&p, dir, sizeof(dir)) != 0 || (strcmp(dir, "C") != 0 && strcmp(dir, "S") != 0))
+        return rd_fail(r, "expected a direction (C or S) after the protocol");
+    e = push_event(r);
+    if (e == NULL)
+        return rd_fail(r, "out of memory");
+    if (proto_of_word(proto, &e->proto) != 0)
+        return rd_fail(r, "unknown protocol '%s'", proto);
+    if (r->t->nevents > 1 && (uint64_t)t < r->t->events[r->t->nevents - 2].t_ns)
+        return rd_fail(r, "time goes backwards");
+    e->t_ns = (uint64_t)t;
+    e->conn = (int)conn;
+    e->rank = e->rank_as_recorded = (int)rank;
+    e->dir = dir[0] == 'C' ? PG_TRACE_C2S : PG_TRACE_S2C;
+    e->line = r->lineno;
+    mlen = (size_t)(line + len - p);
+    e->bytes = malloc(mlen + 1);
+    if (e->bytes == NULL)
+        return rd_fail(r, "out of memory");
+    if (pg_unescape(p, mlen, e->bytes, &e->len) != 0)
+        return rd_fail(r, "malformed escape in the message");
+    if (e->len == 0)
+        return rd_fail(r, "empty message");
+    return 0;
+}
+
+/* A PMIx batch (replies written at once) on one line — how version 1
+ * recorders wrote it — becomes one event per frame, as if recorded so. */
+static int split_batch(reader_t *r)
+{
+    size_t last = r->t->nevents - 1;
+    pg_trace_event_t *e = &r->t->events[last];
+    size_t n;
+
+    if (e->proto != PG_PROTO_PMIX && !pg_pmix_is_start(e->bytes, e->len))
+        return 0;
+    while ((n = pg_trace_first_message(PG_PROTO_PMIX, e->bytes, e->len)) < e->len) {
+        pg_trace_event_t head = *e, *tail;
+
+        tail = push_event(r);
+        if (tail == NULL)
+            return rd_fail(r, "out of memory");
+        e = &r->t->events[last]; /* push_event may have moved the array */
+        *tail = head;
+        tail->len = head.len - n;
+        tail->bytes = malloc(tail->len);
+        if (tail->bytes == NULL)
+            return rd_fail(r, "out of memory");
+        memcpy(tail->bytes, head.bytes + n, tail->len);
+        e->len = n;
+        e = tail;
+        last = r->t->nevents - 1;
+    }
+    return 0;
+}
+
+/* Builds the connection table and gives every event its connection's rank. */
+static int index_conns(pg_trace_t *t)
+{
+    int max = -1;
+
+    for (size_t i = 0; i < t->nevents; i++)
+        if (t->events[i].conn > max)
+            max = t->events[i].conn;
+    t->nconns = max + 1;
+    t->conns = calloc((size_t)t->nconns + 1, sizeof(*t->conns));
+    if (t->conns == NULL)
+        return -1;
+    for (int c = 0; c < t->nconns; c++)
+        t->conns[c] = (pg_trace_conn_t){ .id = c, .rank = -1, .via_port = -1 };
+    for (size_t i = 0; i < t->nevents; i++) {
+        pg_trace_event_t *e = &t->events[i];
+        pg_trace_conn_t *c = &t->conns[e->conn];
+
+        if (c->via_port < 0)
+            c->via_port = e->rank_as_recorded < 0;
+        if (c->rank < 0 && e->rank >= 0)
+            c->rank = e->rank;
+        if (c->proto == PG_PROTO_NONE)
+            c->proto = e->proto;
+        c->nevents++;
+    }
+    for (size_t i = 0; i < t->nevents; i++)
+        t->events[i].rank = t->conns[t->events[i].conn].rank;
+    return 0;
+}
+
+pg_trace_t *pg_trace_load_stream(FILE *f, char *err, size_t errlen)
+{
+    reader_t r = { .f = f, .err = err, .errlen = errlen };
+    pg_trace_parsed_t parsed = { 0 };
+    ssize_t n;
+
+    r.t = calloc(1, sizeof(*r.t));
+    if (r.t == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    n = rd_line(&r);
+    if (n < 0) {
+        rd_fail(&r, "empty file: not a pmigate trace");
+        goto fail;
+    }
+    if (parse_header(&r, r.line, (size_t)n) != 0)
+        goto fail;
+    while ((n = rd_line(&r)) >= 0) {
+        size_t first = r.t->nevents;
+
+        if (n == 0 || r.line[0] == '#')
+            continue; /* comments and blank lines are for people */
+        if (parse_event(&r, r.line, (size_t)n) != 0 || split_batch(&r) != 0)
+            goto fail;
+        for (size_t i = first; i < r.t->nevents; i++)
+            decode_event(&r.t->events[i], &parsed);
+    }
+    if (ferror(f)) {
+        rd_fail(&r, "read error: %s", strerror(errno));
+        goto fail;
+    }
+    if (index_conns(r.t) != 0) {
+        rd_fail(&r, "out of memory");
+        goto fail;
+    }
+    free(r.line);
+    pg_trace_parsed_release(&parsed);
+    return r.t;
+fail:
+    free(r.line);
+    pg_trace_parsed_release(&parsed);
+    pg_trace_free(r.t);
+    return NULL;
+}
+
+pg_trace_t *pg_trace_load(const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+    pg_trace_t *t;
+
+    if (f == NULL) {
+        snprintf(err, errlen, "cannot open: %s", strerror(errno));
+        return NULL;
+    }
+    t = pg_trace_load_stream(f, err, errlen);
+    fclose(f);
+    return t;
+}
+
+void pg_trace_free(pg_trace_t *t)
+{
+    if (t == NULL)
+        return;
+    for (size_t i = 0; i < t->nevents; i++)
+        free(t->events[i].bytes);
+    free(t->events);
+    free(t->conns);
+    free(t->header.cmdline);
+    free(t);
+}

@@ -1,0 +1,86 @@
+/*
+ * pg_shm_format: the layout of the node-shared key segment, the one
+ * contract between its writer (gateway/pg_shm.c, run by pmigate after each
+ * whole-job fence) and its reader (client/pg_cl_shm.c, in libpmi and
+ * libpmi2).  Kept in one header so the two ends cannot drift apart; the
+ * rules around it are in docs/shm-segment.md.
+ *
+ * A segment is one file, written whole and renamed into place, never
+ * changed afterwards.  Native byte order and alignment: the writer and its
+ * readers are on the same host.  Layout:
+ *
+ *   pg_shm_header_t
+ *   nspace bytes + NUL
+ *   nslots x pg_shm_entry_t    open-addressing hash table, linear probing
+ *   strings                    keys and values, each NUL-terminated
+ *
+ * Entries are (key, rank) -> value for every value the node may read, plus
+ * one key-only entry (rank PG_SHM_ANY_RANK) per key, naming the lowest
+ * posting rank's value: what the server answers for a get without a rank.
+ */
+#ifndef PG_SHM_FORMAT_H
+#define PG_SHM_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#define PG_SHM_MAGIC "PGSHMKV"     /* 8 bytes with its NUL */
+#define PG_SHM_VERSION 1u
+#define PG_SHM_ANY_RANK UINT32_MAX /* the key-only entry */
+#define PG_SHM_FILE_NAME "kvs.seg" /* inside the job's private directory */
+
+/* Entry flags: which dialect's server would send this value verbatim.  An
+ * entry without the reader's flag means "ask the server" (its answer may be
+ * a conversion, a refusal or a job attribute). */
+enum {
+    PG_SHM_PMI1_OK = 0x1u,
+    PG_SHM_PMI2_OK = 0x2u,
+};
+
+typedef struct pg_shm_header {
+    char magic[8];         /* PG_SHM_MAGIC */
+    uint32_t version;      /* PG_SHM_VERSION */
+    uint32_t header_size;  /* sizeof(pg_shm_header_t) */
+    uint64_t generation;   /* whole-job fences completed when written: 1, 2, ... */
+    uint64_t total_size;   /* bytes in the file */
+    uint32_t job_size;     /* ranks of the job */
+    uint32_t nslots;       /* a power of two */
+    uint32_t nentries;     /* used slots */
+    uint32_t nspace_len;   /* without the NUL */
+    uint64_t nspace_off;
+    uint64_t slots_off;    /* 8-byte aligned */
+    uint64_t strings_off;
+    uint64_t strings_size;
+} pg_shm_header_t;
+
+typedef struct pg_shm_entry {
+    uint32_t hash;         /* pg_shm_hash(key, rank) */
+    uint32_t rank;         /* poster, or PG_SHM_ANY_RANK */
+    uint32_t key_len;      /* 0: empty slot */
+    uint32_t key_off;      /* from strings_off; key_len bytes then NUL */
+    uint32_t val_len;
+    uint32_t val_off;      /* from strings_off; val_len bytes then NUL */
+    uint32_t flags;        /* PG_SHM_*_OK */
+    uint32_t reserved;     /* 0 */
+} pg_shm_entry_t;
+
+/* FNV-1a over the key and the rank, then a finaliser so the low bits (the
+ * slot index) depend on every input bit. */
+static inline uint32_t pg_shm_hash(const char *key, size_t len, uint32_t rank)
+{
+    uint32_t h = 2166136261u;
+
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)key[i]) * 16777619u;
+    for (int i = 0; i < 4; i++)
+        h = (h ^ ((rank >> (8 * i)) & 0xffu)) * 16777619u;
+    h ^= h >> 16;
+    h *= 0x85ebca6bu;
+    h ^= h >> 13;
+    h *= 0xc2b2ae35u;
+    h ^= h >> 16;
+    return h;
+}
+
+#endif
