@@ -88,11 +88,12 @@ left=$(ls "$TMP/run" | grep -c '^pmigate')
 [ "$left" -eq 2 ] || fail "pmigate and its keeper SIGKILLed left $left directories, expected 2"
 
 # the next run removes them, but not those of a job that is still running
-m=$(marker live)
-TMPDIR="$TMP/run" "$PMIGATE" run -n 1 "$PROG" sleep 3 "$m" 2>"$TMP/e_live" &
+# (the running job's rank waits for the file "go", so it outlasts the other)
+TMPDIR="$TMP/run" "$PMIGATE" run -n 1 sh -c 'touch "$0.up"; while [ ! -e "$0" ]; do sleep 0.05; done' \
+    "$TMP/go" 2>"$TMP/e_live" &
 live=$!
-for _ in $(seq 50); do
-    pgrep -f "^$PROG sleep 3 $m" >/dev/null && break
+for _ in $(seq 100); do
+    [ -e "$TMP/go.up" ] && break
     sleep 0.1
 done
 ls "$TMP/run" >"$TMP/dirs_live"
@@ -100,6 +101,7 @@ ls "$TMP/run" >"$TMP/dirs_live"
     { cat "$TMP/dirs_live" >&2; fail "the dead job's directories were not removed by the next run"; }
 TMPDIR="$TMP/run" "$PMIGATE" run -n 1 "$PROG" exit 0 || fail "a job next to a running one"
 ls "$TMP/run" | cmp -s - "$TMP/dirs_live" || fail "a run removed the directories of a running job"
+touch "$TMP/go"
 wait $live
 st=$?
 [ $st -eq 0 ] || cat "$TMP/e_live" >&2
