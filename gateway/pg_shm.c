@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gateway/pg_tmpdir.h"
 #include "pmi1/pg_pmi1_server.h"
 #include "pmix/engine/pg_engine.h"
 #include "wire/pg_enc.h"
@@ -35,6 +36,7 @@ typedef struct staged {
 
 struct pg_shm {
     char *dir;         /* private directory, owned */
+    int dir_lock;      /* its owner lock (pg_tmpdir.h) */
     char *path;        /* dir/kvs.seg */
     char *tmp;         /* dir/kvs.seg.new */
     char *nspace;
@@ -52,23 +54,25 @@ static char *join(const char *dir, const char *name)
 
 pg_shm_t *pg_shm_new(const char *nspace, uint32_t job_size, int *err)
 {
-    const char *base = getenv("TMPDIR");
     pg_shm_t *w = calloc(1, sizeof(*w));
+    char dir[4096];
 
     *err = ENOMEM;
     if (w == NULL)
         return NULL;
-    if (base == NULL || base[0] == '\0')
-        base = "/tmp";
+    w->dir_lock = -1;
     w->job_size = job_size;
     w->nspace = strdup(nspace);
-    w->dir = join(base, "pmigate-shm.XXXXXX");
-    if (w->nspace == NULL || w->dir == NULL)
+    if (w->nspace == NULL)
         goto fail;
-    if (mkdtemp(w->dir) == NULL) { /* 0700 */
-        *err = errno;
-        free(w->dir);
-        w->dir = NULL;
+    *err = pg_tmpdir_new(PG_TMPDIR_PREFIX "-shm", dir, sizeof(dir), &w->dir_lock);
+    if (*err != 0)
+        goto fail;
+    *err = ENOMEM;
+    w->dir = strdup(dir);
+    if (w->dir == NULL) {
+        pg_tmpdir_remove(dir, w->dir_lock);
+        w->dir_lock = -1;
         goto fail;
     }
     w->path = join(w->dir, PG_SHM_FILE_NAME);
@@ -89,8 +93,7 @@ void pg_shm_free(pg_shm_t *w)
         (void)unlink(w->path);
     if (w->tmp != NULL)
         (void)unlink(w->tmp);
-    if (w->dir != NULL)
-        (void)rmdir(w->dir);
+    pg_tmpdir_remove(w->dir, w->dir_lock);
     free(w->ents);
     free(w->dir);
     free(w->path);
