@@ -446,10 +446,15 @@ static void on_timeout(evutil_socket_t fd, short what, void *arg)
 
     (void)fd;
     (void)what;
-    job->hurry = 1;
-    if (pg_verdict_timeout(&job->verdict))
-        pg_job_log(job, "job timed out after %g s; killing it (exit status %d)",
-                   job->opts->timeout, PG_EXIT_TIMEOUT);
+    job->hurry = 1; /* while flushing: the output is given up once stalled */
+    if (pg_verdict_timeout(&job->verdict)) {
+        if (job->flushing)
+            pg_job_log(job, "timed out after %g s writing the ranks' output (exit status %d)",
+                       job->opts->timeout, PG_EXIT_TIMEOUT);
+        else
+            pg_job_log(job, "job timed out after %g s; killing it (exit status %d)",
+                       job->opts->timeout, PG_EXIT_TIMEOUT);
+    }
     job_teardown(job, SIGTERM);
 }
 

@@ -63,7 +63,6 @@ struct pg_sink {
     int refs;
     int fd;             /* what we write to */
     int own_fd;         /* fd is our reopened description: close it */
-    int flags;          /* SINK_TOGGLE: the description's flags to restore */
     sink_way_t way;
     dev_t dev;          /* the file, for pg_sink_share */
     ino_t ino;
@@ -178,16 +177,20 @@ static ssize_t sink_write(pg_sink_t *s, struct iovec *iov, int cnt)
 {
     struct msghdr msg = { .msg_iov = iov, .msg_iovlen = (size_t)cnt };
     ssize_t n;
-    int saved;
+    int saved, flags;
 
     switch (s->way) {
     case SINK_SOCKET:
         return sendmsg(s->fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
     case SINK_TOGGLE:
-        (void)fcntl(s->fd, F_SETFL, s->flags | O_NONBLOCK);
+        /* read each time: whatever another process set stays set */
+        flags = fcntl(s->fd, F_GETFL);
+        if (flags >= 0 && !(flags & O_NONBLOCK))
+            (void)fcntl(s->fd, F_SETFL, flags | O_NONBLOCK);
         n = writev(s->fd, iov, cnt);
         saved = errno;
-        (void)fcntl(s->fd, F_SETFL, s->flags);
+        if (flags >= 0 && !(flags & O_NONBLOCK))
+            (void)fcntl(s->fd, F_SETFL, flags);
         errno = saved;
         return n;
     default:
@@ -348,9 +351,6 @@ static void sink_choose_way(pg_sink_t *s, int fd, const struct stat *st)
     char path[64];
 
     s->fd = fd;
-    s->flags = fcntl(fd, F_GETFL);
-    if (s->flags < 0)
-        s->flags = O_WRONLY;
     if (S_ISREG(st->st_mode) || S_ISBLK(st->st_mode)) {
         s->way = SINK_PLAIN;
         return;

@@ -106,6 +106,23 @@ EOF
 wireup_under_flood ""
 wireup_under_flood "--tag-output"
 
+# 1b. The ranks end while the reader is stalled: pmigate waits for the
+# reader (longer than the 1 s it gives a reader after --timeout) and
+# delivers every line once it reads, then exits 0.
+start_reader
+"$PMIGATE" run -n 2 sh -c 'seq -f "r$PMI_RANK %g" 1 8000' >"$TMP/fifo" 2>"$TMP/err" &
+pg=$!
+sleep 2.5
+kill -0 $pg 2>/dev/null || fail "the job's output was given up while the reader was stalled"
+release_reader
+wait_gone $pg 20 || fail "pmigate did not finish once its output was read"
+wait $pg
+expect_status 0 $? "a job ending while its reader is stalled"
+seq -f "%g" 1 8000 >"$TMP/want"
+for r in 0 1; do
+    sed -n "s/^r$r //p" "$TMP/out" | cmp -s - "$TMP/want" || fail "rank $r's lines were lost at the end"
+done
+
 # 2. --timeout ends the job on time although nobody ever reads.
 start_reader
 t0=$(now_ms)

@@ -251,6 +251,41 @@ static void test_stalled_reader_back_pressure(void)
     free(text);
 }
 
+/* Many ranks flooding a stalled reader: together they stop at the sink's
+ * bound, not at their own bounds added up; all arrives once read. */
+static void test_sink_bound_holds_every_rank(void)
+{
+    enum { RANKS = 160, BYTES = 100000 };
+    static char text[BYTES];
+    pg_output_t *outs[RANKS];
+    int src[RANKS][2];
+    rig_t r;
+    size_t bound = PG_OUTPUT_SINK_QUEUE + 2 * PG_OUTPUT_LINE_MAX;
+
+    memset(text, 'q', sizeof(text));
+    for (size_t i = 99; i < sizeof(text); i += 100)
+        text[i] = '\n';
+    rig_open(&r, 4096);
+    for (int i = 0; i < RANKS; i++) {
+        CU_ASSERT_FATAL(pipe2(src[i], O_CLOEXEC) == 0);
+        (void)fcntl(src[i][1], F_SETPIPE_SZ, 1 << 17);
+        outs[i] = pg_output_new(r.base, src[i][0], r.sink, -1);
+        CU_ASSERT_FATAL(outs[i] != NULL);
+        CU_ASSERT_FATAL(write(src[i][1], text, sizeof(text)) == (ssize_t)sizeof(text));
+        close(src[i][1]);
+    }
+    spin(&r, 50);
+    CU_ASSERT(pg_sink_queued(r.sink) >= PG_OUTPUT_SINK_QUEUE);
+    CU_ASSERT(pg_sink_queued(r.sink) <= bound);
+    reader_drain(&r, 65536);
+    CU_ASSERT_EQUAL(r.got_len, (size_t)RANKS * BYTES);
+    for (int i = 0; i < RANKS; i++) {
+        CU_ASSERT_TRUE(pg_output_finished(outs[i]));
+        pg_output_free(outs[i]);
+    }
+    rig_close(&r);
+}
+
 /* Two ranks' 3000-byte lines through a reader taking 700 bytes at a time:
  * the sink's writes end mid-line, and no other line starts before it ends. */
 static void test_short_writes_never_mix_lines(void)
@@ -360,6 +395,7 @@ static const pg_cunit_test_t output_tests[] = {
     { "a line over 64 KiB is cut, continuation tagged [r+]", test_long_line_is_cut_and_tagged },
     { "a cut line is not cut inside a UTF-8 character", test_cut_never_splits_utf8 },
     { "a stalled reader pushes back on the rank, nothing lost", test_stalled_reader_back_pressure },
+    { "many ranks together stop at the sink's bound", test_sink_bound_holds_every_rank },
     { "short writes to the reader never mix two ranks' lines", test_short_writes_never_mix_lines },
     { "a reader that is gone: output dropped, rank read on", test_gone_reader_drops_output },
     { "finish forwards what is there and stops", test_finish_does_not_wait_for_writers },
