@@ -230,7 +230,7 @@ void pg_job_abort(pg_job_t *job, int rank, int code, const char *msg)
 /* end of the job                                                     */
 /* ---------------------------------------------------------------- */
 
-/* Every rank's output is written (or given up, see flush_check). */
+/* Every rank's output is written (or given up, see on_flush_check). */
 static int output_flushed(const pg_job_t *job)
 {
     for (int i = 0; i < job->size; i++)
