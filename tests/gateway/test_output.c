@@ -377,7 +377,8 @@ static void test_log_lines_and_shared_sinks(void)
     rig_open(&r, 65536);
     pg_sink_log(r.sink, "rank 1 aborted the job (code 1): x\npmigate: forged");
     reader_drain(&r, 65536);
-    CU_ASSERT_STRING_EQUAL(r.got, "pmigate: rank 1 aborted the job (code 1): x\\npmigate: forged\n");
+    CU_ASSERT_STRING_EQUAL(r.got,
+                           "pmigate: rank 1 aborted the job (code 1): x\\npmigate: forged\n");
     copy = dup(r.dst[1]);
     CU_ASSERT_PTR_EQUAL(pg_sink_share(r.sink, copy), r.sink); /* 2>&1: one queue */
     pg_sink_free(r.sink);
