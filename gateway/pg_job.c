@@ -469,7 +469,6 @@ static void trace_verbose(void *arg, const pg_conn_t *conn, pg_conn_dir_t dir, c
     const char *what = dir == PG_CONN_IN ? "cmd" : "reply";
     size_t start = 0;
 
-    (void)arg;
     while (start < len) {
         const char *nl = memchr(bytes + start, '\n', len - start);
         size_t end = nl ? (size_t)(nl - bytes) : len;
@@ -484,7 +483,8 @@ static void trace_verbose(void *arg, const pg_conn_t *conn, pg_conn_dir_t dir, c
                 o += (size_t)snprintf(line + o, sizeof(line) - o, "\\x%02x", ch);
         }
         line[o] = '\0';
-        pg_job_log(NULL, "rank %d %s: %s%s", pg_conn_rank(conn), what, line,
+        /* through the job's stderr queue: never blocking, never mid-line */
+        pg_job_log(arg, "rank %d %s: %s%s", pg_conn_rank(conn), what, line,
                    end - start > o ? "..." : "");
         start = end + 1;
     }

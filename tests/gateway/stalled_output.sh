@@ -160,6 +160,31 @@ for sig in TERM INT; do
     [ $elapsed -lt 4000 ] || fail "SIG$sig ended the job after $elapsed ms"
 done
 
+# 3b. --verbose with stderr the stalled FIFO: every PMI message is logged
+# there (queued, never written straight past the queue), the wire-up still
+# completes and --timeout still ends the job on time.
+cat >"$TMP/rank.sh" <<EOF
+#!/bin/sh
+yes flood >&2 &
+sleep 0.5
+"$SCRIPT_PROG" "$TMP/wire.%r" && touch "$TMP/wired.\$PMI_RANK"
+sleep 60
+EOF
+chmod +x "$TMP/rank.sh"
+rm -f "$TMP"/wired.*
+start_reader
+t0=$(now_ms)
+"$PMIGATE" run --verbose --timeout 3 -n 4 "$TMP/rank.sh" 2>"$TMP/fifo" >"$TMP/err" &
+pg=$!
+wait_gone $pg 20 || { release_reader; fail "--verbose: pmigate still runs 20 s later"; }
+wait $pg
+st=$?
+elapsed=$(($(now_ms) - t0))
+release_reader
+expect_status 124 $st "--verbose with a stalled stderr"
+[ $elapsed -lt 7000 ] || fail "--verbose: --timeout 3 ended the job after $elapsed ms"
+[ "$(ls "$TMP" | grep -c '^wired\.')" -eq 4 ] || fail "--verbose: the wire-up did not complete"
+
 # 4. A terminal that is not read: pmigate under script(1), whose output is
 # the stalled FIFO, so the pseudo-terminal fills up.  script itself then
 # waits for the FIFO, so pmigate's status and end come through a file.
