@@ -41,6 +41,7 @@ enum {
     PG_OUTPUT_DRAIN_READS = 64, /* reads per drain: a writing descendant must not hold us */
     PG_OUTPUT_TAG_MAX = 24,     /* "[2147483647+] " */
     PG_LOG_LINE_MAX = 4096,     /* a sanitized log line */
+    PG_SINK_LOG_ROOM = 1024 * 1024, /* pmigate's own lines beyond the sink's bound */
 };
 
 typedef enum sink_way {
@@ -74,6 +75,7 @@ struct pg_sink {
     pg_chunk_t *head, *tail;
     size_t queued;
     pg_output_t *held;  /* forwarders paused until the sink drains */
+    size_t logs_dropped; /* pmigate's lines not queued: no room */
 };
 
 struct pg_output {
@@ -457,24 +459,45 @@ static pg_chunk_t *chunk_new(pg_output_t *owner, size_t cap)
     return c;
 }
 
-void pg_sink_log(pg_sink_t *sink, const char *line)
+static void sink_log_queue(pg_sink_t *sink, const char *clean, size_t n)
 {
-    char clean[PG_LOG_LINE_MAX];
-    size_t n = pg_output_sanitize(line, clean, sizeof(clean));
-    pg_chunk_t *c;
+    pg_chunk_t *c = chunk_new(NULL, n + 10);
 
-    if (sink == NULL) {
-        dprintf(STDERR_FILENO, "pmigate: %s\n", clean);
+    if (c == NULL) {
+        sink->logs_dropped++;
         return;
     }
-    c = chunk_new(NULL, n + 10);
-    if (c == NULL)
-        return;
     memcpy(c->data, "pmigate: ", 9);
     memcpy(c->data + 9, clean, n);
     c->data[9 + n] = '\n';
     c->len = n + 10;
     sink_enqueue(sink, c);
+}
+
+void pg_sink_log(pg_sink_t *sink, const char *line)
+{
+    char clean[PG_LOG_LINE_MAX];
+    size_t n = pg_output_sanitize(line, clean, sizeof(clean));
+
+    if (sink == NULL) {
+        dprintf(STDERR_FILENO, "pmigate: %s\n", clean);
+        return;
+    }
+    /* pmigate's own lines are not paused like a rank's, but bounded too:
+     * --verbose on a stalled stderr must not grow pmigate without end */
+    if (!sink->gone && sink->queued >= PG_OUTPUT_SINK_QUEUE + PG_SINK_LOG_ROOM) {
+        sink->logs_dropped++;
+        return;
+    }
+    if (sink->logs_dropped > 0) {
+        char note[80];
+        int len = snprintf(note, sizeof(note), "(%zu messages dropped: stderr was not read)",
+                           sink->logs_dropped);
+
+        sink->logs_dropped = 0;
+        sink_log_queue(sink, note, (size_t)len);
+    }
+    sink_log_queue(sink, clean, n);
 }
 
 /* ---------------------------------------------------------------- */

@@ -390,6 +390,28 @@ static void test_log_lines_and_shared_sinks(void)
     rig_close(&r);
 }
 
+/* pmigate's own lines on a stalled stderr (--verbose logs every PMI
+ * message): bounded too, and the reader is told how many were dropped. */
+static void test_log_lines_are_bounded(void)
+{
+    enum { LOGS = 120000 };
+    char line[100];
+    rig_t r;
+
+    memset(line, 'm', sizeof(line) - 1);
+    line[sizeof(line) - 1] = '\0';
+    rig_open(&r, 4096);
+    for (int i = 0; i < LOGS; i++)
+        pg_sink_log(r.sink, line);
+    CU_ASSERT(pg_sink_queued(r.sink) < PG_OUTPUT_SINK_QUEUE + 2 * 1024 * 1024);
+    reader_drain(&r, 65536);
+    pg_sink_log(r.sink, "after");
+    reader_drain(&r, 65536);
+    CU_ASSERT_PTR_NOT_NULL(
+        strstr(r.got, " messages dropped: stderr was not read)\npmigate: after\n"));
+    rig_close(&r);
+}
+
 static const pg_cunit_test_t output_tests[] = {
     { "rank text is escaped before pmigate prints it", test_sanitize },
     { "a last line without newline gets one", test_partial_line_gets_newline },
@@ -401,6 +423,7 @@ static const pg_cunit_test_t output_tests[] = {
     { "a reader that is gone: output dropped, rank read on", test_gone_reader_drops_output },
     { "finish forwards what is there and stops", test_finish_does_not_wait_for_writers },
     { "log lines are escaped; 2>&1 shares one sink", test_log_lines_and_shared_sinks },
+    { "pmigate's own lines are bounded on a stalled reader", test_log_lines_are_bounded },
     { NULL, NULL },
 };
 
