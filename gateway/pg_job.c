@@ -61,6 +61,11 @@ enum {
     /* Ranks started per turn of the event loop: the ranks already running
      * are served between batches instead of waiting for the last spawn. */
     PG_JOB_LAUNCH_BATCH = 16,
+    /* Once the ranks are gone, output still queued is written while the
+     * reader takes it; after --timeout or a signal it is given up when the
+     * reader has taken nothing for this long (docs/user-guide.md). */
+    PG_JOB_FLUSH_STALL_MS = 1000,
+    PG_JOB_FLUSH_CHECK_MS = 10,
 };
 
 /* A PMI_PORT connection that has not yet said which rank it is. */
@@ -108,6 +113,11 @@ struct pg_job {
     pg_listen_t *listen;
     pg_job_engine_t *je;
     pg_stdin_t *stdin_fwd;
+    pg_sink_t *out_sink;     /* pmigate's stdout, non-blocking (pg_output.h) */
+    pg_sink_t *err_sink;     /* pmigate's stderr (the same sink under 2>&1) */
+    int flushing;            /* every rank is gone; queued output is being written */
+    int hurry;               /* --timeout or a signal: the flush gives up when stalled */
+    struct event *ev_flush;
     pg_trace_recorder_t *trace; /* --trace, else NULL */
     port_peer_t *port_conns; /* PMI_PORT connections not yet identified, oldest
                               * first, owned; once a rank's, the rank owns it
@@ -142,14 +152,14 @@ void pg_job_log(const pg_job_t *job, const char *fmt, ...)
     va_list ap;
     int n;
 
-    (void)job;
     va_start(ap, fmt);
     n = vsnprintf(line, sizeof(line), fmt, ap);
     va_end(ap);
     if (n < 0)
         return;
-    /* one write per line, so it does not interleave with forwarded output */
-    dprintf(STDERR_FILENO, "pmigate: %s\n", line);
+    /* after the ranks' queued lines, never blocking; text a rank sent (an
+     * abort message) is escaped there, so it cannot forge a line */
+    pg_sink_log(job != NULL ? job->err_sink : NULL, line);
 }
 
 static struct timeval ms_to_tv(long ms)
@@ -236,19 +246,80 @@ void pg_job_abort(pg_job_t *job, int rank, int code, const char *msg)
 /* end of the job                                                     */
 /* ---------------------------------------------------------------- */
 
+/* Every rank's output is written (or given up, see on_flush_check). */
+static int output_flushed(const pg_job_t *job)
+{
+    for (int i = 0; i < job->size; i++)
+        if ((job->ranks[i].out != NULL && !pg_output_finished(job->ranks[i].out)) ||
+            (job->ranks[i].err != NULL && !pg_output_finished(job->ranks[i].err)))
+            return 0;
+    return pg_sink_queued(job->out_sink) == 0 && pg_sink_queued(job->err_sink) == 0;
+}
+
+static void flush_end(pg_job_t *job)
+{
+    job->flushing = 0;
+    event_del(job->ev_flush);
+    event_base_loopbreak(job->base);
+}
+
+/* While the ranks' last output is written: done, or stalled too long after
+ * --timeout or a signal? */
+static void on_flush_check(evutil_socket_t fd, short what, void *arg)
+{
+    pg_job_t *job = arg;
+    uint64_t now = pg_clock_now(), stall = (uint64_t)PG_JOB_FLUSH_STALL_MS * 1000000u;
+
+    (void)fd;
+    (void)what;
+    if (output_flushed(job) ||
+        (job->hurry && (pg_sink_stalled_ns(job->out_sink, now) >= stall ||
+                        pg_sink_stalled_ns(job->err_sink, now) >= stall)))
+        flush_end(job);
+}
+
+/* The ranks are gone: the loop goes on until their output is written, so a
+ * reader that resumes late still gets every line. */
+static void job_flush_output(pg_job_t *job)
+{
+    struct timeval every = ms_to_tv(PG_JOB_FLUSH_CHECK_MS);
+
+    pg_listen_stop(job->listen);
+    for (int i = 0; i < job->size; i++) {
+        if (job->ranks[i].out != NULL)
+            pg_output_finish(job->ranks[i].out);
+        if (job->ranks[i].err != NULL)
+            pg_output_finish(job->ranks[i].err);
+    }
+    job->flushing = 1;
+    if (output_flushed(job) || event_add(job->ev_flush, &every) != 0)
+        flush_end(job);
+}
+
+/* Output given up when the flush was cut short: said, and dropped. */
+static void report_undelivered(pg_job_t *job)
+{
+    size_t lost = 0;
+
+    for (int i = 0; i < job->size; i++) {
+        if (job->ranks[i].out != NULL)
+            lost += pg_output_undelivered(job->ranks[i].out);
+        if (job->ranks[i].err != NULL)
+            lost += pg_output_undelivered(job->ranks[i].err);
+    }
+    if (lost == 0)
+        return;
+    (void)pg_sink_discard(job->out_sink);
+    (void)pg_sink_discard(job->err_sink);
+    pg_job_log(job, "%zu bytes of the ranks' output were not delivered: nobody read them", lost);
+}
+
 static void job_maybe_done(pg_job_t *job)
 {
     if (job->done || job->launching || job->nlive > 0)
         return;
     job->done = 1;
-    /* the last words of every rank, then stop */
-    for (int i = 0; i < job->size; i++) {
-        if (job->ranks[i].out != NULL)
-            pg_output_drain(job->ranks[i].out);
-        if (job->ranks[i].err != NULL)
-            pg_output_drain(job->ranks[i].err);
-    }
-    event_base_loopbreak(job->base);
+    job_flush_output(job);
 }
 
 /* ---------------------------------------------------------------- */
@@ -369,6 +440,13 @@ static void on_signal(evutil_socket_t signo, short what, void *arg)
     pg_job_t *job = arg;
 
     (void)what;
+    job->hurry = 1;
+    if (job->flushing) { /* the ranks are gone: stop waiting for the reader */
+        if (pg_verdict_signal(&job->verdict, (int)signo))
+            pg_job_log(job, "got %s while writing the ranks' output", strsignal((int)signo));
+        flush_end(job);
+        return;
+    }
     if (job->teardown) {
         signal_job(job, SIGKILL); /* asked twice: no more grace */
         return;
@@ -384,9 +462,15 @@ static void on_timeout(evutil_socket_t fd, short what, void *arg)
 
     (void)fd;
     (void)what;
-    if (pg_verdict_timeout(&job->verdict))
-        pg_job_log(job, "job timed out after %g s; killing it (exit status %d)",
-                   job->opts->timeout, PG_EXIT_TIMEOUT);
+    job->hurry = 1; /* while flushing: the output is given up once stalled */
+    if (pg_verdict_timeout(&job->verdict)) {
+        if (job->flushing)
+            pg_job_log(job, "timed out after %g s writing the ranks' output (exit status %d)",
+                       job->opts->timeout, PG_EXIT_TIMEOUT);
+        else
+            pg_job_log(job, "job timed out after %g s; killing it (exit status %d)",
+                       job->opts->timeout, PG_EXIT_TIMEOUT);
+    }
     job_teardown(job, SIGTERM);
 }
 
@@ -401,7 +485,6 @@ static void trace_verbose(void *arg, const pg_conn_t *conn, pg_conn_dir_t dir, c
     const char *what = dir == PG_CONN_IN ? "cmd" : "reply";
     size_t start = 0;
 
-    (void)arg;
     while (start < len) {
         const char *nl = memchr(bytes + start, '\n', len - start);
         size_t end = nl ? (size_t)(nl - bytes) : len;
@@ -416,7 +499,8 @@ static void trace_verbose(void *arg, const pg_conn_t *conn, pg_conn_dir_t dir, c
                 o += (size_t)snprintf(line + o, sizeof(line) - o, "\\x%02x", ch);
         }
         line[o] = '\0';
-        pg_job_log(NULL, "rank %d %s: %s%s", pg_conn_rank(conn), what, line,
+        /* through the job's stderr queue: never blocking, never mid-line */
+        pg_job_log(arg, "rank %d %s: %s%s", pg_conn_rank(conn), what, line,
                    end - start > o ? "..." : "");
         start = end + 1;
     }
@@ -853,17 +937,12 @@ static int rank_make_fds(int sv[2], int out[2], int err[2])
 /* Sets up the parent's side of a forked rank. */
 static int rank_watch(pg_job_t *job, pg_rank_t *r, int pmi_fd, int out_r, int err_r)
 {
-    char tag[32];
-    const char *t = NULL;
+    int tag = job->opts->tag_output ? r->rank : -1;
 
-    if (job->opts->tag_output) {
-        snprintf(tag, sizeof(tag), "[%d] ", r->rank);
-        t = tag;
-    }
-    r->out = pg_output_new(job->base, out_r, STDOUT_FILENO, t);
+    r->out = pg_output_new(job->base, out_r, job->out_sink, tag);
     if (r->out == NULL)
         close(out_r);
-    r->err = pg_output_new(job->base, err_r, STDERR_FILENO, t);
+    r->err = pg_output_new(job->base, err_r, job->err_sink, tag);
     if (r->err == NULL)
         close(err_r);
     r->fd_conn = job_conn_new(job, pmi_fd, r->rank);
@@ -1067,8 +1146,9 @@ static int arm_events(pg_job_t *job)
     job->ev_timeout = evtimer_new(job->base, on_timeout, job);
     job->ev_launch = evtimer_new(job->base, on_launch_batch, job);
     job->ev_hello = evtimer_new(job->base, on_hello_timeout, job);
+    job->ev_flush = event_new(job->base, -1, EV_PERSIST, on_flush_check, job);
     if (job->ev_kill == NULL || job->ev_timeout == NULL || job->ev_launch == NULL ||
-        job->ev_hello == NULL)
+        job->ev_hello == NULL || job->ev_flush == NULL)
         return -1;
     if (job->opts->timeout > 0) {
         struct timeval tv = { (time_t)job->opts->timeout,
@@ -1102,10 +1182,23 @@ static void contain_job(pg_job_t *job)
                    swept == 1 ? "y" : "ies");
 }
 
+/* pmigate's stdout and stderr as sinks that never block the loop; under
+ * 2>&1 both are one sink, so their lines do not mix either. */
+static int open_sinks(pg_job_t *job)
+{
+    job->out_sink = pg_sink_new(job->base, STDOUT_FILENO);
+    job->err_sink = pg_sink_share(job->out_sink, STDERR_FILENO);
+    if (job->err_sink == NULL)
+        job->err_sink = pg_sink_new(job->base, STDERR_FILENO);
+    return job->out_sink != NULL && job->err_sink != NULL ? 0 : -1;
+}
+
 static int job_prepare(pg_job_t *job)
 {
     int err = 0;
 
+    if (open_sinks(job) != 0)
+        goto oom;
     if (check_programs(job) != 0)
         return -1;
     contain_job(job);
@@ -1191,8 +1284,9 @@ int pg_job_run(pg_job_t *job)
     if (job_prepare(job) == 0) {
         job->launching = 1;
         launch_batch(job); /* the rest from the loop */
-        if (!job->done)
+        if (!job->done || job->flushing)
             event_base_dispatch(job->base);
+        report_undelivered(job);
     }
     if (job->teardown && job->pgid > 0)
         (void)kill(-job->pgid, SIGKILL); /* the ranks' group at once, then the rest */
@@ -1324,7 +1418,10 @@ void pg_job_free(pg_job_t *job)
     free_event(job->ev_kill);
     free_event(job->ev_launch);
     free_event(job->ev_hello);
+    free_event(job->ev_flush);
     free(job->ranks);
     free(job->appnum);
+    pg_sink_free(job->out_sink); /* after the ranks' forwarders, which borrow them */
+    pg_sink_free(job->err_sink);
     free(job);
 }
