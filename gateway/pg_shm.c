@@ -141,20 +141,17 @@ static int staged_cmp(const void *a, const void *b)
     return c != 0 ? c : (x->rank > y->rank) - (x->rank < y->rank);
 }
 
-/* Would the PMI-1 server send this value in its get_result?  Decided the
- * way the server does: the encoder accepts it (no space, newline or NUL)
- * and the line fits the client's buffer. */
+/* Would the PMI-1 server send this value in its get_result?  Decided by
+ * the server's own rule, pg_enc_pmi1_value_sendable. */
 static bool pmi1_sends_verbatim(const char *val, uint32_t len)
 {
-    char text[PG_PMI1_VALLEN_MAX + 1], line[PG_PMI1_REPLY_LINE_MAX + 64];
-    pg_enc_t e;
+    char text[PG_PMI1_VALLEN_MAX + 1];
 
     if (len > PG_PMI1_VALLEN_MAX || memchr(val, '\0', len) != NULL)
         return false;
     memcpy(text, val, len);
     text[len] = '\0';
-    pg_enc_init(&e, line, sizeof(line));
-    return pg_enc_pmi1_get_result(&e, text) == 0 && e.len <= PG_PMI1_REPLY_LINE_MAX;
+    return pg_enc_pmi1_value_sendable(text);
 }
 
 /* Which servers would send this value verbatim for this key: none for a
