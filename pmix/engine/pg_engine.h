@@ -403,6 +403,13 @@ pmix_status_t pg_job_foreach_visible(pg_engine_t *engine, const char *nspace, ui
 pmix_status_t pg_proc_modex(pg_engine_t *engine, const pg_proc_t *proc, void **blob,
                             size_t *size);
 
+/* Ingests blobs the host collected from other servers (pg_proc_modex or
+ * fence contributions) without completing anything: a multi-node host
+ * ingests a fence's remote data first, writes its node's key segment, and
+ * only then completes the fence with pg_fence_host_done(..., NULL, 0).
+ * PMIX_ERR_UNPACK_FAILURE for a malformed blob. */
+pmix_status_t pg_modex_host_ingest(pg_engine_t *engine, const void *data, size_t size);
+
 /* The host answered dmodex request `id`: ingests the blob (data of unserved
  * processes), then re-runs the waiting get.  Stale ids: PMIX_ERR_NOT_FOUND.
  * A malformed blob completes the get with PMIX_ERR_UNPACK_FAILURE. */
