@@ -5,7 +5,8 @@
 # PMI_process_mapping, node attributes and PMIx node data, and every key put
 # on another node reaches them only through the host's fence).  Each job's
 # result must equal the same job under single-node `pmigate run`: Slurm
-# libpmi2 wire-up and features at K = 2, 3, 4, uneven rank counts, a mixed
+# libpmi2 wire-up and features at K = 2, 3, 4, uneven rank counts, PMIx node
+# data (PMIX_NUM_NODES, PMIX_NODEID, local peers, host names), a mixed
 # PMI-1 / PMI-2 / PMIx job (pmigate's libraries; fences with collect, gets of
 # remote keys), MPICH hello + allreduce, MPI_Abort(7) from a rank on node 2,
 # a rank killed on node 2, --tag-output, the host's PMIX_*/OMPI_* variables
@@ -17,6 +18,7 @@
 MIXED=$top_builddir/tests/mixed
 MPIRUN=${PG_MPIRUN:-mpirun.openmpi}
 skip_unless_built "$PROGS/pmi2_wireup" "$PROGS/pmi2_features" "$PROGS/mpi_hello" \
+    "$top_builddir/tests/integration/pmix_nodes" \
     "$MIXED/mix_pmi1" "$MIXED/mix_pmi2" "$MIXED/mix_pmix"
 if ! command -v "$MPIRUN" >/dev/null 2>&1; then
     fail "$MPIRUN not found (./dev deps installs openmpi-bin): no PMIx host to test under"
@@ -87,6 +89,15 @@ unset PG_SKIP_NAMESERV
 # -- --ppn: M ranks on every node --------------------------------------------
 PG_SKIP_NAMESERV=1 PG_EXPECT_MAPPING='(vector,(0,3,2))' host_job 3 --ppn 2 "$PROGS/pmi2_features"
 expect_ok "pmi2_features --ppn 2 on K=3 nodes" 6
+
+# -- PMIx node data (pmigate's libpmix): nodes, node id, local peers, host
+#    names; fence with collect; every key by rank and by RANK_UNDEF ---------
+run_job 60 -n 5 "$top_builddir/tests/integration/pmix_nodes" 5
+expect_ok "pmix_nodes N=5 under pmigate run (one node)" 5
+host_job 2 -n 5 "$top_builddir/tests/integration/pmix_nodes" 3,2
+expect_ok "pmix_nodes N=5 on K=2 nodes (3 + 2)" 5
+host_job 3 -n 8 "$top_builddir/tests/integration/pmix_nodes" 3,3,2
+expect_ok "pmix_nodes N=8 on K=3 nodes (3 + 3 + 2)" 8
 
 # -- mixed PMI-1 / PMI-2 / PMIx job (pmigate's libraries) ---------------------
 mixed_job() { # K LAYOUT N1 N2 N3
