@@ -283,6 +283,100 @@ int pg_hostpmix_exchange(pg_hostpmix_t *h, bool collect, const void *mine, size_
     return 0;
 }
 
+/* ---- name service ---- */
+
+/* The host's key for a pmigate name: ours never meet other clients' names. */
+static int name_key(const char *key, char *out, size_t len)
+{
+    int n = snprintf(out, len, "pmigate.name.%s", key);
+
+    return n > 0 && (size_t)n < len && (size_t)n <= PMIX_MAX_KEYLEN ? 0 : -1;
+}
+
+/* A name's value on the host: rank and type (4 bytes each, big-endian),
+ * then the bytes. */
+static void put_u32(unsigned char *p, unsigned v)
+{
+    p[0] = (unsigned char)(v >> 24);
+    p[1] = (unsigned char)(v >> 16);
+    p[2] = (unsigned char)(v >> 8);
+    p[3] = (unsigned char)v;
+}
+
+static unsigned get_u32(const unsigned char *p)
+{
+    return (unsigned)p[0] << 24 | (unsigned)p[1] << 16 | (unsigned)p[2] << 8 | p[3];
+}
+
+int pg_hostpmix_publish(pg_hostpmix_t *h, const char *key, unsigned rank, unsigned type,
+                        const void *data, size_t len)
+{
+    char hkey[PMIX_MAX_KEYLEN + 1];
+    unsigned char *blob;
+    pmix_info_t info;
+    pmix_status_t st;
+
+    (void)h;
+    if (name_key(key, hkey, sizeof(hkey)) != 0 || (blob = malloc(len + 8)) == NULL)
+        return -1;
+    put_u32(blob, rank);
+    put_u32(blob + 4, type);
+    if (len > 0)
+        memcpy(blob + 8, data, len);
+    PMIX_INFO_CONSTRUCT(&info);
+    PMIX_LOAD_KEY(info.key, hkey);
+    info.value.type = PMIX_BYTE_OBJECT;
+    info.value.data.bo.bytes = (char *)blob;
+    info.value.data.bo.size = len + 8;
+    st = PMIx_Publish(&info, 1);
+    free(blob);
+    if (st == PMIX_ERR_NOT_SUPPORTED)
+        return -2;
+    return st == PMIX_SUCCESS ? 0 : -1;
+}
+
+int pg_hostpmix_lookup(pg_hostpmix_t *h, const char *key, unsigned *rank, unsigned *type,
+                       void **data, size_t *len)
+{
+    char hkey[PMIX_MAX_KEYLEN + 1];
+    pmix_pdata_t pd;
+    pmix_status_t st;
+    int rc = -1;
+
+    (void)h;
+    if (name_key(key, hkey, sizeof(hkey)) != 0)
+        return -1;
+    PMIX_PDATA_CONSTRUCT(&pd);
+    PMIX_LOAD_KEY(pd.key, hkey);
+    st = PMIx_Lookup(&pd, 1, NULL, 0);
+    if (st == PMIX_SUCCESS && pd.value.type == PMIX_BYTE_OBJECT && pd.value.data.bo.size >= 8) {
+        const unsigned char *b = (const unsigned char *)pd.value.data.bo.bytes;
+
+        *len = pd.value.data.bo.size - 8;
+        *data = malloc(*len + 1);
+        if (*data != NULL) {
+            *rank = get_u32(b);
+            *type = get_u32(b + 4);
+            memcpy(*data, b + 8, *len);
+            ((char *)*data)[*len] = '\0'; /* strings come back NUL-terminated */
+            rc = 0;
+        }
+    }
+    PMIX_PDATA_DESTRUCT(&pd);
+    return rc;
+}
+
+int pg_hostpmix_unpublish(pg_hostpmix_t *h, const char *key)
+{
+    char hkey[PMIX_MAX_KEYLEN + 1];
+    char *keys[2] = { hkey, NULL };
+
+    (void)h;
+    if (name_key(key, hkey, sizeof(hkey)) != 0)
+        return -1;
+    return PMIx_Unpublish(keys, NULL, 0) == PMIX_SUCCESS ? 0 : -1;
+}
+
 void pg_hostpmix_abort(pg_hostpmix_t *h, int code, const char *msg)
 {
     (void)PMIx_Abort(code, msg, NULL, 0);

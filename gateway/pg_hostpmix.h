@@ -61,6 +61,19 @@ int pg_hostpmix_attach(pg_hostpmix_t *h, struct event_base *base);
 int pg_hostpmix_exchange(pg_hostpmix_t *h, bool collect, const void *mine, size_t len,
                          pg_hostpmix_done_fn done, void *arg);
 
+/* Name service through the host (PMIx_Publish / PMIx_Lookup /
+ * PMIx_Unpublish, blocking: one round trip to the local host server).  A
+ * name's value travels with the rank that published it and its PMIx type.
+ * publish returns 0, -1 when the host refuses (taken elsewhere), -2 when
+ * the host has no name service.  lookup returns 0 with *data malloc'd (the
+ * caller frees), -1 when the host does not know the name.  unpublish
+ * returns 0 or -1. */
+int pg_hostpmix_publish(pg_hostpmix_t *h, const char *key, unsigned rank, unsigned type,
+                        const void *data, size_t len);
+int pg_hostpmix_lookup(pg_hostpmix_t *h, const char *key, unsigned *rank, unsigned *type,
+                       void **data, size_t *len);
+int pg_hostpmix_unpublish(pg_hostpmix_t *h, const char *key);
+
 /* PMIx_Abort of the host's whole namespace with `code`: the host ends every
  * proxy (and so every node's ranks) and exits with code. */
 void pg_hostpmix_abort(pg_hostpmix_t *h, int code, const char *msg);

@@ -939,6 +939,8 @@ static int attach_engine(pg_job_t *job)
         layout.rank_node = rank_node;
         layout.xfence = job->node->xfence;
         layout.xfence_ctx = job->node->xfence_ctx;
+        layout.name_ops = job->node->name_ops;
+        layout.name_ctx = job->node->name_ctx;
     }
     if (appnum != NULL) {
         for (int i = 0; i < job->size; i++)

@@ -50,6 +50,8 @@ typedef struct pg_job_node {
                                        (NULL: pmigate's own) */
     pg_job_engine_xfence_fn xfence; /* the cross-node part of whole-job fences */
     void *xfence_ctx;
+    const struct pg_host_ops *name_ops; /* names across nodes, NULL: node-local */
+    void *name_ctx;
 } pg_job_node_t;
 
 /* Before pg_job_run: the job spans several nodes and this gateway starts

@@ -35,6 +35,8 @@ struct pg_job_engine {
     uint32_t size;
     pg_job_engine_xfence_fn xfence;
     void *xfence_ctx;
+    const pg_host_ops_t *name_ops; /* borrowed; NULL: node-local names */
+    void *name_ctx;
 };
 
 static void on_deadline(evutil_socket_t fd, short what, void *arg)
@@ -143,6 +145,30 @@ static void on_fence(void *ctx, const pg_host_fence_t *f)
     pg_fence_host_done(je->engine, f->id, PMIX_SUCCESS, NULL, 0);
 }
 
+/* The name service hooks: passed on to the multi-node host. */
+static pmix_status_t on_publish(void *ctx, const pg_proc_t *publisher, const char *key,
+                                const pg_value_t *value)
+{
+    pg_job_engine_t *je = ctx;
+
+    return je->name_ops->publish(je->name_ctx, publisher, key, value);
+}
+
+static pmix_status_t on_unpublish(void *ctx, const pg_proc_t *publisher, const char *key)
+{
+    pg_job_engine_t *je = ctx;
+
+    return je->name_ops->unpublish(je->name_ctx, publisher, key);
+}
+
+static pmix_status_t on_lookup(void *ctx, const char *key, pg_value_t *value,
+                               pg_proc_t *publisher)
+{
+    pg_job_engine_t *je = ctx;
+
+    return je->name_ops->lookup(je->name_ctx, key, value, publisher);
+}
+
 /* The segment is an optimisation: without it the job runs as before. */
 static void shm_start(pg_job_engine_t *je, const pg_job_engine_layout_t *l)
 {
@@ -208,7 +234,15 @@ pg_job_engine_t *pg_job_engine_new(struct event_base *base, const pg_job_engine_
         *why = "a job on several nodes needs the cross-node fence";
         goto fail;
     }
-    je->engine = pg_engine_new(&(pg_host_ops_t){ .fence = on_fence }, je);
+    je->name_ops = l->name_ops;
+    je->name_ctx = l->name_ctx;
+    je->engine = pg_engine_new(&(pg_host_ops_t){
+                                   .fence = on_fence,
+                                   .publish = je->name_ops != NULL ? on_publish : NULL,
+                                   .unpublish = je->name_ops != NULL ? on_unpublish : NULL,
+                                   .lookup = je->name_ops != NULL ? on_lookup : NULL,
+                               },
+                               je);
     je->timer = evtimer_new(base, on_deadline, je);
     if (je->engine == NULL || je->timer == NULL)
         goto fail;

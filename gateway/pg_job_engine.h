@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 struct event_base;
+struct pg_host_ops;
 typedef struct pg_engine pg_engine_t;
 typedef struct pg_job_engine pg_job_engine_t;
 
@@ -38,6 +39,10 @@ typedef struct pg_job_engine_layout {
     const uint32_t *rank_node;  /* [size] */
     pg_job_engine_xfence_fn xfence; /* required with nnodes > 1 */
     void *xfence_ctx;
+    /* the name service across nodes: only the publish, unpublish and
+     * lookup hooks are used, called with name_ctx; NULL: node-local names */
+    const struct pg_host_ops *name_ops;
+    void *name_ctx;
     const uint32_t *appnum;     /* [size] */
     const char *const *cpuset;  /* [size] hwloc list strings */
     const char *mapping;        /* PMI_process_mapping */

@@ -26,6 +26,7 @@
 #include "gateway/pg_job.h"
 #include "gateway/pg_job_engine.h"
 #include "gateway/pg_status.h"
+#include "pmix/engine/pg_engine.h"
 
 const char pg_proxy_usage[] =
     "Usage: pmigate proxy [run options] -n N prog [args] [: ...]\n"
@@ -54,6 +55,7 @@ typedef struct proxy {
     /* the running cross-node fence */
     pg_job_engine_t *je;
     uint64_t fence_id;
+    void *looked_up;       /* the last name's value from the host, owned */
 } proxy_t;
 
 /* Variables of the host's rendezvous that a rank must not inherit: with
@@ -232,6 +234,49 @@ static void on_xfence(void *ctx, pg_job_engine_t *je, uint64_t id, bool collect,
     }
 }
 
+/* ---- the name service through the host ---- */
+
+static pmix_status_t name_publish(void *ctx, const pg_proc_t *publisher, const char *key,
+                                  const pg_value_t *value)
+{
+    proxy_t *p = ctx;
+    int rc = pg_hostpmix_publish(p->host, key, publisher->rank, value->type, value->data,
+                                 value->size);
+
+    /* a host without a name service leaves the names node-local */
+    return rc == 0 || rc == -2 ? PMIX_SUCCESS : PMIX_ERR_DUPLICATE_KEY;
+}
+
+static pmix_status_t name_unpublish(void *ctx, const pg_proc_t *publisher, const char *key)
+{
+    proxy_t *p = ctx;
+
+    (void)publisher;
+    return pg_hostpmix_unpublish(p->host, key) == 0 ? PMIX_SUCCESS : PMIX_ERR_NOT_FOUND;
+}
+
+static pmix_status_t name_lookup(void *ctx, const char *key, pg_value_t *value,
+                                 pg_proc_t *publisher)
+{
+    proxy_t *p = ctx;
+    unsigned rank, type;
+    size_t len;
+
+    free(p->looked_up);
+    p->looked_up = NULL;
+    if (pg_hostpmix_lookup(p->host, key, &rank, &type, &p->looked_up, &len) != 0)
+        return PMIX_ERR_NOT_FOUND;
+    *value = pg_value_bytes((pmix_data_type_t)type, p->looked_up, len);
+    *publisher = (pg_proc_t){ p->kvsname, (pmix_rank_t)rank };
+    return PMIX_SUCCESS;
+}
+
+static const pg_host_ops_t name_ops = {
+    .publish = name_publish,
+    .unpublish = name_unpublish,
+    .lookup = name_lookup,
+};
+
 /* ---- the whole proxy ---- */
 
 static void proxy_free(proxy_t *p)
@@ -241,6 +286,7 @@ static void proxy_free(proxy_t *p)
     free(p->hostnames);
     free(p->counts);
     free(p->env);
+    free(p->looked_up);
 }
 
 /* Runs this node's job; returns its exit status. */
@@ -251,6 +297,7 @@ static int run_node(proxy_t *p, struct event_base *base, const pg_run_opts_t *op
         .nnodes = p->nnodes, .nodeid = p->nodeid, .counts = p->counts,
         .hostnames = (const char *const *)p->hostnames, .kvsname = p->kvsname,
         .base_env = p->env, .xfence = on_xfence, .xfence_ctx = p,
+        .name_ops = &name_ops, .name_ctx = p,
     };
     pg_job_t *job = pg_job_new(base, opts, handlers);
     int status = PG_EXIT_INTERNAL;

@@ -9,7 +9,8 @@
 # data (PMIX_NUM_NODES, PMIX_NODEID, local peers, host names), a mixed
 # PMI-1 / PMI-2 / PMIx job (pmigate's libraries; fences with collect, gets of
 # remote keys), MPICH hello + allreduce, MPI_Abort(7) from a rank on node 2,
-# a rank killed on node 2, --tag-output, the host's PMIX_*/OMPI_* variables
+# a rank killed on node 2, --tag-output, the name service across nodes
+# through the host's PMIx_Publish/Lookup, the host's PMIX_*/OMPI_* variables
 # kept from the ranks, and a proxy without a host.
 #
 # mpirun takes a ':' on its command line as its own MPMD separator, so the
@@ -73,21 +74,19 @@ for k in 2 3 4; do
     fi
 done
 
-# -- Slurm libpmi2 features: mapping, job attributes, every key, node attrs --
-# (the name service does not reach across nodes yet: PG_SKIP_NAMESERV)
+# -- Slurm libpmi2 features: mapping, job attributes, every key, node attrs,
+#    name service (rank 0 publishes on node 0, every node looks up) ---------
 run_job 60 -n 8 "$PROGS/pmi2_features"
 expect_ok "pmi2_features N=8 under pmigate run (the reference)" 8
-export PG_SKIP_NAMESERV=1
 for case in "2 8 (vector,(0,2,4))" "3 8 (vector,(0,2,3),(2,1,2))" "2 5 (vector,(0,1,3),(1,1,2))" \
     "4 8 (vector,(0,4,2))"; do
     set -- $case
     PG_EXPECT_MAPPING=$3 host_job "$1" -n "$2" "$PROGS/pmi2_features"
-    expect_ok "pmi2_features N=$2 on K=$1 nodes, mapping $3" "$2"
+    expect_ok "pmi2_features N=$2 on K=$1 nodes, mapping $3, names across nodes" "$2"
 done
-unset PG_SKIP_NAMESERV
 
 # -- --ppn: M ranks on every node --------------------------------------------
-PG_SKIP_NAMESERV=1 PG_EXPECT_MAPPING='(vector,(0,3,2))' host_job 3 --ppn 2 "$PROGS/pmi2_features"
+PG_EXPECT_MAPPING='(vector,(0,3,2))' host_job 3 --ppn 2 "$PROGS/pmi2_features"
 expect_ok "pmi2_features --ppn 2 on K=3 nodes" 6
 
 # -- PMIx node data (pmigate's libpmix): nodes, node id, local peers, host
