@@ -98,13 +98,15 @@ void pg_hostpmix_finalize(pg_hostpmix_t *h)
 {
     if (h == NULL)
         return;
+    /* first: it stops OpenPMIx's progress thread, which may still call
+     * on_fence_done and write into the pipe */
+    PMIx_Finalize(NULL, 0);
     if (h->ev != NULL)
         event_free(h->ev);
     if (h->pipe_r >= 0)
         close(h->pipe_r);
     if (h->pipe_w >= 0)
         close(h->pipe_w);
-    PMIx_Finalize(NULL, 0);
     free(h);
 }
 
