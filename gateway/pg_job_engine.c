@@ -65,7 +65,7 @@ static pmix_status_t shm_visit(void *arg, const char *key, pmix_rank_t rank, con
 static void shm_publish(pg_job_engine_t *je)
 {
     uint32_t node = (uint32_t)(je->nnodes > 1 ? je->nodeid : 0);
-    pmix_status_t st = pg_job_foreach_visible(je->engine, je->nspace, node, shm_visit, je->shm);
+    pmix_status_t st = pg_ns_foreach_visible(je->engine, je->nspace, node, shm_visit, je->shm);
     int rc = st == PMIX_SUCCESS ? pg_shm_publish(je->shm, je->fences) : -ENOMEM;
 
     if (st != PMIX_SUCCESS)
@@ -186,7 +186,7 @@ static int register_layout(pg_job_engine_t *je, const pg_job_engine_layout_t *l)
     uint32_t *rank_node = calloc((size_t)l->size, sizeof(*rank_node));
     bool *served = calloc(multi ? (size_t)l->nnodes : 1, sizeof(*served));
     const char *hosts[1] = { l->hostname };
-    pg_job_layout_t layout = {
+    pg_ns_layout_t layout = {
         .size = (uint32_t)l->size,
         .nnodes = multi ? (uint32_t)l->nnodes : 1,
         .hostnames = multi ? l->hostnames : hosts,
@@ -203,7 +203,7 @@ static int register_layout(pg_job_engine_t *je, const pg_job_engine_layout_t *l)
         memcpy(rank_node, l->rank_node, (size_t)l->size * sizeof(*rank_node));
         served[l->nodeid] = true;
     }
-    st = pg_job_register(je->engine, l->nspace, &layout);
+    st = pg_ns_register(je->engine, l->nspace, &layout);
     if (st == PMIX_SUCCESS && multi) {
         je->rank_node = rank_node; /* kept: fences ask whose ranks they hold */
         rank_node = NULL;
@@ -262,7 +262,7 @@ void pg_job_engine_free(pg_job_engine_t *je)
     if (je == NULL)
         return;
     if (je->engine != NULL) {
-        pg_job_deregister(je->engine, je->nspace);
+        pg_ns_deregister(je->engine, je->nspace);
         pg_engine_free(je->engine);
     }
     pg_shm_free(je->shm);

@@ -15,7 +15,7 @@
 #define PG_PROXY_H
 
 #include "gateway/pg_cli.h"
-#include "gateway/pg_handler.h"
+#include "server/pg_handler.h"
 
 struct event_base;
 
