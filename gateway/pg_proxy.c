@@ -56,6 +56,7 @@ typedef struct proxy {
     pg_job_engine_t *je;
     uint64_t fence_id;
     void *looked_up;       /* the last name's value from the host, owned */
+    char *trace_path;      /* --trace FILE as FILE.<node>, owned */
 } proxy_t;
 
 /* Variables of the host's rendezvous that a rank must not inherit: with
@@ -287,6 +288,21 @@ static void proxy_free(proxy_t *p)
     free(p->counts);
     free(p->env);
     free(p->looked_up);
+    free(p->trace_path);
+}
+
+/* --trace FILE: every proxy writes FILE.<node index> (the proxies of one
+ * host would otherwise write the same file); the trace's ranks are global. */
+static int trace_per_node(proxy_t *p, pg_run_opts_t *opts)
+{
+    if (opts->trace_path == NULL)
+        return 0;
+    if (asprintf(&p->trace_path, "%s.%d", opts->trace_path, p->nodeid) < 0) {
+        p->trace_path = NULL;
+        return -1;
+    }
+    opts->trace_path = p->trace_path;
+    return 0;
 }
 
 /* Runs this node's job; returns its exit status. */
@@ -323,7 +339,7 @@ int pg_proxy_run(struct event_base *base, pg_run_opts_t *opts, const pg_handler_
     p.nnodes = pg_hostpmix_size(p.host);
     p.nodeid = pg_hostpmix_rank(p.host);
     p.env = env_without_host();
-    if (p.env == NULL || pg_hostpmix_attach(p.host, base) != 0) {
+    if (p.env == NULL || pg_hostpmix_attach(p.host, base) != 0 || trace_per_node(&p, opts) != 0) {
         snprintf(err, sizeof(err), "out of resources");
         goto fail;
     }

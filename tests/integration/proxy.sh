@@ -143,6 +143,17 @@ else
     head -n 20 "$WORK/out"
 fi
 
+# -- --trace: one file per node (FILE.<node>), global ranks in it ------------
+host_job 2 -n 4 --trace "$WORK/t" "$PROGS/pmi2_wireup"
+if [ $rc -eq 0 ] && "$PMIGATE" trace show "$WORK/t.1" --rank 2 | grep -q 'cmd=init' &&
+    ! "$PMIGATE" trace show "$WORK/t.1" --rank 0 | grep -q 'cmd=' &&
+    "$PMIGATE" trace show "$WORK/t.0" --rank 0 | grep -q 'cmd=init'; then
+    pass "--trace FILE: FILE.0 has rank 0, FILE.1 rank 2 and not rank 0"
+else
+    fail "--trace under the proxy (exit $rc)"
+    ls "$WORK"
+fi
+
 # -- the host's environment stays with the proxy ------------------------------
 host_job 2 -n 2 sh -c 'env | grep -E "^(PMIX|OMPI)_"; echo "PMI_RANK=$PMI_RANK"'
 if [ $rc -eq 0 ] && [ "$(grep -c '^PMI_RANK=[01]$' "$WORK/out")" -eq 2 ] &&
