@@ -31,7 +31,7 @@ static void *fake_main(void *p)
     return NULL;
 }
 
-pg_fake_server_t *pg_fake_server_start(pg_fake_script_fn fn, void *arg, int *client_fd)
+pg_fake_server_t *pg_fake_server_new(pg_fake_script_fn fn, void *arg, int *client_fd)
 {
     pg_fake_server_t *srv = calloc(1, sizeof(*srv));
     int sv[2];
@@ -44,10 +44,28 @@ pg_fake_server_t *pg_fake_server_start(pg_fake_script_fn fn, void *arg, int *cli
     srv->fn = fn;
     srv->arg = arg;
     *client_fd = sv[0];
+    return srv;
+}
+
+int pg_fake_server_go(pg_fake_server_t *srv)
+{
     if (pthread_create(&srv->thread, NULL, fake_main, srv) != 0) {
-        close(sv[0]);
-        close(sv[1]);
+        pg_fake_close(srv);
+        pg_cl_conn_release(&srv->conn);
         free(srv);
+        return -1;
+    }
+    return 0;
+}
+
+pg_fake_server_t *pg_fake_server_start(pg_fake_script_fn fn, void *arg, int *client_fd)
+{
+    pg_fake_server_t *srv = pg_fake_server_new(fn, arg, client_fd);
+
+    if (srv == NULL)
+        return NULL;
+    if (pg_fake_server_go(srv) != 0) {
+        close(*client_fd);
         return NULL;
     }
     return srv;

@@ -18,6 +18,15 @@ typedef void (*pg_fake_script_fn)(pg_fake_server_t *srv, void *arg);
  * caller owns it).  NULL on failure. */
 pg_fake_server_t *pg_fake_server_start(pg_fake_script_fn fn, void *arg, int *client_fd);
 
+/* The same in two steps, for a test that forks the client: _new makes the
+ * socket pair, _go starts the script's thread (on failure it frees the
+ * server; the caller still owns *client_fd).  Forking between the two
+ * keeps the child free of a thread that was starting up at fork time: a
+ * sanitizer's runtime locks held by it stay locked in the child, whose
+ * own threads then hang. */
+pg_fake_server_t *pg_fake_server_new(pg_fake_script_fn fn, void *arg, int *client_fd);
+int pg_fake_server_go(pg_fake_server_t *srv);
+
 /* Waits for the script to end and frees the server.  Returns the number of
  * failed expectations recorded by the script. */
 int pg_fake_server_join(pg_fake_server_t *srv);

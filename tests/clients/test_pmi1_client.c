@@ -401,16 +401,19 @@ static int wait_or_kill(pid_t pid)
 static void test_api_abort_while_barrier_waits(void)
 {
     int fd, status;
-    pg_fake_server_t *srv = pg_fake_server_start(script_abort_during_barrier, NULL, &fd);
+    pg_fake_server_t *srv = pg_fake_server_new(script_abort_during_barrier, NULL, &fd);
     pid_t pid;
 
     CU_ASSERT_PTR_NOT_NULL_FATAL(srv);
     fflush(NULL);
-    pid = fork();
+    pid = fork(); /* before the server's thread exists (fake_server.h) */
     CU_ASSERT_FATAL(pid >= 0);
-    if (pid == 0)
+    if (pid == 0) {
+        pg_fake_close(srv); /* the server's end is the parent's */
         abort_during_barrier_child(fd);
+    }
     close(fd); /* the child's end: its exit is the server's EOF */
+    CU_ASSERT_EQUAL_FATAL(pg_fake_server_go(srv), 0);
     status = wait_or_kill(pid);
     /* it exited rather than being killed after 5 s; the server checked that
      * exitcode=7 was sent (valgrind may replace the status itself, as it
