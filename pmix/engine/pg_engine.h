@@ -116,6 +116,12 @@ typedef struct pg_host_ops {
      * (PMIX_REQUIRED_KEY).  NULL hook: such gets end with PMIX_ERR_NOT_FOUND
      * (the Standard's rule for hosts without direct modex). */
     void (*dmodex)(void *host_ctx, uint64_t id, const pg_proc_t *target, const char *key);
+
+    /* `proc`'s commit just made new values visible (called inside
+     * pg_commit, before any held get it satisfies completes).  A host that
+     * keeps a copy of committed data (the gateway's node segment) learns
+     * here that the copy is behind for `proc`.  NULL: not needed. */
+    void (*commit)(void *host_ctx, const pg_proc_t *proc);
 } pg_host_ops_t;
 
 /* ------------------------------------------------------------------ */

@@ -270,6 +270,8 @@ pmix_status_t pg_commit(pg_engine_t *e, const pg_proc_t *proc)
     if (job == NULL)
         return rc;
     pg_procst_t *p = &job->procs[proc->rank];
+    if (p->nstaged > 0 && e->ops.commit != NULL)
+        e->ops.commit(e->host_ctx, proc);
     for (uint32_t i = 0; i < p->nstaged; i++) {
         pg_slot_t *s = p->staged[i];
         pg_kv_t **cell = slot_find(s, proc->rank);

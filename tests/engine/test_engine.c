@@ -228,7 +228,7 @@ static void test_retrieval_remote_target_direct_modex(void)
 {
     got_t g;
     dmx_t d = { 0 };
-    pg_host_ops_t ops = { NULL, dmodex_hook };
+    pg_host_ops_t ops = { NULL, dmodex_hook, NULL };
     bool a_serves[2] = { true, false }, b_serves[2] = { false, true };
     pg_engine_t *a = pg_engine_new(&ops, &d), *b = pg_engine_new(NULL, NULL);
     job_block(a, NS, 4, 2, a_serves);
@@ -428,7 +428,7 @@ static void test_fence_collect_data_mismatch_fails_everyone(void)
 static void test_fence_one_host_upcall_and_sequence_numbers(void)
 {
     hostf_t h = { 0 };
-    pg_host_ops_t ops = { fence_hook, NULL };
+    pg_host_ops_t ops = { fence_hook, NULL, NULL };
     fenced_t f[4];
     eng = pg_engine_new(&ops, &h);
     job_block(eng, NS, 4, 2, NULL);
@@ -559,7 +559,7 @@ static void test_fence_reports_keys_new_in_epoch(void)
 static void test_fence_collect_ingests_remote_data(void)
 {
     hostf_t h = { 0 };
-    pg_host_ops_t ops = { fence_hook, NULL };
+    pg_host_ops_t ops = { fence_hook, NULL, NULL };
     bool a_serves[2] = { true, false }, b_serves[2] = { false, true };
     pg_engine_t *a = pg_engine_new(&ops, &h), *b = pg_engine_new(NULL, NULL);
     fenced_t f[2];
