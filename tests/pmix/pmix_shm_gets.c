@@ -5,14 +5,15 @@
  * which also counts the gets that reached the gateway (by key prefix):
  *   early-  before any fence: the socket (a rank that never fenced)      n
  *   card-   peers' cards after fences 1 and 2 (re-put between them: the
- *           second fence's value), then card-0 committed again without a
+ *           second fence's value), then card-1 committed again without a
  *           fence: the socket for it                                   n-1
  *   num-    a typed (int32) value of each peer                           0
  *   loc-    PMIX_LOCAL values of peers on the same node                  0
  *   rem-    PMIX_REMOTE values: not for this node; the server says so  n(n-1)
  *   rf-     PMIX_GET_REFRESH_CACHE: the server first                     n
- *   shared  a key every rank posts, asked without a rank (lowest poster);
- *           after rank 0's late commit: the socket                     n-1
+ *   shared  a key ranks 1.. post, asked without a rank by rank 0 (the
+ *           lowest poster's; the others read their own); after rank 1's
+ *           late commit: the socket                                      1
  * Each rank prints "rank R ok" or the first check that failed.
  */
 #include <pmix.h>
@@ -119,7 +120,8 @@ int main(void)
     snprintf(key, sizeof(key), "rf-%u", me.rank);
     put_str(PMIX_GLOBAL, key, "refreshed");
     snprintf(val, sizeof(val), "shared from %u", me.rank);
-    put_str(PMIX_GLOBAL, "shared", val);
+    if (me.rank > 0)
+        put_str(PMIX_GLOBAL, "shared", val);
     snprintf(key, sizeof(key), "num-%u", me.rank);
     num = (int32_t)me.rank * 10 - 7;
     {
@@ -157,11 +159,15 @@ int main(void)
         }
     }
     snprintf(val, sizeof(val), "shared from %u", me.rank);
-    expect_str(PMIX_RANK_UNDEF, "shared", NULL, me.rank == 0 ? val : "shared from 0");
+    expect_str(PMIX_RANK_UNDEF, "shared", NULL, me.rank == 0 ? "shared from 1" : val);
     snprintf(key, sizeof(key), "rf-%u", (me.rank + 1) % n);
     expect_str((me.rank + 1) % n, key, PMIX_GET_REFRESH_CACHE, "refreshed");
 
-    /* re-put between two fences: fence 2's value */
+    /* every rank has read fence 1's data before anyone puts again (a
+     * commit after the fence would send readers to the server, rightly) */
+    fence(NULL, 0, 0);
+
+    /* re-put between two fences: the later fence's value */
     snprintf(key, sizeof(key), "card-%u", me.rank);
     snprintf(val, sizeof(val), "card of %u, second", me.rank);
     put_str(PMIX_GLOBAL, key, val);
@@ -173,12 +179,14 @@ int main(void)
         expect_str(p, key, NULL, val);
     }
 
-    /* rank 0 commits again with no whole-job fence after it (the others
+    fence(NULL, 0, 0); /* all have read the second values */
+
+    /* rank 1 commits again with no whole-job fence after it (the others
      * wait for it in a fence over an explicit list, which publishes no
-     * segment): its new value comes from the server */
-    if (me.rank == 0) {
-        put_str(PMIX_GLOBAL, "card-0", "card of 0, third");
-        put_str(PMIX_GLOBAL, "shared", "shared from 0, again");
+     * segment): its new values come from the server */
+    if (me.rank == 1) {
+        put_str(PMIX_GLOBAL, "card-1", "card of 1, third");
+        put_str(PMIX_GLOBAL, "shared", "shared from 1, again");
         PMIx_Commit();
     }
     PMIX_PROC_CREATE(all, n);
@@ -186,10 +194,11 @@ int main(void)
         PMIX_LOAD_PROCID(&all[p], me.nspace, p);
     fence(all, n, 0);
     PMIX_PROC_FREE(all, n);
-    expect_str(0, "card-0", NULL, "card of 0, third");
-    expect_str(PMIX_RANK_UNDEF, "shared", NULL, "shared from 0, again");
-    if (n > 2) { /* a peer that did not commit again: still the segment's */
-        uint32_t p = me.rank == 1 ? 2 : 1;
+    expect_str(1, "card-1", NULL, "card of 1, third");
+    snprintf(val, sizeof(val), "shared from %u", me.rank);
+    expect_str(PMIX_RANK_UNDEF, "shared", NULL, me.rank < 2 ? "shared from 1, again" : val);
+    if (n > 3) { /* a peer that did not commit again: still the segment's */
+        uint32_t p = me.rank == 2 ? 3 : 2;
 
         snprintf(key, sizeof(key), "card-%u", p);
         snprintf(val, sizeof(val), "card of %u, second", p);
