@@ -20,28 +20,27 @@
 #include <event2/event.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "gateway/pg_job.h"
 #include "parser/pg_parse.h"
+#include "wire/pg_clock.h"
 #include "wire/pg_frame.h"
 #include "wire/pg_pmix_frame.h"
 
 enum { PG_CONN_INBUF_INITIAL = 4096, PG_CONN_REASON_MAX = 256 };
 
 struct pg_conn {
+    pg_peer_t peer;               /* what the handler sees: rank, job, ops */
     struct event_base *base;
     int fd;                       /* owned; -1 once closed */
-    int rank;                     /* -1 until identified */
-    pg_job_t *job;                /* borrowed, may be NULL */
     const pg_handler_table_t *handlers;
     const pg_proto_handler_t *handler; /* chosen by the first message */
     const pg_conn_owner_ops_t *ops;
     void *owner;
-    void *hdata;                  /* the handler's, see pg_conn_set_handler_data */
     pg_proto_t proto;
     struct event *rev;
     struct event *wev;
@@ -98,7 +97,7 @@ static void conn_close(pg_conn_t *c, const char *reason)
         c->fd = -1;
     }
     if (c->opened && c->handler != NULL && c->handler->on_close != NULL)
-        c->handler->on_close(c);
+        c->handler->on_close(&c->peer);
     if (!c->quiet_close && c->ops != NULL && c->ops->closed != NULL)
         c->ops->closed(c->owner, c, reason);
 }
@@ -217,6 +216,14 @@ static int conn_pump(pg_conn_t *c)
     return rc;
 }
 
+/* A batch of requests was handled: the owner re-arms what depends on it
+ * (the engine timer at the engine's next deadline). */
+static void conn_served(pg_conn_t *c)
+{
+    if (!c->closed && c->ops != NULL && c->ops->served != NULL)
+        c->ops->served(c->owner, c);
+}
+
 static void on_writable(evutil_socket_t fd, short what, void *arg)
 {
     pg_conn_t *c = arg;
@@ -225,8 +232,7 @@ static void on_writable(evutil_socket_t fd, short what, void *arg)
     (void)what;
     conn_enter(c);
     conn_pump(c);
-    if (!c->closed && c->job != NULL)
-        pg_job_touch_engine(c->job);
+    conn_served(c);
     conn_leave(c);
 }
 
@@ -241,7 +247,7 @@ static pg_proto_t detect_proto(const pg_msg_t *msg)
 
 static void conn_announce(pg_conn_t *c)
 {
-    if (c->announced || !c->opened || c->rank < 0)
+    if (c->announced || !c->opened || c->peer.rank < 0)
         return;
     c->announced = 1;
     if (c->ops != NULL && c->ops->opened != NULL)
@@ -262,7 +268,7 @@ static int conn_open_proto(pg_conn_t *c, pg_proto_t proto)
     c->proto = proto;
     c->handler = c->handlers->by_proto[proto];
     c->opened = 1;
-    if (c->handler->on_open != NULL && c->handler->on_open(c) != 0) {
+    if (c->handler->on_open != NULL && c->handler->on_open(&c->peer) != 0) {
         conn_fail(c, "was refused by the %s handler", c->handler->name);
         return -1;
     }
@@ -290,7 +296,7 @@ static int conn_claim_rank(pg_conn_t *c, long rank, const char *what)
         conn_fail(c, "claimed rank %ld on PMI_PORT: %s", rank, why);
         return -1;
     }
-    c->rank = (int)rank;
+    c->peer.rank = (int)rank;
     conn_announce(c);
     return 0;
 }
@@ -327,9 +333,9 @@ static int conn_dispatch(pg_conn_t *c, pg_msg_t *msg, int parse_rc)
 
     if (!c->opened && conn_open(c, msg) != 0)
         return -1;
-    if (c->rank < 0 && conn_identify(c, msg) != 0)
+    if (c->peer.rank < 0 && conn_identify(c, msg) != 0)
         return -1;
-    rc = c->handler->on_message(c, msg, parse_rc);
+    rc = c->handler->on_message(&c->peer, msg, parse_rc);
     if (c->closed)
         return -1;
     if (rc == PG_HANDLER_FAIL) {
@@ -359,7 +365,7 @@ static int conn_pmix_preamble(pg_conn_t *c, const char *head, size_t avail)
     c->in_start += PG_PMIX_PREAMBLE_LEN;
     if (conn_open_proto(c, PG_PROTO_PMIX) != 0)
         return -1;
-    if (c->rank < 0 &&
+    if (c->peer.rank < 0 &&
         conn_claim_rank(c, pre.rank == PG_PMIX_RANK_FROM_FD ? -1 : (long)pre.rank,
                         "PMIx preamble") != 0)
         return -1;
@@ -382,7 +388,7 @@ static int conn_pmix_frame(pg_conn_t *c, const char *head, size_t avail)
     conn_trace(c, PG_CONN_IN, head, PG_PMIX_HEADER_LEN + len);
     /* the payload stays put until the next read, as PMI tokens do */
     c->in_start += PG_PMIX_HEADER_LEN + len;
-    rc = c->handler->on_frame(c, head + PG_PMIX_HEADER_LEN, len);
+    rc = c->handler->on_frame(&c->peer, head + PG_PMIX_HEADER_LEN, len);
     if (c->closed)
         return -1;
     if (rc == PG_HANDLER_FAIL) {
@@ -438,7 +444,7 @@ static void conn_process(pg_conn_t *c)
 /* Makes room for the next read: compacts, then grows up to the cap. */
 static int conn_reserve(pg_conn_t *c)
 {
-    size_t max = c->rank < 0                ? (size_t)PG_CONN_HELLO_MAX
+    size_t max = c->peer.rank < 0           ? (size_t)PG_CONN_HELLO_MAX
                  : c->proto == PG_PROTO_PMIX ? (size_t)PG_PMIX_HEADER_LEN + PG_PMIX_FRAME_MAX
                                              : (size_t)PG_CONN_INBUF_MAX;
     size_t cap;
@@ -509,8 +515,7 @@ static void conn_read(pg_conn_t *c, int max_reads)
     }
     if (!c->closed)
         conn_pump(c);
-    if (!c->closed && c->job != NULL)
-        pg_job_touch_engine(c->job);
+    conn_served(c);
 }
 
 static void on_readable(evutil_socket_t fd, short what, void *arg)
@@ -524,7 +529,9 @@ static void on_readable(evutil_socket_t fd, short what, void *arg)
     conn_leave(c);
 }
 
-pg_conn_t *pg_conn_new(struct event_base *base, int fd, int rank, pg_job_t *job,
+static const pg_peer_ops_t conn_peer_ops;
+
+pg_conn_t *pg_conn_new(struct event_base *base, int fd, int rank, const pg_peer_job_t *job,
                        const pg_handler_table_t *handlers, const pg_conn_owner_ops_t *ops,
                        void *owner)
 {
@@ -534,10 +541,11 @@ pg_conn_t *pg_conn_new(struct event_base *base, int fd, int rank, pg_job_t *job,
         close(fd);
         return NULL;
     }
+    c->peer.ops = &conn_peer_ops;
+    c->peer.job = job;
+    c->peer.rank = rank;
     c->base = base;
     c->fd = fd;
-    c->rank = rank;
-    c->job = job;
     c->handlers = handlers;
     c->ops = ops;
     c->owner = owner;
@@ -587,17 +595,7 @@ void pg_conn_free(pg_conn_t *c)
 
 int pg_conn_rank(const pg_conn_t *c)
 {
-    return c->rank;
-}
-
-pg_job_t *pg_conn_job(const pg_conn_t *c)
-{
-    return c->job;
-}
-
-pg_engine_t *pg_conn_engine(const pg_conn_t *c)
-{
-    return c->job != NULL ? pg_job_engine(c->job) : NULL;
+    return c->peer.rank;
 }
 
 pg_proto_t pg_conn_proto(const pg_conn_t *c)
@@ -605,22 +603,19 @@ pg_proto_t pg_conn_proto(const pg_conn_t *c)
     return c->proto;
 }
 
-void pg_conn_set_handler_data(pg_conn_t *c, void *data)
+pg_peer_t *pg_conn_peer(pg_conn_t *c)
 {
-    c->hdata = data;
+    return &c->peer;
 }
 
-void *pg_conn_handler_data(const pg_conn_t *c)
+pg_conn_t *pg_conn_of(pg_peer_t *peer)
 {
-    return c->hdata;
+    return (pg_conn_t *)((char *)peer - offsetof(pg_conn_t, peer));
 }
 
-struct evbuffer *pg_conn_outbuf(pg_conn_t *c)
-{
-    return c->out;
-}
-
-int pg_conn_flush(pg_conn_t *c)
+/* Writes what is queued, unless a read batch is on the stack (it writes
+ * when it ends).  Fails the connection whose peer leaves too much unread. */
+static int conn_flush(pg_conn_t *c)
 {
     int rc;
 
@@ -674,7 +669,7 @@ int pg_conn_send(pg_conn_t *c, const void *bytes, size_t len)
         if (queued == 0)
             c->out_traced = len - done; /* traced when written directly */
     }
-    return pg_conn_flush(c);
+    return conn_flush(c);
 }
 
 void pg_conn_set_finalized(pg_conn_t *c)
@@ -682,7 +677,7 @@ void pg_conn_set_finalized(pg_conn_t *c)
     if (c->finalized)
         return;
     c->finalized = 1;
-    if (c->ops != NULL && c->ops->finalized != NULL && c->rank >= 0)
+    if (c->ops != NULL && c->ops->finalized != NULL && c->peer.rank >= 0)
         c->ops->finalized(c->owner, c);
 }
 
@@ -706,3 +701,46 @@ int pg_conn_closed_by_peer(const pg_conn_t *c)
 {
     return c->by_peer;
 }
+
+/* ---- the seam (server/pg_handler.h), as a connection serves it ---- */
+
+static int peer_reply_send(pg_peer_t *peer, const void *bytes, size_t len)
+{
+    return pg_conn_send(pg_conn_of(peer), bytes, len);
+}
+
+static void peer_job_abort(pg_peer_t *peer, int code, const char *msg)
+{
+    pg_conn_t *c = pg_conn_of(peer);
+
+    if (c->ops != NULL && c->ops->job_abort != NULL)
+        c->ops->job_abort(c->owner, c, code, msg);
+}
+
+static void peer_finalize(pg_peer_t *peer)
+{
+    pg_conn_set_finalized(pg_conn_of(peer));
+}
+
+/* The one clock (the job's timers and the trace read it too). */
+static uint64_t peer_clock_now(pg_peer_t *peer)
+{
+    (void)peer;
+    return pg_clock_now();
+}
+
+static void peer_log_write(pg_peer_t *peer, const char *line)
+{
+    pg_conn_t *c = pg_conn_of(peer);
+
+    if (c->ops != NULL && c->ops->log_write != NULL)
+        c->ops->log_write(c->owner, c, line);
+}
+
+static const pg_peer_ops_t conn_peer_ops = {
+    .reply_send = peer_reply_send,
+    .job_abort = peer_job_abort,
+    .peer_finalize = peer_finalize,
+    .clock_now = peer_clock_now,
+    .log_write = peer_log_write,
+};

@@ -3,28 +3,30 @@
  * socket accepted on the PMIGATE_PMI_PORT listener).  It reads into a capped
  * buffer, asks the wire framer for complete messages, parses them, tells
  * PMI-1 from PMI-2 by the first message, and hands each message to the
- * protocol handler (pg_handler.h).  A reply goes straight to the socket
- * when nothing is queued before it, else through an evbuffer.
+ * protocol handler (server/pg_handler.h), whose host it is: the handler
+ * sees the connection as a pg_peer_t and answers through its ops.  A reply
+ * goes straight to the socket when nothing is queued before it, else
+ * through an evbuffer.  What concerns the whole job (an abort, the log, the
+ * engine timer) goes to the connection's owner through
+ * pg_conn_owner_ops_t: the connection knows nothing of the job.
  *
  * Everything runs on the gateway's single libevent thread.
  *
  * Ownership: the owner (the job) creates connections and frees them with
  * pg_conn_free(), which is safe to call from inside any callback the
  * connection made (the free is then deferred until the callback returns).
- * A pg_conn_t owns its fd.  Handler data set with pg_conn_set_handler_data()
- * is owned by the handler and released in its on_close.
+ * A pg_conn_t owns its fd.  The handler data (pg_peer_t.handler_data) is
+ * owned by the handler and released in its on_close.
  */
 #ifndef PG_CONN_H
 #define PG_CONN_H
 
 #include <stddef.h>
 
-#include "gateway/pg_handler.h"
+#include "server/pg_handler.h"
 
 struct event_base;
-struct evbuffer;
-typedef struct pg_job pg_job_t;
-typedef struct pg_engine pg_engine_t;
+typedef struct pg_conn pg_conn_t;
 
 /* Largest input a connection buffers: the largest message the framer
  * accepts (a PMI-1 spawn block) plus one read's worth. */
@@ -59,6 +61,14 @@ typedef struct pg_conn_owner_ops {
     void (*opened)(void *owner, pg_conn_t *conn);
     /* The handler marked the rank finalized (pg_conn_set_finalized). */
     void (*finalized)(void *owner, pg_conn_t *conn);
+    /* The rank asked to end the whole job (a PMI abort): exit code `code`,
+     * msg may be NULL. */
+    void (*job_abort)(void *owner, pg_conn_t *conn, int code, const char *msg);
+    /* A line the handler wrote for the job's log. */
+    void (*log_write)(void *owner, pg_conn_t *conn, const char *line);
+    /* A batch of requests was handled (or replies were written): engine
+     * calls may have moved the engine's next deadline. */
+    void (*served)(void *owner, pg_conn_t *conn);
     /* The connection ended.  reason is NULL after a clean finalize (or for
      * a connection closed before it said anything), else a sentence naming
      * what went wrong ("closed its PMI connection before finalize").  The
@@ -67,38 +77,34 @@ typedef struct pg_conn_owner_ops {
 } pg_conn_owner_ops_t;
 
 /* Takes ownership of fd (made non-blocking).  rank < 0: a listener
- * connection whose rank is learned from its handshake.  handlers and ops are
- * borrowed and must outlive the connection; job may be NULL (unit tests).
- * Returns NULL when out of memory (fd is then closed). */
-pg_conn_t *pg_conn_new(struct event_base *base, int fd, int rank, pg_job_t *job,
+ * connection whose rank is learned from its handshake.  job (what the
+ * handlers read of the job), handlers and ops are borrowed and must outlive
+ * the connection; job may be NULL for handlers that read nothing of it
+ * (unit tests).  Returns NULL when out of memory (fd is then closed). */
+pg_conn_t *pg_conn_new(struct event_base *base, int fd, int rank, const pg_peer_job_t *job,
                        const pg_handler_table_t *handlers, const pg_conn_owner_ops_t *ops,
                        void *owner);
 /* Closes the connection (handler on_close runs if the handler was opened;
  * the owner's `closed` does not) and frees it. */
 void pg_conn_free(pg_conn_t *conn);
 
-/* ---- for protocol handlers ---- */
+/* ---- what the handlers reach through the seam ---- */
 
 int pg_conn_rank(const pg_conn_t *conn);          /* -1 until identified */
-pg_job_t *pg_conn_job(const pg_conn_t *conn);
-pg_engine_t *pg_conn_engine(const pg_conn_t *conn); /* the job's engine, or NULL */
 pg_proto_t pg_conn_proto(const pg_conn_t *conn);
 
-void pg_conn_set_handler_data(pg_conn_t *conn, void *data);
-void *pg_conn_handler_data(const pg_conn_t *conn);
+/* The handle the handler sees, and back: a pg_peer_t of a connection is
+ * always the one inside its pg_conn_t. */
+pg_peer_t *pg_conn_peer(pg_conn_t *conn);
+pg_conn_t *pg_conn_of(pg_peer_t *peer);
 
-/* Writes bytes now (directly when nothing is queued before them) and queues
- * what the socket does not take.  Returns 0, or
- * -1 if the connection is closed or its output is over the cap (the
- * connection is then failed). */
+/* The peer's reply_send: writes bytes now (directly when nothing is queued
+ * before them) and queues what the socket does not take.  Returns 0, or -1
+ * if the connection is closed or its output is over the cap (the connection
+ * is then failed). */
 int pg_conn_send(pg_conn_t *conn, const void *bytes, size_t len);
-/* The output buffer, for the wire encoders; call pg_conn_flush() after
- * appending when replying outside on_message (a deferred reply).  Replies
- * appended during on_message are flushed when it returns. */
-struct evbuffer *pg_conn_outbuf(pg_conn_t *conn);
-int pg_conn_flush(pg_conn_t *conn);
 
-/* The rank sent finalize: its EOF or exit is no longer a failure. */
+/* The peer's peer_finalize: its EOF or exit is no longer a failure. */
 void pg_conn_set_finalized(pg_conn_t *conn);
 
 /* ---- for the owner ---- */

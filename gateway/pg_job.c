@@ -78,6 +78,8 @@ struct pg_job {
     const pg_run_opts_t *opts;
     const pg_handler_table_t *handlers;
     pg_conn_owner_ops_t conn_ops;
+    pg_peer_job_t peer_job;  /* what the handlers read of the job */
+    uint32_t *appnum;        /* [size] each rank's segment, for the engine and peer_job */
     char kvsname[64];
     char hostname[256];
     char mapping[PG_MAPPING_MAX + 1];
@@ -400,7 +402,8 @@ static void trace_verbose(void *arg, const pg_conn_t *conn, pg_conn_dir_t dir, c
 
 static pg_conn_t *job_conn_new(pg_job_t *job, int fd, int rank)
 {
-    pg_conn_t *conn = pg_conn_new(job->base, fd, rank, job, job->handlers, &job->conn_ops, job);
+    pg_conn_t *conn =
+        pg_conn_new(job->base, fd, rank, &job->peer_job, job->handlers, &job->conn_ops, job);
 
     if (conn != NULL && job->trace != NULL &&
         pg_trace_recorder_attach(job->trace, conn, job->opts->verbose ? trace_verbose : NULL,
@@ -461,6 +464,26 @@ static void conn_finalized(void *owner, pg_conn_t *conn)
 
     r->finalized = 1;
     pg_job_engine_finalized(job->je, r->rank);
+}
+
+static void conn_job_abort(void *owner, pg_conn_t *conn, int code, const char *msg)
+{
+    pg_job_abort(owner, pg_conn_rank(conn), code, msg);
+}
+
+static void conn_log_write(void *owner, pg_conn_t *conn, const char *line)
+{
+    (void)conn;
+    pg_job_log(owner, "%s", line);
+}
+
+/* Requests were served: the engine's next deadline may have moved. */
+static void conn_served(void *owner, pg_conn_t *conn)
+{
+    pg_job_t *job = owner;
+
+    (void)conn;
+    pg_job_engine_touch(job->je);
 }
 
 static void conn_closed(void *owner, pg_conn_t *conn, const char *reason)
@@ -892,25 +915,23 @@ static int build_placement(pg_job_t *job)
     return 0;
 }
 
+/* Registers the job with a new engine and completes what the handlers read
+ * of the job (peer_job) with it. */
 static int attach_engine(pg_job_t *job)
 {
-    uint32_t *appnum = calloc((size_t)job->size, sizeof(*appnum));
     pg_job_engine_layout_t layout = {
         .nspace = job->kvsname, .size = job->size, .hostname = job->hostname,
-        .appnum = appnum, .cpuset = (const char *const *)job->cpusets, .mapping = job->mapping,
+        .appnum = job->appnum, .cpuset = (const char *const *)job->cpusets,
+        .mapping = job->mapping,
     };
     const char *why = "out of memory";
 
-    if (appnum != NULL) {
-        for (int i = 0; i < job->size; i++)
-            appnum[i] = (uint32_t)job->ranks[i].appnum;
-        job->je = pg_job_engine_new(job->base, &layout, &why);
-    }
-    free(appnum);
+    job->je = pg_job_engine_new(job->base, &layout, &why);
     if (job->je == NULL) {
         pg_job_log(job, "cannot register the job: %s", why);
         return -1;
     }
+    job->peer_job.engine = pg_job_engine_get(job->je);
     return 0;
 }
 
@@ -1011,8 +1032,11 @@ pg_job_t *pg_job_new(struct event_base *base, const pg_run_opts_t *opts,
     job->base = base;
     job->opts = opts;
     job->handlers = handlers;
-    job->conn_ops = (pg_conn_owner_ops_t){ conn_identify, conn_opened, conn_finalized,
-                                            conn_closed };
+    job->conn_ops = (pg_conn_owner_ops_t){
+        .identify = conn_identify, .opened = conn_opened, .finalized = conn_finalized,
+        .job_abort = conn_job_abort, .log_write = conn_log_write, .served = conn_served,
+        .closed = conn_closed,
+    };
     job->size = opts->nprocs;
     job->parent = getpid();
     pg_verdict_init(&job->verdict);
@@ -1020,7 +1044,8 @@ pg_job_t *pg_job_new(struct event_base *base, const pg_run_opts_t *opts,
     if (gethostname(job->hostname, sizeof(job->hostname) - 1) != 0)
         strcpy(job->hostname, "localhost");
     job->ranks = calloc((size_t)job->size, sizeof(*job->ranks));
-    if (job->ranks == NULL)
+    job->appnum = calloc((size_t)job->size, sizeof(*job->appnum));
+    if (job->ranks == NULL || job->appnum == NULL)
         goto oom;
     for (int s = 0; s < opts->nsegments; s++) {
         for (int k = 0; k < opts->segments[s].nprocs; k++, rank++) {
@@ -1030,11 +1055,19 @@ pg_job_t *pg_job_new(struct event_base *base, const pg_run_opts_t *opts,
             r->appnum = s;
             r->local_rank = rank;
             r->job = job;
+            job->appnum[rank] = (uint32_t)s;
         }
     }
+    /* the engine joins in attach_engine() */
+    job->peer_job = (pg_peer_job_t){ .kvsname = job->kvsname, .size = job->size,
+                                     .universe_size = job->size, .appnum = job->appnum };
     return job;
 oom:
     pg_job_log(NULL, "out of memory");
+    if (job != NULL) {
+        free(job->ranks);
+        free(job->appnum);
+    }
     free(job);
     return NULL;
 }
@@ -1084,49 +1117,6 @@ void pg_job_free(pg_job_t *job)
     free_event(job->ev_kill);
     free_event(job->ev_launch);
     free(job->ranks);
+    free(job->appnum);
     free(job);
-}
-
-/* ---------------------------------------------------------------- */
-/* accessors for handlers                                             */
-/* ---------------------------------------------------------------- */
-
-const char *pg_job_kvsname(const pg_job_t *job)
-{
-    return job->kvsname;
-}
-
-int pg_job_size(const pg_job_t *job)
-{
-    return job->size;
-}
-
-int pg_job_universe_size(const pg_job_t *job)
-{
-    return job->size;
-}
-
-int pg_job_appnum(const pg_job_t *job, int rank)
-{
-    return rank >= 0 && rank < job->size ? job->ranks[rank].appnum : -1;
-}
-
-const char *pg_job_process_mapping(const pg_job_t *job)
-{
-    return job->mapping;
-}
-
-pg_engine_t *pg_job_engine(const pg_job_t *job)
-{
-    return pg_job_engine_get(job->je);
-}
-
-int pg_job_verbose(const pg_job_t *job)
-{
-    return job->opts->verbose;
-}
-
-void pg_job_touch_engine(pg_job_t *job)
-{
-    pg_job_engine_touch(job->je);
 }

@@ -19,11 +19,10 @@
 #include <stdint.h>
 
 #include "gateway/pg_cli.h"
-#include "gateway/pg_handler.h"
+#include "server/pg_handler.h"
 
 struct event_base;
 typedef struct pg_job pg_job_t;
-typedef struct pg_engine pg_engine_t;
 
 /* Creates the job (nothing is launched yet).  Returns NULL with a message
  * already printed. */
@@ -36,25 +35,10 @@ void pg_job_free(pg_job_t *job);
  * reaped.  Returns the exit status pmigate should exit with (pg_status.h). */
 int pg_job_run(pg_job_t *job);
 
-/* ---- for protocol handlers ---- */
-
-/* PMI abort from `rank` (or -1): prints "rank R aborted the job (code C): msg",
+/* A PMI abort from `rank` (or -1): prints "rank R aborted the job (code C): msg",
  * kills every rank, and makes pmigate exit with `code` (mod 256).  msg may be
  * NULL.  Safe to call more than once; the first failure wins. */
 void pg_job_abort(pg_job_t *job, int rank, int code, const char *msg);
-
-const char *pg_job_kvsname(const pg_job_t *job); /* "kvs_<pid>_0" */
-int pg_job_size(const pg_job_t *job);
-int pg_job_universe_size(const pg_job_t *job);   /* = size for now */
-int pg_job_appnum(const pg_job_t *job, int rank); /* MPMD segment index */
-const char *pg_job_process_mapping(const pg_job_t *job);
-pg_engine_t *pg_job_engine(const pg_job_t *job);  /* NULL without an engine */
-int pg_job_verbose(const pg_job_t *job);
-
-/* Re-arms the engine timer at the engine's next deadline.  The gateway calls
- * it after every batch of messages; call it after a deferred engine call made
- * outside on_message. */
-void pg_job_touch_engine(pg_job_t *job);
 
 /* Prints "pmigate: " + message + "\n" on stderr. */
 void pg_job_log(const pg_job_t *job, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -62,7 +62,7 @@ static void on_commit(void *ctx, const pg_proc_t *proc)
  * which readers then find stale: they use the socket, so it is only slower. */
 static void shm_publish(pg_job_engine_t *je)
 {
-    pmix_status_t st = pg_job_foreach_visible(je->engine, je->nspace, 0, shm_visit, je->shm);
+    pmix_status_t st = pg_ns_foreach_visible(je->engine, je->nspace, 0, shm_visit, je->shm);
     int rc = st == PMIX_SUCCESS ? pg_shm_publish(je->shm, je->fences) : -ENOMEM;
 
     if (st != PMIX_SUCCESS)
@@ -108,7 +108,7 @@ static int register_layout(pg_job_engine_t *je, const pg_job_engine_layout_t *l)
 {
     uint32_t *rank_node = calloc((size_t)l->size, sizeof(*rank_node));
     const char *hosts[1] = { l->hostname };
-    pg_job_layout_t layout = {
+    pg_ns_layout_t layout = {
         .size = (uint32_t)l->size,
         .nnodes = 1,
         .hostnames = hosts,
@@ -120,7 +120,7 @@ static int register_layout(pg_job_engine_t *je, const pg_job_engine_layout_t *l)
 
     if (rank_node == NULL)
         return -1;
-    st = pg_job_register(je->engine, l->nspace, &layout);
+    st = pg_ns_register(je->engine, l->nspace, &layout);
     free(rank_node);
     return st == PMIX_SUCCESS ? 0 : -1;
 }
@@ -156,7 +156,7 @@ void pg_job_engine_free(pg_job_engine_t *je)
     if (je == NULL)
         return;
     if (je->engine != NULL) {
-        pg_job_deregister(je->engine, je->nspace);
+        pg_ns_deregister(je->engine, je->nspace);
         pg_engine_free(je->engine);
     }
     pg_shm_free(je->shm);

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "gateway/pg_cli.h"
-#include "gateway/pg_handler.h"
+#include "server/pg_handler.h"
 #include "gateway/pg_job.h"
 #include "gateway/pg_place.h"
 #include "gateway/pg_status.h"

@@ -258,7 +258,7 @@ static uint32_t entry_flags(const staged_t *s)
 {
     uint32_t flags = 0;
 
-    if (s->val == NULL || s->key_len > PG_PMI2_KEYLEN_MAX || pg_job_attr_known(s->key))
+    if (s->val == NULL || s->key_len > PG_PMI2_KEYLEN_MAX || pg_ns_attr_known(s->key))
         return 0;
     if (s->val_len <= PG_PMI2_VALLEN_MAX)
         flags |= PG_SHM_PMI2_OK;

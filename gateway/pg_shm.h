@@ -8,7 +8,7 @@
  * libpmi/libpmi2 map, it is N^2 hash lookups spread over the ranks.
  *
  * Use: pg_shm_add() every value of the new generation (the gateway walks
- * the engine with pg_job_foreach_visible), then pg_shm_publish().  Publish
+ * the engine with pg_ns_foreach_visible), then pg_shm_publish().  Publish
  * writes a new file beside the old one and renames it over the stable
  * path, so a reader sees a whole generation or the previous one, and a
  * process that mapped the previous one keeps a valid mapping.  A published

@@ -9,15 +9,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "gateway/pg_conn.h"
-#include "gateway/pg_job.h"
-#include "pmi1/pg_pmi_common.h"
-#include "wire/pg_clock.h"
+#include "server/pg_pmi_common.h"
 
 /* Longest abort message passed on to the job log. */
 enum { PMI1_ABORT_MSG_MAX = 1024 };
 
-typedef int (*pmi1_fn_t)(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg);
+typedef int (*pmi1_fn_t)(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg);
 
 typedef struct pmi1_cmd {
     pmi1_fn_t fn;
@@ -31,32 +28,32 @@ static const pmi1_cmd_t pmi1_cmds[PG_CMD_COUNT]; /* the dispatch table, at the b
 
 /* Sends what the encoder produced; if the encoder refused the reply (a
  * value PMI-1 cannot carry), sends "cmd=<reply> rc=-1 msg=..." instead. */
-static int pmi1_send(pg_conn_t *conn, pg_pmi_reply_t *r, int enc_rc, pg_cmd_t reply)
+static int pmi1_send(pg_peer_t *peer, pg_pmi_reply_t *r, int enc_rc, pg_cmd_t reply)
 {
     if (enc_rc != 0) {
         pg_enc_reset(&r->enc);
         (void)pg_enc_pmi1_result(&r->enc, reply, -1, "reply_cannot_be_encoded_in_pmi1");
     }
-    return pg_pmi_send(conn, &r->enc);
+    return pg_pmi_send(peer, &r->enc);
 }
 
-static int pmi1_refuse(pg_conn_t *conn, pg_cmd_t reply, int rc, const char *text)
+static int pmi1_refuse(pg_peer_t *peer, pg_cmd_t reply, int rc, const char *text)
 {
     pg_pmi_reply_t r;
 
-    return pmi1_send(conn, &r, pg_enc_pmi1_result(pg_pmi_reply_init(&r), reply, rc, text), reply);
+    return pmi1_send(peer, &r, pg_enc_pmi1_result(pg_pmi_reply_init(&r), reply, rc, text), reply);
 }
 
-static int pmi1_refuse_status(pg_conn_t *conn, pg_cmd_t reply, pmix_status_t st)
+static int pmi1_refuse_status(pg_peer_t *peer, pg_cmd_t reply, pmix_status_t st)
 {
     const pg_pmi_err_t *err = pg_pmi_status_err(st);
 
-    return pmi1_refuse(conn, reply, err->pmi1_rc, err->msg);
+    return pmi1_refuse(peer, reply, err->pmi1_rc, err->msg);
 }
 
 /* A required token as a C string in buf; -1 (and a refusal sent) if it is
  * missing or unusable. */
-static int pmi1_require(pg_conn_t *conn, const pg_msg_t *msg, const char *key, char *buf,
+static int pmi1_require(pg_peer_t *peer, const pg_msg_t *msg, const char *key, char *buf,
                         size_t cap, pg_cmd_t reply)
 {
     char text[96];
@@ -64,7 +61,7 @@ static int pmi1_require(pg_conn_t *conn, const pg_msg_t *msg, const char *key, c
     if (pg_pmi_cstr(pg_msg_get(msg, key), buf, cap) == 0)
         return 0;
     snprintf(text, sizeof(text), "missing_or_invalid_%s", key);
-    pmi1_refuse(conn, reply, -1, text);
+    pmi1_refuse(peer, reply, -1, text);
     return -1;
 }
 
@@ -73,7 +70,7 @@ static int pmi1_require(pg_conn_t *conn, const pg_msg_t *msg, const char *key, c
 /* 1.0 and 1.1 (and 1.x clients that negotiate down from the answer) are
  * served as 1.1.  Anything else gets rc=-1: an rc=0 would make a client of
  * another version go on and hang (wire-protocol.md §2.4, §10 #31). */
-static int pmi1_init(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
+static int pmi1_init(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg)
 {
     long version, subversion;
     pg_pmi_reply_t r;
@@ -82,65 +79,66 @@ static int pmi1_init(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
               version == 1 && subversion >= 0;
 
     s->keyval_cache = ok && pg_str_eq(pg_msg_get(msg, PG_PMI1_KEYVAL_CACHE_ATTR), "yes");
-    return pmi1_send(conn, &r, pg_enc_pmi1_response_to_init(pg_pmi_reply_init(&r), ok ? 0 : -1, 1, 1),
+    return pmi1_send(peer, &r,
+                     pg_enc_pmi1_response_to_init(pg_pmi_reply_init(&r), ok ? 0 : -1, 1, 1),
                      PG_CMD_PMI1_RESPONSE_TO_INIT);
 }
 
 /* PMI_PORT mode: the gateway identified the rank from pmiid already. */
-static int pmi1_initack(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
+static int pmi1_initack(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg)
 {
     pg_pmi_reply_t r;
 
     (void)s;
     (void)msg;
-    return pmi1_send(conn, &r,
-                     pg_enc_pmi1_initack(pg_pmi_reply_init(&r), pg_job_size(pg_conn_job(conn)),
-                                         pg_conn_rank(conn), 0),
+    return pmi1_send(peer, &r,
+                     pg_enc_pmi1_initack(pg_pmi_reply_init(&r), peer->job->size,
+                                         peer->rank, 0),
                      PG_CMD_PMI1_SET);
 }
 
-static int pmi1_get_maxes(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
+static int pmi1_get_maxes(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg)
 {
     pg_pmi_reply_t r;
 
     (void)s;
     (void)msg;
-    return pmi1_send(conn, &r, pg_enc_pmi1_maxes(pg_pmi_reply_init(&r)), PG_CMD_PMI1_MAXES);
+    return pmi1_send(peer, &r, pg_enc_pmi1_maxes(pg_pmi_reply_init(&r)), PG_CMD_PMI1_MAXES);
 }
 
-static int pmi1_get_appnum(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
+static int pmi1_get_appnum(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg)
 {
     pg_pmi_reply_t r;
-    int appnum = pg_job_appnum(pg_conn_job(conn), pg_conn_rank(conn));
+    int appnum = pg_peer_appnum(peer);
 
     (void)s;
     (void)msg;
-    return pmi1_send(conn, &r, pg_enc_pmi1_appnum(pg_pmi_reply_init(&r), appnum),
+    return pmi1_send(peer, &r, pg_enc_pmi1_appnum(pg_pmi_reply_init(&r), appnum),
                      PG_CMD_PMI1_APPNUM);
 }
 
-static int pmi1_get_my_kvsname(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
+static int pmi1_get_my_kvsname(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg)
 {
     pg_pmi_reply_t r;
 
     (void)s;
     (void)msg;
-    return pmi1_send(conn, &r,
-                     pg_enc_pmi1_my_kvsname(pg_pmi_reply_init(&r), pg_job_kvsname(pg_conn_job(conn))),
+    return pmi1_send(peer, &r,
+                     pg_enc_pmi1_my_kvsname(pg_pmi_reply_init(&r), peer->job->kvsname),
                      PG_CMD_PMI1_MY_KVSNAME);
 }
 
 /* The job size unless the launcher was told otherwise (hydra says -1,
  * which leaves MPI_UNIVERSE_SIZE unset). */
-static int pmi1_get_universe_size(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
+static int pmi1_get_universe_size(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg)
 {
     pg_pmi_reply_t r;
 
     (void)s;
     (void)msg;
-    return pmi1_send(conn, &r,
+    return pmi1_send(peer, &r,
                      pg_enc_pmi1_universe_size(pg_pmi_reply_init(&r),
-                                               pg_job_universe_size(pg_conn_job(conn))),
+                                               peer->job->universe_size),
                      PG_CMD_PMI1_UNIVERSE_SIZE);
 }
 
@@ -148,37 +146,37 @@ static int pmi1_get_universe_size(pg_pmi_session_t *s, pg_conn_t *conn, const pg
 
 /* put(GLOBAL) and commit at once; kvsname is ignored as hydra and Slurm do.
  * A missing value= stores the empty string (as H4.0 does). */
-static int pmi1_put(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
+static int pmi1_put(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg)
 {
     char key[PG_PMI1_KEYLEN_MAX + 1], value[PG_PMI1_VALLEN_MAX + 1];
     pg_str_t val = pg_msg_get(msg, "value");
-    pg_engine_t *engine = pg_conn_engine(conn);
-    pg_proc_t proc = pg_pmi_proc(conn);
+    pg_engine_t *engine = peer->job->engine;
+    pg_proc_t proc = pg_pmi_proc(peer);
     pg_value_t v;
     pmix_status_t st;
     pg_pmi_reply_t r;
 
     (void)s;
-    if (pmi1_require(conn, msg, "key", key, sizeof(key), PG_CMD_PMI1_PUT_RESULT) != 0)
+    if (pmi1_require(peer, msg, "key", key, sizeof(key), PG_CMD_PMI1_PUT_RESULT) != 0)
         return PG_HANDLER_OK;
     if (val.ptr == NULL)
         val = (pg_str_t){ "", 0 };
     if (pg_pmi_cstr(val, value, sizeof(value)) != 0)
-        return pmi1_refuse(conn, PG_CMD_PMI1_PUT_RESULT, -1, "invalid_value"), PG_HANDLER_OK;
+        return pmi1_refuse(peer, PG_CMD_PMI1_PUT_RESULT, -1, "invalid_value"), PG_HANDLER_OK;
     v = pg_value_bytes(PMIX_STRING, value, val.len);
     st = pg_put(engine, &proc, PMIX_GLOBAL, key, &v, 0);
     if (st == PMIX_SUCCESS)
         st = pg_commit(engine, &proc);
     if (st != PMIX_SUCCESS)
-        return pmi1_refuse_status(conn, PG_CMD_PMI1_PUT_RESULT, st), PG_HANDLER_OK;
-    pmi1_send(conn, &r, pg_enc_pmi1_put_result(pg_pmi_reply_init(&r), 0, "success"),
+        return pmi1_refuse_status(peer, PG_CMD_PMI1_PUT_RESULT, st), PG_HANDLER_OK;
+    pmi1_send(peer, &r, pg_enc_pmi1_put_result(pg_pmi_reply_init(&r), 0, "success"),
               PG_CMD_PMI1_PUT_RESULT);
     return PG_HANDLER_OK;
 }
 
 /* get_result for a found value: value= last, and the line must fit MPICH's
  * 1024-byte read buffer or the client would misparse it. */
-static void pmi1_send_value(pg_conn_t *conn, const pg_value_t *value)
+static void pmi1_send_value(pg_peer_t *peer, const pg_value_t *value)
 {
     char scratch[64], text[PG_PMI1_VALLEN_MAX + 1];
     pg_pmi_reply_t r;
@@ -200,10 +198,10 @@ static void pmi1_send_value(pg_conn_t *conn, const pg_value_t *value)
         pg_enc_add(e, "value", "unknown");
         rc = pg_enc_end(e);
     }
-    pmi1_send(conn, &r, rc, PG_CMD_PMI1_GET_RESULT);
+    pmi1_send(peer, &r, rc, PG_CMD_PMI1_GET_RESULT);
 }
 
-static void pmi1_send_get_failure(pg_conn_t *conn, pmix_status_t st, const char *key)
+static void pmi1_send_get_failure(pg_peer_t *peer, pmix_status_t st, const char *key)
 {
     const pg_pmi_err_t *err = pg_pmi_status_err(st);
     pg_pmi_reply_t r;
@@ -219,14 +217,14 @@ static void pmi1_send_get_failure(pg_conn_t *conn, pmix_status_t st, const char 
         pg_enc_add(e, "value", "unknown");
         rc = pg_enc_end(e);
     }
-    pmi1_send(conn, &r, rc, PG_CMD_PMI1_GET_RESULT);
+    pmi1_send(peer, &r, rc, PG_CMD_PMI1_GET_RESULT);
 }
 
 /* What a get's callback needs.  PMI-1 gets are IMMEDIATE, so the engine
  * answers before pg_get returns: this lives on the handler's stack and the
  * connection and key are still valid (no request record per get). */
 typedef struct pmi1_get_now {
-    pg_conn_t *conn;
+    pg_peer_t *peer;
     const char *key;
 } pmi1_get_now_t;
 
@@ -237,40 +235,41 @@ static void pmi1_get_done(pmix_status_t status, const pg_value_t *value, pmix_ra
 
     (void)poster;
     if (status == PMIX_SUCCESS && value != NULL)
-        pmi1_send_value(now->conn, value);
+        pmi1_send_value(now->peer, value);
     else
-        pmi1_send_get_failure(now->conn, status == PMIX_SUCCESS ? PMIX_ERR_NOT_FOUND : status,
+        pmi1_send_get_failure(now->peer, status == PMIX_SUCCESS ? PMIX_ERR_NOT_FOUND : status,
                               now->key);
 }
 
 /* A PMI-1 get never waits (every PMI-1 server fails a missing key at once):
  * an IMMEDIATE RANK_UNDEF lookup.  Job attributes come first. */
-static int pmi1_get(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
+static int pmi1_get(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg)
 {
     char key[PG_PMI1_KEYLEN_MAX + 1];
-    pg_engine_t *engine = pg_conn_engine(conn);
-    pg_proc_t proc = pg_pmi_proc(conn);
+    pg_engine_t *engine = peer->job->engine;
+    pg_proc_t proc = pg_pmi_proc(peer);
     pg_proc_t target = { proc.nspace, PMIX_RANK_UNDEF };
-    pmi1_get_now_t now = { conn, key };
+    pmi1_get_now_t now = { peer, key };
     pg_get_req_t q;
     pg_value_t v;
 
     (void)s;
-    if (pmi1_require(conn, msg, "key", key, sizeof(key), PG_CMD_PMI1_GET_RESULT) != 0)
+    if (pmi1_require(peer, msg, "key", key, sizeof(key), PG_CMD_PMI1_GET_RESULT) != 0)
         return PG_HANDLER_OK;
-    if (pg_job_attr(engine, proc.nspace, key, &v) == PMIX_SUCCESS) {
-        pmi1_send_value(conn, &v);
+    if (pg_ns_attr(engine, proc.nspace, key, &v) == PMIX_SUCCESS) {
+        pmi1_send_value(peer, &v);
         return PG_HANDLER_OK;
     }
     pg_get_req_init(&q, &proc, &target, key);
     q.flags = PG_GET_IMMEDIATE;
-    (void)pg_get(engine, &q, pg_clock_now(), pmi1_get_done, &now); /* answered before it returns */
+    /* IMMEDIATE never holds, so the engine reads no clock: `now` is 0 */
+    (void)pg_get(engine, &q, 0, pmi1_get_done, &now); /* answered before it returns */
     return PG_HANDLER_OK;
 }
 
 /* Legacy (gforker only): pmigate keeps no enumerable KVS for PMI-1, so the
  * walk is always at its end. */
-static int pmi1_getbyidx(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
+static int pmi1_getbyidx(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg)
 {
     pg_pmi_reply_t r;
     pg_enc_t *e = pg_pmi_reply_init(&r);
@@ -280,7 +279,7 @@ static int pmi1_getbyidx(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *m
     pg_enc_begin(e, PG_CMD_PMI1_GETBYIDX_RESULTS);
     pg_enc_add_long(e, "rc", -1);
     pg_enc_add(e, "reason", "no_more_keyvals");
-    return pmi1_send(conn, &r, pg_enc_end(e), PG_CMD_PMI1_GETBYIDX_RESULTS), PG_HANDLER_OK;
+    return pmi1_send(peer, &r, pg_enc_end(e), PG_CMD_PMI1_GETBYIDX_RESULTS), PG_HANDLER_OK;
 }
 
 /* ---- barrier -------------------------------------------------------------- */
@@ -295,7 +294,7 @@ static bool pmi1_pair_ok(const char *key, pg_str_t val)
 /* hydra's keyval_cache: the epoch's new pairs, as many lines as needed to
  * keep each under the client's line and token limits.  A pair that cannot
  * fit any line is left out: the client then asks for it with get. */
-static void pmi1_send_keyval_cache(pg_conn_t *conn, const pg_fence_keys_t *keys)
+static void pmi1_send_keyval_cache(pg_peer_t *peer, const pg_fence_keys_t *keys)
 {
     char line[PG_PMI1_REPLY_LINE_MAX + 1], scratch[64], text[PG_PMI1_VALLEN_MAX + 1];
     size_t cursor = 0, ntok = 0;
@@ -316,7 +315,7 @@ static void pmi1_send_keyval_cache(pg_conn_t *conn, const pg_fence_keys_t *keys)
         if (e.open && (e.pos - e.len + need + 1 > PG_PMI1_REPLY_LINE_MAX ||
                        ntok + 1 >= PG_PMI1_REPLY_TOKENS_MAX)) {
             if (pg_enc_end(&e) == 0)
-                pg_pmi_send(conn, &e);
+                pg_pmi_send(peer, &e);
             pg_enc_reset(&e);
             ntok = 0;
         }
@@ -328,69 +327,70 @@ static void pmi1_send_keyval_cache(pg_conn_t *conn, const pg_fence_keys_t *keys)
         ntok++;
     }
     if (e.open && ntok > 0 && pg_enc_end(&e) == 0)
-        pg_pmi_send(conn, &e);
+        pg_pmi_send(peer, &e);
 }
 
 static void pmi1_barrier_done(pmix_status_t status, const pg_fence_keys_t *keys, void *cbdata)
 {
     pg_pmi_req_t *req = cbdata;
-    pg_conn_t *conn = pg_pmi_req_conn(req);
+    pg_peer_t *peer = pg_pmi_req_peer(req);
     pg_pmi_reply_t r;
 
-    if (conn != NULL && status == PMIX_SUCCESS) {
+    if (peer != NULL && status == PMIX_SUCCESS) {
         if (req->session->keyval_cache && keys != NULL)
-            pmi1_send_keyval_cache(conn, keys);
-        pmi1_send(conn, &r, pg_enc_pmi1_barrier_out(pg_pmi_reply_init(&r)), PG_CMD_PMI1_BARRIER_OUT);
-    } else if (conn != NULL) {
-        pmi1_refuse_status(conn, PG_CMD_PMI1_BARRIER_OUT, status);
+            pmi1_send_keyval_cache(peer, keys);
+        pmi1_send(peer, &r, pg_enc_pmi1_barrier_out(pg_pmi_reply_init(&r)),
+                  PG_CMD_PMI1_BARRIER_OUT);
+    } else if (peer != NULL) {
+        pmi1_refuse_status(peer, PG_CMD_PMI1_BARRIER_OUT, status);
     }
     pg_pmi_req_free(req);
 }
 
 /* Commit, then a collecting fence over the whole job: barrier_out goes to
  * every rank only once the last one entered. */
-static int pmi1_barrier_in(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
+static int pmi1_barrier_in(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg)
 {
-    pg_engine_t *engine = pg_conn_engine(conn);
-    pg_proc_t proc = pg_pmi_proc(conn);
+    pg_engine_t *engine = peer->job->engine;
+    pg_proc_t proc = pg_pmi_proc(peer);
     pg_pmi_req_t *req;
     pmix_status_t st;
 
     (void)msg;
     st = pg_commit(engine, &proc);
     if (st != PMIX_SUCCESS)
-        return pmi1_refuse_status(conn, PG_CMD_PMI1_BARRIER_OUT, st), PG_HANDLER_OK;
+        return pmi1_refuse_status(peer, PG_CMD_PMI1_BARRIER_OUT, st), PG_HANDLER_OK;
     req = pg_pmi_req_new(s, PG_CMD_PMI1_BARRIER_IN, (pg_str_t){ NULL, 0 });
     if (req == NULL)
-        return pmi1_refuse_status(conn, PG_CMD_PMI1_BARRIER_OUT, PMIX_ERR_NOMEM), PG_HANDLER_OK;
-    st = pg_fence_join(engine, &proc, NULL, 0, PG_FENCE_COLLECT, 0, pg_clock_now(), pmi1_barrier_done,
-                       req);
+        return pmi1_refuse_status(peer, PG_CMD_PMI1_BARRIER_OUT, PMIX_ERR_NOMEM), PG_HANDLER_OK;
+    st = pg_fence_join(engine, &proc, NULL, 0, PG_FENCE_COLLECT, 0, pg_peer_now(peer),
+                       pmi1_barrier_done, req);
     if (st != PMIX_SUCCESS && st != PMIX_OPERATION_IN_PROGRESS) {
         pg_pmi_req_free(req); /* refused at once: the callback will not run */
-        pmi1_refuse_status(conn, PG_CMD_PMI1_BARRIER_OUT, st);
+        pmi1_refuse_status(peer, PG_CMD_PMI1_BARRIER_OUT, st);
     }
     return PG_HANDLER_OK;
 }
 
 /* ---- life cycle ------------------------------------------------------------ */
 
-static int pmi1_finalize(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
+static int pmi1_finalize(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg)
 {
-    pg_engine_t *engine = pg_conn_engine(conn);
-    pg_proc_t proc = pg_pmi_proc(conn);
+    pg_engine_t *engine = peer->job->engine;
+    pg_proc_t proc = pg_pmi_proc(peer);
     pg_pmi_reply_t r;
 
     (void)s;
     (void)msg;
-    pmi1_send(conn, &r, pg_enc_pmi1_finalize_ack(pg_pmi_reply_init(&r)), PG_CMD_PMI1_FINALIZE_ACK);
-    pg_conn_set_finalized(conn);
+    pmi1_send(peer, &r, pg_enc_pmi1_finalize_ack(pg_pmi_reply_init(&r)), PG_CMD_PMI1_FINALIZE_ACK);
+    peer->ops->peer_finalize(peer);
     if (engine != NULL)
         (void)pg_proc_finalize(engine, &proc);
     return PG_HANDLER_CLOSE;
 }
 
 /* No reply (the client does not wait for one); the job ends with exitcode. */
-static int pmi1_abort(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
+static int pmi1_abort(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg)
 {
     char text[PMI1_ABORT_MSG_MAX + 1];
     pg_str_t message = pg_msg_get(msg, "message");
@@ -403,49 +403,49 @@ static int pmi1_abort(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
         message.len = PMI1_ABORT_MSG_MAX;
     if (pg_pmi_cstr(message, text, sizeof(text)) != 0)
         text[0] = '\0';
-    pg_job_abort(pg_conn_job(conn), pg_conn_rank(conn), (int)code, text[0] ? text : NULL);
+    peer->ops->job_abort(peer, (int)code, text[0] ? text : NULL);
     return PG_HANDLER_OK;
 }
 
 /* ---- name service ------------------------------------------------------------ */
 
-static int pmi1_publish_name(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
+static int pmi1_publish_name(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg)
 {
     char service[PG_PMI1_KEYLEN_MAX + 1], port[PG_PMI1_VALLEN_MAX + 1];
-    pg_proc_t proc = pg_pmi_proc(conn);
+    pg_proc_t proc = pg_pmi_proc(peer);
     const pg_pmi_err_t *err;
     pg_value_t v;
     pg_pmi_reply_t r;
 
     (void)s;
-    if (pmi1_require(conn, msg, "service", service, sizeof(service), PG_CMD_PMI1_PUBLISH_RESULT) ||
-        pmi1_require(conn, msg, "port", port, sizeof(port), PG_CMD_PMI1_PUBLISH_RESULT))
+    if (pmi1_require(peer, msg, "service", service, sizeof(service), PG_CMD_PMI1_PUBLISH_RESULT) ||
+        pmi1_require(peer, msg, "port", port, sizeof(port), PG_CMD_PMI1_PUBLISH_RESULT))
         return PG_HANDLER_OK;
     v = pg_value_string(port);
-    err = pg_pmi_status_err(pg_publish(pg_conn_engine(conn), &proc, service, &v));
-    pmi1_send(conn, &r, pg_enc_pmi1_publish_result(pg_pmi_reply_init(&r), err->pmi1_rc, err->msg),
+    err = pg_pmi_status_err(pg_publish(peer->job->engine, &proc, service, &v));
+    pmi1_send(peer, &r, pg_enc_pmi1_publish_result(pg_pmi_reply_init(&r), err->pmi1_rc, err->msg),
               PG_CMD_PMI1_PUBLISH_RESULT);
     return PG_HANDLER_OK;
 }
 
-static int pmi1_unpublish_name(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
+static int pmi1_unpublish_name(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg)
 {
     char service[PG_PMI1_KEYLEN_MAX + 1];
-    pg_proc_t proc = pg_pmi_proc(conn);
+    pg_proc_t proc = pg_pmi_proc(peer);
     pmix_status_t st;
     pg_pmi_reply_t r;
     int rc;
 
     (void)s;
-    if (pmi1_require(conn, msg, "service", service, sizeof(service), PG_CMD_PMI1_UNPUBLISH_RESULT))
+    if (pmi1_require(peer, msg, "service", service, sizeof(service), PG_CMD_PMI1_UNPUBLISH_RESULT))
         return PG_HANDLER_OK;
-    st = pg_unpublish(pg_conn_engine(conn), &proc, service);
+    st = pg_unpublish(peer->job->engine, &proc, service);
     if (st == PMIX_ERR_NOT_FOUND) /* hydra's answer for an unknown service */
         rc = pg_enc_pmi1_unpublish_result(pg_pmi_reply_init(&r), 1, "service_not_found");
     else
         rc = pg_enc_pmi1_unpublish_result(pg_pmi_reply_init(&r), pg_pmi_status_err(st)->pmi1_rc,
                                           pg_pmi_status_err(st)->msg);
-    pmi1_send(conn, &r, rc, PG_CMD_PMI1_UNPUBLISH_RESULT);
+    pmi1_send(peer, &r, rc, PG_CMD_PMI1_UNPUBLISH_RESULT);
     return PG_HANDLER_OK;
 }
 
@@ -454,13 +454,13 @@ static void pmi1_lookup_done(pmix_status_t status, const pg_value_t *value,
 {
     char scratch[64], port[PG_PMI1_VALLEN_MAX + 1];
     pg_pmi_req_t *req = cbdata;
-    pg_conn_t *conn = pg_pmi_req_conn(req);
+    pg_peer_t *peer = pg_pmi_req_peer(req);
     pg_pmi_reply_t r;
     pg_str_t text;
     int rc;
 
     (void)publisher;
-    if (conn == NULL)
+    if (peer == NULL)
         goto out;
     pg_pmi_reply_init(&r);
     if (status == PMIX_SUCCESS && value != NULL &&
@@ -472,24 +472,24 @@ static void pmi1_lookup_done(pmix_status_t status, const pg_value_t *value,
     else
         rc = pg_enc_pmi1_lookup_result(&r.enc, pg_pmi_status_err(status)->pmi1_rc,
                                        pg_pmi_status_err(status)->msg, NULL);
-    pmi1_send(conn, &r, rc, PG_CMD_PMI1_LOOKUP_RESULT);
+    pmi1_send(peer, &r, rc, PG_CMD_PMI1_LOOKUP_RESULT);
 out:
     pg_pmi_req_free(req);
 }
 
-static int pmi1_lookup_name(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
+static int pmi1_lookup_name(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg)
 {
     char service[PG_PMI1_KEYLEN_MAX + 1];
-    pg_proc_t proc = pg_pmi_proc(conn);
+    pg_proc_t proc = pg_pmi_proc(peer);
     pg_pmi_req_t *req;
 
-    if (pmi1_require(conn, msg, "service", service, sizeof(service), PG_CMD_PMI1_LOOKUP_RESULT))
+    if (pmi1_require(peer, msg, "service", service, sizeof(service), PG_CMD_PMI1_LOOKUP_RESULT))
         return PG_HANDLER_OK;
     req = pg_pmi_req_new(s, PG_CMD_PMI1_LOOKUP_NAME, (pg_str_t){ NULL, 0 });
     if (req == NULL)
-        return pmi1_refuse_status(conn, PG_CMD_PMI1_LOOKUP_RESULT, PMIX_ERR_NOMEM), PG_HANDLER_OK;
-    (void)pg_lookup(pg_conn_engine(conn), &proc, service, false, 0, pg_clock_now(), pmi1_lookup_done,
-                    req);
+        return pmi1_refuse_status(peer, PG_CMD_PMI1_LOOKUP_RESULT, PMIX_ERR_NOMEM), PG_HANDLER_OK;
+    (void)pg_lookup(peer->job->engine, &proc, service, false, 0, pg_peer_now(peer),
+                    pmi1_lookup_done, req);
     return PG_HANDLER_OK;
 }
 
@@ -497,13 +497,13 @@ static int pmi1_lookup_name(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t
 
 /* spawn, create_kvs, destroy_kvs, singinit: parsed, answered with a clear
  * refusal (spawn comes in a later issue). */
-static int pmi1_not_supported(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
+static int pmi1_not_supported(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg)
 {
     char text[96];
 
     (void)s;
     snprintf(text, sizeof(text), "%s_is_not_supported_yet", pg_cmd_name(msg->cmd));
-    return pmi1_refuse(conn, pmi1_cmds[msg->cmd].reply, -1, text), PG_HANDLER_OK;
+    return pmi1_refuse(peer, pmi1_cmds[msg->cmd].reply, -1, text), PG_HANDLER_OK;
 }
 
 /* ---- dispatch ------------------------------------------------------------------ */
@@ -532,17 +532,17 @@ static const pmi1_cmd_t pmi1_cmds[PG_CMD_COUNT] = {
 
 /* A framed message the parser flagged (too long, malformed): refuse it with
  * the command's own reply so the client's "expecting cmd=X" check passes. */
-static int pmi1_bad_input(pg_conn_t *conn, const pg_msg_t *msg, const pmi1_cmd_t *c, int parse_rc)
+static int pmi1_bad_input(pg_peer_t *peer, const pg_msg_t *msg, const pmi1_cmd_t *c, int parse_rc)
 {
     char text[160];
     const pg_pmi_err_t *err = pg_pmi_bad_input(msg, parse_rc, text, sizeof(text));
 
-    return pmi1_refuse(conn, c->reply, err->pmi1_rc, text), PG_HANDLER_OK;
+    return pmi1_refuse(peer, c->reply, err->pmi1_rc, text), PG_HANDLER_OK;
 }
 
-static int pmi1_on_message(pg_conn_t *conn, pg_msg_t *msg, int parse_rc)
+static int pmi1_on_message(pg_peer_t *peer, pg_msg_t *msg, int parse_rc)
 {
-    pg_pmi_session_t *s = pg_conn_handler_data(conn);
+    pg_pmi_session_t *s = peer->handler_data;
     const pmi1_cmd_t *c = NULL;
 
     if (s == NULL)
@@ -551,12 +551,12 @@ static int pmi1_on_message(pg_conn_t *conn, pg_msg_t *msg, int parse_rc)
         pmi1_cmds[msg->cmd].fn != NULL)
         c = &pmi1_cmds[msg->cmd];
     if (c == NULL)
-        return pg_pmi_reply_unsupported(conn, msg), PG_HANDLER_OK;
+        return pg_pmi_reply_unsupported(peer, msg), PG_HANDLER_OK;
     if (parse_rc != 0 && msg->cmd != PG_CMD_PMI1_ABORT) /* an abort is honoured regardless */
-        return pmi1_bad_input(conn, msg, c, parse_rc);
-    if (c->needs_engine && pg_conn_engine(conn) == NULL)
-        return pmi1_refuse(conn, c->reply, -1, "no_key_value_store_in_this_gateway"), PG_HANDLER_OK;
-    return c->fn(s, conn, msg);
+        return pmi1_bad_input(peer, msg, c, parse_rc);
+    if (c->needs_engine && peer->job->engine == NULL)
+        return pmi1_refuse(peer, c->reply, -1, "no_key_value_store_in_this_gateway"), PG_HANDLER_OK;
+    return c->fn(s, peer, msg);
 }
 
 const pg_proto_handler_t pg_pmi1_handler = {

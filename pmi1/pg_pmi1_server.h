@@ -23,7 +23,7 @@
 #ifndef PG_PMI1_SERVER_H
 #define PG_PMI1_SERVER_H
 
-#include "gateway/pg_handler.h"
+#include "server/pg_handler.h"
 
 /* The opt-in a PMI-1 client adds to its init line to receive keyval_cache
  * lines before each barrier_out: "<key>=yes". */

@@ -9,16 +9,25 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "gateway/pg_conn.h"
-#include "gateway/pg_job.h"
-#include "pmi1/pg_pmi_common.h"
+#include "server/pg_pmi_common.h"
 #include "pmi2/pmi2.h" /* the PMI-2 rc numbers sent on the wire */
-#include "wire/pg_clock.h"
+
+/* The shared helpers (server/pg_pmi_common.h) send the same rc numbers as
+ * the public header says. */
+_Static_assert(PG_PMI2_RC_FAIL == PMI2_FAIL && PG_PMI2_RC_ERR_NOMEM == PMI2_ERR_NOMEM &&
+                   PG_PMI2_RC_ERR_INVALID_ARG == PMI2_ERR_INVALID_ARG &&
+                   PG_PMI2_RC_ERR_INVALID_KEY_LENGTH == PMI2_ERR_INVALID_KEY_LENGTH &&
+                   PG_PMI2_RC_ERR_INVALID_VAL_LENGTH == PMI2_ERR_INVALID_VAL_LENGTH &&
+                   PG_PMI2_RC_ERR_INVALID_LENGTH == PMI2_ERR_INVALID_LENGTH &&
+                   PG_PMI2_RC_ERR_INVALID_NUM_ARGS == PMI2_ERR_INVALID_NUM_ARGS &&
+                   PG_PMI2_RC_ERR_INVALID_KEYVALP == PMI2_ERR_INVALID_KEYVALP &&
+                   PG_PMI2_RC_ERR_OTHER == PMI2_ERR_OTHER,
+               "server/pg_pmi_common.h and pmi2/pmi2.h disagree on a PMI-2 rc");
 
 /* Longest abort message passed on to the job log. */
 enum { PMI2_ABORT_MSG_MAX = 1024 };
 
-typedef int (*pmi2_fn_t)(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg);
+typedef int (*pmi2_fn_t)(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg);
 
 typedef struct pmi2_cmd {
     pmi2_fn_t fn;
@@ -52,7 +61,7 @@ static pg_str_t pmi2_thrid(const pg_msg_t *msg)
 
 /* Sends what the encoder produced; if it refused the reply, sends a bare
  * "<reply>;rc=14;errmsg=...;" instead so the client is never left waiting. */
-static int pmi2_send(pg_conn_t *conn, pg_pmi_reply_t *r, int enc_rc, pg_cmd_t reply, pg_str_t thrid)
+static int pmi2_send(pg_peer_t *peer, pg_pmi_reply_t *r, int enc_rc, pg_cmd_t reply, pg_str_t thrid)
 {
     if (enc_rc != 0) {
         pg_reply_t e = pmi2_err(thrid, PMI2_ERR_OTHER, "reply_cannot_be_encoded");
@@ -63,21 +72,21 @@ static int pmi2_send(pg_conn_t *conn, pg_pmi_reply_t *r, int enc_rc, pg_cmd_t re
             (void)pg_enc_pmi2_response(&r->enc, reply, &e);
         }
     }
-    return pg_pmi_send(conn, &r->enc);
+    return pg_pmi_send(peer, &r->enc);
 }
 
 /* Replies with no keys of their own (kvs-put, kvs-fence, finalize, ...). */
-static int pmi2_reply(pg_conn_t *conn, pg_cmd_t reply, const pg_reply_t *rep)
+static int pmi2_reply(pg_peer_t *peer, pg_cmd_t reply, const pg_reply_t *rep)
 {
     pg_pmi_reply_t r;
 
-    return pmi2_send(conn, &r, pg_enc_pmi2_response(pg_pmi_reply_init(&r), reply, rep), reply,
+    return pmi2_send(peer, &r, pg_enc_pmi2_response(pg_pmi_reply_init(&r), reply, rep), reply,
                      rep->thrid);
 }
 
 /* A refusal in the shape the client parses for this command: "found"
  * responses keep found=FALSE, job-connect keeps kvscopy=. */
-static int pmi2_refuse(pg_conn_t *conn, pg_cmd_t reply, pg_str_t thrid, int rc, const char *text)
+static int pmi2_refuse(pg_peer_t *peer, pg_cmd_t reply, pg_str_t thrid, int rc, const char *text)
 {
     pg_reply_t rep = pmi2_err(thrid, rc, text);
     pg_pmi_reply_t r;
@@ -103,19 +112,19 @@ static int pmi2_refuse(pg_conn_t *conn, pg_cmd_t reply, pg_str_t thrid, int rc, 
         enc = pg_enc_pmi2_response(e, reply, &rep);
         break;
     }
-    return pmi2_send(conn, &r, enc, reply, thrid);
+    return pmi2_send(peer, &r, enc, reply, thrid);
 }
 
-static int pmi2_refuse_status(pg_conn_t *conn, pg_cmd_t reply, pg_str_t thrid, pmix_status_t st)
+static int pmi2_refuse_status(pg_peer_t *peer, pg_cmd_t reply, pg_str_t thrid, pmix_status_t st)
 {
     const pg_pmi_err_t *err = pg_pmi_status_err(st);
 
-    return pmi2_refuse(conn, reply, thrid, err->pmi2_rc, err->msg);
+    return pmi2_refuse(peer, reply, thrid, err->pmi2_rc, err->msg);
 }
 
 /* A required token as a C string in buf; -1 (and a refusal sent) if it is
  * missing or unusable. */
-static int pmi2_require(pg_conn_t *conn, const pg_msg_t *msg, const char *key, char *buf,
+static int pmi2_require(pg_peer_t *peer, const pg_msg_t *msg, const char *key, char *buf,
                         size_t cap, pg_cmd_t reply)
 {
     char text[96];
@@ -123,13 +132,13 @@ static int pmi2_require(pg_conn_t *conn, const pg_msg_t *msg, const char *key, c
     if (pg_pmi_cstr(pg_msg_get(msg, key), buf, cap) == 0)
         return 0;
     snprintf(text, sizeof(text), "missing_or_invalid_%s", key);
-    pmi2_refuse(conn, reply, pmi2_thrid(msg), PMI2_ERR_INVALID_ARG, text);
+    pmi2_refuse(peer, reply, pmi2_thrid(msg), PMI2_ERR_INVALID_ARG, text);
     return -1;
 }
 
 /* Sends found=TRUE value=v, or an error when v cannot be sent to PMI-2
  * clients (they reject values over 1024 bytes). */
-static void pmi2_send_found(pg_conn_t *conn, pg_cmd_t reply, pg_str_t thrid, const pg_value_t *v)
+static void pmi2_send_found(pg_peer_t *peer, pg_cmd_t reply, pg_str_t thrid, const pg_value_t *v)
 {
     char scratch[64];
     pg_reply_t rep = pmi2_ok(thrid);
@@ -137,28 +146,29 @@ static void pmi2_send_found(pg_conn_t *conn, pg_cmd_t reply, pg_str_t thrid, con
     pg_str_t text;
 
     if (pg_pmi_value_text(v, scratch, sizeof(scratch), &text) != 0) {
-        pmi2_refuse(conn, reply, thrid, PMI2_ERR_OTHER, "value_type_cannot_be_sent_over_pmi2");
+        pmi2_refuse(peer, reply, thrid, PMI2_ERR_OTHER, "value_type_cannot_be_sent_over_pmi2");
         return;
     }
     if (text.len > PG_PMI2_VALLEN_MAX) {
-        pmi2_refuse(conn, reply, thrid, PMI2_ERR_INVALID_VAL_LENGTH, "value_longer_than_1024_bytes");
+        pmi2_refuse(peer, reply, thrid, PMI2_ERR_INVALID_VAL_LENGTH,
+                    "value_longer_than_1024_bytes");
         return;
     }
-    pmi2_send(conn, &r, pg_enc_pmi2_found_response(pg_pmi_reply_init(&r), reply, &rep, true, text),
+    pmi2_send(peer, &r, pg_enc_pmi2_found_response(pg_pmi_reply_init(&r), reply, &rep, true, text),
               reply, thrid);
 }
 
 /* found=FALSE with rc=0 for a plain miss; rc!=0 for a real failure. */
-static void pmi2_send_get_failure(pg_conn_t *conn, pg_cmd_t reply, pg_str_t thrid, pmix_status_t st)
+static void pmi2_send_get_failure(pg_peer_t *peer, pg_cmd_t reply, pg_str_t thrid, pmix_status_t st)
 {
     pg_reply_t rep = pmi2_ok(thrid);
     pg_pmi_reply_t r;
 
     if (st != PMIX_ERR_NOT_FOUND) {
-        pmi2_refuse_status(conn, reply, thrid, st);
+        pmi2_refuse_status(peer, reply, thrid, st);
         return;
     }
-    pmi2_send(conn, &r,
+    pmi2_send(peer, &r,
               pg_enc_pmi2_found_response(pg_pmi_reply_init(&r), reply, &rep, false,
                                          (pg_str_t){ NULL, 0 }),
               reply, thrid);
@@ -167,7 +177,7 @@ static void pmi2_send_get_failure(pg_conn_t *conn, pg_cmd_t reply, pg_str_t thri
 /* ---- handshake and job facts ---------------------------------------------- */
 
 /* The PMI-1 framed first line of every PMI-2 client. */
-static int pmi2_init(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
+static int pmi2_init(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg)
 {
     long version;
     pg_pmi_reply_t r;
@@ -175,50 +185,50 @@ static int pmi2_init(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
 
     (void)s;
     (void)pg_enc_pmi1_response_to_init(pg_pmi_reply_init(&r), ok ? 0 : -1, 2, 0);
-    pg_pmi_send(conn, &r.enc);
+    pg_pmi_send(peer, &r.enc);
     return PG_HANDLER_OK;
 }
 
 /* The rank is the connection's (PMI_FD: known from the launch; PMI_PORT:
  * identified by the gateway from pmirank=/srcid=), so any subset of
  * pmijobid/pmirank/threaded is accepted. */
-static int pmi2_fullinit(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
+static int pmi2_fullinit(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg)
 {
-    pg_job_t *job = pg_conn_job(conn);
-    int rank = pg_conn_rank(conn);
+    int rank = peer->rank;
     pg_reply_t rep = pmi2_ok(pmi2_thrid(msg));
     pg_pmi_reply_t r;
 
     (void)s;
-    return pmi2_send(conn, &r,
-                     pg_enc_pmi2_fullinit_response(pg_pmi_reply_init(&r), &rep, rank, pg_job_size(job),
-                                                   pg_job_appnum(job, rank), NULL, false, false),
+    return pmi2_send(peer, &r,
+                     pg_enc_pmi2_fullinit_response(pg_pmi_reply_init(&r), &rep, rank,
+                                                   peer->job->size, pg_peer_appnum(peer), NULL,
+                                                   false, false),
                      PG_CMD_PMI2_FULLINIT_RESPONSE, rep.thrid),
            PG_HANDLER_OK;
 }
 
-static int pmi2_job_getid(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
+static int pmi2_job_getid(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg)
 {
     pg_reply_t rep = pmi2_ok(pmi2_thrid(msg));
     pg_pmi_reply_t r;
 
     (void)s;
-    return pmi2_send(conn, &r,
+    return pmi2_send(peer, &r,
                      pg_enc_pmi2_job_getid_response(pg_pmi_reply_init(&r), &rep,
-                                                    pg_job_kvsname(pg_conn_job(conn))),
+                                                    peer->job->kvsname),
                      PG_CMD_PMI2_JOB_GETID_RESPONSE, rep.thrid),
            PG_HANDLER_OK;
 }
 
-static int pmi2_finalize(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
+static int pmi2_finalize(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg)
 {
-    pg_engine_t *engine = pg_conn_engine(conn);
-    pg_proc_t proc = pg_pmi_proc(conn);
+    pg_engine_t *engine = peer->job->engine;
+    pg_proc_t proc = pg_pmi_proc(peer);
     pg_reply_t rep = pmi2_ok(pmi2_thrid(msg));
 
     (void)s;
-    pmi2_reply(conn, PG_CMD_PMI2_FINALIZE_RESPONSE, &rep);
-    pg_conn_set_finalized(conn);
+    pmi2_reply(peer, PG_CMD_PMI2_FINALIZE_RESPONSE, &rep);
+    peer->ops->peer_finalize(peer);
     if (engine != NULL)
         (void)pg_proc_finalize(engine, &proc);
     return PG_HANDLER_CLOSE;
@@ -226,7 +236,7 @@ static int pmi2_finalize(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *m
 
 /* Both forms: isworld/msg (M4.0, Slurm) and exitcode/message (MPICH >= 4.1).
  * The job is killed unless isworld=FALSE; no reply either way. */
-static int pmi2_abort(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
+static int pmi2_abort(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg)
 {
     char text[PMI2_ABORT_MSG_MAX + 1];
     pg_str_t message = pg_msg_get(msg, "msg");
@@ -245,10 +255,10 @@ static int pmi2_abort(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
     if (pg_str_to_bool(pg_msg_get(msg, "isworld"), &isworld) != 0)
         isworld = true;
     if (isworld)
-        pg_job_abort(pg_conn_job(conn), pg_conn_rank(conn), (int)code, text[0] ? text : NULL);
+        peer->ops->job_abort(peer, (int)code, text[0] ? text : NULL);
     else
-        pg_job_log(pg_conn_job(conn), "rank %d called abort for itself only (isworld=FALSE)%s%s",
-                   pg_conn_rank(conn), text[0] ? ": " : "", text);
+        pg_peer_log(peer, "rank %d called abort for itself only (isworld=FALSE)%s%s",
+                   peer->rank, text[0] ? ": " : "", text);
     return PG_HANDLER_OK;
 }
 
@@ -257,42 +267,43 @@ static int pmi2_abort(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
 /* kvs-put and info-putnodeattr: one string value under a key; only where it
  * goes differs.  A kvs-put stays hidden until the owner's fence commits it
  * (not even the owner reads it); a node attribute is visible at once. */
-static int pmi2_put_string(pg_conn_t *conn, const pg_msg_t *msg, pg_cmd_t reply, bool node_attr)
+static int pmi2_put_string(pg_peer_t *peer, const pg_msg_t *msg, pg_cmd_t reply, bool node_attr)
 {
     char key[PG_PMI2_KEYLEN_MAX + 1], value[PG_PMI2_VALLEN_MAX + 1];
     pg_str_t val = pg_msg_get(msg, "value");
-    pg_proc_t proc = pg_pmi_proc(conn);
+    pg_proc_t proc = pg_pmi_proc(peer);
     pg_reply_t rep = pmi2_ok(pmi2_thrid(msg));
     pmix_status_t st;
     pg_value_t v;
 
-    if (pmi2_require(conn, msg, "key", key, sizeof(key), reply) ||
-        pmi2_require(conn, msg, "value", value, sizeof(value), reply))
+    if (pmi2_require(peer, msg, "key", key, sizeof(key), reply) ||
+        pmi2_require(peer, msg, "value", value, sizeof(value), reply))
         return PG_HANDLER_OK;
     v = pg_value_bytes(PMIX_STRING, value, val.len);
     if (node_attr)
-        st = pg_node_put(pg_conn_engine(conn), &proc, key, &v);
+        st = pg_node_put(peer->job->engine, &proc, key, &v);
     else
-        st = pg_put(pg_conn_engine(conn), &proc, PMIX_GLOBAL, key, &v, PG_PUT_HIDDEN);
+        st = pg_put(peer->job->engine, &proc, PMIX_GLOBAL, key, &v, PG_PUT_HIDDEN);
     if (st != PMIX_SUCCESS)
-        return pmi2_refuse_status(conn, reply, rep.thrid, st), PG_HANDLER_OK;
-    return pmi2_reply(conn, reply, &rep), PG_HANDLER_OK;
+        return pmi2_refuse_status(peer, reply, rep.thrid, st), PG_HANDLER_OK;
+    return pmi2_reply(peer, reply, &rep), PG_HANDLER_OK;
 }
 
-static int pmi2_kvs_put(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
+static int pmi2_kvs_put(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg)
 {
     (void)s;
-    return pmi2_put_string(conn, msg, PG_CMD_PMI2_KVS_PUT_RESPONSE, false);
+    return pmi2_put_string(peer, msg, PG_CMD_PMI2_KVS_PUT_RESPONSE, false);
 }
 
 /* The reply to a kvs-get or info-getnodeattr the engine has answered. */
-static void pmi2_get_answer(pg_conn_t *conn, pg_cmd_t reply, pg_str_t thrid, pmix_status_t status,
+static void pmi2_get_answer(pg_peer_t *peer, pg_cmd_t reply, pg_str_t thrid, pmix_status_t status,
                             const pg_value_t *value)
 {
     if (status == PMIX_SUCCESS && value != NULL)
-        pmi2_send_found(conn, reply, thrid, value);
+        pmi2_send_found(peer, reply, thrid, value);
     else
-        pmi2_send_get_failure(conn, reply, thrid, status == PMIX_SUCCESS ? PMIX_ERR_NOT_FOUND : status);
+        pmi2_send_get_failure(peer, reply, thrid,
+                              status == PMIX_SUCCESS ? PMIX_ERR_NOT_FOUND : status);
 }
 
 /* Completion of a held get (the engine answers later). */
@@ -300,11 +311,11 @@ static void pmi2_get_done(pmix_status_t status, const pg_value_t *value, pmix_ra
                           void *cbdata)
 {
     pg_pmi_req_t *req = cbdata;
-    pg_conn_t *conn = pg_pmi_req_conn(req);
+    pg_peer_t *peer = pg_pmi_req_peer(req);
 
     (void)poster;
-    if (conn != NULL)
-        pmi2_get_answer(conn, pmi2_cmds[req->cmd].reply,
+    if (peer != NULL)
+        pmi2_get_answer(peer, pmi2_cmds[req->cmd].reply,
                         req->has_thrid ? req->thrid : (pg_str_t){ NULL, 0 }, status, value);
     pg_pmi_req_free(req);
 }
@@ -315,7 +326,7 @@ static void pmi2_get_done(pmix_status_t status, const pg_value_t *value, pmix_ra
  * be held is not answered here (`held_later`): the caller retries as a
  * held get. */
 typedef struct pmi2_get_now {
-    pg_conn_t *conn;
+    pg_peer_t *peer;
     pg_cmd_t reply;
     pg_str_t thrid;
     bool may_hold;   /* the request did not ask for IMMEDIATE itself */
@@ -332,31 +343,33 @@ static void pmi2_get_now_done(pmix_status_t status, const pg_value_t *value, pmi
         now->held_later = true;
         return;
     }
-    pmi2_get_answer(now->conn, now->reply, now->thrid, status, value);
+    pmi2_get_answer(now->peer, now->reply, now->thrid, status, value);
 }
 
 /* Starts an engine get.  Most gets (every one after a fence) are answered
  * from what the store holds: they are tried first with PG_GET_IMMEDIATE,
  * which never holds, so they need no request record (no allocation per
  * get).  Only a miss that may wait becomes a held get with a record. */
-static int pmi2_start_get(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg,
+static int pmi2_start_get(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg,
                           const char *key, const pg_proc_t *target, unsigned flags)
 {
-    pg_proc_t proc = pg_pmi_proc(conn);
+    pg_proc_t proc = pg_pmi_proc(peer);
     pg_cmd_t reply = pmi2_cmds[msg->cmd].reply;
     pg_str_t thrid = pmi2_thrid(msg); /* looked up once: this is every get's path */
-    pmi2_get_now_t now = { conn, reply, thrid, !(flags & PG_GET_IMMEDIATE), false };
+    pmi2_get_now_t now = { peer, reply, thrid, !(flags & PG_GET_IMMEDIATE), false };
     pg_pmi_req_t *req;
     pg_get_req_t q;
 
     pg_get_req_init(&q, &proc, target, key);
     q.flags = flags | PG_GET_IMMEDIATE;
-    (void)pg_get(pg_conn_engine(conn), &q, pg_clock_now(), pmi2_get_now_done, &now);
+    /* IMMEDIATE never holds, so the engine reads no clock (`now` 0): the
+     * usual get costs no clock read */
+    (void)pg_get(peer->job->engine, &q, 0, pmi2_get_now_done, &now);
     if (!now.held_later)
         return PG_HANDLER_OK;
     req = pg_pmi_req_new(s, msg->cmd, thrid);
     if (req == NULL)
-        return pmi2_refuse_status(conn, reply, thrid, PMIX_ERR_NOMEM), PG_HANDLER_OK;
+        return pmi2_refuse_status(peer, reply, thrid, PMIX_ERR_NOMEM), PG_HANDLER_OK;
     q.flags = flags;
     /* A request carrying thrid comes from a multi-threaded client (the
      * PMI-2 libraries send it only then): its other threads keep running
@@ -364,103 +377,103 @@ static int pmi2_start_get(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *
      * the whole process as blocked. */
     if (thrid.len > 0)
         q.flags |= PG_GET_NONBLOCKING;
-    (void)pg_get(pg_conn_engine(conn), &q, pg_clock_now(), pmi2_get_done, req); /* cb always runs */
+    (void)pg_get(peer->job->engine, &q, pg_peer_now(peer), pmi2_get_done, req); /* cb always runs */
     return PG_HANDLER_OK;
 }
 
 /* srcid is a hint (RANK_HINT); jobid is ignored as every server does.  Job
  * attributes (PMI_process_mapping, ...) are answered from the layout. */
-static int pmi2_kvs_get(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
+static int pmi2_kvs_get(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg)
 {
     char key[PG_PMI2_KEYLEN_MAX + 1];
-    pg_proc_t proc = pg_pmi_proc(conn);
+    pg_proc_t proc = pg_pmi_proc(peer);
     pg_proc_t target = { proc.nspace, PMIX_RANK_UNDEF };
     unsigned flags = PG_GET_NOWAIT_AFTER_FENCE;
     long srcid;
     pg_value_t v;
 
-    if (pmi2_require(conn, msg, "key", key, sizeof(key), PG_CMD_PMI2_KVS_GET_RESPONSE))
+    if (pmi2_require(peer, msg, "key", key, sizeof(key), PG_CMD_PMI2_KVS_GET_RESPONSE))
         return PG_HANDLER_OK;
-    if (pg_job_attr(pg_conn_engine(conn), proc.nspace, key, &v) == PMIX_SUCCESS) {
-        pmi2_send_found(conn, PG_CMD_PMI2_KVS_GET_RESPONSE, pmi2_thrid(msg), &v);
+    if (pg_ns_attr(peer->job->engine, proc.nspace, key, &v) == PMIX_SUCCESS) {
+        pmi2_send_found(peer, PG_CMD_PMI2_KVS_GET_RESPONSE, pmi2_thrid(msg), &v);
         return PG_HANDLER_OK;
     }
     if (pg_str_to_long(pg_msg_get(msg, "srcid"), &srcid) == 0 && srcid >= 0 &&
-        srcid < pg_job_size(pg_conn_job(conn))) {
+        srcid < peer->job->size) {
         target.rank = (pmix_rank_t)srcid;
         flags |= PG_GET_RANK_HINT;
     }
-    return pmi2_start_get(s, conn, msg, key, &target, flags);
+    return pmi2_start_get(s, peer, msg, key, &target, flags);
 }
 
 static void pmi2_fence_done(pmix_status_t status, const pg_fence_keys_t *keys, void *cbdata)
 {
     pg_pmi_req_t *req = cbdata;
-    pg_conn_t *conn = pg_pmi_req_conn(req);
+    pg_peer_t *peer = pg_pmi_req_peer(req);
     pg_str_t thrid = req->has_thrid ? req->thrid : (pg_str_t){ NULL, 0 };
     pg_reply_t rep = pmi2_ok(thrid);
 
     (void)keys;
-    if (conn != NULL && status == PMIX_SUCCESS)
-        pmi2_reply(conn, PG_CMD_PMI2_KVS_FENCE_RESPONSE, &rep);
-    else if (conn != NULL)
-        pmi2_refuse_status(conn, PG_CMD_PMI2_KVS_FENCE_RESPONSE, thrid, status);
+    if (peer != NULL && status == PMIX_SUCCESS)
+        pmi2_reply(peer, PG_CMD_PMI2_KVS_FENCE_RESPONSE, &rep);
+    else if (peer != NULL)
+        pmi2_refuse_status(peer, PG_CMD_PMI2_KVS_FENCE_RESPONSE, thrid, status);
     pg_pmi_req_free(req);
 }
 
 /* Commit, then a collecting fence over the whole job: a real barrier (the
  * reply comes once every rank fenced), as Slurm does. */
-static int pmi2_kvs_fence(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
+static int pmi2_kvs_fence(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg)
 {
-    pg_engine_t *engine = pg_conn_engine(conn);
-    pg_proc_t proc = pg_pmi_proc(conn);
+    pg_engine_t *engine = peer->job->engine;
+    pg_proc_t proc = pg_pmi_proc(peer);
     pg_str_t thrid = pmi2_thrid(msg);
     pg_pmi_req_t *req;
     pmix_status_t st;
 
     st = pg_commit(engine, &proc);
     if (st != PMIX_SUCCESS)
-        return pmi2_refuse_status(conn, PG_CMD_PMI2_KVS_FENCE_RESPONSE, thrid, st), PG_HANDLER_OK;
+        return pmi2_refuse_status(peer, PG_CMD_PMI2_KVS_FENCE_RESPONSE, thrid, st), PG_HANDLER_OK;
     req = pg_pmi_req_new(s, msg->cmd, thrid);
     if (req == NULL)
-        return pmi2_refuse_status(conn, PG_CMD_PMI2_KVS_FENCE_RESPONSE, thrid, PMIX_ERR_NOMEM),
+        return pmi2_refuse_status(peer, PG_CMD_PMI2_KVS_FENCE_RESPONSE, thrid, PMIX_ERR_NOMEM),
                PG_HANDLER_OK;
-    st = pg_fence_join(engine, &proc, NULL, 0, PG_FENCE_COLLECT, 0, pg_clock_now(), pmi2_fence_done,
-                       req);
+    st = pg_fence_join(engine, &proc, NULL, 0, PG_FENCE_COLLECT, 0, pg_peer_now(peer),
+                       pmi2_fence_done, req);
     if (st != PMIX_SUCCESS && st != PMIX_OPERATION_IN_PROGRESS) {
         pg_pmi_req_free(req); /* refused at once: the callback will not run */
-        pmi2_refuse_status(conn, PG_CMD_PMI2_KVS_FENCE_RESPONSE, thrid, st);
+        pmi2_refuse_status(peer, PG_CMD_PMI2_KVS_FENCE_RESPONSE, thrid, st);
     }
     return PG_HANDLER_OK;
 }
 
 /* ---- node and job attributes ------------------------------------------------- */
 
-static int pmi2_info_putnodeattr(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
+static int pmi2_info_putnodeattr(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg)
 {
     (void)s;
-    return pmi2_put_string(conn, msg, PG_CMD_PMI2_INFO_PUTNODEATTR_RESPONSE, true);
+    return pmi2_put_string(peer, msg, PG_CMD_PMI2_INFO_PUTNODEATTR_RESPONSE, true);
 }
 
 /* wait=TRUE holds until a process of the node puts the key; the engine's
  * hang detection ends a wait nobody can satisfy with found=FALSE. */
-static int pmi2_info_getnodeattr(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
+static int pmi2_info_getnodeattr(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg)
 {
     char key[PG_PMI2_KEYLEN_MAX + 1];
-    pg_proc_t proc = pg_pmi_proc(conn);
+    pg_proc_t proc = pg_pmi_proc(peer);
     bool wait = false;
 
-    if (pmi2_require(conn, msg, "key", key, sizeof(key), PG_CMD_PMI2_INFO_GETNODEATTR_RESPONSE))
+    if (pmi2_require(peer, msg, "key", key, sizeof(key), PG_CMD_PMI2_INFO_GETNODEATTR_RESPONSE))
         return PG_HANDLER_OK;
     if (pg_str_to_bool(pg_msg_get(msg, "wait"), &wait) != 0)
         wait = false;
-    return pmi2_start_get(s, conn, msg, key, &proc,
+    return pmi2_start_get(s, peer, msg, key, &proc,
                           PG_GET_NODE_ATTR | (wait ? 0u : PG_GET_IMMEDIATE));
 }
 
 /* PMI_process_mapping, universeSize, PMI_dead_processes; unknown keys are
  * found=FALSE with rc=0. */
-static int pmi2_info_getjobattr(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
+static int pmi2_info_getjobattr(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg)
 {
     char key[PG_PMI2_KEYLEN_MAX + 1];
     pg_str_t thrid = pmi2_thrid(msg);
@@ -468,61 +481,62 @@ static int pmi2_info_getjobattr(pg_pmi_session_t *s, pg_conn_t *conn, const pg_m
     pg_value_t v;
 
     (void)s;
-    if (pmi2_require(conn, msg, "key", key, sizeof(key), PG_CMD_PMI2_INFO_GETJOBATTR_RESPONSE))
+    if (pmi2_require(peer, msg, "key", key, sizeof(key), PG_CMD_PMI2_INFO_GETJOBATTR_RESPONSE))
         return PG_HANDLER_OK;
-    st = pg_job_attr(pg_conn_engine(conn), pg_job_kvsname(pg_conn_job(conn)), key, &v);
+    st = pg_ns_attr(peer->job->engine, peer->job->kvsname, key, &v);
     if (st == PMIX_SUCCESS)
-        pmi2_send_found(conn, PG_CMD_PMI2_INFO_GETJOBATTR_RESPONSE, thrid, &v);
+        pmi2_send_found(peer, PG_CMD_PMI2_INFO_GETJOBATTR_RESPONSE, thrid, &v);
     else
-        pmi2_send_get_failure(conn, PG_CMD_PMI2_INFO_GETJOBATTR_RESPONSE, thrid, PMIX_ERR_NOT_FOUND);
+        pmi2_send_get_failure(peer, PG_CMD_PMI2_INFO_GETJOBATTR_RESPONSE, thrid,
+                              PMIX_ERR_NOT_FOUND);
     return PG_HANDLER_OK;
 }
 
 /* ---- name service ------------------------------------------------------------- */
 
-static int pmi2_name_publish(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
+static int pmi2_name_publish(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg)
 {
     char name[PG_PMI2_KEYLEN_MAX + 1], port[PG_PMI2_VALLEN_MAX + 1];
-    pg_proc_t proc = pg_pmi_proc(conn);
+    pg_proc_t proc = pg_pmi_proc(peer);
     pg_reply_t rep = pmi2_ok(pmi2_thrid(msg));
     pmix_status_t st;
     pg_value_t v;
 
     (void)s;
-    if (pmi2_require(conn, msg, "name", name, sizeof(name), PG_CMD_PMI2_NAME_PUBLISH_RESPONSE) ||
-        pmi2_require(conn, msg, "port", port, sizeof(port), PG_CMD_PMI2_NAME_PUBLISH_RESPONSE))
+    if (pmi2_require(peer, msg, "name", name, sizeof(name), PG_CMD_PMI2_NAME_PUBLISH_RESPONSE) ||
+        pmi2_require(peer, msg, "port", port, sizeof(port), PG_CMD_PMI2_NAME_PUBLISH_RESPONSE))
         return PG_HANDLER_OK;
     v = pg_value_string(port);
-    st = pg_publish(pg_conn_engine(conn), &proc, name, &v);
+    st = pg_publish(peer->job->engine, &proc, name, &v);
     if (st == PMIX_ERR_DUPLICATE_KEY)
-        return pmi2_refuse(conn, PG_CMD_PMI2_NAME_PUBLISH_RESPONSE, rep.thrid, 1,
+        return pmi2_refuse(peer, PG_CMD_PMI2_NAME_PUBLISH_RESPONSE, rep.thrid, 1,
                            "duplicate_service"),
                PG_HANDLER_OK;
     if (st != PMIX_SUCCESS)
-        return pmi2_refuse_status(conn, PG_CMD_PMI2_NAME_PUBLISH_RESPONSE, rep.thrid, st),
+        return pmi2_refuse_status(peer, PG_CMD_PMI2_NAME_PUBLISH_RESPONSE, rep.thrid, st),
                PG_HANDLER_OK;
-    return pmi2_reply(conn, PG_CMD_PMI2_NAME_PUBLISH_RESPONSE, &rep), PG_HANDLER_OK;
+    return pmi2_reply(peer, PG_CMD_PMI2_NAME_PUBLISH_RESPONSE, &rep), PG_HANDLER_OK;
 }
 
-static int pmi2_name_unpublish(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
+static int pmi2_name_unpublish(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg)
 {
     char name[PG_PMI2_KEYLEN_MAX + 1];
-    pg_proc_t proc = pg_pmi_proc(conn);
+    pg_proc_t proc = pg_pmi_proc(peer);
     pg_reply_t rep = pmi2_ok(pmi2_thrid(msg));
     pmix_status_t st;
 
     (void)s;
-    if (pmi2_require(conn, msg, "name", name, sizeof(name), PG_CMD_PMI2_NAME_UNPUBLISH_RESPONSE))
+    if (pmi2_require(peer, msg, "name", name, sizeof(name), PG_CMD_PMI2_NAME_UNPUBLISH_RESPONSE))
         return PG_HANDLER_OK;
-    st = pg_unpublish(pg_conn_engine(conn), &proc, name);
+    st = pg_unpublish(peer->job->engine, &proc, name);
     if (st == PMIX_ERR_NOT_FOUND)
-        return pmi2_refuse(conn, PG_CMD_PMI2_NAME_UNPUBLISH_RESPONSE, rep.thrid, 1,
+        return pmi2_refuse(peer, PG_CMD_PMI2_NAME_UNPUBLISH_RESPONSE, rep.thrid, 1,
                            "service_not_found"),
                PG_HANDLER_OK;
     if (st != PMIX_SUCCESS)
-        return pmi2_refuse_status(conn, PG_CMD_PMI2_NAME_UNPUBLISH_RESPONSE, rep.thrid, st),
+        return pmi2_refuse_status(peer, PG_CMD_PMI2_NAME_UNPUBLISH_RESPONSE, rep.thrid, st),
                PG_HANDLER_OK;
-    return pmi2_reply(conn, PG_CMD_PMI2_NAME_UNPUBLISH_RESPONSE, &rep), PG_HANDLER_OK;
+    return pmi2_reply(peer, PG_CMD_PMI2_NAME_UNPUBLISH_RESPONSE, &rep), PG_HANDLER_OK;
 }
 
 /* The port goes out as both port= (MPICH >= 4.0.2) and value= (Slurm's
@@ -532,55 +546,57 @@ static void pmi2_lookup_done(pmix_status_t status, const pg_value_t *value,
 {
     char scratch[64], port[PG_PMI2_VALLEN_MAX + 1];
     pg_pmi_req_t *req = cbdata;
-    pg_conn_t *conn = pg_pmi_req_conn(req);
+    pg_peer_t *peer = pg_pmi_req_peer(req);
     pg_str_t thrid = req->has_thrid ? req->thrid : (pg_str_t){ NULL, 0 };
     pg_reply_t rep = pmi2_ok(thrid);
     pg_pmi_reply_t r;
     pg_str_t text;
 
     (void)publisher;
-    if (conn == NULL)
+    if (peer == NULL)
         goto out;
     if (status == PMIX_SUCCESS && value != NULL &&
         pg_pmi_value_text(value, scratch, sizeof(scratch), &text) == 0 &&
         pg_pmi_cstr(text, port, sizeof(port)) == 0)
-        pmi2_send(conn, &r, pg_enc_pmi2_name_lookup_response(pg_pmi_reply_init(&r), &rep, true, port),
+        pmi2_send(peer, &r,
+                  pg_enc_pmi2_name_lookup_response(pg_pmi_reply_init(&r), &rep, true, port),
                   PG_CMD_PMI2_NAME_LOOKUP_RESPONSE, thrid);
     else if (status == PMIX_SUCCESS || status == PMIX_ERR_NOT_FOUND)
-        pmi2_refuse(conn, PG_CMD_PMI2_NAME_LOOKUP_RESPONSE, thrid, 1, "service_not_found");
+        pmi2_refuse(peer, PG_CMD_PMI2_NAME_LOOKUP_RESPONSE, thrid, 1, "service_not_found");
     else
-        pmi2_refuse_status(conn, PG_CMD_PMI2_NAME_LOOKUP_RESPONSE, thrid, status);
+        pmi2_refuse_status(peer, PG_CMD_PMI2_NAME_LOOKUP_RESPONSE, thrid, status);
 out:
     pg_pmi_req_free(req);
 }
 
-static int pmi2_name_lookup(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
+static int pmi2_name_lookup(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg)
 {
     char name[PG_PMI2_KEYLEN_MAX + 1];
-    pg_proc_t proc = pg_pmi_proc(conn);
+    pg_proc_t proc = pg_pmi_proc(peer);
     pg_pmi_req_t *req;
 
-    if (pmi2_require(conn, msg, "name", name, sizeof(name), PG_CMD_PMI2_NAME_LOOKUP_RESPONSE))
+    if (pmi2_require(peer, msg, "name", name, sizeof(name), PG_CMD_PMI2_NAME_LOOKUP_RESPONSE))
         return PG_HANDLER_OK;
     req = pg_pmi_req_new(s, msg->cmd, pmi2_thrid(msg));
     if (req == NULL)
-        return pmi2_refuse_status(conn, PG_CMD_PMI2_NAME_LOOKUP_RESPONSE, pmi2_thrid(msg),
+        return pmi2_refuse_status(peer, PG_CMD_PMI2_NAME_LOOKUP_RESPONSE, pmi2_thrid(msg),
                                   PMIX_ERR_NOMEM),
                PG_HANDLER_OK;
-    (void)pg_lookup(pg_conn_engine(conn), &proc, name, false, 0, pg_clock_now(), pmi2_lookup_done, req);
+    (void)pg_lookup(peer->job->engine, &proc, name, false, 0, pg_peer_now(peer), pmi2_lookup_done,
+                    req);
     return PG_HANDLER_OK;
 }
 
 /* ---- not (yet) supported ---------------------------------------------------- */
 
 /* job-connect, job-disconnect, spawn (a later issue) and Slurm's ring. */
-static int pmi2_not_supported(pg_pmi_session_t *s, pg_conn_t *conn, const pg_msg_t *msg)
+static int pmi2_not_supported(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg)
 {
     char text[96];
 
     (void)s;
     snprintf(text, sizeof(text), "%s_is_not_supported_yet", pg_cmd_name(msg->cmd));
-    return pmi2_refuse(conn, pmi2_cmds[msg->cmd].reply, pmi2_thrid(msg), PMI2_ERR_OTHER, text),
+    return pmi2_refuse(peer, pmi2_cmds[msg->cmd].reply, pmi2_thrid(msg), PMI2_ERR_OTHER, text),
            PG_HANDLER_OK;
 }
 
@@ -612,7 +628,7 @@ static const pmi2_cmd_t pmi2_cmds[PG_CMD_COUNT] = {
 
 /* A framed message the parser flagged (too long, malformed): refuse it with
  * the command's own response, thrid echoed. */
-static int pmi2_bad_input(pg_conn_t *conn, const pg_msg_t *msg, const pmi2_cmd_t *c, int parse_rc)
+static int pmi2_bad_input(pg_peer_t *peer, const pg_msg_t *msg, const pmi2_cmd_t *c, int parse_rc)
 {
     char text[160];
     const pg_pmi_err_t *err = pg_pmi_bad_input(msg, parse_rc, text, sizeof(text));
@@ -621,14 +637,14 @@ static int pmi2_bad_input(pg_conn_t *conn, const pg_msg_t *msg, const pmi2_cmd_t
         pg_pmi_reply_t r;
 
         (void)pg_enc_pmi1_response_to_init(pg_pmi_reply_init(&r), -1, 2, 0);
-        return pg_pmi_send(conn, &r.enc), PG_HANDLER_OK;
+        return pg_pmi_send(peer, &r.enc), PG_HANDLER_OK;
     }
-    return pmi2_refuse(conn, c->reply, pmi2_thrid(msg), err->pmi2_rc, text), PG_HANDLER_OK;
+    return pmi2_refuse(peer, c->reply, pmi2_thrid(msg), err->pmi2_rc, text), PG_HANDLER_OK;
 }
 
-static int pmi2_on_message(pg_conn_t *conn, pg_msg_t *msg, int parse_rc)
+static int pmi2_on_message(pg_peer_t *peer, pg_msg_t *msg, int parse_rc)
 {
-    pg_pmi_session_t *s = pg_conn_handler_data(conn);
+    pg_pmi_session_t *s = peer->handler_data;
     const pmi2_cmd_t *c = NULL;
 
     if (s == NULL)
@@ -637,14 +653,14 @@ static int pmi2_on_message(pg_conn_t *conn, pg_msg_t *msg, int parse_rc)
         msg->proto == pg_cmd_proto(msg->cmd))
         c = &pmi2_cmds[msg->cmd];
     if (c == NULL)
-        return pg_pmi_reply_unsupported(conn, msg), PG_HANDLER_OK;
+        return pg_pmi_reply_unsupported(peer, msg), PG_HANDLER_OK;
     if (parse_rc != 0 && msg->cmd != PG_CMD_PMI2_ABORT) /* an abort is honoured regardless */
-        return pmi2_bad_input(conn, msg, c, parse_rc);
-    if (c->needs_engine && pg_conn_engine(conn) == NULL)
-        return pmi2_refuse(conn, c->reply, pmi2_thrid(msg), PMI2_ERR_OTHER,
+        return pmi2_bad_input(peer, msg, c, parse_rc);
+    if (c->needs_engine && peer->job->engine == NULL)
+        return pmi2_refuse(peer, c->reply, pmi2_thrid(msg), PMI2_ERR_OTHER,
                            "no_key_value_store_in_this_gateway"),
                PG_HANDLER_OK;
-    return c->fn(s, conn, msg);
+    return c->fn(s, peer, msg);
 }
 
 const pg_proto_handler_t pg_pmi2_handler = {

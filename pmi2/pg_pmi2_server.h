@@ -25,7 +25,7 @@
 #ifndef PG_PMI2_SERVER_H
 #define PG_PMI2_SERVER_H
 
-#include "gateway/pg_handler.h"
+#include "server/pg_handler.h"
 
 /* Stateless table; the per-connection state is the handler data. */
 extern const pg_proto_handler_t pg_pmi2_handler;

@@ -1,6 +1,5 @@
 /*
  * pg_clock: CLOCK_MONOTONIC in nanoseconds (why it exists: wire/pg_clock.h).
- * Alone in its object file so a test's own pg_clock_now() replaces it.
  */
 #include "wire/pg_clock.h"
 

@@ -5,10 +5,10 @@
  * user already links) so a handler or `pmigate replay` can tell the time
  * without including the launcher.
  *
- * Out of line on purpose: a test that must choose the time (the PMIx
- * handler's regression tests and fuzzer advance a fake clock per frame)
- * defines its own pg_clock_now(), which the linker then takes instead of
- * the library's.
+ * The protocol handlers do not read it themselves: they ask their host
+ * (server/pg_handler.h, clock_now), so a test host can choose the time (the
+ * PMIx handler's fuzzer advances a fake clock per frame); the gateway's
+ * connection layer answers with this clock.
  */
 #ifndef PG_CLOCK_H
 #define PG_CLOCK_H

@@ -19,9 +19,9 @@
  *       u32 length (big-endian), then `length` payload bytes (a pg_pack
  *       buffer; see pmix/transport/pg_pmix_msg.h for what it holds).
  *
- * Header-only on purpose: the gateway's connection layer and its unit-test
- * harnesses compile gateway/pg_conn.c against wire/libpgwire.la, so the
- * PMIx framer must not need another library.  Stateless, like pg_frame:
+ * Header-only on purpose: the gateway's connection layer
+ * (gateway/pg_conn.c) frames with wire/libpgwire.la alone, so the PMIx
+ * framer must not need another library.  Stateless, like pg_frame:
  * call it on the bytes buffered so far; it never reads past `len`.
  */
 #ifndef PG_PMIX_FRAME_H

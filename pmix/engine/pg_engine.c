@@ -85,20 +85,20 @@ pg_value_t pg_value_bytes(pmix_data_type_t type, const void *data, size_t size)
     return v;
 }
 
-void pg_job_ref(pg_job_t *job)
+void pg_ns_ref(pg_ns_t *job)
 {
     job->refs++;
 }
 
-void pg_job_unref(pg_job_t *job)
+void pg_ns_unref(pg_ns_t *job)
 {
     if (job != NULL && --job->refs == 0)
-        pg_job_destroy(job);
+        pg_ns_destroy(job);
 }
 
 /* ---- requests ---- */
 
-pg_req_t *pg_req_new(pg_engine_t *e, pg_req_kind_t kind, pg_job_t *job, pmix_rank_t rank)
+pg_req_t *pg_req_new(pg_engine_t *e, pg_req_kind_t kind, pg_ns_t *job, pmix_rank_t rank)
 {
     pg_req_t *r = pg_mem_alloc(e, sizeof(*r));
     if (r == NULL)
@@ -108,7 +108,7 @@ pg_req_t *pg_req_new(pg_engine_t *e, pg_req_kind_t kind, pg_job_t *job, pmix_ran
     r->rank = rank;
     r->deadline = PG_TIME_NEVER;
     if (job != NULL)
-        pg_job_ref(job);
+        pg_ns_ref(job);
     return r;
 }
 
@@ -172,7 +172,7 @@ static void req_free(pg_engine_t *e, pg_req_t *r)
     pg_mem_strfree(e, r->publisher_ns);
     if (r->keys != NULL)
         pg_fence_keys_unref(e, r->keys);
-    pg_job_unref(r->job);
+    pg_ns_unref(r->job);
     pg_mem_free(e, r, sizeof(*r));
 }
 
@@ -240,9 +240,9 @@ void pg_engine_free(pg_engine_t *e)
 {
     if (e == NULL)
         return;
-    pg_job_t *job, *tmp;
+    pg_ns_t *job, *tmp;
     HASH_ITER(hh, e->jobs, job, tmp)
-        pg_job_deregister(e, job->nspace);
+        pg_ns_deregister(e, job->nspace);
     /* lookups from no job can still be held */
     while (e->lookups != NULL)
         pg_req_complete(e, e->lookups, PMIX_ERR_JOB_TERMINATED, NULL);
@@ -286,7 +286,7 @@ static size_t hash_table_mem(const UT_hash_table *tbl)
 size_t pg_engine_memory(const pg_engine_t *e)
 {
     size_t mem = e->mem;
-    const pg_job_t *job;
+    const pg_ns_t *job;
     if (e->jobs != NULL)
         mem += hash_table_mem(e->jobs->hh.tbl);
     if (e->hosts != NULL)

@@ -149,13 +149,13 @@ size_t pg_engine_expire(pg_engine_t *engine, pg_time_t now);
 size_t pg_engine_memory(const pg_engine_t *engine);
 
 /* ------------------------------------------------------------------ */
-/* Jobs                                                                 */
+/* Namespaces (jobs)                                                    */
 /* ------------------------------------------------------------------ */
 
 /* The layout the host knows when it launches a job.  Arrays indexed by rank
  * have `size` entries; arrays indexed by node have `nnodes` entries.  All
- * pointers are borrowed: pg_job_register copies them. */
-typedef struct pg_job_layout {
+ * pointers are borrowed: pg_ns_register copies them. */
+typedef struct pg_ns_layout {
     uint32_t size;                /* ranks in the job (PMIX_JOB_SIZE) */
     uint32_t univ_size;           /* PMIX_UNIV_SIZE; 0 = same as size */
     uint32_t nnodes;
@@ -171,21 +171,21 @@ typedef struct pg_job_layout {
                                      processes?  NULL = all nodes are served
                                      (single-node gateway simulating nodes) */
     bool spawned;                 /* PMIX_SPAWNED */
-} pg_job_layout_t;
+} pg_ns_layout_t;
 
 /* Registers a job.  Derives every reserved key (session/job/app/node/process
  * realms) and the PMI job attributes from the layout.  Returns
  * PMIX_ERR_BAD_PARAM for an inconsistent layout (node id out of range, empty
  * or over-long nspace), PMIX_ERR_EXISTS if the nspace is taken,
  * PMIX_ERR_NOMEM. */
-pmix_status_t pg_job_register(pg_engine_t *engine, const char *nspace,
-                              const pg_job_layout_t *layout);
+pmix_status_t pg_ns_register(pg_engine_t *engine, const char *nspace,
+                              const pg_ns_layout_t *layout);
 
 /* Ends a job: completes every held request, fence and lookup made by or
  * waiting on the job with PMIX_ERR_JOB_TERMINATED first (no dangling
  * callbacks), removes the job's name-service entries, frees its store.
  * PMIX_ERR_NOT_FOUND for an unknown nspace. */
-pmix_status_t pg_job_deregister(pg_engine_t *engine, const char *nspace);
+pmix_status_t pg_ns_deregister(pg_engine_t *engine, const char *nspace);
 
 /* The ANL process map ("(vector,(start,nnodes,ppn),...)", wire-protocol
  * §5.3) of a layout: rank_node[size] gives each rank's node id.  Emits the
@@ -199,13 +199,13 @@ char *pg_anl_map(const uint32_t *rank_node, uint32_t size);
  * "universeSize" (decimal), "PMI_dead_processes" (comma list of lost ranks,
  * "" when none).  On success *out is a PMIX_STRING owned by the engine, valid
  * until the next engine call.  PMIX_ERR_NOT_FOUND for other names. */
-pmix_status_t pg_job_attr(pg_engine_t *engine, const char *nspace, const char *name,
+pmix_status_t pg_ns_attr(pg_engine_t *engine, const char *nspace, const char *name,
                           pg_value_t *out);
 
-/* Is `name` one of the attributes pg_job_attr answers?  A PMI get of such a
+/* Is `name` one of the attributes pg_ns_attr answers?  A PMI get of such a
  * key is answered from the job layout, never from the KVS (so a copy of the
  * KVS, like the gateway's shared-memory segment, must not answer it). */
-bool pg_job_attr_known(const char *name);
+bool pg_ns_attr_known(const char *name);
 
 /* ------------------------------------------------------------------ */
 /* Processes                                                            */
@@ -325,7 +325,8 @@ typedef void (*pg_get_cb_t)(pmix_status_t status, const pg_value_t *value,
  * Returns PMIX_SUCCESS when the callback already ran, PMIX_OPERATION_IN_PROGRESS
  * when the request was held (callback later -- or already, when hang
  * detection ended it at once).  The callback runs exactly once either way,
- * also for errors. */
+ * also for errors.  `now` is read only to set the deadline of a held
+ * request, so a PG_GET_IMMEDIATE get (never held) may pass 0. */
 pmix_status_t pg_get(pg_engine_t *engine, const pg_get_req_t *req, pg_time_t now,
                      pg_get_cb_t cb, void *cbdata);
 
@@ -396,7 +397,7 @@ typedef pmix_status_t (*pg_visible_fn)(void *arg, const char *key, pmix_rank_t r
  * Returns PMIX_SUCCESS, PMIX_ERR_NOT_FOUND (unknown nspace),
  * PMIX_ERR_BAD_PARAM (nodeid out of range, NULL visitor) or the visitor's
  * status. */
-pmix_status_t pg_job_foreach_visible(pg_engine_t *engine, const char *nspace, uint32_t nodeid,
+pmix_status_t pg_ns_foreach_visible(pg_engine_t *engine, const char *nspace, uint32_t nodeid,
                                      pg_visible_fn visitor, void *arg);
 
 /* ------------------------------------------------------------------ */

@@ -81,7 +81,9 @@ typedef struct pg_logent {
     pmix_rank_t rank;
 } pg_logent_t;
 
-typedef struct pg_job {
+/* A namespace: one job as the engine keeps it (its own name, so it is
+ * never taken for the launcher's own pg_job_t). */
+typedef struct pg_ns {
     UT_hash_handle hh;
     struct pg_engine *engine;
     uint32_t refs;          /* the engine's + queued fence results' */
@@ -106,7 +108,7 @@ typedef struct pg_job {
     pg_logent_t *log;       /* keys committed since the last whole-job fence */
     size_t nlog, caplog;
     char nspace[];
-} pg_job_t;
+} pg_ns_t;
 
 /* ---- requests ---- */
 
@@ -120,9 +122,9 @@ typedef struct pg_req {
     pg_req_kind_t kind;
     bool held;                    /* on the engine held list */
     bool blocks;                  /* counts in the requester's nheld */
-    pg_job_t *job;                /* requester's job (referenced) */
+    pg_ns_t *job;                /* requester's job (referenced) */
     pmix_rank_t rank;             /* requester */
-    pg_job_t *tjob;               /* target job */
+    pg_ns_t *tjob;               /* target job */
     pmix_rank_t target;
     unsigned flags;
     pmix_scope_t scope;
@@ -156,7 +158,7 @@ typedef struct pg_fence {
     size_t siglen;
     uint64_t id;                  /* current instance, 0 when idle */
     uint64_t seq;                 /* instances started so far */
-    pg_job_t **pjob;              /* [nparts] participant jobs (referenced) */
+    pg_ns_t **pjob;              /* [nparts] participant jobs (referenced) */
     pmix_rank_t *prank;           /* [nparts] rank or WILDCARD */
     size_t nparts;
     size_t *offset;               /* [nparts] first member index of each entry */
@@ -168,7 +170,7 @@ typedef struct pg_fence {
 } pg_fence_t;
 
 struct pg_fence_keys {
-    pg_job_t *job;
+    pg_ns_t *job;
     pg_logent_t *ents;
     size_t n;
     uint32_t refs;
@@ -178,7 +180,7 @@ struct pg_fence_keys {
 
 typedef struct pg_name {
     UT_hash_handle hh;
-    pg_job_t *job;                /* publisher's job */
+    pg_ns_t *job;                /* publisher's job */
     pmix_rank_t rank;
     pg_kv_t *kv;
     char key[];
@@ -189,7 +191,7 @@ typedef struct pg_name {
 struct pg_engine {
     pg_host_ops_t ops;
     void *host_ctx;
-    pg_job_t *jobs;
+    pg_ns_t *jobs;
     pg_host_t *hosts;
     pg_fence_t *fences;
     pg_name_t *names;
@@ -213,45 +215,45 @@ void pg_mem_strfree(pg_engine_t *e, char *s);
 pg_kv_t *pg_kv_new(pg_engine_t *e, pmix_rank_t rank, pmix_scope_t scope, const pg_value_t *v);
 void pg_kv_free(pg_engine_t *e, pg_kv_t *kv);
 pg_value_t pg_kv_value(const pg_kv_t *kv);
-pg_req_t *pg_req_new(pg_engine_t *e, pg_req_kind_t kind, pg_job_t *job, pmix_rank_t rank);
+pg_req_t *pg_req_new(pg_engine_t *e, pg_req_kind_t kind, pg_ns_t *job, pmix_rank_t rank);
 void pg_req_hold(pg_engine_t *e, pg_req_t *r, pg_time_t deadline);
 pg_time_t pg_deadline_of(pg_time_t now, pg_time_t timeout);
 void pg_req_complete(pg_engine_t *e, pg_req_t *r, pmix_status_t status, const pg_kv_t *value);
 void pg_engine_flush(pg_engine_t *e);
-void pg_job_ref(pg_job_t *job);
-void pg_job_unref(pg_job_t *job);
+void pg_ns_ref(pg_ns_t *job);
+void pg_ns_unref(pg_ns_t *job);
 
-/* pg_job.c */
-pg_job_t *pg_job_find(pg_engine_t *e, const char *nspace);
-pg_job_t *pg_job_of(pg_engine_t *e, const pg_proc_t *proc, pmix_status_t *rc);
-pmix_status_t pg_reserved_get(const pg_get_req_t *req, pg_job_t *rjob, pg_job_t *tjob,
+/* pg_ns.c */
+pg_ns_t *pg_ns_find(pg_engine_t *e, const char *nspace);
+pg_ns_t *pg_ns_of(pg_engine_t *e, const pg_proc_t *proc, pmix_status_t *rc);
+pmix_status_t pg_reserved_get(const pg_get_req_t *req, pg_ns_t *rjob, pg_ns_t *tjob,
                               pg_get_cb_t cb, void *cbdata);
-void pg_job_destroy(pg_job_t *job);
+void pg_ns_destroy(pg_ns_t *job);
 char *pg_anl_map(const uint32_t *rank_node, uint32_t size);
-uint32_t pg_job_node_of(const pg_job_t *tjob, const pg_job_t *rjob, pmix_rank_t rrank);
+uint32_t pg_ns_node_of(const pg_ns_t *tjob, const pg_ns_t *rjob, pmix_rank_t rrank);
 
 /* pg_store.c */
-pg_slot_t *pg_slot_get(pg_job_t *job, const char *key, bool create);
+pg_slot_t *pg_slot_get(pg_ns_t *job, const char *key, bool create);
 pg_kv_t **pg_slot_cell(pg_slot_t *slot, pmix_rank_t rank);
-uint32_t pg_slot_ncells(const pg_job_t *job, const pg_slot_t *slot);
+uint32_t pg_slot_ncells(const pg_ns_t *job, const pg_slot_t *slot);
 bool pg_key_valid(const char *key);
-bool pg_scope_reaches(const pg_job_t *pjob, pmix_rank_t poster, uint8_t scope,
+bool pg_scope_reaches(const pg_ns_t *pjob, pmix_rank_t poster, uint8_t scope,
                       const pg_host_t *host);
-void pg_store_free_job(pg_engine_t *e, pg_job_t *job);
+void pg_store_free_job(pg_engine_t *e, pg_ns_t *job);
 void pg_get_retry(pg_engine_t *e, pg_req_t *r);
 pg_kv_t *pg_kv_published(pg_kv_t *head);
-pmix_status_t pg_store_set_published(pg_job_t *job, const char *key, pmix_rank_t rank,
+pmix_status_t pg_store_set_published(pg_ns_t *job, const char *key, pmix_rank_t rank,
                                      pmix_scope_t scope, const pg_value_t *v);
 
 /* pg_modex.c: the blob committed data travels in between engines */
 typedef bool (*pg_modex_want_t)(void *ctx, pmix_rank_t rank);
-pmix_status_t pg_modex_build(pg_job_t *job, pg_modex_want_t want, void *ctx,
+pmix_status_t pg_modex_build(pg_ns_t *job, pg_modex_want_t want, void *ctx,
                              void **blob, size_t *size);
 pmix_status_t pg_modex_ingest(pg_engine_t *e, const void *data, size_t size);
 
 /* pg_fence.c */
 void pg_fence_proc_gone(pg_engine_t *e);
-void pg_fence_drop_job(pg_engine_t *e, pg_job_t *job);
+void pg_fence_drop_job(pg_engine_t *e, pg_ns_t *job);
 void pg_fence_expire(pg_engine_t *e, pg_time_t now);
 pg_time_t pg_fence_next_deadline(const pg_engine_t *e);
 void pg_fence_keys_unref(pg_engine_t *e, struct pg_fence_keys *k);
@@ -262,7 +264,7 @@ bool pg_fence_can_complete(const pg_fence_t *f);
 void pg_hang_check(pg_engine_t *e);
 
 /* pg_nameserv.c */
-void pg_names_drop_job(pg_engine_t *e, pg_job_t *job);
+void pg_names_drop_job(pg_engine_t *e, pg_ns_t *job);
 void pg_names_free_all(pg_engine_t *e);
 
 #endif

@@ -14,7 +14,7 @@
 #include <utlist.h>
 
 typedef struct {
-    pg_job_t *job;
+    pg_ns_t *job;
     pmix_rank_t rank;
 } part_t;
 
@@ -28,7 +28,7 @@ static int part_cmp(const void *a, const void *b)
 }
 
 /* Resolves, sorts and de-duplicates the participant list. */
-static pmix_status_t parts_build(pg_engine_t *e, pg_job_t *own, const pg_proc_t *procs, size_t n,
+static pmix_status_t parts_build(pg_engine_t *e, pg_ns_t *own, const pg_proc_t *procs, size_t n,
                                  part_t **out, size_t *nout)
 {
     part_t *p = calloc(n ? n : 1, sizeof(*p));
@@ -40,7 +40,7 @@ static pmix_status_t parts_build(pg_engine_t *e, pg_job_t *own, const pg_proc_t 
     }
     for (size_t i = 0; procs != NULL && i < n; i++) {
         const char *ns = procs[i].nspace;
-        p[i].job = ns == NULL || ns[0] == '\0' ? own : pg_job_find(e, ns);
+        p[i].job = ns == NULL || ns[0] == '\0' ? own : pg_ns_find(e, ns);
         p[i].rank = procs[i].rank;
         if (p[i].job == NULL || (p[i].rank != PMIX_RANK_WILDCARD && p[i].rank >= p[i].job->size)) {
             free(p);
@@ -76,7 +76,7 @@ static char *sig_build(const part_t *p, size_t n, size_t *len)
     return s;
 }
 
-static bool member_local(const pg_job_t *job, pmix_rank_t r)
+static bool member_local(const pg_ns_t *job, pmix_rank_t r)
 {
     return job->node_served[job->rank_node[r]];
 }
@@ -98,7 +98,7 @@ static uint32_t part_end(const pg_fence_t *f, size_t i)
 static bool missing_local_member(const pg_fence_t *f, bool (*pred)(const pg_procst_t *))
 {
     for (size_t i = 0; i < f->nparts; i++) {
-        const pg_job_t *job = f->pjob[i];
+        const pg_ns_t *job = f->pjob[i];
         uint32_t first = part_first(f, i);
         for (uint32_t r = first; r < part_end(f, i); r++)
             if (member_local(job, r) && !f->joined[f->offset[i] + r - first] &&
@@ -111,7 +111,7 @@ static bool missing_local_member(const pg_fence_t *f, bool (*pred)(const pg_proc
 static void fence_free(pg_engine_t *e, pg_fence_t *f)
 {
     for (size_t i = 0; i < f->nparts; i++)
-        pg_job_unref(f->pjob[i]);
+        pg_ns_unref(f->pjob[i]);
     pg_mem_free(e, f->pjob, f->nparts * sizeof(*f->pjob));
     pg_mem_free(e, f->prank, f->nparts * sizeof(*f->prank));
     pg_mem_free(e, f->offset, f->nparts * sizeof(*f->offset));
@@ -137,7 +137,7 @@ static pg_fence_t *fence_new(pg_engine_t *e, const part_t *p, size_t n, char *si
     }
     for (size_t i = 0; i < n; i++) {
         f->pjob[i] = p[i].job;
-        pg_job_ref(p[i].job);
+        pg_ns_ref(p[i].job);
         f->prank[i] = p[i].rank;
         f->offset[i] = f->nmembers;
         f->nmembers += part_end(f, i) - part_first(f, i);
@@ -157,7 +157,7 @@ static pg_fence_t *fence_new(pg_engine_t *e, const part_t *p, size_t n, char *si
 }
 
 /* Index of (job, rank) among the fence's members, or SIZE_MAX. */
-static size_t member_index(const pg_fence_t *f, const pg_job_t *job, pmix_rank_t rank)
+static size_t member_index(const pg_fence_t *f, const pg_ns_t *job, pmix_rank_t rank)
 {
     for (size_t i = 0; i < f->nparts; i++) {
         if (f->pjob[i] != job)
@@ -172,13 +172,13 @@ static size_t member_index(const pg_fence_t *f, const pg_job_t *job, pmix_rank_t
 
 /* ---- the keys a whole-job fence reports ---- */
 
-static struct pg_fence_keys *keys_take(pg_engine_t *e, pg_job_t *job)
+static struct pg_fence_keys *keys_take(pg_engine_t *e, pg_ns_t *job)
 {
     struct pg_fence_keys *k = pg_mem_alloc(e, sizeof(*k));
     if (k == NULL)
         return NULL;
     k->job = job;
-    pg_job_ref(job);
+    pg_ns_ref(job);
     k->ents = job->log;
     k->n = job->nlog;
     /* the log moves into k: its capacity is accounted under k from now on */
@@ -198,7 +198,7 @@ void pg_fence_keys_unref(pg_engine_t *e, struct pg_fence_keys *k)
 {
     if (--k->refs > 0)
         return;
-    pg_job_unref(k->job);
+    pg_ns_unref(k->job);
     if (k->ents != NULL) {
         e->mem -= k->n * sizeof(*k->ents) + PG_MALLOC_OVERHEAD;
         free(k->ents);
@@ -261,7 +261,7 @@ static void fence_finish(pg_engine_t *e, pg_fence_t *f, pmix_status_t status)
 
 typedef struct {
     const pg_fence_t *f;
-    const pg_job_t *job;
+    const pg_ns_t *job;
 } collect_ctx_t;
 
 static bool want_joined(void *ctx, pmix_rank_t rank)
@@ -363,7 +363,7 @@ pmix_status_t pg_fence_join(pg_engine_t *e, const pg_proc_t *proc, const pg_proc
                             pg_fence_cb_t cb, void *cbdata)
 {
     pmix_status_t rc;
-    pg_job_t *job = pg_job_of(e, proc, &rc);
+    pg_ns_t *job = pg_ns_of(e, proc, &rc);
     if (job == NULL)
         return rc;
     if (cb == NULL || (procs == NULL && nprocs != 0) || (procs != NULL && nprocs == 0))
@@ -449,7 +449,7 @@ void pg_fence_proc_gone(pg_engine_t *e)
             fence_finish(e, f, PMIX_ERR_LOST_CONNECTION);
 }
 
-void pg_fence_drop_job(pg_engine_t *e, pg_job_t *job)
+void pg_fence_drop_job(pg_engine_t *e, pg_ns_t *job)
 {
     pg_fence_t *f, *tmp;
     HASH_ITER(hh, e->fences, f, tmp) {

@@ -31,7 +31,7 @@ static bool judged(const pg_req_t *r)
 
 static void able_init(pg_engine_t *e)
 {
-    for (pg_job_t *job = e->jobs; job != NULL; job = job->hh.next) {
+    for (pg_ns_t *job = e->jobs; job != NULL; job = job->hh.next) {
         for (uint32_t r = 0; r < job->size; r++) {
             pg_procst_t *p = &job->procs[r];
             bool running = p->state == PG_PROC_NEW || p->state == PG_PROC_CONNECTED;
@@ -43,7 +43,7 @@ static void able_init(pg_engine_t *e)
 
 static void able_count(pg_engine_t *e)
 {
-    for (pg_job_t *job = e->jobs; job != NULL; job = job->hh.next) {
+    for (pg_ns_t *job = e->jobs; job != NULL; job = job->hh.next) {
         job->nable = 0;
         memset(job->node_able, 0, job->nnodes * sizeof(uint32_t));
         for (uint32_t r = 0; r < job->size; r++)
@@ -57,7 +57,7 @@ static void able_count(pg_engine_t *e)
 /* Does r still have a potential poster that is able? */
 static bool satisfiable(const pg_req_t *r)
 {
-    const pg_job_t *t = r->tjob;
+    const pg_ns_t *t = r->tjob;
     if (t == NULL || t->dead)
         return false;
     if (r->kind == PG_REQ_NODE_GET)
@@ -67,7 +67,7 @@ static bool satisfiable(const pg_req_t *r)
     return t->nable > 0;
 }
 
-static bool mark_able(pg_job_t *job, pmix_rank_t rank)
+static bool mark_able(pg_ns_t *job, pmix_rank_t rank)
 {
     pg_procst_t *p = &job->procs[rank];
     if (p->able || p->state == PG_PROC_FINALIZED || p->state == PG_PROC_LOST)

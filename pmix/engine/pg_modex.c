@@ -48,7 +48,7 @@ static void w_uint(wbuf_t *w, uint64_t x, size_t n)
     w_bytes(w, b, n);
 }
 
-static void w_record(wbuf_t *w, const pg_job_t *job, const char *key, const pg_kv_t *kv)
+static void w_record(wbuf_t *w, const pg_ns_t *job, const char *key, const pg_kv_t *kv)
 {
     size_t nl = strlen(job->nspace), kl = strlen(key);
     w_uint(w, nl, 2);
@@ -62,7 +62,7 @@ static void w_record(wbuf_t *w, const pg_job_t *job, const char *key, const pg_k
     w_bytes(w, kv->data, kv->size);
 }
 
-pmix_status_t pg_modex_build(pg_job_t *job, pg_modex_want_t want, void *ctx, void **blob,
+pmix_status_t pg_modex_build(pg_ns_t *job, pg_modex_want_t want, void *ctx, void **blob,
                              size_t *size)
 {
     wbuf_t w = { NULL, 0, 0, false };
@@ -130,7 +130,7 @@ static pmix_status_t ingest_one(pg_engine_t *e, rbuf_t *r)
     keybuf[kl] = '\0';
     if (strlen(keybuf) != kl || strlen(nsbuf) != nl)
         return PMIX_ERR_UNPACK_FAILURE; /* embedded NUL */
-    pg_job_t *job = pg_job_find(e, nsbuf);
+    pg_ns_t *job = pg_ns_find(e, nsbuf);
     if (job == NULL)
         return PMIX_SUCCESS; /* a job this engine does not know: not ours to keep */
     pg_value_t v = pg_value_bytes((pmix_data_type_t)type, data, size);
@@ -156,7 +156,7 @@ static bool want_rank(void *ctx, pmix_rank_t rank)
 pmix_status_t pg_proc_modex(pg_engine_t *e, const pg_proc_t *proc, void **blob, size_t *size)
 {
     pmix_status_t rc;
-    pg_job_t *job = pg_job_of(e, proc, &rc);
+    pg_ns_t *job = pg_ns_of(e, proc, &rc);
     if (job == NULL)
         return rc;
     if (blob == NULL || size == NULL)

@@ -32,7 +32,7 @@ pmix_status_t pg_publish(pg_engine_t *e, const pg_proc_t *publisher, const char 
                          const pg_value_t *value)
 {
     pmix_status_t rc;
-    pg_job_t *job = pg_job_of(e, publisher, &rc);
+    pg_ns_t *job = pg_ns_of(e, publisher, &rc);
     if (job == NULL)
         return rc;
     if (!pg_key_valid(key) || value == NULL)
@@ -62,7 +62,7 @@ pmix_status_t pg_publish(pg_engine_t *e, const pg_proc_t *publisher, const char 
 pmix_status_t pg_unpublish(pg_engine_t *e, const pg_proc_t *publisher, const char *key)
 {
     pmix_status_t rc;
-    pg_job_t *job = pg_job_of(e, publisher, &rc);
+    pg_ns_t *job = pg_ns_of(e, publisher, &rc);
     if (job == NULL)
         return rc;
     pg_name_t *n = NULL;
@@ -82,7 +82,7 @@ pmix_status_t pg_lookup(pg_engine_t *e, const pg_proc_t *requester, const char *
     pmix_status_t rc;
     if (cb == NULL)
         return PMIX_ERR_BAD_PARAM;
-    pg_job_t *job = pg_job_of(e, requester, &rc);
+    pg_ns_t *job = pg_ns_of(e, requester, &rc);
     if (job == NULL || key == NULL || key[0] == '\0') {
         cb(job == NULL ? rc : PMIX_ERR_BAD_PARAM, NULL, NULL, cbdata);
         return PMIX_SUCCESS;
@@ -116,7 +116,7 @@ pmix_status_t pg_lookup(pg_engine_t *e, const pg_proc_t *requester, const char *
     return PMIX_OPERATION_IN_PROGRESS;
 }
 
-void pg_names_drop_job(pg_engine_t *e, pg_job_t *job)
+void pg_names_drop_job(pg_engine_t *e, pg_ns_t *job)
 {
     pg_name_t *n, *tmp;
     HASH_ITER(hh, e->names, n, tmp)

@@ -1,6 +1,6 @@
 /*
  * pg_snapshot.c: the walk over a job's committed data as one node sees it
- * (pg_job_foreach_visible).  It exists so the host can publish a read-only
+ * (pg_ns_foreach_visible).  It exists so the host can publish a read-only
  * copy of that data per node after a fence (the gateway's shared segment,
  * docs/shm-segment.md) without knowing how the store is laid out.
  *
@@ -11,7 +11,7 @@
 #include "pmix/engine/pg_engine_int.h"
 
 /* Visits the published value of every cell of one slot. */
-static pmix_status_t slot_walk(const pg_job_t *job, const pg_slot_t *s, const pg_host_t *host,
+static pmix_status_t slot_walk(const pg_ns_t *job, const pg_slot_t *s, const pg_host_t *host,
                                pg_visible_fn visitor, void *arg)
 {
     uint32_t n = pg_slot_ncells(job, s);
@@ -31,10 +31,10 @@ static pmix_status_t slot_walk(const pg_job_t *job, const pg_slot_t *s, const pg
     return PMIX_SUCCESS;
 }
 
-pmix_status_t pg_job_foreach_visible(pg_engine_t *e, const char *nspace, uint32_t nodeid,
+pmix_status_t pg_ns_foreach_visible(pg_engine_t *e, const char *nspace, uint32_t nodeid,
                                      pg_visible_fn visitor, void *arg)
 {
-    pg_job_t *job = e != NULL && nspace != NULL ? pg_job_find(e, nspace) : NULL;
+    pg_ns_t *job = e != NULL && nspace != NULL ? pg_ns_find(e, nspace) : NULL;
     const pg_slot_t *s;
 
     if (e == NULL || visitor == NULL)

@@ -15,7 +15,7 @@
 
 /* ---- slots: one per distinct key of a job ---- */
 
-pg_slot_t *pg_slot_get(pg_job_t *job, const char *key, bool create)
+pg_slot_t *pg_slot_get(pg_ns_t *job, const char *key, bool create)
 {
     pg_slot_t *s = NULL;
     HASH_FIND_STR(job->slots, key, s);
@@ -48,7 +48,7 @@ static pg_kv_t **slot_find(pg_slot_t *s, pmix_rank_t rank)
 
 /* Small slots are scanned; past PG_SLOT_DENSE_AT posters the cells become a
  * rank-indexed array (8 bytes per rank of the job) so lookups stay O(1). */
-static pmix_status_t slot_insert(pg_job_t *job, pg_slot_t *s, pg_kv_t *kv)
+static pmix_status_t slot_insert(pg_ns_t *job, pg_slot_t *s, pg_kv_t *kv)
 {
     pg_engine_t *e = job->engine;
     if (slot_dense(s)) {
@@ -89,7 +89,7 @@ pg_kv_t **pg_slot_cell(pg_slot_t *s, pmix_rank_t rank)
 
 /* Length of s->cells to walk: every rank when dense (entries may then be
  * NULL), else the posters. */
-uint32_t pg_slot_ncells(const pg_job_t *job, const pg_slot_t *s)
+uint32_t pg_slot_ncells(const pg_ns_t *job, const pg_slot_t *s)
 {
     return slot_dense(s) ? job->size : s->count;
 }
@@ -103,7 +103,7 @@ static void kv_chain_free(pg_engine_t *e, pg_kv_t *kv)
     }
 }
 
-static void slot_free(pg_job_t *job, pg_slot_t *s)
+static void slot_free(pg_ns_t *job, pg_slot_t *s)
 {
     pg_engine_t *e = job->engine;
     uint32_t n = pg_slot_ncells(job, s);
@@ -113,7 +113,7 @@ static void slot_free(pg_job_t *job, pg_slot_t *s)
     pg_mem_free(e, s, sizeof(*s) + strlen(s->key) + 1);
 }
 
-void pg_store_free_job(pg_engine_t *e, pg_job_t *job)
+void pg_store_free_job(pg_engine_t *e, pg_ns_t *job)
 {
     pg_slot_t *s, *tmp;
     HASH_ITER(hh, job->slots, s, tmp) {
@@ -141,7 +141,7 @@ void pg_store_free_job(pg_engine_t *e, pg_job_t *job)
 /* Does a committed value of `poster` with `scope` reach the processes on
  * `host` (an interned host, so hosts compare by pointer)?  The poster's own
  * reads are scope_sees' business: INTERNAL reaches nobody else. */
-bool pg_scope_reaches(const pg_job_t *pjob, pmix_rank_t poster, uint8_t scope,
+bool pg_scope_reaches(const pg_ns_t *pjob, pmix_rank_t poster, uint8_t scope,
                       const pg_host_t *host)
 {
     bool same = pjob->nodes[pjob->rank_node[poster]] == host;
@@ -153,8 +153,8 @@ bool pg_scope_reaches(const pg_job_t *pjob, pmix_rank_t poster, uint8_t scope,
     }
 }
 
-static bool scope_sees(const pg_job_t *pjob, pmix_rank_t poster, uint8_t scope,
-                       const pg_job_t *rjob, pmix_rank_t reader)
+static bool scope_sees(const pg_ns_t *pjob, pmix_rank_t poster, uint8_t scope,
+                       const pg_ns_t *rjob, pmix_rank_t reader)
 {
     if (pjob == rjob && poster == reader)
         return true;
@@ -190,7 +190,7 @@ pmix_status_t pg_put(pg_engine_t *e, const pg_proc_t *proc, pmix_scope_t scope, 
                      const pg_value_t *value, unsigned flags)
 {
     pmix_status_t rc;
-    pg_job_t *job = pg_job_of(e, proc, &rc);
+    pg_ns_t *job = pg_ns_of(e, proc, &rc);
     if (job == NULL)
         return rc;
     if (!pg_key_valid(key) || PMIX_CHECK_RESERVED_KEY(key) || value == NULL)
@@ -227,7 +227,7 @@ pmix_status_t pg_put(pg_engine_t *e, const pg_proc_t *proc, pmix_scope_t scope, 
     return PMIX_SUCCESS;
 }
 
-static void log_append(pg_job_t *job, pg_slot_t *s, pg_kv_t *kv)
+static void log_append(pg_ns_t *job, pg_slot_t *s, pg_kv_t *kv)
 {
     if ((kv->flags & PG_KV_LOGGED) || kv->scope == PMIX_INTERNAL)
         return;
@@ -254,7 +254,7 @@ static void slot_wake(pg_engine_t *e, pg_slot_t *s)
 }
 
 /* Makes the staged head of a cell the published value. */
-static void cell_publish(pg_engine_t *e, pg_job_t *job, pg_slot_t *s, pg_kv_t *kv)
+static void cell_publish(pg_engine_t *e, pg_ns_t *job, pg_slot_t *s, pg_kv_t *kv)
 {
     uint8_t logged = kv->older != NULL ? (kv->older->flags & PG_KV_LOGGED) : 0;
     kv_chain_free(e, kv->older);
@@ -266,7 +266,7 @@ static void cell_publish(pg_engine_t *e, pg_job_t *job, pg_slot_t *s, pg_kv_t *k
 pmix_status_t pg_commit(pg_engine_t *e, const pg_proc_t *proc)
 {
     pmix_status_t rc;
-    pg_job_t *job = pg_job_of(e, proc, &rc);
+    pg_ns_t *job = pg_ns_of(e, proc, &rc);
     if (job == NULL)
         return rc;
     pg_procst_t *p = &job->procs[proc->rank];
@@ -290,9 +290,9 @@ pmix_status_t pg_commit(pg_engine_t *e, const pg_proc_t *proc)
 typedef enum { LK_MISSING, LK_FOUND, LK_OUTSIDE } lk_t;
 
 typedef struct {
-    pg_job_t *rjob;
+    pg_ns_t *rjob;
     pmix_rank_t rrank;
-    pg_job_t *tjob;
+    pg_ns_t *tjob;
     pmix_scope_t scope; /* PMIX_DATA_SCOPE restriction */
 } lk_ctx_t;
 
@@ -407,8 +407,8 @@ static pmix_status_t get_done(pg_get_cb_t cb, void *cbdata, pmix_status_t status
     return PMIX_SUCCESS;
 }
 
-static pg_req_t *get_req_new(pg_engine_t *e, const pg_get_req_t *q, pg_job_t *rjob,
-                             pg_job_t *tjob, pg_get_cb_t cb, void *cbdata)
+static pg_req_t *get_req_new(pg_engine_t *e, const pg_get_req_t *q, pg_ns_t *rjob,
+                             pg_ns_t *tjob, pg_get_cb_t cb, void *cbdata)
 {
     pg_req_t *r = pg_req_new(e, PG_REQ_GET, rjob, q->requester.rank);
     if (r == NULL)
@@ -424,8 +424,8 @@ static pg_req_t *get_req_new(pg_engine_t *e, const pg_get_req_t *q, pg_job_t *rj
 }
 
 /* Step 6 of the retrieval order: the target lives on another server. */
-static pmix_status_t get_remote(pg_engine_t *e, const pg_get_req_t *q, pg_job_t *rjob,
-                                pg_job_t *tjob, pg_time_t now, pg_get_cb_t cb, void *cbdata)
+static pmix_status_t get_remote(pg_engine_t *e, const pg_get_req_t *q, pg_ns_t *rjob,
+                                pg_ns_t *tjob, pg_time_t now, pg_get_cb_t cb, void *cbdata)
 {
     if (e->ops.dmodex == NULL)
         return get_done(cb, cbdata, PMIX_ERR_NOT_FOUND, NULL);
@@ -449,8 +449,8 @@ static pmix_status_t get_remote(pg_engine_t *e, const pg_get_req_t *q, pg_job_t 
     return PMIX_OPERATION_IN_PROGRESS;
 }
 
-static pmix_status_t get_hold(pg_engine_t *e, const pg_get_req_t *q, pg_job_t *rjob,
-                              pg_job_t *tjob, pg_time_t now, pg_get_cb_t cb, void *cbdata)
+static pmix_status_t get_hold(pg_engine_t *e, const pg_get_req_t *q, pg_ns_t *rjob,
+                              pg_ns_t *tjob, pg_time_t now, pg_get_cb_t cb, void *cbdata)
 {
     pg_slot_t *s = pg_slot_get(tjob, q->key, true);
     pg_req_t *r = s != NULL ? get_req_new(e, q, rjob, tjob, cb, cbdata) : NULL;
@@ -463,8 +463,8 @@ static pmix_status_t get_hold(pg_engine_t *e, const pg_get_req_t *q, pg_job_t *r
     return PMIX_OPERATION_IN_PROGRESS;
 }
 
-static pmix_status_t node_get(pg_engine_t *e, const pg_get_req_t *q, pg_job_t *rjob,
-                              pg_job_t *tjob, pg_time_t now, pg_get_cb_t cb, void *cbdata);
+static pmix_status_t node_get(pg_engine_t *e, const pg_get_req_t *q, pg_ns_t *rjob,
+                              pg_ns_t *tjob, pg_time_t now, pg_get_cb_t cb, void *cbdata);
 
 pmix_status_t pg_get(pg_engine_t *e, const pg_get_req_t *q, pg_time_t now, pg_get_cb_t cb,
                      void *cbdata)
@@ -474,11 +474,11 @@ pmix_status_t pg_get(pg_engine_t *e, const pg_get_req_t *q, pg_time_t now, pg_ge
         return PMIX_ERR_BAD_PARAM;
     if (e == NULL || q == NULL || !pg_key_valid(q->key))
         return get_done(cb, cbdata, PMIX_ERR_BAD_PARAM, NULL);
-    pg_job_t *rjob = pg_job_of(e, &q->requester, &rc);
+    pg_ns_t *rjob = pg_ns_of(e, &q->requester, &rc);
     if (rjob == NULL)
         return get_done(cb, cbdata, rc, NULL);
     const char *tns = q->target.nspace;
-    pg_job_t *tjob = tns == NULL || tns[0] == '\0' ? rjob : pg_job_find(e, tns);
+    pg_ns_t *tjob = tns == NULL || tns[0] == '\0' ? rjob : pg_ns_find(e, tns);
     if (tjob == NULL)
         return get_done(cb, cbdata, PMIX_ERR_NOT_FOUND, NULL);
     pmix_rank_t t = q->target.rank;
@@ -513,7 +513,7 @@ pg_kv_t *pg_kv_published(pg_kv_t *head)
 
 /* Stores a value received from another engine (fence collection, direct
  * modex) as committed data of an unserved process, and wakes its waiters. */
-pmix_status_t pg_store_set_published(pg_job_t *job, const char *key, pmix_rank_t rank,
+pmix_status_t pg_store_set_published(pg_ns_t *job, const char *key, pmix_rank_t rank,
                                      pmix_scope_t scope, const pg_value_t *v)
 {
     pg_engine_t *e = job->engine;
@@ -544,7 +544,7 @@ pmix_status_t pg_store_set_published(pg_job_t *job, const char *key, pmix_rank_t
 
 /* ---- PMI-2 node attributes ---- */
 
-static pg_nattr_t *nattr_get(pg_job_t *job, uint32_t node, const char *key, bool create)
+static pg_nattr_t *nattr_get(pg_ns_t *job, uint32_t node, const char *key, bool create)
 {
     pg_nattr_t *a = NULL;
     HASH_FIND_STR(job->nattrs[node], key, a);
@@ -563,7 +563,7 @@ pmix_status_t pg_node_put(pg_engine_t *e, const pg_proc_t *proc, const char *key
                           const pg_value_t *value)
 {
     pmix_status_t rc;
-    pg_job_t *job = pg_job_of(e, proc, &rc);
+    pg_ns_t *job = pg_ns_of(e, proc, &rc);
     if (job == NULL)
         return rc;
     if (!pg_key_valid(key) || value == NULL)
@@ -581,11 +581,11 @@ pmix_status_t pg_node_put(pg_engine_t *e, const pg_proc_t *proc, const char *key
     return PMIX_SUCCESS;
 }
 
-static pmix_status_t node_get(pg_engine_t *e, const pg_get_req_t *q, pg_job_t *rjob,
-                              pg_job_t *tjob, pg_time_t now, pg_get_cb_t cb, void *cbdata)
+static pmix_status_t node_get(pg_engine_t *e, const pg_get_req_t *q, pg_ns_t *rjob,
+                              pg_ns_t *tjob, pg_time_t now, pg_get_cb_t cb, void *cbdata)
 {
     uint32_t node = q->nodeid != UINT32_MAX ? q->nodeid
-                                            : pg_job_node_of(tjob, rjob, q->requester.rank);
+                                            : pg_ns_node_of(tjob, rjob, q->requester.rank);
     if (node >= tjob->nnodes)
         return get_done(cb, cbdata, PMIX_ERR_NOT_FOUND, NULL);
     pg_nattr_t *a = nattr_get(tjob, node, q->key, false);

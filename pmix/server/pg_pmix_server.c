@@ -11,13 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gateway/pg_conn.h"
-#include "gateway/pg_job.h"
 #include "pmix/engine/pg_engine.h"
 #include "pmix/pack/pg_pack.h"
 #include "pmix/server/pg_pmix_value.h"
 #include "pmix/transport/pg_pmix_msg.h"
-#include "wire/pg_clock.h"
 
 enum { NS_PER_SEC = 1000000000 };
 
@@ -25,7 +22,7 @@ typedef struct pmix_req pmix_req_t;
 
 /* Handler data of one connection. */
 typedef struct pmix_session {
-    pg_conn_t *conn;       /* borrowed; valid until on_close */
+    pg_peer_t *peer;       /* borrowed; valid until on_close */
     pmix_req_t *pending;   /* requests the engine still owes an answer */
     char **published;      /* keys this process published (for Unpublish(NULL)) */
     size_t npublished;
@@ -47,7 +44,7 @@ struct pmix_req {
 /* The decoded part of a request a command function works on. */
 typedef struct pmix_in {
     pmix_session_t *s;
-    pg_conn_t *conn;
+    pg_peer_t *peer;
     uint8_t cmd;
     uint32_t id;
     pmix_data_buffer_t *args; /* positioned after the header */
@@ -106,7 +103,7 @@ static void session_free(pmix_session_t *s)
 
 static pg_proc_t session_proc(const pmix_session_t *s)
 {
-    pg_proc_t p = { pg_job_kvsname(pg_conn_job(s->conn)), (pmix_rank_t)pg_conn_rank(s->conn) };
+    pg_proc_t p = { s->peer->job->kvsname, (pmix_rank_t)s->peer->rank };
 
     return p;
 }
@@ -114,17 +111,17 @@ static pg_proc_t session_proc(const pmix_session_t *s)
 /* ---- replies -------------------------------------------------------- */
 
 /* A reply with nothing after the status. */
-static int reply_send(pg_conn_t *conn, pmix_data_buffer_t *buf)
+static int reply_send(pg_peer_t *peer, pmix_data_buffer_t *buf)
 {
     int rc = -1;
 
     if (pg_pmix_msg_seal(buf) == PMIX_SUCCESS)
-        rc = pg_conn_send(conn, buf->base_ptr, buf->bytes_used);
+        rc = peer->ops->reply_send(peer, buf->base_ptr, buf->bytes_used);
     pg_buffer_destruct(buf);
     return rc;
 }
 
-static int reply_status(pg_conn_t *conn, uint8_t cmd, uint32_t id, pmix_status_t status)
+static int reply_status(pg_peer_t *peer, uint8_t cmd, uint32_t id, pmix_status_t status)
 {
     pmix_data_buffer_t buf;
 
@@ -133,7 +130,7 @@ static int reply_status(pg_conn_t *conn, uint8_t cmd, uint32_t id, pmix_status_t
         pg_buffer_destruct(&buf);
         return -1;
     }
-    return reply_send(conn, &buf);
+    return reply_send(peer, &buf);
 }
 
 /* ---- directives ------------------------------------------------------ */
@@ -245,13 +242,13 @@ static void init_view(pg_engine_t *e, const pg_proc_t *self, pmix_rank_t target_
         pg_get_req_init(&q, self, &target, init_keys[k]);
         q.flags |= PG_GET_IMMEDIATE;
         PMIX_LOAD_KEY(f->info[f->n].key, init_keys[k]);
-        (void)pg_get(e, &q, pg_clock_now(), init_key_done, f);
+        (void)pg_get(e, &q, 0, init_key_done, f); /* IMMEDIATE: no clock read */
     }
 }
 
 static int cmd_init(pmix_in_t *in)
 {
-    pg_engine_t *e = pg_conn_engine(in->conn);
+    pg_engine_t *e = in->peer->job->engine;
     pg_proc_t self = session_proc(in->s);
     pmix_info_t job[NINIT_KEYS], own[NINIT_KEYS];
     info_fill_t fj = { job, 0 }, fo = { own, 0 };
@@ -280,9 +277,9 @@ static int cmd_init(pmix_in_t *in)
         PMIX_INFO_DESTRUCT(&own[i]);
     if (rc != PMIX_SUCCESS) {
         pg_buffer_destruct(&buf);
-        return reply_status(in->conn, in->cmd, in->id, rc), PG_HANDLER_OK;
+        return reply_status(in->peer, in->cmd, in->id, rc), PG_HANDLER_OK;
     }
-    return reply_send(in->conn, &buf) == 0 ? PG_HANDLER_OK : PG_HANDLER_FAIL;
+    return reply_send(in->peer, &buf) == 0 ? PG_HANDLER_OK : PG_HANDLER_FAIL;
 }
 
 /* ---- commit ------------------------------------------------------------- */
@@ -320,13 +317,13 @@ static pmix_status_t commit_one(pmix_in_t *in, pg_engine_t *e, const pg_proc_t *
  * failing put's status is the answer, the others still count. */
 static int cmd_commit(pmix_in_t *in)
 {
-    pg_engine_t *e = pg_conn_engine(in->conn);
+    pg_engine_t *e = in->peer->job->engine;
     pg_proc_t self = session_proc(in->s);
     pmix_status_t first_err = PMIX_SUCCESS, rc;
     uint32_t n = 0;
 
     if (e == NULL)
-        return reply_status(in->conn, in->cmd, in->id, PMIX_ERR_NOT_SUPPORTED), PG_HANDLER_OK;
+        return reply_status(in->peer, in->cmd, in->id, PMIX_ERR_NOT_SUPPORTED), PG_HANDLER_OK;
     rc = pg_pmix_unpack_one(in->args, &n, PMIX_UINT32);
     if (rc != PMIX_SUCCESS || n > pg_buffer_unread(in->args))
         return PG_HANDLER_FAIL;
@@ -341,7 +338,7 @@ static int cmd_commit(pmix_in_t *in)
     rc = pg_commit(e, &self);
     if (first_err == PMIX_SUCCESS)
         first_err = rc;
-    return reply_status(in->conn, in->cmd, in->id, first_err), PG_HANDLER_OK;
+    return reply_status(in->peer, in->cmd, in->id, first_err), PG_HANDLER_OK;
 }
 
 /* ---- fence ------------------------------------------------------------ */
@@ -352,7 +349,7 @@ static void fence_done(pmix_status_t status, const pg_fence_keys_t *keys, void *
 
     (void)keys;
     if (r->s != NULL)
-        (void)reply_status(r->s->conn, r->cmd, r->id, status);
+        (void)reply_status(r->s->peer, r->cmd, r->id, status);
     req_free(r);
 }
 
@@ -370,7 +367,7 @@ static pg_proc_t *fence_participants(const pmix_proc_t *procs, size_t n, const c
 
 static int cmd_fence(pmix_in_t *in)
 {
-    pg_engine_t *e = pg_conn_engine(in->conn);
+    pg_engine_t *e = in->peer->job->engine;
     pg_proc_t self = session_proc(in->s);
     pmix_proc_t *procs = NULL;
     pmix_info_t *info = NULL;
@@ -397,12 +394,12 @@ static int cmd_fence(pmix_in_t *in)
     if (e != NULL && (parts = fence_participants(procs, nprocs, self.nspace)) != NULL &&
         (r = req_new(in)) != NULL) {
         rc = pg_fence_join(e, &self, nprocs > 0 ? parts : NULL, nprocs, flags, timeout,
-                           pg_clock_now(), fence_done, r);
+                           pg_peer_now(in->peer), fence_done, r);
         if (rc == PMIX_SUCCESS)
             r = NULL; /* fence_done owns it now */
     }
     if (rc != PMIX_SUCCESS)
-        (void)reply_status(in->conn, in->cmd, in->id, rc);
+        (void)reply_status(in->peer, in->cmd, in->id, rc);
 out:
     req_free(r);
     free(parts);
@@ -413,7 +410,7 @@ out:
 
 /* ---- get ------------------------------------------------------------- */
 
-static void get_reply(pg_conn_t *conn, uint8_t cmd, uint32_t id, pmix_status_t status,
+static void get_reply(pg_peer_t *peer, uint8_t cmd, uint32_t id, pmix_status_t status,
                       const pg_value_t *value, pmix_rank_t poster)
 {
     pmix_data_buffer_t buf;
@@ -432,10 +429,10 @@ static void get_reply(pg_conn_t *conn, uint8_t cmd, uint32_t id, pmix_status_t s
     }
     PMIX_VALUE_DESTRUCT(&v);
     if (rc == PMIX_SUCCESS)
-        (void)reply_send(conn, &buf);
+        (void)reply_send(peer, &buf);
     else {
         pg_buffer_destruct(&buf);
-        (void)reply_status(conn, cmd, id, rc);
+        (void)reply_status(peer, cmd, id, rc);
     }
 }
 
@@ -445,7 +442,7 @@ static void get_done(pmix_status_t status, const pg_value_t *value, pmix_rank_t 
     pmix_req_t *r = cbdata;
 
     if (r->s != NULL)
-        get_reply(r->s->conn, r->cmd, r->id, status, value, poster);
+        get_reply(r->s->peer, r->cmd, r->id, status, value, poster);
     req_free(r);
 }
 
@@ -466,7 +463,7 @@ static uint32_t node_of_host(pg_engine_t *e, const pg_proc_t *self, const char *
 
     pg_get_req_init(&q, self, &job, PMIX_NODE_LIST);
     q.flags |= PG_GET_IMMEDIATE;
-    (void)pg_get(e, &q, pg_clock_now(), value_of_node_list, &list);
+    (void)pg_get(e, &q, 0, value_of_node_list, &list); /* IMMEDIATE: no clock read */
     if (list == NULL)
         return id;
     uint32_t n = 0;
@@ -481,7 +478,7 @@ static uint32_t node_of_host(pg_engine_t *e, const pg_proc_t *self, const char *
 
 static int cmd_get(pmix_in_t *in)
 {
-    pg_engine_t *e = pg_conn_engine(in->conn);
+    pg_engine_t *e = in->peer->job->engine;
     pg_proc_t self = session_proc(in->s);
     pmix_proc_t target;
     char *key = NULL;
@@ -502,14 +499,14 @@ static int cmd_get(pmix_in_t *in)
         goto out;
     }
     if (e == NULL || key == NULL) { /* key NULL = "every key of the proc": not offered */
-        (void)reply_status(in->conn, in->cmd, in->id, PMIX_ERR_NOT_SUPPORTED);
+        (void)reply_status(in->peer, in->cmd, in->id, PMIX_ERR_NOT_SUPPORTED);
         goto out;
     }
     pg_proc_t tgt = { target.nspace[0] != '\0' ? target.nspace : self.nspace, target.rank };
     pg_get_req_init(&q, &self, &tgt, key);
     get_apply_info(&q, info, ninfo, &d);
     if (d.hostname_qualifier && d.hostname == NULL) { /* a NULL string on the wire */
-        (void)reply_status(in->conn, in->cmd, in->id, PMIX_ERR_BAD_PARAM);
+        (void)reply_status(in->peer, in->cmd, in->id, PMIX_ERR_BAD_PARAM);
         goto out;
     }
     if (d.hostname_qualifier && PMIX_CHECK_RESERVED_KEY(key))
@@ -518,9 +515,10 @@ static int cmd_get(pmix_in_t *in)
         q.flags |= PG_GET_NONBLOCKING;
     r = req_new(in);
     if (r == NULL)
-        (void)reply_status(in->conn, in->cmd, in->id, PMIX_ERR_NOMEM);
+        (void)reply_status(in->peer, in->cmd, in->id, PMIX_ERR_NOMEM);
     else
-        (void)pg_get(e, &q, pg_clock_now(), get_done, r); /* get_done always runs */
+        (void)pg_get(e, &q, pg_peer_now(in->peer), get_done,
+                     r); /* get_done always runs */
 out:
     free(key);
     pg_pmix_array_free(info, ninfo, PMIX_INFO);
@@ -589,7 +587,7 @@ static pmix_status_t publish_all(pmix_session_t *s, pg_engine_t *e, const pmix_i
 
 static int cmd_publish(pmix_in_t *in)
 {
-    pg_engine_t *e = pg_conn_engine(in->conn);
+    pg_engine_t *e = in->peer->job->engine;
     pmix_info_t *info = NULL;
     size_t ninfo = 0;
     pmix_status_t rc;
@@ -598,7 +596,7 @@ static int cmd_publish(pmix_in_t *in)
         return PG_HANDLER_FAIL;
     rc = e == NULL ? PMIX_ERR_NOT_SUPPORTED : publish_all(in->s, e, info, ninfo);
     pg_pmix_array_free(info, ninfo, PMIX_INFO);
-    return reply_status(in->conn, in->cmd, in->id, rc), PG_HANDLER_OK;
+    return reply_status(in->peer, in->cmd, in->id, rc), PG_HANDLER_OK;
 }
 
 static void lookup_reply(pmix_req_t *r)
@@ -615,10 +613,10 @@ static void lookup_reply(pmix_req_t *r)
     if (rc == PMIX_SUCCESS)
         rc = pg_pmix_pack_array(&buf, r->pdata, r->nkeys, PMIX_PDATA);
     if (rc == PMIX_SUCCESS)
-        (void)reply_send(r->s->conn, &buf);
+        (void)reply_send(r->s->peer, &buf);
     else {
         pg_buffer_destruct(&buf);
-        (void)reply_status(r->s->conn, r->cmd, r->id, rc);
+        (void)reply_status(r->s->peer, r->cmd, r->id, rc);
     }
 }
 
@@ -659,6 +657,9 @@ static void lookup_cb(pmix_status_t status, const pg_value_t *value, const pg_pr
 static void lookup_start(pmix_req_t *r, pg_engine_t *e, const pg_proc_t *self, bool wait,
                          pg_time_t timeout)
 {
+    pg_peer_t *peer = r->s->peer;
+    pg_time_t now = pg_peer_now(peer);
+
     r->outstanding = r->nkeys + 1; /* +1: callbacks may run inline */
     for (size_t i = 0; i < r->nkeys; i++) {
         lookup_slot_t *ls = malloc(sizeof(*ls));
@@ -668,14 +669,14 @@ static void lookup_start(pmix_req_t *r, pg_engine_t *e, const pg_proc_t *self, b
             continue;
         }
         *ls = (lookup_slot_t){ r, i };
-        (void)pg_lookup(e, self, r->pdata[i].key, wait, timeout, pg_clock_now(), lookup_cb, ls);
+        (void)pg_lookup(e, self, r->pdata[i].key, wait, timeout, now, lookup_cb, ls);
     }
     lookup_one_done(r, SIZE_MAX, PMIX_SUCCESS, NULL, NULL);
 }
 
 static int cmd_lookup(pmix_in_t *in)
 {
-    pg_engine_t *e = pg_conn_engine(in->conn);
+    pg_engine_t *e = in->peer->job->engine;
     pg_proc_t self = session_proc(in->s);
     char **keys = NULL;
     pmix_info_t *info = NULL;
@@ -698,11 +699,11 @@ static int cmd_lookup(pmix_in_t *in)
     }
     for (size_t i = 0; i < nkeys; i++)
         if (keys[i] == NULL || keys[i][0] == '\0') {
-            (void)reply_status(in->conn, in->cmd, in->id, PMIX_ERR_BAD_PARAM);
+            (void)reply_status(in->peer, in->cmd, in->id, PMIX_ERR_BAD_PARAM);
             goto out;
         }
     if (e == NULL || nkeys == 0) {
-        (void)reply_status(in->conn, in->cmd, in->id,
+        (void)reply_status(in->peer, in->cmd, in->id,
                            e == NULL ? PMIX_ERR_NOT_SUPPORTED : PMIX_ERR_BAD_PARAM);
         goto out;
     }
@@ -714,7 +715,7 @@ static int cmd_lookup(pmix_in_t *in)
         lookup_start(r, e, &self, wait, timeout);
         r = NULL;
     } else
-        (void)reply_status(in->conn, in->cmd, in->id, PMIX_ERR_NOMEM);
+        (void)reply_status(in->peer, in->cmd, in->id, PMIX_ERR_NOMEM);
 out:
     req_free(r);
     pg_pmix_array_free(keys, nkeys, PMIX_STRING);
@@ -724,7 +725,7 @@ out:
 
 static int cmd_unpublish(pmix_in_t *in)
 {
-    pg_engine_t *e = pg_conn_engine(in->conn);
+    pg_engine_t *e = in->peer->job->engine;
     pg_proc_t self = session_proc(in->s);
     char **keys = NULL;
     pmix_info_t *info = NULL;
@@ -755,7 +756,7 @@ static int cmd_unpublish(pmix_in_t *in)
         }
     pg_pmix_array_free(keys, nkeys, PMIX_STRING);
     pg_pmix_array_free(info, ninfo, PMIX_INFO);
-    return reply_status(in->conn, in->cmd, in->id, rc), PG_HANDLER_OK;
+    return reply_status(in->peer, in->cmd, in->id, rc), PG_HANDLER_OK;
 }
 
 /* ---- life cycle -------------------------------------------------------- */
@@ -768,20 +769,19 @@ static int cmd_abort(pmix_in_t *in)
     /* whatever else is malformed, an abort is honoured */
     (void)pg_pmix_unpack_one(in->args, &code, PMIX_STATUS);
     (void)pg_pmix_unpack_one(in->args, &msg, PMIX_STRING);
-    (void)reply_status(in->conn, in->cmd, in->id, PMIX_SUCCESS);
-    if (pg_conn_job(in->conn) != NULL)
-        pg_job_abort(pg_conn_job(in->conn), pg_conn_rank(in->conn), code, msg);
+    (void)reply_status(in->peer, in->cmd, in->id, PMIX_SUCCESS);
+    in->peer->ops->job_abort(in->peer, code, msg);
     free(msg);
     return PG_HANDLER_OK;
 }
 
 static int cmd_finalize(pmix_in_t *in)
 {
-    pg_engine_t *e = pg_conn_engine(in->conn);
+    pg_engine_t *e = in->peer->job->engine;
     pg_proc_t self = session_proc(in->s);
 
-    (void)reply_status(in->conn, in->cmd, in->id, PMIX_SUCCESS);
-    pg_conn_set_finalized(in->conn);
+    (void)reply_status(in->peer, in->cmd, in->id, PMIX_SUCCESS);
+    in->peer->ops->peer_finalize(in->peer);
     if (e != NULL)
         (void)pg_proc_finalize(e, &self);
     return PG_HANDLER_CLOSE;
@@ -799,22 +799,22 @@ static const pmix_cmd_fn cmd_fns[PG_PMIX_CMD_MAX] = {
     [PG_PMIX_CMD_FINALIZE] = cmd_finalize,
 };
 
-static int pmix_on_open(pg_conn_t *conn)
+static int pmix_on_open(pg_peer_t *peer)
 {
     pmix_session_t *s = calloc(1, sizeof(*s));
 
     if (s == NULL)
         return -1;
-    s->conn = conn;
-    pg_conn_set_handler_data(conn, s);
+    s->peer = peer;
+    peer->handler_data = s;
     return 0;
 }
 
-static int pmix_on_frame(pg_conn_t *conn, const char *payload, size_t len)
+static int pmix_on_frame(pg_peer_t *peer, const char *payload, size_t len)
 {
-    pmix_session_t *s = pg_conn_handler_data(conn);
+    pmix_session_t *s = peer->handler_data;
     pmix_data_buffer_t view;
-    pmix_in_t in = { s, conn, 0, 0, &view };
+    pmix_in_t in = { s, peer, 0, 0, &view };
 
     if (s == NULL)
         return PG_HANDLER_FAIL;
@@ -822,16 +822,16 @@ static int pmix_on_frame(pg_conn_t *conn, const char *payload, size_t len)
     if (pg_pmix_msg_read_header(&view, &in.cmd, &in.id) != PMIX_SUCCESS)
         return PG_HANDLER_FAIL; /* not even a header: not our client library */
     if (in.cmd == 0 || in.cmd >= PG_PMIX_CMD_MAX || cmd_fns[in.cmd] == NULL)
-        return reply_status(conn, in.cmd, in.id, PMIX_ERR_NOT_SUPPORTED), PG_HANDLER_OK;
+        return reply_status(peer, in.cmd, in.id, PMIX_ERR_NOT_SUPPORTED), PG_HANDLER_OK;
     if (!s->inited && in.cmd != PG_PMIX_CMD_INIT && in.cmd != PG_PMIX_CMD_ABORT)
-        return reply_status(conn, in.cmd, in.id, PMIX_ERR_INIT), PG_HANDLER_OK;
+        return reply_status(peer, in.cmd, in.id, PMIX_ERR_INIT), PG_HANDLER_OK;
     return cmd_fns[in.cmd](&in);
 }
 
-static void pmix_on_close(pg_conn_t *conn)
+static void pmix_on_close(pg_peer_t *peer)
 {
-    session_free(pg_conn_handler_data(conn));
-    pg_conn_set_handler_data(conn, NULL);
+    session_free(peer->handler_data);
+    peer->handler_data = NULL;
 }
 
 const pg_proto_handler_t pg_pmix_handler = {

@@ -15,7 +15,7 @@
 #ifndef PG_PMIX_SERVER_H
 #define PG_PMIX_SERVER_H
 
-#include "gateway/pg_handler.h"
+#include "server/pg_handler.h"
 
 /* The entry for PG_PROTO_PMIX in the gateway's handler table. */
 extern const pg_proto_handler_t pg_pmix_handler;

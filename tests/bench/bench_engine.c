@@ -44,13 +44,13 @@ static pg_engine_t *make_store(void)
                               "n8", "n9", "n10", "n11", "n12", "n13", "n14", "n15" };
     for (uint32_t r = 0; r < RANKS; r++)
         rank_node[r] = r / (RANKS / 16);
-    pg_job_layout_t l = { 0 };
+    pg_ns_layout_t l = { 0 };
     l.size = RANKS;
     l.nnodes = 16;
     l.hostnames = hosts;
     l.rank_node = rank_node;
     pg_engine_t *e = pg_engine_new(NULL, NULL);
-    if (e == NULL || pg_job_register(e, "bench", &l) != PMIX_SUCCESS)
+    if (e == NULL || pg_ns_register(e, "bench", &l) != PMIX_SUCCESS)
         exit(1);
     return e;
 }

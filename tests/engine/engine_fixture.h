@@ -68,13 +68,13 @@ static inline pmix_status_t job_block(pg_engine_t *e, const char *ns, uint32_t s
     }
     for (uint32_t r = 0; r < size; r++)
         rank_node[r] = r / per;
-    pg_job_layout_t l = { 0 };
+    pg_ns_layout_t l = { 0 };
     l.size = size;
     l.nnodes = nnodes;
     l.hostnames = hosts;
     l.rank_node = rank_node;
     l.node_served = served;
-    return pg_job_register(e, ns, &l);
+    return pg_ns_register(e, ns, &l);
 }
 
 static inline pg_proc_t P(const char *ns, pmix_rank_t r)

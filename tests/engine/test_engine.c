@@ -293,27 +293,27 @@ static void test_pmi_job_attributes(void)
 {
     pg_value_t v;
     setup4();
-    CU_ASSERT_EQUAL(pg_job_attr(eng, NS, "PMI_process_mapping", &v), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(pg_ns_attr(eng, NS, "PMI_process_mapping", &v), PMIX_SUCCESS);
     CU_ASSERT_STRING_EQUAL(v.data, "(vector,(0,2,2))");
-    CU_ASSERT_EQUAL(pg_job_attr(eng, NS, "universeSize", &v), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(pg_ns_attr(eng, NS, "universeSize", &v), PMIX_SUCCESS);
     CU_ASSERT_STRING_EQUAL(v.data, "4");
-    CU_ASSERT_EQUAL(pg_job_attr(eng, NS, "PMI_dead_processes", &v), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(pg_ns_attr(eng, NS, "PMI_dead_processes", &v), PMIX_SUCCESS);
     CU_ASSERT_STRING_EQUAL(v.data, "");
     pg_proc_t p = P(NS, 2);
     pg_proc_lost(eng, &p);
-    pg_job_attr(eng, NS, "PMI_dead_processes", &v);
+    pg_ns_attr(eng, NS, "PMI_dead_processes", &v);
     CU_ASSERT_STRING_EQUAL(v.data, "2");
-    CU_ASSERT_EQUAL(pg_job_attr(eng, NS, "nonsense", &v), PMIX_ERR_NOT_FOUND);
-    CU_ASSERT_EQUAL(pg_job_attr(eng, NS, "PMI_mine", &v), PMIX_ERR_NOT_FOUND);
-    CU_ASSERT_EQUAL(pg_job_attr(eng, "no-such-job", "universeSize", &v), PMIX_ERR_NOT_FOUND);
-    /* the names pg_job_attr answers, and only those */
-    CU_ASSERT_TRUE(pg_job_attr_known("PMI_process_mapping"));
-    CU_ASSERT_TRUE(pg_job_attr_known("universeSize"));
-    CU_ASSERT_TRUE(pg_job_attr_known("PMI_dead_processes"));
-    CU_ASSERT_FALSE(pg_job_attr_known("PMI_mine"));
-    CU_ASSERT_FALSE(pg_job_attr_known("universeSizes"));
-    CU_ASSERT_FALSE(pg_job_attr_known(""));
-    CU_ASSERT_FALSE(pg_job_attr_known(NULL));
+    CU_ASSERT_EQUAL(pg_ns_attr(eng, NS, "nonsense", &v), PMIX_ERR_NOT_FOUND);
+    CU_ASSERT_EQUAL(pg_ns_attr(eng, NS, "PMI_mine", &v), PMIX_ERR_NOT_FOUND);
+    CU_ASSERT_EQUAL(pg_ns_attr(eng, "no-such-job", "universeSize", &v), PMIX_ERR_NOT_FOUND);
+    /* the names pg_ns_attr answers, and only those */
+    CU_ASSERT_TRUE(pg_ns_attr_known("PMI_process_mapping"));
+    CU_ASSERT_TRUE(pg_ns_attr_known("universeSize"));
+    CU_ASSERT_TRUE(pg_ns_attr_known("PMI_dead_processes"));
+    CU_ASSERT_FALSE(pg_ns_attr_known("PMI_mine"));
+    CU_ASSERT_FALSE(pg_ns_attr_known("universeSizes"));
+    CU_ASSERT_FALSE(pg_ns_attr_known(""));
+    CU_ASSERT_FALSE(pg_ns_attr_known(NULL));
     teardown();
 }
 
@@ -496,8 +496,8 @@ static void test_many_jobs_each_found_by_name(void)
     get_ex(eng, "job-10", 0, PMIX_RANK_WILDCARD, PMIX_JOB_SIZE, 0, 0, 0, &g);
     CU_ASSERT_EQUAL(g.status, PMIX_ERR_NOT_FOUND);
     for (int j = 0; j < NJOBS; j += 2) /* down to 5 jobs, then 4 left after the next */
-        CU_ASSERT_EQUAL(pg_job_deregister(eng, ns[j]), PMIX_SUCCESS);
-    CU_ASSERT_EQUAL(pg_job_deregister(eng, ns[1]), PMIX_SUCCESS);
+        CU_ASSERT_EQUAL(pg_ns_deregister(eng, ns[j]), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(pg_ns_deregister(eng, ns[1]), PMIX_SUCCESS);
     for (int j = 0; j < NJOBS; j++) {
         bool gone = j % 2 == 0 || j == 1;
         get_ex(eng, ns[j], 0, PMIX_RANK_WILDCARD, PMIX_JOB_SIZE, 0, 0, 0, &g);
@@ -828,7 +828,7 @@ static void test_name_service_entries_end_with_job(void)
     pg_value_t port = pg_value_string("p");
     pg_publish(eng, &p0, "svc", &port);
     CU_ASSERT_EQUAL(pg_unpublish(eng, &q0, "svc"), PMIX_ERR_NO_PERMISSIONS);
-    pg_job_deregister(eng, NS);
+    pg_ns_deregister(eng, NS);
     pg_lookup(eng, &q0, "svc", false, 0, 0, looked_cb, &l);
     CU_ASSERT_EQUAL(l.status, PMIX_ERR_NOT_FOUND);
     CU_ASSERT_EQUAL(pg_publish(eng, &q0, "svc", &port), PMIX_SUCCESS);
@@ -851,14 +851,14 @@ static void test_job_deregister_completes_every_held_request(void)
     pg_fence_join(eng, &p0, NULL, 0, 0, 0, 0, fenced_cb, &f);
     pg_lookup(eng, &p0, "z", true, 0, 0, looked_cb, &l);
     CU_ASSERT_EQUAL(g.calls + na.calls + f.calls + l.calls, 0);
-    CU_ASSERT_EQUAL(pg_job_deregister(eng, NS), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(pg_ns_deregister(eng, NS), PMIX_SUCCESS);
     CU_ASSERT_EQUAL(g.status, PMIX_ERR_JOB_TERMINATED);
     CU_ASSERT_EQUAL(na.status, PMIX_ERR_JOB_TERMINATED);
     CU_ASSERT_EQUAL(f.status, PMIX_ERR_JOB_TERMINATED);
     CU_ASSERT_EQUAL(l.status, PMIX_ERR_JOB_TERMINATED);
     CU_ASSERT_EQUAL(g.calls + na.calls + f.calls + l.calls, 4);
     CU_ASSERT_EQUAL(pg_engine_next_deadline(eng), PG_TIME_NEVER);
-    CU_ASSERT_EQUAL(pg_job_deregister(eng, NS), PMIX_ERR_NOT_FOUND);
+    CU_ASSERT_EQUAL(pg_ns_deregister(eng, NS), PMIX_ERR_NOT_FOUND);
     teardown();
 }
 
@@ -877,9 +877,9 @@ static void test_lost_process_ends_its_own_requests(void)
 static void test_bad_input_is_an_error_not_a_crash(void)
 {
     got_t g;
-    pg_job_layout_t bad = { 0 };
+    pg_ns_layout_t bad = { 0 };
     setup4();
-    CU_ASSERT_EQUAL(pg_job_register(eng, "x", &bad), PMIX_ERR_BAD_PARAM);
+    CU_ASSERT_EQUAL(pg_ns_register(eng, "x", &bad), PMIX_ERR_BAD_PARAM);
     CU_ASSERT_EQUAL(job_block(eng, NS, 4, 2, NULL), PMIX_ERR_EXISTS);
     CU_ASSERT_EQUAL(put_str(eng, "nojob", 0, PMIX_GLOBAL, "k", "v", 0), PMIX_ERR_NOT_FOUND);
     CU_ASSERT_EQUAL(put_str(eng, NS, 99, PMIX_GLOBAL, "k", "v", 0), PMIX_ERR_BAD_PARAM);

@@ -123,13 +123,13 @@ static bool run_sequence(unsigned seed)
     }
     for (uint32_t r = 0; r < m.k; r++)
         m.node[r] = rnd(&s, m.m);
-    pg_job_layout_t l = { 0 };
+    pg_ns_layout_t l = { 0 };
     l.size = m.k;
     l.nnodes = m.m;
     l.hostnames = hosts;
     l.rank_node = m.node;
     pg_engine_t *e = pg_engine_new(NULL, NULL);
-    pg_job_register(e, "ns", &l);
+    pg_ns_register(e, "ns", &l);
     static const pmix_scope_t scopes[] = { PMIX_LOCAL, PMIX_REMOTE, PMIX_GLOBAL, PMIX_INTERNAL };
     for (int step = 0; step < 80 && ok; step++) {
         pmix_rank_t r = rnd(&s, m.k);

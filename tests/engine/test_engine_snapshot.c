@@ -1,5 +1,5 @@
 /*
- * test_engine_snapshot: pg_job_foreach_visible, the walk the gateway turns
+ * test_engine_snapshot: pg_ns_foreach_visible, the walk the gateway turns
  * into a node's shared segment after each fence.  A value that appears here
  * is answered by client libraries without asking the server, so the walk
  * must show exactly what every process of the node could get: committed
@@ -57,7 +57,7 @@ static seen_t walk(pg_engine_t *e, const char *ns, uint32_t node)
     seen_t s;
 
     memset(&s, 0, sizeof(s));
-    CU_ASSERT_EQUAL(pg_job_foreach_visible(e, ns, node, record, &s), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(pg_ns_foreach_visible(e, ns, node, record, &s), PMIX_SUCCESS);
     return s;
 }
 
@@ -168,7 +168,7 @@ static void test_visitor_status_stops_the_walk(void)
     }
     memset(&s, 0, sizeof(s));
     s.stop_after = 2;
-    CU_ASSERT_EQUAL(pg_job_foreach_visible(e, "ns", 0, record, &s), PMIX_ERR_TIMEOUT);
+    CU_ASSERT_EQUAL(pg_ns_foreach_visible(e, "ns", 0, record, &s), PMIX_ERR_TIMEOUT);
     CU_ASSERT_EQUAL(s.n, 2);
     pg_engine_free(e);
 }
@@ -180,11 +180,11 @@ static void test_bad_arguments_are_errors(void)
 
     memset(&s, 0, sizeof(s));
     CU_ASSERT_EQUAL_FATAL(job_block(e, "ns", 2, 2, NULL), PMIX_SUCCESS);
-    CU_ASSERT_EQUAL(pg_job_foreach_visible(e, "other", 0, record, &s), PMIX_ERR_NOT_FOUND);
-    CU_ASSERT_EQUAL(pg_job_foreach_visible(e, NULL, 0, record, &s), PMIX_ERR_NOT_FOUND);
-    CU_ASSERT_EQUAL(pg_job_foreach_visible(e, "ns", 2, record, &s), PMIX_ERR_BAD_PARAM);
-    CU_ASSERT_EQUAL(pg_job_foreach_visible(e, "ns", 0, NULL, &s), PMIX_ERR_BAD_PARAM);
-    CU_ASSERT_EQUAL(pg_job_foreach_visible(NULL, "ns", 0, record, &s), PMIX_ERR_BAD_PARAM);
+    CU_ASSERT_EQUAL(pg_ns_foreach_visible(e, "other", 0, record, &s), PMIX_ERR_NOT_FOUND);
+    CU_ASSERT_EQUAL(pg_ns_foreach_visible(e, NULL, 0, record, &s), PMIX_ERR_NOT_FOUND);
+    CU_ASSERT_EQUAL(pg_ns_foreach_visible(e, "ns", 2, record, &s), PMIX_ERR_BAD_PARAM);
+    CU_ASSERT_EQUAL(pg_ns_foreach_visible(e, "ns", 0, NULL, &s), PMIX_ERR_BAD_PARAM);
+    CU_ASSERT_EQUAL(pg_ns_foreach_visible(NULL, "ns", 0, record, &s), PMIX_ERR_BAD_PARAM);
     CU_ASSERT_EQUAL(s.n, 0);
     pg_engine_free(e);
 }

@@ -13,8 +13,8 @@
  *   - the server handler (pmix/server/pg_pmix_server.c) fed the input as a
  *     stream of frames from four ranks of one job in a real engine: no
  *     crash, leak or hang, and every reply it writes must decode.
- * The gateway's connection and job objects are replaced by the stand-ins
- * of tests/pmix/pmix_handler_stubs.h, so no socket or event loop is involved.
+ * The handler's host is the fake of tests/pmix/pmix_handler_stubs.h (the
+ * ops table of server/pg_handler.h), so no socket or event loop is involved.
  * Built by tests/fuzz/run.sh.
  */
 #include <stdbool.h>
@@ -23,8 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gateway/pg_conn.h"
-#include "gateway/pg_job.h"
 #include "pmix/engine/pg_engine.h"
 #include "pmix/pack/pg_pack.h"
 #include "pmix/server/pg_pmix_server.h"
@@ -51,26 +49,16 @@ enum {
     FZ_TICK_NS = 250000000, /* the clock advances a quarter second per frame */
 };
 
-/* ---- stand-ins for the gateway's job and connection ------------------- */
-
-/* The clock pg_clock_now() reads: advanced by the frame loop, so held gets
- * and lookups with timeouts expire within one input. */
-static uint64_t fz_clock;
-
-uint64_t pg_clock_now(void)
-{
-    return fz_clock;
-}
+/* ---- the handler's host ------------------------------------------------ */
 
 /* Every reply the handler writes must be one whole frame whose payload
  * decodes as docs/pmix-transport.md says (reply_layout below). */
 static void fz_check_reply(const char *bytes, size_t len);
 
-int pg_conn_send(pg_conn_t *conn, const void *bytes, size_t len)
+static void fz_on_reply(pmix_fake_peer_t *p, const char *bytes, size_t len)
 {
-    FZ_ASSERT(conn->open);
+    FZ_ASSERT(p->open);
     fz_check_reply(bytes, len);
-    return 0;
 }
 
 /* ---- decoding helpers --------------------------------------------------- */
@@ -434,37 +422,39 @@ static char *fz_copy(const char *p, size_t len)
 
 /* ---- the server handler in a real engine ---------------------------------------- */
 
+/* The clock (host.clock) is advanced by the frame loop, so held gets and
+ * lookups with timeouts expire within one input. */
 typedef struct fz_gateway {
-    struct pg_job job;
-    struct pg_conn conns[FZ_NRANKS];
+    pmix_fake_host_t host;
+    pmix_fake_peer_t conns[FZ_NRANKS];
 } fz_gateway_t;
 
-static void fz_close(fz_gateway_t *gw, pg_conn_t *c, bool failed)
+static void fz_close(fz_gateway_t *gw, pmix_fake_peer_t *c, bool failed)
 {
-    pg_proc_t proc = { gw->job.kvsname, (pmix_rank_t)c->rank };
+    pg_proc_t proc = { gw->host.kvsname, (pmix_rank_t)c->peer.rank };
 
     if (!c->open)
         return;
-    pg_pmix_handler.on_close(c);
+    pg_pmix_handler.on_close(&c->peer);
     c->open = false;
-    FZ_ASSERT(c->handler_data == NULL);
+    FZ_ASSERT(c->peer.handler_data == NULL);
     if (failed || !c->finalized)
-        (void)pg_proc_lost(gw->job.engine, &proc);
+        (void)pg_proc_lost(gw->host.job.engine, &proc);
 }
 
-static void fz_deliver(fz_gateway_t *gw, pg_conn_t *c, const char *payload, size_t len)
+static void fz_deliver(fz_gateway_t *gw, pmix_fake_peer_t *c, const char *payload, size_t len)
 {
     int rc;
 
     if (!c->open)
         return;
-    rc = pg_pmix_handler.on_frame(c, payload, len);
+    rc = pg_pmix_handler.on_frame(&c->peer, payload, len);
     FZ_ASSERT(rc == PG_HANDLER_OK || rc == PG_HANDLER_CLOSE || rc == PG_HANDLER_FAIL);
     if (rc != PG_HANDLER_OK)
         fz_close(gw, c, rc == PG_HANDLER_FAIL);
 }
 
-static void fz_init_rank(fz_gateway_t *gw, pg_conn_t *c)
+static void fz_init_rank(fz_gateway_t *gw, pmix_fake_peer_t *c)
 {
     pmix_data_buffer_t buf;
 
@@ -478,25 +468,24 @@ static void fz_gateway_start(fz_gateway_t *gw)
 {
     static const char *const hosts[] = { "node0", "node1" };
     static const uint32_t rank_node[FZ_NRANKS] = { 0, 0, 1, 1 };
-    pg_job_layout_t layout = { 0 };
+    pg_ns_layout_t layout = { 0 };
 
-    memset(gw, 0, sizeof(*gw));
-    snprintf(gw->job.kvsname, sizeof(gw->job.kvsname), "fuzzjob");
+    pmix_fake_host_init(&gw->host, "fuzzjob", FZ_NRANKS, pg_engine_new(&(pg_host_ops_t){ 0 }, gw));
+    gw->host.clock = 1000000000ull;
+    gw->host.on_reply = fz_on_reply;
     layout.size = FZ_NRANKS;
     layout.nnodes = 2;
     layout.hostnames = hosts;
     layout.rank_node = rank_node;
-    gw->job.engine = pg_engine_new(&(pg_host_ops_t){ 0 }, gw);
-    FZ_ASSERT(gw->job.engine != NULL);
-    FZ_ASSERT(pg_job_register(gw->job.engine, gw->job.kvsname, &layout) == PMIX_SUCCESS);
+    FZ_ASSERT(gw->host.job.engine != NULL);
+    FZ_ASSERT(pg_ns_register(gw->host.job.engine, gw->host.kvsname, &layout) == PMIX_SUCCESS);
     for (int r = 0; r < FZ_NRANKS; r++) {
-        pg_conn_t *c = &gw->conns[r];
-        pg_proc_t proc = { gw->job.kvsname, (pmix_rank_t)r };
+        pmix_fake_peer_t *c = &gw->conns[r];
+        pg_proc_t proc = { gw->host.kvsname, (pmix_rank_t)r };
 
-        c->job = &gw->job;
-        c->rank = r;
-        FZ_ASSERT(pg_proc_connect(gw->job.engine, &proc) == PMIX_SUCCESS);
-        FZ_ASSERT(pg_pmix_handler.on_open(c) == 0);
+        pmix_fake_peer_init(c, &gw->host, r);
+        FZ_ASSERT(pg_proc_connect(gw->host.job.engine, &proc) == PMIX_SUCCESS);
+        FZ_ASSERT(pg_pmix_handler.on_open(&c->peer) == 0);
         c->open = true;
         if (r < FZ_AUTO_INIT)
             fz_init_rank(gw, c);
@@ -505,12 +494,12 @@ static void fz_gateway_start(fz_gateway_t *gw)
 
 static void fz_gateway_stop(fz_gateway_t *gw)
 {
-    fz_clock += 3600ull * 1000000000ull;
-    (void)pg_engine_expire(gw->job.engine, fz_clock);
+    gw->host.clock += 3600ull * 1000000000ull;
+    (void)pg_engine_expire(gw->host.job.engine, gw->host.clock);
     for (int r = 0; r < FZ_NRANKS; r++)
         fz_close(gw, &gw->conns[r], false);
-    FZ_ASSERT(pg_job_deregister(gw->job.engine, gw->job.kvsname) == PMIX_SUCCESS);
-    pg_engine_free(gw->job.engine);
+    FZ_ASSERT(pg_ns_deregister(gw->host.job.engine, gw->host.kvsname) == PMIX_SUCCESS);
+    pg_engine_free(gw->host.job.engine);
 }
 
 /* The rank a payload is delivered to: its request id picks one, so one
@@ -539,7 +528,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fz_message(whole, size);
     free(whole);
 
-    fz_clock = 1000000000ull;
     fz_gateway_start(&gw);
     while (off < size) {
         long plen = fz_frame(in + off, size - off);
@@ -553,8 +541,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fz_deliver(&gw, &gw.conns[fz_rank_of(payload, (size_t)plen)], payload, (size_t)plen);
         free(payload);
         off += PG_PMIX_HEADER_LEN + (size_t)plen;
-        fz_clock += FZ_TICK_NS;
-        (void)pg_engine_expire(gw.job.engine, fz_clock);
+        gw.host.clock += FZ_TICK_NS;
+        (void)pg_engine_expire(gw.host.job.engine, gw.host.clock);
     }
     fz_gateway_stop(&gw);
     return 0;

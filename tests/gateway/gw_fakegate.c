@@ -4,7 +4,8 @@
  * finalize, a framing error failing its rank) are tested end to end before
  * the real pmi1/ handler exists, and keep being tested apart from it.
  *
- * The handler answers init, takes "cmd=abort exitcode=N" to pg_job_abort(),
+ * The handler answers init, takes "cmd=abort exitcode=N" to its host's
+ * job_abort,
  * and acknowledges finalize; anything else gets "cmd=error rc=-1".
  * Usage: gw_fakegate <pmigate run arguments>
  */
@@ -15,32 +16,31 @@
 #include <string.h>
 
 #include "gateway/pg_cli.h"
-#include "gateway/pg_conn.h"
 #include "gateway/pg_job.h"
 
-static int reply(pg_conn_t *conn, const char *line)
+static int reply(pg_peer_t *peer, const char *line)
 {
-    return pg_conn_send(conn, line, strlen(line)) == 0 ? PG_HANDLER_OK : PG_HANDLER_FAIL;
+    return peer->ops->reply_send(peer, line, strlen(line)) == 0 ? PG_HANDLER_OK : PG_HANDLER_FAIL;
 }
 
-static int fake_message(pg_conn_t *conn, pg_msg_t *msg, int parse_rc)
+static int fake_message(pg_peer_t *peer, pg_msg_t *msg, int parse_rc)
 {
     long code = 1;
 
     (void)parse_rc;
     switch (msg->cmd) {
     case PG_CMD_PMI1_INIT:
-        return reply(conn, "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=0\n");
+        return reply(peer, "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=0\n");
     case PG_CMD_PMI1_ABORT:
         (void)pg_str_to_long(pg_msg_get(msg, "exitcode"), &code);
-        pg_job_abort(pg_conn_job(conn), pg_conn_rank(conn), (int)code, "test abort");
+        peer->ops->job_abort(peer, (int)code, "test abort");
         return PG_HANDLER_OK;
     case PG_CMD_PMI1_FINALIZE:
-        pg_conn_set_finalized(conn);
-        reply(conn, "cmd=finalize_ack rc=0\n");
+        peer->ops->peer_finalize(peer);
+        reply(peer, "cmd=finalize_ack rc=0\n");
         return PG_HANDLER_CLOSE;
     default:
-        return reply(conn, "cmd=error rc=-1\n");
+        return reply(peer, "cmd=error rc=-1\n");
     }
 }
 

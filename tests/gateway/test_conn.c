@@ -32,6 +32,10 @@ typedef struct seen {
     int free_in_message; /* free the connection from inside on_message */
     int reply_close;     /* on_message returns PG_HANDLER_CLOSE */
     size_t traced_in, traced_out;
+    int abort_code, abort_rank;   /* what the owner's job_abort got */
+    char log[256];                /* the last line the owner's log_write got */
+    int served;                   /* owner's served calls */
+    const char *job_seen;         /* the kvsname the handler read through its peer */
 } seen_t;
 
 static seen_t seen;
@@ -39,22 +43,29 @@ static struct event_base *base;
 static pg_conn_t *conn;
 static int peer = -1;
 
-static int h_open(pg_conn_t *c)
+/* The fake handlers see the connection through the seam only, as the real
+ * ones do (server/pg_handler.h). */
+static int h_open(pg_peer_t *p)
 {
-    seen.opens[pg_conn_proto(c)]++;
+    seen.opens[pg_conn_proto(pg_conn_of(p))]++;
     return 0;
 }
 
-static int h_message(pg_conn_t *c, pg_msg_t *msg, int parse_rc)
+static int h_message(pg_peer_t *p, pg_msg_t *msg, int parse_rc)
 {
-    seen.messages[pg_conn_proto(c)]++;
+    seen.messages[pg_conn_proto(pg_conn_of(p))]++;
     seen.last_cmd = msg->cmd;
     seen.last_parse_rc = parse_rc;
-    pg_conn_send(c, "ok\n", 3);
+    seen.job_seen = p->job != NULL ? p->job->kvsname : NULL;
+    p->ops->reply_send(p, "ok\n", 3);
     if (msg->cmd == PG_CMD_PMI1_FINALIZE)
-        pg_conn_set_finalized(c);
+        p->ops->peer_finalize(p);
+    if (msg->cmd == PG_CMD_PMI1_ABORT) {
+        pg_peer_log(p, "rank %d leaves", p->rank);
+        p->ops->job_abort(p, 7, "bye");
+    }
     if (seen.free_in_message) {
-        pg_conn_free(c);
+        pg_conn_free(pg_conn_of(p));
         conn = NULL;
         return PG_HANDLER_OK;
     }
@@ -104,7 +115,35 @@ static void o_closed(void *owner, pg_conn_t *c, const char *reason)
     conn = NULL;
 }
 
-static const pg_conn_owner_ops_t owner_ops = { o_identify, o_opened, o_finalized, o_closed };
+static void o_job_abort(void *owner, pg_conn_t *c, int code, const char *msg)
+{
+    (void)owner;
+    (void)msg;
+    seen.abort_code = code;
+    seen.abort_rank = pg_conn_rank(c);
+}
+
+static void o_log_write(void *owner, pg_conn_t *c, const char *line)
+{
+    (void)owner;
+    (void)c;
+    snprintf(seen.log, sizeof(seen.log), "%s", line);
+}
+
+static void o_served(void *owner, pg_conn_t *c)
+{
+    (void)owner;
+    (void)c;
+    seen.served++;
+}
+
+static const pg_conn_owner_ops_t owner_ops = {
+    .identify = o_identify, .opened = o_opened, .finalized = o_finalized,
+    .job_abort = o_job_abort, .log_write = o_log_write, .served = o_served, .closed = o_closed,
+};
+
+/* What the handlers may read of the job. */
+static const pg_peer_job_t job = { .kvsname = "kvs_test", .size = 8, .universe_size = 8 };
 
 static void trace(void *arg, const pg_conn_t *c, pg_conn_dir_t dir, const char *b, size_t len)
 {
@@ -125,7 +164,7 @@ static void open_conn(int rank, const pg_handler_table_t *handlers)
     seen.identified_rank = -1;
     CU_ASSERT_EQUAL_FATAL(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
     base = event_base_new();
-    conn = pg_conn_new(base, sv[0], rank, NULL, handlers, &owner_ops, NULL);
+    conn = pg_conn_new(base, sv[0], rank, &job, handlers, &owner_ops, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(conn);
     pg_conn_set_trace(conn, trace, NULL);
     peer = sv[1];
@@ -244,7 +283,9 @@ static void test_malformed_message_reaches_the_handler(void)
 {
     open_conn(0, &both);
     send_str("cmd=init pmi_version=1 pmi_subversion=1\n");
-    send_str("cmd=put kvsname=k key=0123456789012345678901234567890123456789012345678901234567890123456789 value=1\n");
+    send_str(
+        "cmd=put kvsname=k "
+        "key=0123456789012345678901234567890123456789012345678901234567890123456789 value=1\n");
     CU_ASSERT_EQUAL(seen.closed, 0);
     CU_ASSERT_EQUAL(seen.messages[PG_PROTO_PMI1], 2);
     CU_ASSERT_EQUAL(seen.last_parse_rc, PG_WIRE_EKEY_TOO_LONG);
@@ -341,6 +382,30 @@ static void test_unserved_protocol_is_closed_with_reason(void)
     close_conn();
 }
 
+/* The handler reaches the job only through its peer's ops, which the
+ * connection hands to its owner with the rank. */
+static void test_peer_ops_reach_the_owner(void)
+{
+    open_conn(5, &both);
+    send_str("cmd=init pmi_version=1 pmi_subversion=1\ncmd=abort exitcode=7\n");
+    CU_ASSERT_PTR_EQUAL(seen.job_seen, job.kvsname);
+    CU_ASSERT_EQUAL(seen.abort_code, 7);
+    CU_ASSERT_EQUAL(seen.abort_rank, 5);
+    CU_ASSERT_STRING_EQUAL(seen.log, "rank 5 leaves");
+    CU_ASSERT(seen.served >= 1); /* the owner re-arms its engine timer after a batch */
+    close_conn();
+}
+
+static void test_port_connection_identifies_by_srcid(void)
+{
+    open_conn(-1, &both);
+    send_str("cmd=init pmi_version=2 pmi_subversion=0\n");
+    send_str("    36cmd=fullinit;srcid=3;threaded=FALSE;");
+    CU_ASSERT_EQUAL(seen.identified_rank, 3);
+    CU_ASSERT_EQUAL(pg_conn_rank(conn), 3);
+    close_conn();
+}
+
 static void test_free_inside_on_message_is_safe(void)
 {
     open_conn(0, &both);
@@ -367,6 +432,8 @@ static const pg_cunit_test_t conn_tests[] = {
     { "PG_HANDLER_CLOSE writes the reply, then closes", test_handler_close_flushes_reply_first },
     { "a protocol without handler is closed with a reason", test_unserved_protocol_is_closed_with_reason },
     { "freeing the connection inside on_message is safe", test_free_inside_on_message_is_safe },
+    { "the peer's job_abort and log reach the owner", test_peer_ops_reach_the_owner },
+    { "PMI_PORT: fullinit srcid= names the rank", test_port_connection_identifies_by_srcid },
     { NULL, NULL },
 };
 

@@ -1,172 +1,235 @@
 /*
- * hh_harness: the handlers' test harness (see hh_harness.h).  The pg_job_*
- * functions below stand in for gateway/pg_job.c: the handlers only see the
- * job through gateway/pg_job.h, so a test job is a small struct here.
+ * hh_harness: the handlers' test harness (see hh_harness.h).  It is a host
+ * of its own: each client is a pg_peer_t whose ops (the fake table at the
+ * bottom of "the host") record what the handlers ask for, and whose bytes
+ * the harness frames and parses with the real wire codec before calling
+ * the handler, as the gateway's connection layer does.
  */
 #include "tests/handlers/hh_harness.h"
 
-#include <errno.h>
-#include <event2/event.h>
-#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "gateway/pg_conn.h"
-#include "gateway/pg_job.h"
 #include "parser/pg_parse.h"
 #include "pmi1/pg_pmi1_server.h"
 #include "pmi2/pg_pmi2_server.h"
 #include "pmix/engine/pg_engine.h"
+#include "server/pg_handler.h"
 #include "wire/pg_clock.h"
 #include "wire/pg_frame.h"
 
 enum { HH_MAX_CONNS = HH_MAX_RANKS + 4, HH_LOG_MAX = 8192, HH_INBUF = 65536 };
 
 typedef struct hh_client {
-    int fd;                 /* the client's end */
-    pg_conn_t *conn;        /* the gateway's end */
-    char in[HH_INBUF];
+    pg_peer_t peer;         /* what the handler sees; first, so a peer is its client */
+    hh_t *h;
+    const pg_proto_handler_t *handler; /* chosen by the first message */
+    char sent[HH_INBUF];    /* bytes the test sent that are not a whole message yet */
+    size_t sentlen;
+    char in[HH_INBUF];      /* replies the handler sent, not read by the test yet */
     size_t inlen;
-    bool eof;
+    pg_msg_t msg;           /* reused for every message */
+    bool connected;         /* the engine was told the process connected */
+    bool finalized;
     bool closed;
     char reason[256];
 } hh_client_t;
 
-struct pg_job {
+struct hh {
+    pg_peer_job_t job;
     char kvsname[64];
-    int size;
-    int nnodes;
-    pg_engine_t *engine;
+    hh_client_t clients[HH_MAX_CONNS];
+    int nclients;
     int abort_code, abort_rank;
     char log[HH_LOG_MAX];
 };
 
-struct hh {
-    struct event_base *base;
-    struct pg_job job;
-    pg_handler_table_t handlers;
-    pg_conn_owner_ops_t ops;
-    hh_client_t clients[HH_MAX_CONNS];
-    int nclients;
+hh_reply_t *hh_reply;
+
+int hh_suite_init(void)
+{
+    hh_reply = hh_reply_new();
+    return hh_reply == NULL;
+}
+
+int hh_suite_cleanup(void)
+{
+    hh_reply_free(hh_reply);
+    hh_reply = NULL;
+    return 0;
+}
+
+/* ---- the host: the fake ops table ------------------------------------ */
+
+static hh_client_t *client_of(pg_peer_t *peer)
+{
+    return (hh_client_t *)peer;
+}
+
+static void log_append(hh_t *h, const char *line)
+{
+    size_t used = strlen(h->log);
+
+    snprintf(h->log + used, sizeof(h->log) - used, "%s\n", line);
+}
+
+/* Replies land in the client's inbox, where hh_recv finds them. */
+static int fake_reply_send(pg_peer_t *peer, const void *bytes, size_t len)
+{
+    hh_client_t *c = client_of(peer);
+
+    if (c->closed || len > sizeof(c->in) - c->inlen)
+        return -1;
+    memcpy(c->in + c->inlen, bytes, len);
+    c->inlen += len;
+    return 0;
+}
+
+static void fake_job_abort(pg_peer_t *peer, int code, const char *msg)
+{
+    hh_t *h = client_of(peer)->h;
+    char line[1200];
+
+    if (h->abort_code < 0) {
+        h->abort_code = code;
+        h->abort_rank = peer->rank;
+    }
+    snprintf(line, sizeof(line), "rank %d aborted the job (code %d)%s%s", peer->rank, code,
+             msg ? ": " : "", msg ? msg : "");
+    log_append(h, line);
+}
+
+static void fake_peer_finalize(pg_peer_t *peer)
+{
+    client_of(peer)->finalized = true;
+}
+
+static uint64_t fake_clock_now(pg_peer_t *peer)
+{
+    (void)peer;
+    return pg_clock_now();
+}
+
+static void fake_log_write(pg_peer_t *peer, const char *line)
+{
+    log_append(client_of(peer)->h, line);
+}
+
+static const pg_peer_ops_t fake_ops = {
+    .reply_send = fake_reply_send,
+    .job_abort = fake_job_abort,
+    .peer_finalize = fake_peer_finalize,
+    .clock_now = fake_clock_now,
+    .log_write = fake_log_write,
 };
 
-/* ---- the job as the handlers see it ---------------------------------- */
+/* ---- the host: one client's messages to its handler ------------------- */
 
-void pg_job_abort(pg_job_t *job, int rank, int code, const char *msg)
+/* Ends client c as a host does: the handler lets go of it, and a process
+ * that did not finalize is lost to the engine (its requests fail, so do
+ * the fences it was part of). */
+static void client_close(hh_client_t *c, const char *reason)
 {
-    if (job->abort_code < 0) {
-        job->abort_code = code;
-        job->abort_rank = rank;
-    }
-    pg_job_log(job, "rank %d aborted the job (code %d)%s%s", rank, code, msg ? ": " : "",
-               msg ? msg : "");
-}
+    pg_proc_t proc = { c->h->kvsname, (pmix_rank_t)c->peer.rank };
 
-const char *pg_job_kvsname(const pg_job_t *job)
-{
-    return job->kvsname;
-}
-
-int pg_job_size(const pg_job_t *job)
-{
-    return job->size;
-}
-
-int pg_job_universe_size(const pg_job_t *job)
-{
-    return job->size;
-}
-
-int pg_job_appnum(const pg_job_t *job, int rank)
-{
-    return rank >= 0 && rank < job->size ? 0 : -1;
-}
-
-const char *pg_job_process_mapping(const pg_job_t *job)
-{
-    (void)job;
-    return "";
-}
-
-pg_engine_t *pg_job_engine(const pg_job_t *job)
-{
-    return job->engine;
-}
-
-int pg_job_verbose(const pg_job_t *job)
-{
-    (void)job;
-    return 0;
-}
-
-void pg_job_touch_engine(pg_job_t *job)
-{
-    (void)pg_engine_expire(job->engine, pg_clock_now());
-}
-
-void pg_job_log(const pg_job_t *job, const char *fmt, ...)
-{
-    pg_job_t *j = (pg_job_t *)job; /* the test job records its log */
-    size_t used = strlen(j->log);
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(j->log + used, sizeof(j->log) - used, fmt, ap);
-    va_end(ap);
-    used = strlen(j->log);
-    if (used + 1 < sizeof(j->log)) {
-        j->log[used] = '\n';
-        j->log[used + 1] = '\0';
-    }
-}
-
-/* ---- connection owner ------------------------------------------------ */
-
-static hh_client_t *client_of(hh_t *h, const pg_conn_t *conn)
-{
-    for (int i = 0; i < h->nclients; i++)
-        if (h->clients[i].conn == conn)
-            return &h->clients[i];
-    return NULL;
-}
-
-static int owner_identify(void *owner, pg_conn_t *conn, int rank, const char **why)
-{
-    hh_t *h = owner;
-
-    (void)conn;
-    if (rank >= h->job.size) {
-        *why = "no such rank";
-        return -1;
-    }
-    return 0;
-}
-
-static void owner_opened(void *owner, pg_conn_t *conn)
-{
-    hh_t *h = owner;
-    pg_proc_t proc = { h->job.kvsname, (pmix_rank_t)pg_conn_rank(conn) };
-
-    (void)pg_proc_connect(h->job.engine, &proc);
-}
-
-static void owner_closed(void *owner, pg_conn_t *conn, const char *reason)
-{
-    hh_t *h = owner;
-    hh_client_t *c = client_of(h, conn);
-    pg_proc_t proc = { h->job.kvsname, (pmix_rank_t)pg_conn_rank(conn) };
-
-    if (c == NULL)
+    if (c->closed)
         return;
     c->closed = true;
     snprintf(c->reason, sizeof(c->reason), "%s", reason ? reason : "");
-    if (reason != NULL && pg_conn_rank(conn) >= 0)
-        (void)pg_proc_lost(h->job.engine, &proc);
+    if (c->handler != NULL && c->handler->on_close != NULL)
+        c->handler->on_close(&c->peer);
+    if (reason != NULL && c->connected)
+        (void)pg_proc_lost(c->h->job.engine, &proc);
+}
+
+static void client_connected(hh_client_t *c)
+{
+    pg_proc_t proc = { c->h->kvsname, (pmix_rank_t)c->peer.rank };
+
+    if (c->connected || c->handler == NULL || c->peer.rank < 0)
+        return;
+    c->connected = true;
+    (void)pg_proc_connect(c->h->job.engine, &proc);
+}
+
+/* The handler of the protocol the first message asks for ("cmd=init
+ * pmi_version=2" is PMI-2, any other PMI-1 line is PMI-1). */
+static int client_open(hh_client_t *c, const pg_msg_t *msg)
+{
+    bool pmi2 = msg->proto == PG_PROTO_PMI2 ||
+                (msg->cmd == PG_CMD_PMI1_INIT && pg_str_eq(pg_msg_get(msg, "pmi_version"), "2"));
+
+    c->handler = pmi2 ? &pg_pmi2_handler : &pg_pmi1_handler;
+    if (c->handler->on_open(&c->peer) != 0) {
+        client_close(c, "refused by its handler");
+        return -1;
+    }
+    client_connected(c);
+    return 0;
+}
+
+/* A client whose rank is not known yet names it in its handshake
+ * (initack pmiid=, fullinit pmirank= or srcid=). */
+static int client_identify(hh_client_t *c, const pg_msg_t *msg)
+{
+    pg_str_t val = { NULL, 0 };
+    long rank = -1;
+
+    if (msg->cmd == PG_CMD_PMI1_INIT)
+        return 0;
+    if (msg->cmd == PG_CMD_PMI1_INITACK)
+        val = pg_msg_get(msg, "pmiid");
+    else if (msg->cmd == PG_CMD_PMI2_FULLINIT)
+        val =
+            pg_msg_get(msg, "pmirank").ptr ? pg_msg_get(msg, "pmirank") : pg_msg_get(msg, "srcid");
+    if (pg_str_to_long(val, &rank) != 0 || rank < 0 || rank >= c->h->job.size) {
+        client_close(c, "did not name a rank of the job");
+        return -1;
+    }
+    c->peer.rank = (int)rank;
+    client_connected(c);
+    return 0;
+}
+
+/* One framed message to the handler.  Returns 0 to go on, -1 once closed. */
+static int client_dispatch(hh_client_t *c, const pg_frame_t *frame)
+{
+    int parse_rc = pg_parse_frame(c->sent, frame, &c->msg);
+    int rc;
+
+    if ((c->handler == NULL && client_open(c, &c->msg) != 0) ||
+        (c->peer.rank < 0 && client_identify(c, &c->msg) != 0))
+        return -1;
+    rc = c->handler->on_message(&c->peer, &c->msg, parse_rc);
+    if (rc == PG_HANDLER_FAIL)
+        client_close(c, "broke the protocol");
+    else if (rc == PG_HANDLER_CLOSE)
+        client_close(c, c->finalized ? NULL : "closed by its handler before finalize");
+    return c->closed ? -1 : 0;
+}
+
+/* Hands every complete message the client sent to its handler, in order. */
+static void client_process(hh_client_t *c)
+{
+    while (!c->closed && c->sentlen > 0) {
+        pg_frame_t frame;
+        int rc = pg_frame_next(c->sent, c->sentlen, &frame);
+
+        if (rc == PG_WIRE_ENEED_MORE)
+            return;
+        if (rc != PG_WIRE_OK) {
+            client_close(c, "sent a message that cannot be framed");
+            return;
+        }
+        if (client_dispatch(c, &frame) != 0)
+            return;
+        /* the tokens pointed into sent[]: consumed only after the handler */
+        memmove(c->sent, c->sent + frame.consumed, c->sentlen - frame.consumed);
+        c->sentlen -= frame.consumed;
+    }
 }
 
 /* ---- set-up ------------------------------------------------------------ */
@@ -176,7 +239,7 @@ static int register_job(hh_t *h, int size, int nnodes)
     uint32_t rank_node[HH_MAX_RANKS];
     const char *hosts[HH_MAX_RANKS];
     char names[HH_MAX_RANKS][16];
-    pg_job_layout_t layout = { 0 };
+    pg_ns_layout_t layout = { 0 };
 
     for (int n = 0; n < nnodes; n++) {
         snprintf(names[n], sizeof(names[n]), "node%d", n);
@@ -188,24 +251,20 @@ static int register_job(hh_t *h, int size, int nnodes)
     layout.nnodes = (uint32_t)nnodes;
     layout.hostnames = hosts;
     layout.rank_node = rank_node;
-    return pg_job_register(h->job.engine, h->job.kvsname, &layout) == PMIX_SUCCESS ? 0 : -1;
+    return pg_ns_register(h->job.engine, h->kvsname, &layout) == PMIX_SUCCESS ? 0 : -1;
 }
 
 static int add_client(hh_t *h, int rank)
 {
-    int sv[2];
     hh_client_t *c;
 
-    if (h->nclients >= HH_MAX_CONNS || socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
+    if (h->nclients >= HH_MAX_CONNS)
         return -1;
     c = &h->clients[h->nclients];
     memset(c, 0, sizeof(*c));
-    c->fd = sv[0];
-    c->conn = pg_conn_new(h->base, sv[1], rank, &h->job, &h->handlers, &h->ops, h);
-    if (c->conn == NULL) {
-        close(sv[0]);
-        return -1;
-    }
+    c->peer = (pg_peer_t){ .ops = &fake_ops, .job = &h->job, .rank = rank };
+    c->h = h;
+    pg_msg_init(&c->msg);
     return h->nclients++;
 }
 
@@ -215,18 +274,11 @@ hh_t *hh_new(int size, int nnodes)
 
     if (h == NULL || size < 1 || size > HH_MAX_RANKS || nnodes < 1 || nnodes > size)
         goto fail;
-    snprintf(h->job.kvsname, sizeof(h->job.kvsname), "kvs_%d_0", (int)getpid());
-    h->job.size = size;
-    h->job.nnodes = nnodes;
-    h->job.abort_code = h->job.abort_rank = -1;
-    h->handlers.by_proto[PG_PROTO_PMI1] = &pg_pmi1_handler;
-    h->handlers.by_proto[PG_PROTO_PMI2] = &pg_pmi2_handler;
-    h->ops.identify = owner_identify;
-    h->ops.opened = owner_opened;
-    h->ops.closed = owner_closed;
-    h->base = event_base_new();
+    snprintf(h->kvsname, sizeof(h->kvsname), "kvs_%d_0", (int)getpid());
+    h->abort_code = h->abort_rank = -1;
+    h->job = (pg_peer_job_t){ .kvsname = h->kvsname, .size = size, .universe_size = size };
     h->job.engine = pg_engine_new(&(pg_host_ops_t){ 0 }, h);
-    if (h->base == NULL || h->job.engine == NULL || register_job(h, size, nnodes) != 0)
+    if (h->job.engine == NULL || register_job(h, size, nnodes) != 0)
         goto fail;
     for (int r = 0; r < size; r++)
         if (add_client(h, r) != r)
@@ -242,15 +294,16 @@ void hh_free(hh_t *h)
     if (h == NULL)
         return;
     for (int i = 0; i < h->nclients; i++) {
-        pg_conn_free(h->clients[i].conn);
-        close(h->clients[i].fd);
+        hh_client_t *c = &h->clients[i];
+
+        if (!c->closed && c->handler != NULL && c->handler->on_close != NULL)
+            c->handler->on_close(&c->peer);
+        pg_msg_release(&c->msg);
     }
     if (h->job.engine != NULL) {
-        pg_job_deregister(h->job.engine, h->job.kvsname);
+        pg_ns_deregister(h->job.engine, h->kvsname);
         pg_engine_free(h->job.engine);
     }
-    if (h->base != NULL)
-        event_base_free(h->base);
     free(h);
 }
 
@@ -278,25 +331,19 @@ int hh_add_unidentified(hh_t *h)
 
 /* ---- client side ----------------------------------------------------------- */
 
-/* Runs whatever the loop has to do now. */
-static void pump(hh_t *h)
-{
-    event_base_loop(h->base, EVLOOP_NONBLOCK);
-}
-
 void hh_send(hh_t *h, int c, const char *bytes, size_t len)
 {
-    while (len > 0) {
-        ssize_t n = write(h->clients[c].fd, bytes, len);
+    hh_client_t *cl = &h->clients[c];
 
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return;
-        bytes += n;
-        len -= (size_t)n;
-        pump(h);
+    if (cl->closed)
+        return;
+    if (len > sizeof(cl->sent) - cl->sentlen) {
+        client_close(cl, "sent more than the harness buffers");
+        return;
     }
+    memcpy(cl->sent + cl->sentlen, bytes, len);
+    cl->sentlen += len;
+    client_process(cl);
 }
 
 void hh_send1(hh_t *h, int c, const char *line)
@@ -327,29 +374,7 @@ void hh_send2_left(hh_t *h, int c, const char *body)
     send2(h, c, body, "%-6d");
 }
 
-static uint64_t now_ms(void)
-{
-    return pg_clock_now() / 1000000u;
-}
-
-/* Reads what client c's socket holds, pumping the loop for up to ms. */
-static void fill(hh_t *h, int c, int ms)
-{
-    hh_client_t *cl = &h->clients[c];
-    struct pollfd pfd = { cl->fd, POLLIN, 0 };
-    ssize_t n;
-
-    pump(h);
-    if (cl->eof || poll(&pfd, 1, ms) <= 0)
-        return;
-    n = read(cl->fd, cl->in + cl->inlen, sizeof(cl->in) - cl->inlen);
-    if (n == 0)
-        cl->eof = true;
-    else if (n > 0)
-        cl->inlen += (size_t)n;
-}
-
-/* Takes one framed message off client c's buffer. */
+/* Takes one framed message off client c's inbox. */
 static int take(hh_t *h, int c, hh_reply_t *r)
 {
     hh_client_t *cl = &h->clients[c];
@@ -370,39 +395,22 @@ static int take(hh_t *h, int c, hh_reply_t *r)
     return 1;
 }
 
-int hh_recv(hh_t *h, int c, hh_reply_t *r, int timeout_ms)
+int hh_recv(hh_t *h, int c, hh_reply_t *r)
 {
-    uint64_t deadline = now_ms() + (uint64_t)timeout_ms;
-
     r->len = 0;
     r->raw[0] = '\0';
-    for (;;) {
-        if (take(h, c, r))
-            return 1;
-        if (h->clients[c].eof || now_ms() >= deadline)
-            return 0;
-        fill(h, c, 5);
-    }
+    return take(h, c, r);
 }
 
-int hh_quiet(hh_t *h, int c, int ms)
+int hh_quiet(hh_t *h, int c)
 {
-    uint64_t deadline = now_ms() + (uint64_t)ms;
-
-    while (now_ms() < deadline && h->clients[c].inlen == 0 && !h->clients[c].eof)
-        fill(h, c, 5);
     return h->clients[c].inlen == 0;
 }
 
-int hh_eof(hh_t *h, int c, int ms)
+int hh_eof(hh_t *h, int c)
 {
-    uint64_t deadline = now_ms() + (uint64_t)ms;
-
-    while (!h->clients[c].eof && now_ms() < deadline) {
-        fill(h, c, 5);
-        h->clients[c].inlen = 0; /* whatever came before the EOF is not looked at */
-    }
-    return h->clients[c].eof;
+    h->clients[c].inlen = 0; /* whatever came before the close is not looked at */
+    return h->clients[c].closed;
 }
 
 const char *hh_get(hh_reply_t *r, const char *key)
@@ -443,7 +451,7 @@ const char *hh_last_key(hh_reply_t *r)
 
 int hh_expect(hh_t *h, int c, hh_reply_t *r, const char *cmd)
 {
-    if (!hh_recv(h, c, r, HH_WAIT_MS)) {
+    if (!hh_recv(h, c, r)) {
         fprintf(stderr, "\n  client %d: no reply (expected %s)\n", c, cmd);
         return 0;
     }
@@ -458,17 +466,17 @@ int hh_expect(hh_t *h, int c, hh_reply_t *r, const char *cmd)
 
 int hh_abort_code(const hh_t *h)
 {
-    return h->job.abort_code;
+    return h->abort_code;
 }
 
 int hh_abort_rank(const hh_t *h)
 {
-    return h->job.abort_rank;
+    return h->abort_rank;
 }
 
 const char *hh_log(const hh_t *h)
 {
-    return h->job.log;
+    return h->log;
 }
 
 const char *hh_close_reason(const hh_t *h, int c)
@@ -483,5 +491,5 @@ int hh_closed(const hh_t *h, int c)
 
 const char *hh_kvsname(const hh_t *h)
 {
-    return h->job.kvsname;
+    return h->kvsname;
 }

@@ -1,15 +1,18 @@
 /*
  * hh_harness: a scripted-conversation harness for the PMI-1/PMI-2 server
- * handlers.  It runs the real pieces the gateway runs -- a libevent loop,
- * pg_conn connections over socketpairs, the wire codec, the engine with a
- * registered job, and the pmi1/pmi2 handler tables -- and plays the client
- * side of each rank's socket from the test thread.  Only the launcher is
- * replaced: this file defines the pg_job_t the handlers query (kvsname,
- * size, appnum, abort, log), so nothing is forked.
+ * handlers.  It is a host of the handlers as the seam (server/pg_handler.h)
+ * defines one: a fake ops table records replies, aborts, finalizes and log
+ * lines, and every client is a pg_peer_t of one job registered in a real
+ * engine.  What a test sends is framed and parsed by the real wire codec
+ * and handed to the pmi1/pmi2 handler the first message asks for; nothing
+ * of the gateway (sockets, event loop, launcher) is involved.
  *
- * The loop runs in the test thread: every receive pumps the event base
- * until the expected bytes arrive or a deadline passes, so conversations are
- * deterministic and valgrind-friendly.
+ * Everything is synchronous: a reply is in its client's inbox when the
+ * hh_send that caused it returns (or, for a held request, when the message
+ * that releases it was sent), so conversations are deterministic.
+ *
+ * It also holds what test_pmi1.c and test_pmi2.c share: the reply buffer
+ * the tests read into (hh_reply, made by each suite's init) and EXPECT.
  *
  * Ownership: hh_new() returns a harness owning everything; hh_free() closes
  * every connection (held requests complete first) and frees it.
@@ -20,13 +23,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "tests/pg_cunit.h"
 #include "wire/pg_wire.h"
 
 enum {
     HH_MAX_RANKS = 16,
     HH_MSG_MAX = 8192,     /* largest reply a test reads */
-    HH_WAIT_MS = 2000,     /* how long a test waits for an expected reply */
-    HH_QUIET_MS = 150,     /* how long "no reply" is watched for */
 };
 
 typedef struct hh hh_t;
@@ -45,8 +47,18 @@ typedef struct hh_reply {
 hh_reply_t *hh_reply_new(void);
 void hh_reply_free(hh_reply_t *r);
 
+/* The reply the tests receive into: hh_suite_init (every suite's init)
+ * makes it, hh_suite_cleanup frees it. */
+extern hh_reply_t *hh_reply;
+int hh_suite_init(void);
+int hh_suite_cleanup(void);
+
+/* Receives client c's next message into r; the test stops unless it is a
+ * `cmd`. */
+#define EXPECT(h, c, r, cmd) CU_ASSERT_FATAL(hh_expect((h), (c), (r), (cmd)))
+
 /* A job of `size` ranks spread over `nnodes` nodes (ranks in blocks), every
- * rank connected over a PMI_FD-style socketpair.  NULL on failure. */
+ * rank a client whose rank is known, as on PMI_FD.  NULL on failure. */
 hh_t *hh_new(int size, int nnodes);
 void hh_free(hh_t *h);
 
@@ -54,7 +66,8 @@ void hh_free(hh_t *h);
  * handshake names it.  Returns its client index (>= size), or -1. */
 int hh_add_unidentified(hh_t *h);
 
-/* Writes raw bytes to client `c`'s socket. */
+/* Sends raw bytes from client `c`: every message they complete reaches the
+ * handler before this returns. */
 void hh_send(hh_t *h, int c, const char *bytes, size_t len);
 /* A PMI-1 line (the caller includes the '\n'). */
 void hh_send1(hh_t *h, int c, const char *line);
@@ -63,13 +76,14 @@ void hh_send1(hh_t *h, int c, const char *line);
 void hh_send2(hh_t *h, int c, const char *body);
 void hh_send2_left(hh_t *h, int c, const char *body);
 
-/* Receives the next message of client c.  Returns 1, or 0 on timeout or
- * EOF (hh_eof tells which). */
-int hh_recv(hh_t *h, int c, hh_reply_t *r, int timeout_ms);
-/* 1 if nothing arrives for client c within ms. */
-int hh_quiet(hh_t *h, int c, int ms);
-/* 1 once client c's socket reports EOF (pumping up to ms). */
-int hh_eof(hh_t *h, int c, int ms);
+/* Takes the next message the handler sent client c.  Returns 1, or 0 when
+ * there is none. */
+int hh_recv(hh_t *h, int c, hh_reply_t *r);
+/* 1 if the handler sent client c nothing that it has not read. */
+int hh_quiet(hh_t *h, int c);
+/* 1 once client c's connection is closed (what it had not read is
+ * dropped). */
+int hh_eof(hh_t *h, int c);
 
 /* The value of `key` in a received message as a C string, or NULL. */
 const char *hh_get(hh_reply_t *r, const char *key);
@@ -84,7 +98,7 @@ int hh_expect(hh_t *h, int c, hh_reply_t *r, const char *cmd);
 /* What the job saw. */
 int hh_abort_code(const hh_t *h);   /* -1 if nobody aborted */
 int hh_abort_rank(const hh_t *h);
-const char *hh_log(const hh_t *h);  /* everything pg_job_log printed */
+const char *hh_log(const hh_t *h);  /* every line the handlers logged */
 /* The reason connection c was closed (NULL while open or after a clean
  * finalize). */
 const char *hh_close_reason(const hh_t *h, int c);

@@ -1,12 +1,10 @@
 /*
- * pmix_handler_stubs: the gateway's job and connection, cut down to what
- * the PMIx server handler (pmix/server/pg_pmix_server.c) sees of them
- * through gateway/pg_job.h and gateway/pg_conn.h, so the handler can run
- * in a real engine without a socket or an event loop.  Shared by the
+ * pmix_handler_stubs: a fake host for the PMIx server handler
+ * (pmix/server/pg_pmix_server.c): the ops table of server/pg_handler.h,
+ * with a job in a real engine and no socket or event loop.  Shared by the
  * handler's regression tests (tests/pmix/test_pmix_transport.c) and its
- * fuzzer (tests/fuzz/fuzz_pmix.c); each defines the two functions whose
- * behaviour it needs to choose: pg_clock_now() (the clock) and
- * pg_conn_send() (what happens to a reply).
+ * fuzzer (tests/fuzz/fuzz_pmix.c); each program sets the clock
+ * (host->clock) and may look at every reply (host->on_reply).
  *
  * Definitions, not only declarations: include it in one file per program.
  */
@@ -14,65 +12,107 @@
 #define PMIX_HANDLER_STUBS_H
 
 #include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 
-#include "gateway/pg_conn.h"
-#include "gateway/pg_job.h"
 #include "pmix/engine/pg_engine.h"
-#include "wire/pg_clock.h"
+#include "pmix/transport/pg_pmix_msg.h"
+#include "server/pg_handler.h"
+#include "wire/pg_pmix_frame.h"
 
-struct pg_job {
-    char kvsname[32];
-    pg_engine_t *engine;
-};
+typedef struct pmix_fake_host pmix_fake_host_t;
 
-struct pg_conn {
-    pg_job_t *job;
-    int rank;
-    void *handler_data;
+/* One rank's connection as the fake host keeps it. */
+typedef struct pmix_fake_peer {
+    pg_peer_t peer;            /* what the handler sees; first, so a peer is its record */
+    pmix_fake_host_t *host;
     bool open;                 /* for the harness: between on_open and on_close */
-    bool finalized;            /* the handler said so (pg_conn_set_finalized) */
-    pmix_status_t last_status; /* for the harness: of the last reply sent */
-    int replies;               /* for the harness: replies sent */
+    bool finalized;            /* the handler said so (peer_finalize) */
+    int aborts;                /* job_abort calls */
+    pmix_status_t last_status; /* of the last reply sent */
+    int replies;               /* replies sent */
+} pmix_fake_peer_t;
+
+struct pmix_fake_host {
+    pg_peer_job_t job;
+    char kvsname[32];
+    uint64_t clock; /* what clock_now answers */
+    /* Sees every reply (one whole frame) after it is counted; may be NULL. */
+    void (*on_reply)(pmix_fake_peer_t *p, const char *bytes, size_t len);
 };
 
-const char *pg_job_kvsname(const pg_job_t *job)
+static inline pmix_fake_peer_t *pmix_fake_peer_of(pg_peer_t *peer)
 {
-    return job->kvsname;
+    return (pmix_fake_peer_t *)peer;
 }
 
-void pg_job_abort(pg_job_t *job, int rank, int code, const char *msg)
+/* Counts the reply and keeps its status (the first field after the
+ * header of every reply, docs/pmix-transport.md). */
+static inline int pmix_fake_reply_send(pg_peer_t *peer, const void *bytes, size_t len)
 {
-    (void)job, (void)rank, (void)code, (void)msg;
+    pmix_fake_peer_t *p = pmix_fake_peer_of(peer);
+    pmix_data_buffer_t view;
+    uint8_t cmd;
+    uint32_t id;
+
+    p->last_status = PMIX_ERR_UNPACK_FAILURE;
+    if (len >= PG_PMIX_HEADER_LEN) {
+        pg_pmix_msg_view(&view, (const char *)bytes + PG_PMIX_HEADER_LEN, len - PG_PMIX_HEADER_LEN);
+        if (pg_pmix_msg_read_header(&view, &cmd, &id) == PMIX_SUCCESS)
+            (void)pg_pmix_unpack_one(&view, &p->last_status, PMIX_STATUS);
+    }
+    p->replies++;
+    if (p->host->on_reply != NULL)
+        p->host->on_reply(p, bytes, len);
+    return 0;
 }
 
-int pg_conn_rank(const pg_conn_t *conn)
+static inline void pmix_fake_job_abort(pg_peer_t *peer, int code, const char *msg)
 {
-    return conn->rank;
+    (void)code, (void)msg;
+    pmix_fake_peer_of(peer)->aborts++;
 }
 
-pg_job_t *pg_conn_job(const pg_conn_t *conn)
+static inline void pmix_fake_peer_finalize(pg_peer_t *peer)
 {
-    return conn->job;
+    pmix_fake_peer_of(peer)->finalized = true;
 }
 
-pg_engine_t *pg_conn_engine(const pg_conn_t *conn)
+static inline uint64_t pmix_fake_clock_now(pg_peer_t *peer)
 {
-    return conn->job->engine;
+    return pmix_fake_peer_of(peer)->host->clock;
 }
 
-void pg_conn_set_handler_data(pg_conn_t *conn, void *data)
+static inline void pmix_fake_log_write(pg_peer_t *peer, const char *line)
 {
-    conn->handler_data = data;
+    (void)peer, (void)line;
 }
 
-void *pg_conn_handler_data(const pg_conn_t *conn)
+static const pg_peer_ops_t pmix_fake_ops = {
+    .reply_send = pmix_fake_reply_send,
+    .job_abort = pmix_fake_job_abort,
+    .peer_finalize = pmix_fake_peer_finalize,
+    .clock_now = pmix_fake_clock_now,
+    .log_write = pmix_fake_log_write,
+};
+
+/* Job `kvsname` of the fake host, in `engine` (registered by the caller). */
+static inline void pmix_fake_host_init(pmix_fake_host_t *host, const char *kvsname, int size,
+                                       pg_engine_t *engine)
 {
-    return conn->handler_data;
+    memset(host, 0, sizeof(*host));
+    snprintf(host->kvsname, sizeof(host->kvsname), "%s", kvsname);
+    host->job = (pg_peer_job_t){ .kvsname = host->kvsname, .size = size, .universe_size = size,
+                                 .engine = engine };
 }
 
-void pg_conn_set_finalized(pg_conn_t *conn)
+/* Rank `rank`'s connection, not opened yet. */
+static inline void pmix_fake_peer_init(pmix_fake_peer_t *p, pmix_fake_host_t *host, int rank)
 {
-    conn->finalized = true;
+    memset(p, 0, sizeof(*p));
+    p->peer = (pg_peer_t){ .ops = &pmix_fake_ops, .job = &host->job, .rank = rank };
+    p->host = host;
 }
 
 #endif

@@ -12,9 +12,11 @@
 #include <string.h>
 
 #include "pmix/pack/pg_pack.h"
+#include "pmix/server/pg_pmix_server.h"
 #include "pmix/server/pg_pmix_value.h"
 #include "pmix/transport/pg_pmix_msg.h"
 #include "tests/pg_cunit.h"
+#include "tests/pmix/pmix_handler_stubs.h"
 #include "wire/pg_frame.h"
 #include "wire/pg_pmix_frame.h"
 
@@ -443,39 +445,13 @@ static void value_pointer_cannot_be_stored(void)
 
 /* ---- the gateway's handler on hostile requests -------------------------------- */
 
-/* The handler (pmix/server/pg_pmix_server.c) is linked into pmigate only,
- * so it is compiled into this test; it sees the gateway only through
- * gateway/pg_conn.h and gateway/pg_job.h, whose few functions
- * tests/pmix/pmix_handler_stubs.h stands in for: here one connection, rank
- * 0 of a two-rank job in a real engine.  Bugs the
- * fuzzer (tests/fuzz/fuzz_pmix.c) finds in the handler get their
- * regression tests here. */
-#include "pmix/server/pg_pmix_server.c"
-
-#include "tests/pmix/pmix_handler_stubs.h"
-
-uint64_t pg_clock_now(void)
-{
-    return 1;
-}
-
-int pg_conn_send(pg_conn_t *conn, const void *bytes, size_t len)
-{
-    pmix_data_buffer_t view;
-    uint8_t cmd;
-    uint32_t id;
-
-    pg_pmix_msg_view(&view, (const char *)bytes + PG_PMIX_HEADER_LEN, len - PG_PMIX_HEADER_LEN);
-    conn->last_status = PMIX_ERR_UNPACK_FAILURE;
-    if (pg_pmix_msg_read_header(&view, &cmd, &id) == PMIX_SUCCESS)
-        (void)pg_pmix_unpack_one(&view, &conn->last_status, PMIX_STATUS);
-    conn->replies++;
-    return 0;
-}
-
+/* The handler (pmix/server/pg_pmix_server.c) runs here in the fake host of
+ * tests/pmix/pmix_handler_stubs.h: one connection, rank 0 of a two-rank job
+ * in a real engine.  Bugs the fuzzer (tests/fuzz/fuzz_pmix.c) finds in the
+ * handler get their regression tests here. */
 typedef struct handler_fixture {
-    struct pg_job job;
-    struct pg_conn conn;
+    pmix_fake_host_t host;
+    pmix_fake_peer_t conn;
 } handler_fixture_t;
 
 /* Rank 0 of "hjob" (two ranks on node0 and node1), opened and inited. */
@@ -483,22 +459,21 @@ static void handler_start(handler_fixture_t *f)
 {
     static const char *const hosts[] = { "node0", "node1" };
     static const uint32_t rank_node[] = { 0, 1 };
-    pg_job_layout_t layout = { .size = 2, .nnodes = 2, .hostnames = hosts,
+    pg_ns_layout_t layout = { .size = 2, .nnodes = 2, .hostnames = hosts,
                                .rank_node = rank_node };
     pg_proc_t self = { "hjob", 0 };
     pmix_data_buffer_t init;
 
-    memset(f, 0, sizeof(*f));
-    snprintf(f->job.kvsname, sizeof(f->job.kvsname), "hjob");
-    f->job.engine = pg_engine_new(&(pg_host_ops_t){ 0 }, NULL);
-    f->conn.job = &f->job;
-    CU_ASSERT_FATAL(f->job.engine != NULL);
-    CU_ASSERT_EQUAL_FATAL(pg_job_register(f->job.engine, "hjob", &layout), PMIX_SUCCESS);
-    CU_ASSERT_EQUAL_FATAL(pg_proc_connect(f->job.engine, &self), PMIX_SUCCESS);
-    CU_ASSERT_EQUAL_FATAL(pg_pmix_handler.on_open(&f->conn), 0);
+    pmix_fake_host_init(&f->host, "hjob", 2, pg_engine_new(&(pg_host_ops_t){ 0 }, NULL));
+    f->host.clock = 1;
+    pmix_fake_peer_init(&f->conn, &f->host, 0);
+    CU_ASSERT_FATAL(f->host.job.engine != NULL);
+    CU_ASSERT_EQUAL_FATAL(pg_ns_register(f->host.job.engine, "hjob", &layout), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(pg_proc_connect(f->host.job.engine, &self), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(pg_pmix_handler.on_open(&f->conn.peer), 0);
     pg_buffer_construct(&init);
     pg_pmix_msg_begin(&init, PG_PMIX_CMD_INIT, 1);
-    CU_ASSERT_EQUAL(pg_pmix_handler.on_frame(&f->conn, init.base_ptr + PG_PMIX_HEADER_LEN,
+    CU_ASSERT_EQUAL(pg_pmix_handler.on_frame(&f->conn.peer, init.base_ptr + PG_PMIX_HEADER_LEN,
                                              init.bytes_used - PG_PMIX_HEADER_LEN),
                     PG_HANDLER_OK);
     CU_ASSERT_EQUAL(f->conn.last_status, PMIX_SUCCESS);
@@ -507,14 +482,14 @@ static void handler_start(handler_fixture_t *f)
 
 static void handler_stop(handler_fixture_t *f)
 {
-    pg_pmix_handler.on_close(&f->conn);
-    pg_engine_free(f->job.engine);
+    pg_pmix_handler.on_close(&f->conn.peer);
+    pg_engine_free(f->host.job.engine);
 }
 
 /* The request in `req` (begun with pg_pmix_msg_begin) to the handler. */
 static int handler_send(handler_fixture_t *f, pmix_data_buffer_t *req)
 {
-    int rc = pg_pmix_handler.on_frame(&f->conn, req->base_ptr + PG_PMIX_HEADER_LEN,
+    int rc = pg_pmix_handler.on_frame(&f->conn.peer, req->base_ptr + PG_PMIX_HEADER_LEN,
                                       req->bytes_used - PG_PMIX_HEADER_LEN);
 
     pg_buffer_destruct(req);

@@ -3,15 +3,13 @@
  * deferred requests, and small helpers shared by the PMI-1 and PMI-2 server
  * handlers.  See pg_pmi_common.h.
  */
-#include "pmi1/pg_pmi_common.h"
+#include "server/pg_pmi_common.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "gateway/pg_job.h"
-#include "pmi2/pmi2.h" /* the PMI-2 rc numbers sent on the wire */
 
 /* ---- error tables ------------------------------------------------------- */
 
@@ -24,23 +22,23 @@ typedef struct status_row {
  * hydra's -1, except the name-service refusals where hydra answers rc=1. */
 static const status_row_t status_table[] = {
     { PMIX_SUCCESS, { 0, 0, "success" } },
-    { PMIX_ERR_NOT_FOUND, { -1, PMI2_FAIL, "not_found" } },
-    { PMIX_ERR_DUPLICATE_KEY, { 1, PMI2_FAIL, "key_already_present" } },
-    { PMIX_ERR_BAD_PARAM, { -1, PMI2_ERR_INVALID_ARG, "invalid_argument" } },
-    { PMIX_ERR_EXISTS, { -1, PMI2_FAIL, "already_waiting_in_this_barrier" } },
-    { PMIX_ERR_EXISTS_OUTSIDE_SCOPE, { -1, PMI2_FAIL, "key_exists_outside_your_scope" } },
-    { PMIX_ERR_INVALID_ARG, { -1, PMI2_ERR_INVALID_ARG, "barrier_participants_disagree" } },
-    { PMIX_ERR_LOST_CONNECTION, { -1, PMI2_FAIL, "a_process_of_the_job_was_lost" } },
-    { PMIX_ERR_TIMEOUT, { -1, PMI2_FAIL, "timed_out" } },
-    { PMIX_ERR_JOB_TERMINATED, { -1, PMI2_FAIL, "job_terminated" } },
-    { PMIX_ERR_NOMEM, { -1, PMI2_ERR_NOMEM, "out_of_memory" } },
-    { PMIX_ERR_NOT_SUPPORTED, { -1, PMI2_ERR_OTHER, "not_supported" } },
-    { PMIX_ERR_NO_PERMISSIONS, { 1, PMI2_FAIL, "published_by_another_job" } },
-    { PMIX_ERR_INVALID_OPERATION, { -1, PMI2_FAIL, "invalid_operation" } },
-    { PMIX_ERR_UNPACK_FAILURE, { -1, PMI2_FAIL, "corrupt_data" } },
+    { PMIX_ERR_NOT_FOUND, { -1, PG_PMI2_RC_FAIL, "not_found" } },
+    { PMIX_ERR_DUPLICATE_KEY, { 1, PG_PMI2_RC_FAIL, "key_already_present" } },
+    { PMIX_ERR_BAD_PARAM, { -1, PG_PMI2_RC_ERR_INVALID_ARG, "invalid_argument" } },
+    { PMIX_ERR_EXISTS, { -1, PG_PMI2_RC_FAIL, "already_waiting_in_this_barrier" } },
+    { PMIX_ERR_EXISTS_OUTSIDE_SCOPE, { -1, PG_PMI2_RC_FAIL, "key_exists_outside_your_scope" } },
+    { PMIX_ERR_INVALID_ARG, { -1, PG_PMI2_RC_ERR_INVALID_ARG, "barrier_participants_disagree" } },
+    { PMIX_ERR_LOST_CONNECTION, { -1, PG_PMI2_RC_FAIL, "a_process_of_the_job_was_lost" } },
+    { PMIX_ERR_TIMEOUT, { -1, PG_PMI2_RC_FAIL, "timed_out" } },
+    { PMIX_ERR_JOB_TERMINATED, { -1, PG_PMI2_RC_FAIL, "job_terminated" } },
+    { PMIX_ERR_NOMEM, { -1, PG_PMI2_RC_ERR_NOMEM, "out_of_memory" } },
+    { PMIX_ERR_NOT_SUPPORTED, { -1, PG_PMI2_RC_ERR_OTHER, "not_supported" } },
+    { PMIX_ERR_NO_PERMISSIONS, { 1, PG_PMI2_RC_FAIL, "published_by_another_job" } },
+    { PMIX_ERR_INVALID_OPERATION, { -1, PG_PMI2_RC_FAIL, "invalid_operation" } },
+    { PMIX_ERR_UNPACK_FAILURE, { -1, PG_PMI2_RC_FAIL, "corrupt_data" } },
 };
 
-static const pg_pmi_err_t status_unknown = { -1, PMI2_FAIL, "internal_error" };
+static const pg_pmi_err_t status_unknown = { -1, PG_PMI2_RC_FAIL, "internal_error" };
 
 const pg_pmi_err_t *pg_pmi_status_err(pmix_status_t status)
 {
@@ -57,17 +55,17 @@ typedef struct wire_row {
 
 /* Parser results that still leave a message worth answering (pg_parse.h). */
 static const wire_row_t wire_table[] = {
-    { PG_WIRE_EKEY_TOO_LONG, { -1, PMI2_ERR_INVALID_KEY_LENGTH, "key_too_long_(max_64_bytes)" } },
+    { PG_WIRE_EKEY_TOO_LONG, { -1, PG_PMI2_RC_ERR_INVALID_KEY_LENGTH, "key_too_long_(max_64_bytes)" } },
     { PG_WIRE_EVAL_TOO_LONG,
-      { -1, PMI2_ERR_INVALID_VAL_LENGTH, "value_too_long_(max_1024_bytes)" } },
+      { -1, PG_PMI2_RC_ERR_INVALID_VAL_LENGTH, "value_too_long_(max_1024_bytes)" } },
     { PG_WIRE_EKVSNAME_TOO_LONG,
-      { -1, PMI2_ERR_INVALID_LENGTH, "kvsname_too_long_(max_256_bytes)" } },
-    { PG_WIRE_ETOO_MANY_TOKENS, { -1, PMI2_ERR_INVALID_NUM_ARGS, "too_many_keys" } },
-    { PG_WIRE_ESYNTAX, { -1, PMI2_ERR_INVALID_KEYVALP, "malformed_message" } },
-    { PG_WIRE_ENOMEM, { -1, PMI2_ERR_NOMEM, "out_of_memory" } },
+      { -1, PG_PMI2_RC_ERR_INVALID_LENGTH, "kvsname_too_long_(max_256_bytes)" } },
+    { PG_WIRE_ETOO_MANY_TOKENS, { -1, PG_PMI2_RC_ERR_INVALID_NUM_ARGS, "too_many_keys" } },
+    { PG_WIRE_ESYNTAX, { -1, PG_PMI2_RC_ERR_INVALID_KEYVALP, "malformed_message" } },
+    { PG_WIRE_ENOMEM, { -1, PG_PMI2_RC_ERR_NOMEM, "out_of_memory" } },
 };
 
-static const pg_pmi_err_t wire_unknown = { -1, PMI2_ERR_OTHER, "message_cannot_be_parsed" };
+static const pg_pmi_err_t wire_unknown = { -1, PG_PMI2_RC_ERR_OTHER, "message_cannot_be_parsed" };
 
 const pg_pmi_err_t *pg_pmi_wire_err(int parse_rc)
 {
@@ -91,12 +89,12 @@ const pg_pmi_err_t *pg_pmi_bad_input(const pg_msg_t *msg, int parse_rc, char *te
 
 /* ---- sessions ------------------------------------------------------------ */
 
-static pg_pmi_session_t *session_new(pg_conn_t *conn)
+static pg_pmi_session_t *session_new(pg_peer_t *peer)
 {
     pg_pmi_session_t *s = calloc(1, sizeof(*s));
 
     if (s != NULL)
-        s->conn = conn;
+        s->peer = peer;
     return s;
 }
 
@@ -114,20 +112,20 @@ static void session_free(pg_pmi_session_t *s)
     free(s);
 }
 
-int pg_pmi_on_open(pg_conn_t *conn)
+int pg_pmi_on_open(pg_peer_t *peer)
 {
-    pg_pmi_session_t *s = session_new(conn);
+    pg_pmi_session_t *s = session_new(peer);
 
     if (s == NULL)
         return -1;
-    pg_conn_set_handler_data(conn, s);
+    peer->handler_data = s;
     return 0;
 }
 
-void pg_pmi_on_close(pg_conn_t *conn)
+void pg_pmi_on_close(pg_peer_t *peer)
 {
-    session_free(pg_conn_handler_data(conn));
-    pg_conn_set_handler_data(conn, NULL);
+    session_free(peer->handler_data);
+    peer->handler_data = NULL;
 }
 
 pg_pmi_req_t *pg_pmi_req_new(pg_pmi_session_t *s, pg_cmd_t cmd, pg_str_t thrid)
@@ -152,9 +150,9 @@ pg_pmi_req_t *pg_pmi_req_new(pg_pmi_session_t *s, pg_cmd_t cmd, pg_str_t thrid)
     return r;
 }
 
-pg_conn_t *pg_pmi_req_conn(const pg_pmi_req_t *r)
+pg_peer_t *pg_pmi_req_peer(const pg_pmi_req_t *r)
 {
-    return r->session != NULL ? r->session->conn : NULL;
+    return r->session != NULL ? r->session->peer : NULL;
 }
 
 void pg_pmi_req_free(pg_pmi_req_t *r)
@@ -174,9 +172,9 @@ void pg_pmi_req_free(pg_pmi_req_t *r)
 
 /* ---- helpers ------------------------------------------------------------- */
 
-pg_proc_t pg_pmi_proc(const pg_conn_t *conn)
+pg_proc_t pg_pmi_proc(const pg_peer_t *peer)
 {
-    pg_proc_t proc = { pg_job_kvsname(pg_conn_job(conn)), (pmix_rank_t)pg_conn_rank(conn) };
+    pg_proc_t proc = { peer->job->kvsname, (pmix_rank_t)peer->rank };
 
     return proc;
 }
@@ -223,10 +221,10 @@ int pg_pmi_value_text(const pg_value_t *v, char *scratch, size_t cap, pg_str_t *
     return 0;
 }
 
-int pg_pmi_send(pg_conn_t *conn, const pg_enc_t *e)
+int pg_pmi_send(pg_peer_t *peer, const pg_enc_t *e)
 {
-    /* pg_conn_send writes straight to the socket when it can: no copy */
-    return e->len == 0 ? 0 : pg_conn_send(conn, e->buf, e->len);
+    /* the gateway writes it straight to the socket when it can: no copy */
+    return e->len == 0 ? 0 : peer->ops->reply_send(peer, e->buf, e->len);
 }
 
 void pg_pmi_sanitize(char *text)
@@ -272,7 +270,7 @@ static pg_str_t echoable_op_id(const pg_msg_t *msg)
     return t;
 }
 
-int pg_pmi_reply_unsupported(pg_conn_t *conn, const pg_msg_t *msg)
+int pg_pmi_reply_unsupported(pg_peer_t *peer, const pg_msg_t *msg)
 {
     char name[80], body[512];
     int n;
@@ -282,16 +280,18 @@ int pg_pmi_reply_unsupported(pg_conn_t *conn, const pg_msg_t *msg)
         pg_str_t op_id = echoable_op_id(msg);
         char line[PG_PMI2_LENGTH_FIELD + sizeof(body) + 1];
 
-        n = snprintf(body, sizeof(body), "cmd=%s-response;%.*s%src=%d;errmsg=unsupported_command_%s;",
-                     name, (int)op_id.len, op_id.ptr ? op_id.ptr : "", op_id.ptr ? ";" : "",
-                     PMI2_ERR_OTHER, name);
+        n = snprintf(body, sizeof(body),
+                     "cmd=%s-response;%.*s%src=%d;errmsg=unsupported_command_%s;", name,
+                     (int)op_id.len, op_id.ptr ? op_id.ptr : "", op_id.ptr ? ";" : "",
+                     PG_PMI2_RC_ERR_OTHER, name);
         if (n < 0 || (size_t)n >= sizeof(body))
             return -1;
         n = snprintf(line, sizeof(line), "%6d%s", n, body);
-        return pg_conn_send(conn, line, (size_t)n);
+        return peer->ops->reply_send(peer, line, (size_t)n);
     }
-    n = snprintf(body, sizeof(body), "cmd=%s_result rc=-1 msg=unsupported_command_%s\n", name, name);
+    n = snprintf(body, sizeof(body), "cmd=%s_result rc=-1 msg=unsupported_command_%s\n", name,
+                 name);
     if (n < 0 || (size_t)n >= sizeof(body))
         return -1;
-    return pg_conn_send(conn, body, (size_t)n);
+    return peer->ops->reply_send(peer, body, (size_t)n);
 }

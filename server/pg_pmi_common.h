@@ -4,8 +4,7 @@
  * safe in the same way.
  *
  *  - One table turns a PMIx status (the engine's error domain) into the wire
- *    error of each dialect: a PMI-1 rc, a PMI-2 rc (the PMI2_* codes of
- *    the public pmi2/pmi2.h, the same numbers in Slurm and MPICH) and a
+ *    error of each dialect: a PMI-1 rc, a PMI-2 rc (PG_PMI2_RC_*, below) and a
  *    message without spaces.  Another does the same for the parser's
  *    "framed but malformed" results (key too long, value too long, ...).
  *  - A session is the handler data of one connection.  Requests that the
@@ -15,7 +14,7 @@
  *    always comes exactly once, only frees the record.  So no callback ever
  *    touches a freed connection, whatever order the gateway tears things
  *    down in.
- *  - Small helpers: the engine identity of a connection, bounded copies of
+ *  - Small helpers: the engine identity of a peer, bounded copies of
  *    wire tokens into C strings, engine values as wire text, job attributes,
  *    and sending an encoded reply.
  *
@@ -27,8 +26,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "gateway/pg_conn.h"
 #include "pmix/engine/pg_engine.h"
+#include "server/pg_handler.h"
 #include "wire/pg_enc.h"
 #include "wire/pg_wire.h"
 
@@ -36,10 +35,26 @@
  * other field is bounded, so one reply always fits. */
 enum { PG_PMI_REPLY_MAX = 4096 };
 
+/* The PMI-2 rc= numbers sent on the wire: the PMI2_* codes of the public
+ * pmi2/pmi2.h (the same in Slurm and MPICH), repeated here so the helpers
+ * both handlers share include neither handler's room;
+ * pmi2/pg_pmi2_server.c checks that they agree. */
+enum {
+    PG_PMI2_RC_FAIL = -1,
+    PG_PMI2_RC_ERR_NOMEM = 2,
+    PG_PMI2_RC_ERR_INVALID_ARG = 3,
+    PG_PMI2_RC_ERR_INVALID_KEY_LENGTH = 5,
+    PG_PMI2_RC_ERR_INVALID_VAL_LENGTH = 7,
+    PG_PMI2_RC_ERR_INVALID_LENGTH = 8,
+    PG_PMI2_RC_ERR_INVALID_NUM_ARGS = 9,
+    PG_PMI2_RC_ERR_INVALID_KEYVALP = 12,
+    PG_PMI2_RC_ERR_OTHER = 14,
+};
+
 /* How an error travels on the wire in each dialect. */
 typedef struct pg_pmi_err {
     int pmi1_rc;     /* PMI-1 rc= (hydra's -1, or 1 where hydra uses 1) */
-    int pmi2_rc;     /* PMI-2 rc= (a PMI2_* code of pmi2/pmi2.h) */
+    int pmi2_rc;     /* PMI-2 rc= (a PG_PMI2_RC_* code) */
     const char *msg; /* msg= / errmsg=: words joined by '_' (no spaces) */
 } pg_pmi_err_t;
 
@@ -62,7 +77,7 @@ typedef struct pg_pmi_session pg_pmi_session_t;
 typedef struct pg_pmi_req pg_pmi_req_t;
 
 struct pg_pmi_session {
-    pg_conn_t *conn;         /* borrowed; valid until pg_pmi_on_close */
+    pg_peer_t *peer;         /* borrowed; valid until pg_pmi_on_close */
     pg_pmi_req_t *pending;   /* requests the engine has not answered yet */
     bool keyval_cache;       /* PMI-1: the client asked for keyval_cache lines */
 };
@@ -79,22 +94,22 @@ struct pg_pmi_req {
 /* The on_open and on_close of both handlers: on_open makes a session the
  * connection's handler data (-1 when out of memory); on_close detaches its
  * pending requests (their completions will only free them) and frees it. */
-int pg_pmi_on_open(pg_conn_t *conn);
-void pg_pmi_on_close(pg_conn_t *conn);
+int pg_pmi_on_open(pg_peer_t *peer);
+void pg_pmi_on_close(pg_peer_t *peer);
 
 /* A pending request of session `s` for command `cmd`, copying `thrid`
  * (ptr NULL: none).  NULL when out of memory. */
 pg_pmi_req_t *pg_pmi_req_new(pg_pmi_session_t *s, pg_cmd_t cmd, pg_str_t thrid);
-/* The connection to answer on, or NULL if it closed meanwhile. */
-pg_conn_t *pg_pmi_req_conn(const pg_pmi_req_t *r);
+/* The peer to answer, or NULL if its connection closed meanwhile. */
+pg_peer_t *pg_pmi_req_peer(const pg_pmi_req_t *r);
 /* Unlinks and frees.  NULL is ignored. */
 void pg_pmi_req_free(pg_pmi_req_t *r);
 
 /* ---- helpers ------------------------------------------------------------ */
 
-/* The engine identity of the connection's process (nspace = the job's
- * kvsname, borrowed from the job). */
-pg_proc_t pg_pmi_proc(const pg_conn_t *conn);
+/* The engine identity of the peer's process (nspace = the job's kvsname,
+ * borrowed from the host's job). */
+pg_proc_t pg_pmi_proc(const pg_peer_t *peer);
 
 /* Copies token `s` into buf as a C string.  -1 when absent (ptr NULL), when
  * it does not fit in cap - 1 bytes, or when it contains a NUL byte. */
@@ -119,11 +134,11 @@ pg_enc_t *pg_pmi_reply_init(pg_pmi_reply_t *r);
  * message came in: "cmd=<name>_result rc=-1 msg=unsupported_command_<name>"
  * for PMI-1, "cmd=<name>-response;rc=-1;errmsg=...;" (thrid echoed) for
  * PMI-2.  The connection stays usable.  0 or -1. */
-int pg_pmi_reply_unsupported(pg_conn_t *conn, const pg_msg_t *msg);
+int pg_pmi_reply_unsupported(pg_peer_t *peer, const pg_msg_t *msg);
 
-/* Appends the complete messages in `e` to the connection's output and
- * flushes them (needed for replies made outside on_message).  0 or -1. */
-int pg_pmi_send(pg_conn_t *conn, const pg_enc_t *e);
+/* Sends the complete messages in `e` to the peer (one reply_send).  0 or
+ * -1. */
+int pg_pmi_send(pg_peer_t *peer, const pg_enc_t *e);
 
 /* Replaces every byte that may not appear in a PMI-1 value or a PMI-2 error
  * text (space, '=', ';', control bytes) with '_', in place. */

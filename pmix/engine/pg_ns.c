@@ -1,5 +1,6 @@
 /*
- * pg_job.c: jobs and processes -- registration from the host's layout, the
+ * pg_ns.c: namespaces (jobs, as PMIx names them; pg_ns_t, never the
+ * gateway's pg_job_t) and processes -- registration from the host's layout, the
  * reserved keys and PMI job attributes derived from it, process life cycle,
  * and teardown that completes every request of the job first.
  *
@@ -20,9 +21,9 @@
  * its requester's namespace and its target's. */
 #define PG_JOB_SCAN_MAX 4
 
-pg_job_t *pg_job_find(pg_engine_t *e, const char *nspace)
+pg_ns_t *pg_ns_find(pg_engine_t *e, const char *nspace)
 {
-    pg_job_t *job = NULL;
+    pg_ns_t *job = NULL;
     if (nspace == NULL)
         return NULL;
     if (HASH_COUNT(e->jobs) > PG_JOB_SCAN_MAX) {
@@ -39,9 +40,9 @@ pg_job_t *pg_job_find(pg_engine_t *e, const char *nspace)
  * PMIX_ERR_BAD_PARAM for a missing engine or process, or a rank that is
  * not a rank of the job. Taking a NULL engine here spares every public
  * entry point its own check. */
-pg_job_t *pg_job_of(pg_engine_t *e, const pg_proc_t *proc, pmix_status_t *rc)
+pg_ns_t *pg_ns_of(pg_engine_t *e, const pg_proc_t *proc, pmix_status_t *rc)
 {
-    pg_job_t *job = e != NULL && proc != NULL ? pg_job_find(e, proc->nspace) : NULL;
+    pg_ns_t *job = e != NULL && proc != NULL ? pg_ns_find(e, proc->nspace) : NULL;
     if (job == NULL) {
         *rc = e == NULL || proc == NULL ? PMIX_ERR_BAD_PARAM : PMIX_ERR_NOT_FOUND;
         return NULL;
@@ -165,7 +166,7 @@ static char *engine_copy_str(pg_engine_t *e, char *heap)
     return c;
 }
 
-static bool layout_valid(const pg_job_layout_t *l)
+static bool layout_valid(const pg_ns_layout_t *l)
 {
     if (l == NULL || l->size == 0 || l->nnodes == 0 || l->hostnames == NULL ||
         l->rank_node == NULL || l->size >= PMIX_RANK_VALID)
@@ -224,7 +225,7 @@ static void strlist_add_rank(strlist_t *l, uint32_t rank)
 }
 
 /* PMIX_LOCAL_PEERS of one node: the comma list of its ranks. */
-static char *node_peers(pg_engine_t *e, pg_job_t *job, uint32_t node)
+static char *node_peers(pg_engine_t *e, pg_ns_t *job, uint32_t node)
 {
     strlist_t l = strlist_start(',');
     for (uint32_t r = 0; r < job->size; r++)
@@ -234,7 +235,7 @@ static char *node_peers(pg_engine_t *e, pg_job_t *job, uint32_t node)
 }
 
 /* PMIX_NODE_LIST: the comma list of the job's hostnames. */
-static char *node_list(pg_engine_t *e, pg_job_t *job)
+static char *node_list(pg_engine_t *e, pg_ns_t *job)
 {
     strlist_t l = strlist_start(',');
     for (uint32_t n = 0; n < job->nnodes; n++)
@@ -243,7 +244,7 @@ static char *node_list(pg_engine_t *e, pg_job_t *job)
 }
 
 /* PMIX_PROC_MAP: per node (';'-separated) the comma list of its ranks. */
-static char *proc_map(pg_engine_t *e, pg_job_t *job)
+static char *proc_map(pg_engine_t *e, pg_ns_t *job)
 {
     strlist_t l = strlist_start(';');
     for (uint32_t n = 0; n < job->nnodes; n++)
@@ -273,7 +274,7 @@ static void free_str_array(pg_engine_t *e, char **a, uint32_t n)
     pg_mem_free(e, a, n * sizeof(*a));
 }
 
-static pmix_status_t job_fill(pg_engine_t *e, pg_job_t *job, const pg_job_layout_t *l)
+static pmix_status_t job_fill(pg_engine_t *e, pg_ns_t *job, const pg_ns_layout_t *l)
 {
     uint32_t size = l->size, nn = l->nnodes;
 
@@ -324,15 +325,15 @@ static pmix_status_t job_fill(pg_engine_t *e, pg_job_t *job, const pg_job_layout
     return PMIX_SUCCESS;
 }
 
-pmix_status_t pg_job_register(pg_engine_t *e, const char *nspace, const pg_job_layout_t *l)
+pmix_status_t pg_ns_register(pg_engine_t *e, const char *nspace, const pg_ns_layout_t *l)
 {
     if (e == NULL || nspace == NULL || nspace[0] == '\0' || strlen(nspace) > PMIX_MAX_NSLEN ||
         !layout_valid(l))
         return PMIX_ERR_BAD_PARAM;
-    if (pg_job_find(e, nspace) != NULL)
+    if (pg_ns_find(e, nspace) != NULL)
         return PMIX_ERR_EXISTS;
     size_t n = strlen(nspace) + 1;
-    pg_job_t *job = pg_mem_alloc(e, sizeof(*job) + n);
+    pg_ns_t *job = pg_mem_alloc(e, sizeof(*job) + n);
     if (job == NULL)
         return PMIX_ERR_NOMEM;
     memcpy(job->nspace, nspace, n);
@@ -344,7 +345,7 @@ pmix_status_t pg_job_register(pg_engine_t *e, const char *nspace, const pg_job_l
     job->spawned = l->spawned;
     pmix_status_t rc = job_fill(e, job, l);
     if (rc != PMIX_SUCCESS) {
-        pg_job_destroy(job);
+        pg_ns_destroy(job);
         return rc;
     }
     HASH_ADD_STR(e->jobs, nspace, job);
@@ -352,7 +353,7 @@ pmix_status_t pg_job_register(pg_engine_t *e, const char *nspace, const pg_job_l
 }
 
 /* Frees the job's memory once nothing refers to it any more. */
-void pg_job_destroy(pg_job_t *job)
+void pg_ns_destroy(pg_ns_t *job)
 {
     pg_engine_t *e = job->engine;
     uint32_t size = job->size, nn = job->nnodes;
@@ -385,9 +386,9 @@ void pg_job_destroy(pg_job_t *job)
     pg_mem_free(e, job, sizeof(*job) + strlen(job->nspace) + 1);
 }
 
-pmix_status_t pg_job_deregister(pg_engine_t *e, const char *nspace)
+pmix_status_t pg_ns_deregister(pg_engine_t *e, const char *nspace)
 {
-    pg_job_t *job = e != NULL ? pg_job_find(e, nspace) : NULL;
+    pg_ns_t *job = e != NULL ? pg_ns_find(e, nspace) : NULL;
     if (job == NULL)
         return PMIX_ERR_NOT_FOUND;
     HASH_DEL(e->jobs, job);
@@ -399,7 +400,7 @@ pmix_status_t pg_job_deregister(pg_engine_t *e, const char *nspace)
     pg_fence_drop_job(e, job);
     pg_names_drop_job(e, job);
     pg_engine_flush(e);
-    pg_job_unref(job);
+    pg_ns_unref(job);
     return PMIX_SUCCESS;
 }
 
@@ -407,7 +408,7 @@ pmix_status_t pg_job_deregister(pg_engine_t *e, const char *nspace)
 
 /* PMI_dead_processes: the comma list of lost ranks, rebuilt per ask since
  * ranks are lost while the job runs. */
-static const char *dead_list(pg_engine_t *e, pg_job_t *job)
+static const char *dead_list(pg_engine_t *e, pg_ns_t *job)
 {
     strlist_t l = strlist_start(',');
     for (uint32_t r = 0; r < job->size; r++)
@@ -434,17 +435,17 @@ static int job_attr_of(const char *name)
     return name[0] == 'u' && strcmp(name, "universeSize") == 0 ? ATTR_UNIVERSE : ATTR_NONE;
 }
 
-bool pg_job_attr_known(const char *name)
+bool pg_ns_attr_known(const char *name)
 {
     return job_attr_of(name) != ATTR_NONE;
 }
 
-pmix_status_t pg_job_attr(pg_engine_t *e, const char *nspace, const char *name, pg_value_t *out)
+pmix_status_t pg_ns_attr(pg_engine_t *e, const char *nspace, const char *name, pg_value_t *out)
 {
     int attr = job_attr_of(name);
     if (attr == ATTR_NONE)
         return PMIX_ERR_NOT_FOUND;
-    pg_job_t *job = e != NULL ? pg_job_find(e, nspace) : NULL;
+    pg_ns_t *job = e != NULL ? pg_ns_find(e, nspace) : NULL;
     if (job == NULL || out == NULL)
         return job == NULL ? PMIX_ERR_NOT_FOUND : PMIX_ERR_BAD_PARAM;
     const char *s = attr == ATTR_MAPPING ? job->anl_map
@@ -486,14 +487,14 @@ static bool rsv_str(rsv_out_t *o, const char *s)
 
 #define KEY_IS(k, name) (strcmp((k), (name)) == 0)
 
-static bool rsv_session(const pg_job_t *job, const char *k, rsv_out_t *o)
+static bool rsv_session(const pg_ns_t *job, const char *k, rsv_out_t *o)
 {
     if (KEY_IS(k, PMIX_UNIV_SIZE))
         return rsv_u32(o, PMIX_UINT32, job->univ_size);
     return false;
 }
 
-static bool rsv_job(const pg_job_t *job, const char *k, rsv_out_t *o)
+static bool rsv_job(const pg_ns_t *job, const char *k, rsv_out_t *o)
 {
     if (KEY_IS(k, PMIX_JOB_SIZE))
         return rsv_u32(o, PMIX_UINT32, job->size);
@@ -521,7 +522,7 @@ static bool rsv_job(const pg_job_t *job, const char *k, rsv_out_t *o)
     return false;
 }
 
-static bool rsv_app(const pg_job_t *job, uint32_t app, const char *k, rsv_out_t *o)
+static bool rsv_app(const pg_ns_t *job, uint32_t app, const char *k, rsv_out_t *o)
 {
     uint32_t n = 0, leader = UINT32_MAX;
     bool size_key = KEY_IS(k, PMIX_APP_SIZE), ldr_key = KEY_IS(k, PMIX_APPLDR);
@@ -538,7 +539,7 @@ static bool rsv_app(const pg_job_t *job, uint32_t app, const char *k, rsv_out_t 
     return leader != UINT32_MAX && rsv_u32(o, PMIX_PROC_RANK, leader);
 }
 
-static bool rsv_node(const pg_job_t *job, uint32_t node, const char *k, rsv_out_t *o)
+static bool rsv_node(const pg_ns_t *job, uint32_t node, const char *k, rsv_out_t *o)
 {
     if (node >= job->nnodes)
         return false;
@@ -558,7 +559,7 @@ static bool rsv_node(const pg_job_t *job, uint32_t node, const char *k, rsv_out_
     return false;
 }
 
-static uint32_t app_rank(const pg_job_t *job, pmix_rank_t rank)
+static uint32_t app_rank(const pg_ns_t *job, pmix_rank_t rank)
 {
     uint32_t n = 0;
     for (uint32_t r = 0; r < rank; r++)
@@ -567,7 +568,7 @@ static uint32_t app_rank(const pg_job_t *job, pmix_rank_t rank)
     return n;
 }
 
-static bool rsv_proc(const pg_job_t *job, pmix_rank_t r, const char *k, rsv_out_t *o)
+static bool rsv_proc(const pg_ns_t *job, pmix_rank_t r, const char *k, rsv_out_t *o)
 {
     if (KEY_IS(k, PMIX_RANK) || KEY_IS(k, PMIX_GLOBAL_RANK))
         return rsv_u32(o, PMIX_PROC_RANK, r);
@@ -588,7 +589,7 @@ static bool rsv_proc(const pg_job_t *job, pmix_rank_t r, const char *k, rsv_out_
 
 /* The requester's node seen from the target job (same interned host), or
  * UINT32_MAX when the target job has no rank there. */
-uint32_t pg_job_node_of(const pg_job_t *tjob, const pg_job_t *rjob, pmix_rank_t rrank)
+uint32_t pg_ns_node_of(const pg_ns_t *tjob, const pg_ns_t *rjob, pmix_rank_t rrank)
 {
     if (rjob == NULL || rrank >= rjob->size)
         return UINT32_MAX;
@@ -599,7 +600,7 @@ uint32_t pg_job_node_of(const pg_job_t *tjob, const pg_job_t *rjob, pmix_rank_t 
     return UINT32_MAX;
 }
 
-static bool rsv_resolve(const pg_get_req_t *q, const pg_job_t *rjob, const pg_job_t *tjob,
+static bool rsv_resolve(const pg_get_req_t *q, const pg_ns_t *rjob, const pg_ns_t *tjob,
                         rsv_out_t *o)
 {
     const char *k = q->key;
@@ -607,7 +608,7 @@ static bool rsv_resolve(const pg_get_req_t *q, const pg_job_t *rjob, const pg_jo
     bool proc = t < tjob->size;
     uint32_t node = q->nodeid != UINT32_MAX ? q->nodeid
                     : proc                   ? tjob->rank_node[t]
-                                             : pg_job_node_of(tjob, rjob, q->requester.rank);
+                                             : pg_ns_node_of(tjob, rjob, q->requester.rank);
     uint32_t app = q->appnum != UINT32_MAX ? q->appnum
                    : proc                   ? tjob->appnum[t]
                    : rjob == tjob && q->requester.rank < tjob->size
@@ -629,7 +630,7 @@ static bool rsv_resolve(const pg_get_req_t *q, const pg_job_t *rjob, const pg_jo
 }
 
 /* Reserved keys never block: found -> value, else PMIX_ERR_NOT_FOUND. */
-pmix_status_t pg_reserved_get(const pg_get_req_t *q, pg_job_t *rjob, pg_job_t *tjob,
+pmix_status_t pg_reserved_get(const pg_get_req_t *q, pg_ns_t *rjob, pg_ns_t *tjob,
                               pg_get_cb_t cb, void *cbdata)
 {
     rsv_out_t o;
@@ -645,7 +646,7 @@ pmix_status_t pg_reserved_get(const pg_get_req_t *q, pg_job_t *rjob, pg_job_t *t
 pmix_status_t pg_proc_connect(pg_engine_t *e, const pg_proc_t *proc)
 {
     pmix_status_t rc;
-    pg_job_t *job = pg_job_of(e, proc, &rc);
+    pg_ns_t *job = pg_ns_of(e, proc, &rc);
     if (job == NULL)
         return rc;
     pg_procst_t *p = &job->procs[proc->rank];
@@ -660,7 +661,7 @@ pmix_status_t pg_proc_connect(pg_engine_t *e, const pg_proc_t *proc)
 static pmix_status_t proc_gone(pg_engine_t *e, const pg_proc_t *proc, pg_proc_state_t state)
 {
     pmix_status_t rc;
-    pg_job_t *job = pg_job_of(e, proc, &rc);
+    pg_ns_t *job = pg_ns_of(e, proc, &rc);
     if (job == NULL)
         return rc;
     pg_procst_t *p = &job->procs[proc->rank];

@@ -1,0 +1,156 @@
+/*
+ * pg_handler: the seam between the protocol handlers (pmi1/, pmi2/,
+ * pmix/server/) and the host that runs them (the gateway's connection layer,
+ * gateway/pg_conn.c; a test harness; later a per-node proxy or a replay
+ * gateway).  It sits below both, so the handlers include nothing of their
+ * host and any host can serve them, the way the engine is given its host
+ * (pg_engine_new(ops, ctx)) and flux-core's simple PMI server its client
+ * (ops.response_send(client, resp)).
+ *
+ * The host frames and parses bytes; a handler turns each complete message
+ * into engine calls and writes the replies with the wire encoders.
+ * Handlers never touch file descriptors, sockets or processes.
+ *
+ * Two directions, one crossing each:
+ *  - host -> handler: pg_proto_handler_t, one call per message (on_message,
+ *    or on_frame for PMIx);
+ *  - handler -> host: the peer's ops table (pg_peer_ops_t), one call per
+ *    reply (reply_send).  What a handler reads on every request -- the rank,
+ *    the job's name and size, the engine -- is plain data in pg_peer_t and
+ *    pg_peer_job_t, not a call.
+ *
+ * Life of a connection as a handler sees it:
+ *   on_open    once, when the first message shows which protocol the
+ *              connection speaks (PMI-1 "cmd=init pmi_version=1", or
+ *              "pmi_version=2" for PMI-2, or the PMIx preamble; a PMI_FD
+ *              connection's rank is already known then);
+ *   on_message for every complete message, in order, starting with that
+ *              first one (the handler answers init itself);
+ *   on_close   once, however the connection ends (finalize, EOF, framing
+ *              error, job teardown).  Release the handler data here.
+ *
+ * A handler whose request completes later (held get, fence) keeps the
+ * pg_peer_t pointer only until on_close, then must drop it (the engine's
+ * pg_proc_lost() completes held requests before on_close returns anyway).
+ */
+#ifndef PG_HANDLER_H
+#define PG_HANDLER_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "wire/pg_wire.h"
+
+typedef struct pg_engine pg_engine_t;
+typedef struct pg_peer pg_peer_t;
+
+/* ---- handler -> host -------------------------------------------------- */
+
+/* The job every peer of a host belongs to.  The host fills it before the
+ * first connection opens and keeps it, unchanged, until the last closes. */
+typedef struct pg_peer_job {
+    const char *kvsname;    /* PMI-1 kvsname = PMI-2 jobid = PMIx nspace */
+    int size;               /* ranks in the job */
+    int universe_size;
+    const uint32_t *appnum; /* [size] MPMD segment of each rank; NULL = all 0 */
+    pg_engine_t *engine;    /* the job's store; NULL: the host keeps none */
+} pg_peer_job_t;
+
+/* What a handler asks of its host.  Every hook is set (a host that has
+ * nothing to do for one still provides it). */
+typedef struct pg_peer_ops {
+    /* Sends bytes (one or more complete messages) to the peer, now or as
+     * soon as it reads.  Returns 0, or -1 when the peer is gone or its
+     * output is over the host's cap (the host then fails the peer). */
+    int (*reply_send)(pg_peer_t *peer, const void *bytes, size_t len);
+    /* The peer asked to end the whole job with exit code `code`; msg may be
+     * NULL.  Safe to call more than once; the first failure wins. */
+    void (*job_abort)(pg_peer_t *peer, int code, const char *msg);
+    /* The peer sent finalize: its EOF or exit is no longer a failure. */
+    void (*peer_finalize)(pg_peer_t *peer);
+    /* Monotonic nanoseconds: the `now` engine calls take. */
+    uint64_t (*clock_now)(pg_peer_t *peer);
+    /* One line for the job's log (no trailing newline). */
+    void (*log_write)(pg_peer_t *peer, const char *line);
+} pg_peer_ops_t;
+
+/* One connected process as its handler sees it.  The host embeds it in its
+ * own connection record and fills every field but handler_data. */
+struct pg_peer {
+    const pg_peer_ops_t *ops;
+    const pg_peer_job_t *job;
+    int rank;               /* -1 until the handshake named it (PMI_PORT) */
+    void *handler_data;     /* the handler's: set in on_open, freed in on_close */
+};
+
+/* The MPMD segment (appnum) of the peer's rank; -1 while it has none. */
+static inline int pg_peer_appnum(const pg_peer_t *peer)
+{
+    if (peer->rank < 0 || peer->rank >= peer->job->size)
+        return -1;
+    return peer->job->appnum != NULL ? (int)peer->job->appnum[peer->rank] : 0;
+}
+
+/* The host's clock (monotonic nanoseconds): the `now` of engine calls. */
+static inline uint64_t pg_peer_now(pg_peer_t *peer)
+{
+    return peer->ops->clock_now(peer);
+}
+
+/* The job's log, printf-style (the line is cut at 1 KiB). */
+static inline void pg_peer_log(pg_peer_t *peer, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static inline void pg_peer_log(pg_peer_t *peer, const char *fmt, ...)
+{
+    char line[1024];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    peer->ops->log_write(peer, line);
+}
+
+/* ---- host -> handler -------------------------------------------------- */
+
+/* Return values of on_message and on_frame. */
+enum {
+    PG_HANDLER_OK = 0,     /* carry on reading */
+    PG_HANDLER_CLOSE = 1,  /* close after the pending output is written (finalize) */
+    PG_HANDLER_FAIL = -1,  /* protocol violation the handler cannot answer:
+                              the connection is closed and its rank failed */
+};
+
+typedef struct pg_proto_handler {
+    const char *name; /* "PMI-1", "PMI-2": used in messages */
+
+    /* May set peer->handler_data.  Returns 0, or -1 to refuse the
+     * connection (rank failed). */
+    int (*on_open)(pg_peer_t *peer);
+
+    /* One complete message; msg and its tokens point into the receive buffer
+     * and are valid only during the call.  parse_rc is 0, or the parser's
+     * negative pg_wire_err_t for a framed but malformed message (answer it
+     * with an error reply: the connection stays usable; msg->err_reason has
+     * the text).  Returns PG_HANDLER_*. */
+    int (*on_message)(pg_peer_t *peer, pg_msg_t *msg, int parse_rc);
+
+    /* The connection is going away; free the handler data.  May be NULL. */
+    void (*on_close)(pg_peer_t *peer);
+
+    /* Binary protocols (PMIx, wire/pg_pmix_frame.h) get each frame's payload
+     * here instead of on_message: `payload` points into the receive buffer
+     * and is valid only during the call.  Returns PG_HANDLER_*. */
+    int (*on_frame)(pg_peer_t *peer, const char *payload, size_t len);
+} pg_proto_handler_t;
+
+/* The handlers a host's connections dispatch to, by protocol.  A NULL entry:
+ * connections speaking that protocol are answered with nothing and closed
+ * with a clear message naming the rank. */
+typedef struct pg_handler_table {
+    const pg_proto_handler_t *by_proto[PG_PROTO_PMIX + 1];
+} pg_handler_table_t;
+
+#endif
