@@ -44,10 +44,12 @@ run() {
             out=$(timeout 300 "$build/gateway/pmigate" run -n "$n" env "${envs[@]}" "$ours") ||
                 { echo "failed failed"; return; }
         else
+            # at N = 256 mpirun.openmpi may report a rank "exiting improperly"
+            # after rank 0 printed the figures: the line is what counts
             out=$(OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 300 \
-                "$mpirun" --oversubscribe --allow-run-as-root -n "$n" "$theirs" 2>/dev/null) ||
-                { echo "failed failed"; return; }
+                "$mpirun" --oversubscribe --allow-run-as-root -n "$n" "$theirs" 2>/dev/null) || true
         fi
+        printf '%s\n' "$out" | grep -q '^pmixbench n=' || { echo "failed failed"; return; }
         fences="$fences $(printf '%s\n' "$out" | field fence)"
         getalls="$getalls $(printf '%s\n' "$out" | field getall)"
     done
