@@ -38,6 +38,7 @@ static pmix_status_t fence_collect(void)
     bool yes = true;
     pmix_status_t rc;
 
+    PMIX_INFO_CONSTRUCT(&info); /* LOAD leaves the flags alone */
     PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
     rc = PMIx_Fence(NULL, 0, &info, 1);
     PMIX_INFO_DESTRUCT(&info);

@@ -49,6 +49,7 @@ static void fence(const pmix_proc_t *procs, size_t n, int collect)
     pmix_info_t info;
     bool yes = true;
 
+    PMIX_INFO_CONSTRUCT(&info); /* LOAD leaves the flags alone */
     PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
     CHECK(PMIx_Fence(procs, n, collect ? &info : NULL, collect ? 1 : 0) == PMIX_SUCCESS, "fence");
     PMIX_INFO_DESTRUCT(&info);
@@ -64,6 +65,7 @@ static pmix_status_t get(pmix_rank_t rank, const char *key, const char *flag, pm
     pmix_status_t rc;
 
     PMIX_LOAD_PROCID(&p, me.nspace, rank);
+    PMIX_INFO_CONSTRUCT(&info); /* LOAD leaves the flags alone */
     if (flag != NULL)
         PMIX_INFO_LOAD(&info, flag, &yes, PMIX_BOOL);
     *out = NULL;
