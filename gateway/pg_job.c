@@ -33,13 +33,17 @@
 #include "gateway/pg_conn.h"
 #include "gateway/pg_env.h"
 #include "gateway/pg_job_engine.h"
+#include "gateway/pg_keeper.h"
 #include "gateway/pg_listen.h"
 #include "gateway/pg_mapping.h"
 #include "gateway/pg_output.h"
 #include "gateway/pg_place.h"
+#include "gateway/pg_proc.h"
 #include "gateway/pg_status.h"
 #include "gateway/pg_stdin.h"
+#include "gateway/pg_tmpdir.h"
 #include "gateway/pg_trace_rec.h"
+#include "wire/pg_clock.h"
 
 enum {
     PG_JOB_KILL_GRACE_MS = 300, /* SIGTERM -> SIGKILL */
@@ -50,10 +54,28 @@ enum {
     PG_JOB_PORT_STRANGERS = 64,
     /* complaints about such connections shown before the rest are muted */
     PG_JOB_STRANGER_LOG_MAX = 8,
+    /* A PMI_PORT connection must say which rank it is within this long
+     * (PMIGATE_HELLO_TIMEOUT, seconds, overrides it): a silent one is
+     * closed instead of holding one of the slots above for the whole job. */
+    PG_JOB_HELLO_TIMEOUT_MS = 10000,
     /* Ranks started per turn of the event loop: the ranks already running
      * are served between batches instead of waiting for the last spawn. */
     PG_JOB_LAUNCH_BATCH = 16,
+    /* Once the ranks are gone, output still queued is written while the
+     * reader takes it; after --timeout or a signal it is given up when the
+     * reader has taken nothing for this long (docs/user-guide.md). */
+    PG_JOB_FLUSH_STALL_MS = 1000,
+    PG_JOB_FLUSH_CHECK_MS = 10,
 };
+
+/* A PMI_PORT connection that has not yet said which rank it is. */
+typedef struct port_peer {
+    pg_conn_t *conn;   /* owned by the job until identified */
+    pid_t pid;         /* the process that connected (SO_PEERCRED), 0 unknown */
+    int kin;           /* the rank whose process `pid` is or descends from,
+                        * as of accept; -1: none (a stranger) */
+    uint64_t deadline; /* pg_clock_now() by which it must have named its rank */
+} port_peer_t;
 
 typedef struct pg_rank {
     int rank;
@@ -91,15 +113,25 @@ struct pg_job {
     pg_listen_t *listen;
     pg_job_engine_t *je;
     pg_stdin_t *stdin_fwd;
+    pg_sink_t *out_sink;     /* pmigate's stdout, non-blocking (pg_output.h) */
+    pg_sink_t *err_sink;     /* pmigate's stderr (the same sink under 2>&1) */
+    int flushing;            /* every rank is gone; queued output is being written */
+    int hurry;               /* --timeout or a signal: the flush gives up when stalled */
+    struct event *ev_flush;
     pg_trace_recorder_t *trace; /* --trace, else NULL */
-    pg_conn_t **port_conns;  /* PMI_PORT connections not yet identified, oldest
+    port_peer_t *port_conns; /* PMI_PORT connections not yet identified, oldest
                               * first, owned; once a rank's, the rank owns it
                               * (pmi_conn) */
     int nport_conns;
+    pid_t *pids;             /* [size] each rank's pid (0 until forked), for
+                              * pg_proc_ancestor_among */
+    uint64_t hello_timeout_ns;
+    struct event *ev_hello;  /* closes the oldest silent PMI_PORT connections */
     int port_dropped;        /* a stranger was dropped (told once) */
     int stranger_logs;       /* complaints about strangers shown so far */
     pid_t parent;
     pid_t pgid;
+    pg_keeper_t *keeper;     /* cleans up if pmigate is SIGKILLed, or NULL */
     int nlive;               /* forked and not reaped */
     int launching;
     int next_launch;         /* the next rank to start */
@@ -120,14 +152,14 @@ void pg_job_log(const pg_job_t *job, const char *fmt, ...)
     va_list ap;
     int n;
 
-    (void)job;
     va_start(ap, fmt);
     n = vsnprintf(line, sizeof(line), fmt, ap);
     va_end(ap);
     if (n < 0)
         return;
-    /* one write per line, so it does not interleave with forwarded output */
-    dprintf(STDERR_FILENO, "pmigate: %s\n", line);
+    /* after the ranks' queued lines, never blocking; text a rank sent (an
+     * abort message) is escaped there, so it cannot forge a line */
+    pg_sink_log(job != NULL ? job->err_sink : NULL, line);
 }
 
 static struct timeval ms_to_tv(long ms)
@@ -214,19 +246,80 @@ void pg_job_abort(pg_job_t *job, int rank, int code, const char *msg)
 /* end of the job                                                     */
 /* ---------------------------------------------------------------- */
 
+/* Every rank's output is written (or given up, see on_flush_check). */
+static int output_flushed(const pg_job_t *job)
+{
+    for (int i = 0; i < job->size; i++)
+        if ((job->ranks[i].out != NULL && !pg_output_finished(job->ranks[i].out)) ||
+            (job->ranks[i].err != NULL && !pg_output_finished(job->ranks[i].err)))
+            return 0;
+    return pg_sink_queued(job->out_sink) == 0 && pg_sink_queued(job->err_sink) == 0;
+}
+
+static void flush_end(pg_job_t *job)
+{
+    job->flushing = 0;
+    event_del(job->ev_flush);
+    event_base_loopbreak(job->base);
+}
+
+/* While the ranks' last output is written: done, or stalled too long after
+ * --timeout or a signal? */
+static void on_flush_check(evutil_socket_t fd, short what, void *arg)
+{
+    pg_job_t *job = arg;
+    uint64_t now = pg_clock_now(), stall = (uint64_t)PG_JOB_FLUSH_STALL_MS * 1000000u;
+
+    (void)fd;
+    (void)what;
+    if (output_flushed(job) ||
+        (job->hurry && (pg_sink_stalled_ns(job->out_sink, now) >= stall ||
+                        pg_sink_stalled_ns(job->err_sink, now) >= stall)))
+        flush_end(job);
+}
+
+/* The ranks are gone: the loop goes on until their output is written, so a
+ * reader that resumes late still gets every line. */
+static void job_flush_output(pg_job_t *job)
+{
+    struct timeval every = ms_to_tv(PG_JOB_FLUSH_CHECK_MS);
+
+    pg_listen_stop(job->listen);
+    for (int i = 0; i < job->size; i++) {
+        if (job->ranks[i].out != NULL)
+            pg_output_finish(job->ranks[i].out);
+        if (job->ranks[i].err != NULL)
+            pg_output_finish(job->ranks[i].err);
+    }
+    job->flushing = 1;
+    if (output_flushed(job) || event_add(job->ev_flush, &every) != 0)
+        flush_end(job);
+}
+
+/* Output given up when the flush was cut short: said, and dropped. */
+static void report_undelivered(pg_job_t *job)
+{
+    size_t lost = 0;
+
+    for (int i = 0; i < job->size; i++) {
+        if (job->ranks[i].out != NULL)
+            lost += pg_output_undelivered(job->ranks[i].out);
+        if (job->ranks[i].err != NULL)
+            lost += pg_output_undelivered(job->ranks[i].err);
+    }
+    if (lost == 0)
+        return;
+    (void)pg_sink_discard(job->out_sink);
+    (void)pg_sink_discard(job->err_sink);
+    pg_job_log(job, "%zu bytes of the ranks' output were not delivered: nobody read them", lost);
+}
+
 static void job_maybe_done(pg_job_t *job)
 {
     if (job->done || job->launching || job->nlive > 0)
         return;
     job->done = 1;
-    /* the last words of every rank, then stop */
-    for (int i = 0; i < job->size; i++) {
-        if (job->ranks[i].out != NULL)
-            pg_output_drain(job->ranks[i].out);
-        if (job->ranks[i].err != NULL)
-            pg_output_drain(job->ranks[i].err);
-    }
-    event_base_loopbreak(job->base);
+    job_flush_output(job);
 }
 
 /* ---------------------------------------------------------------- */
@@ -347,6 +440,13 @@ static void on_signal(evutil_socket_t signo, short what, void *arg)
     pg_job_t *job = arg;
 
     (void)what;
+    job->hurry = 1;
+    if (job->flushing) { /* the ranks are gone: stop waiting for the reader */
+        if (pg_verdict_signal(&job->verdict, (int)signo))
+            pg_job_log(job, "got %s while writing the ranks' output", strsignal((int)signo));
+        flush_end(job);
+        return;
+    }
     if (job->teardown) {
         signal_job(job, SIGKILL); /* asked twice: no more grace */
         return;
@@ -362,9 +462,15 @@ static void on_timeout(evutil_socket_t fd, short what, void *arg)
 
     (void)fd;
     (void)what;
-    if (pg_verdict_timeout(&job->verdict))
-        pg_job_log(job, "job timed out after %g s; killing it (exit status %d)",
-                   job->opts->timeout, PG_EXIT_TIMEOUT);
+    job->hurry = 1; /* while flushing: the output is given up once stalled */
+    if (pg_verdict_timeout(&job->verdict)) {
+        if (job->flushing)
+            pg_job_log(job, "timed out after %g s writing the ranks' output (exit status %d)",
+                       job->opts->timeout, PG_EXIT_TIMEOUT);
+        else
+            pg_job_log(job, "job timed out after %g s; killing it (exit status %d)",
+                       job->opts->timeout, PG_EXIT_TIMEOUT);
+    }
     job_teardown(job, SIGTERM);
 }
 
@@ -379,7 +485,6 @@ static void trace_verbose(void *arg, const pg_conn_t *conn, pg_conn_dir_t dir, c
     const char *what = dir == PG_CONN_IN ? "cmd" : "reply";
     size_t start = 0;
 
-    (void)arg;
     while (start < len) {
         const char *nl = memchr(bytes + start, '\n', len - start);
         size_t end = nl ? (size_t)(nl - bytes) : len;
@@ -394,7 +499,8 @@ static void trace_verbose(void *arg, const pg_conn_t *conn, pg_conn_dir_t dir, c
                 o += (size_t)snprintf(line + o, sizeof(line) - o, "\\x%02x", ch);
         }
         line[o] = '\0';
-        pg_job_log(NULL, "rank %d %s: %s%s", pg_conn_rank(conn), what, line,
+        /* through the job's stderr queue: never blocking, never mid-line */
+        pg_job_log(arg, "rank %d %s: %s%s", pg_conn_rank(conn), what, line,
                    end - start > o ? "..." : "");
         start = end + 1;
     }
@@ -414,15 +520,46 @@ static pg_conn_t *job_conn_new(pg_job_t *job, int fd, int rank)
     return conn;
 }
 
+static port_peer_t *port_peer_of(pg_job_t *job, pg_conn_t *conn)
+{
+    for (int i = 0; i < job->nport_conns; i++)
+        if (job->port_conns[i].conn == conn)
+            return &job->port_conns[i];
+    return NULL;
+}
+
+/* A PMI_PORT connection speaks for a rank only if the process that opened
+ * it is that rank's process or one of its descendants (pg_proc.h): any
+ * other process of the user who claims the rank is an impostor, refused
+ * before it reads a key or joins a fence, and the rank itself is untouched. */
+static int port_peer_is_kin(pg_job_t *job, pg_conn_t *conn, int rank, const char **why)
+{
+    static char reason[128];
+    port_peer_t *peer = port_peer_of(job, conn);
+
+    if (peer == NULL || peer->kin == rank)
+        return 1;
+    if (job->pids[rank] == 0)
+        snprintf(reason, sizeof(reason), "that rank has not started yet");
+    else
+        snprintf(reason, sizeof(reason),
+                 "the process that connected (pid %d) is not rank %d's process (pid %d) nor "
+                 "one of its descendants",
+                 (int)peer->pid, rank, (int)job->pids[rank]);
+    *why = reason;
+    return 0;
+}
+
 static int conn_identify(void *owner, pg_conn_t *conn, int rank, const char **why)
 {
     pg_job_t *job = owner;
 
-    (void)conn;
     if (rank >= job->size) {
         *why = "no such rank in this job";
         return -1;
     }
+    if (!port_peer_is_kin(job, conn, rank, why))
+        return -1;
     if (job->ranks[rank].reaped || job->ranks[rank].finalized || job->ranks[rank].connected) {
         /* one PMI life per rank: the engine counts a finalized rank as gone */
         *why = job->ranks[rank].reaped      ? "that rank has exited"
@@ -436,7 +573,7 @@ static int conn_identify(void *owner, pg_conn_t *conn, int rank, const char **wh
 static void port_conn_forget(pg_job_t *job, pg_conn_t *conn)
 {
     for (int i = 0; i < job->nport_conns; i++) {
-        if (job->port_conns[i] == conn) {
+        if (job->port_conns[i].conn == conn) {
             memmove(&job->port_conns[i], &job->port_conns[i + 1],
                     (size_t)(job->nport_conns - i - 1) * sizeof(*job->port_conns));
             job->nport_conns--;
@@ -486,6 +623,18 @@ static void conn_served(void *owner, pg_conn_t *conn)
     pg_job_engine_touch(job->je);
 }
 
+/* One line per complaint about a PMI_PORT connection that is no rank's, up
+ * to PG_JOB_STRANGER_LOG_MAX: a flood of strangers does not flood stderr. */
+static void log_stranger(pg_job_t *job, const char *what)
+{
+    if (job->stranger_logs >= PG_JOB_STRANGER_LOG_MAX)
+        return;
+    pg_job_log(job, "a PMI_PORT client %s%s", what,
+               ++job->stranger_logs == PG_JOB_STRANGER_LOG_MAX
+                   ? " (further complaints about PMI_PORT clients muted)"
+                   : "");
+}
+
 static void conn_closed(void *owner, pg_conn_t *conn, const char *reason)
 {
     pg_job_t *job = owner;
@@ -496,11 +645,8 @@ static void conn_closed(void *owner, pg_conn_t *conn, const char *reason)
 
     port_conn_forget(job, conn);
     if (rank < 0) {
-        if (reason != NULL && job->stranger_logs < PG_JOB_STRANGER_LOG_MAX)
-            pg_job_log(job, "a PMI_PORT client %s%s", reason,
-                       ++job->stranger_logs == PG_JOB_STRANGER_LOG_MAX
-                           ? " (further complaints about PMI_PORT clients muted)"
-                           : "");
+        if (reason != NULL)
+            log_stranger(job, reason);
         pg_conn_free(conn);
         return;
     }
@@ -539,15 +685,55 @@ static void port_drop_oldest(pg_job_t *job)
                         "dropping the oldest",
                    job->size + PG_JOB_PORT_STRANGERS);
     }
-    oldest = job->port_conns[0];
+    oldest = job->port_conns[0].conn;
     port_conn_forget(job, oldest);
     pg_conn_free(oldest);
 }
 
-static void on_port_accept(void *arg, int fd)
+/* Arms the hello timer for the oldest waiting connection (the earliest
+ * deadline: they are kept in accept order). */
+static void port_hello_arm(pg_job_t *job)
+{
+    uint64_t now = pg_clock_now(), due;
+    struct timeval tv;
+
+    if (job->nport_conns == 0 || evtimer_pending(job->ev_hello, NULL))
+        return;
+    due = job->port_conns[0].deadline;
+    due = due > now ? due - now : 0;
+    tv.tv_sec = (time_t)(due / 1000000000u);
+    tv.tv_usec = (suseconds_t)(due % 1000000000u / 1000u) + 1;
+    (void)evtimer_add(job->ev_hello, &tv);
+}
+
+/* Closes every PMI_PORT connection that has not named its rank in time. */
+static void on_hello_timeout(evutil_socket_t fd, short what, void *arg)
 {
     pg_job_t *job = arg;
-    pg_conn_t **grown;
+    uint64_t now = pg_clock_now();
+    char what_happened[96];
+
+    (void)fd;
+    (void)what;
+    while (job->nport_conns > 0 && job->port_conns[0].deadline <= now) {
+        pg_conn_t *silent = job->port_conns[0].conn;
+
+        snprintf(what_happened, sizeof(what_happened),
+                 "did not say which rank it is within %g s: closed",
+                 (double)job->hello_timeout_ns / 1e9);
+        port_conn_forget(job, silent);
+        log_stranger(job, what_happened);
+        pg_conn_free(silent);
+    }
+    port_hello_arm(job);
+}
+
+/* pid's kinship is read now, while the process that connected surely
+ * exists (its pid cannot have been reused yet). */
+static void on_port_accept(void *arg, int fd, pid_t pid)
+{
+    pg_job_t *job = arg;
+    port_peer_t *grown;
     pg_conn_t *conn;
 
     if (job->teardown) {
@@ -562,8 +748,14 @@ static void on_port_accept(void *arg, int fd)
     }
     job->port_conns = grown;
     conn = job_conn_new(job, fd, -1);
-    if (conn != NULL)
-        job->port_conns[job->nport_conns++] = conn;
+    if (conn == NULL)
+        return;
+    job->port_conns[job->nport_conns++] = (port_peer_t){
+        .conn = conn, .pid = pid,
+        .kin = pid > 0 ? pg_proc_ancestor_among(pid, job->pids, job->size, job->parent) : -1,
+        .deadline = pg_clock_now() + job->hello_timeout_ns,
+    };
+    port_hello_arm(job);
 }
 
 static void on_port_refuse(void *arg, const char *why)
@@ -648,7 +840,11 @@ static void child_exec(child_plan_t *p)
     sigemptyset(&none);
     (void)sigprocmask(SIG_SETMASK, &none, NULL);
     (void)setpgid(0, p->pgid);
-    /* no orphans even if pmigate is SIGKILLed */
+    /* the rank dies with pmigate even if pmigate is SIGKILLed.  The signal
+     * comes when the parent *thread* ends: pmigate forks from its one
+     * thread, which lives until pmigate exits.  It covers the rank only,
+     * not the rank's own children (see "What pmigate guarantees" in the
+     * user guide). */
     (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != p->parent)
         _exit(PG_EXIT_INTERNAL);
@@ -741,17 +937,12 @@ static int rank_make_fds(int sv[2], int out[2], int err[2])
 /* Sets up the parent's side of a forked rank. */
 static int rank_watch(pg_job_t *job, pg_rank_t *r, int pmi_fd, int out_r, int err_r)
 {
-    char tag[32];
-    const char *t = NULL;
+    int tag = job->opts->tag_output ? r->rank : -1;
 
-    if (job->opts->tag_output) {
-        snprintf(tag, sizeof(tag), "[%d] ", r->rank);
-        t = tag;
-    }
-    r->out = pg_output_new(job->base, out_r, STDOUT_FILENO, t);
+    r->out = pg_output_new(job->base, out_r, job->out_sink, tag);
     if (r->out == NULL)
         close(out_r);
-    r->err = pg_output_new(job->base, err_r, STDERR_FILENO, t);
+    r->err = pg_output_new(job->base, err_r, job->err_sink, tag);
     if (r->err == NULL)
         close(err_r);
     r->fd_conn = job_conn_new(job, pmi_fd, r->rank);
@@ -775,10 +966,13 @@ static int rank_launch(pg_job_t *job, pg_rank_t *r)
     if (rank_plan(job, r, &fds, &plan) != 0 || (pid = spawn_child(&plan)) < 0)
         goto fail;
     /* both sides set the group: whichever runs first wins the race */
-    if (job->pgid == 0)
+    if (job->pgid == 0) {
         job->pgid = pid;
+        pg_keeper_watch_group(job->keeper, pid);
+    }
     (void)setpgid(pid, job->pgid);
     r->pid = pid;
+    job->pids[r->rank] = pid;
     r->exec_err = plan.exec_err; /* vfork returned: the child exec'd or gave up */
     job->nlive++;
     close_fd(&sv[1]);
@@ -951,7 +1145,10 @@ static int arm_events(pg_job_t *job)
     job->ev_kill = evtimer_new(job->base, on_kill_grace, job);
     job->ev_timeout = evtimer_new(job->base, on_timeout, job);
     job->ev_launch = evtimer_new(job->base, on_launch_batch, job);
-    if (job->ev_kill == NULL || job->ev_timeout == NULL || job->ev_launch == NULL)
+    job->ev_hello = evtimer_new(job->base, on_hello_timeout, job);
+    job->ev_flush = event_new(job->base, -1, EV_PERSIST, on_flush_check, job);
+    if (job->ev_kill == NULL || job->ev_timeout == NULL || job->ev_launch == NULL ||
+        job->ev_hello == NULL || job->ev_flush == NULL)
         return -1;
     if (job->opts->timeout > 0) {
         struct timeval tv = { (time_t)job->opts->timeout,
@@ -963,12 +1160,48 @@ static int arm_events(pg_job_t *job)
     return 0;
 }
 
+/* Before anything is started: the keeper (pg_keeper.h), pmigate as the
+ * subreaper of the job's process tree, and the directories dead jobs left
+ * removed (pg_tmpdir.h). */
+static void contain_job(pg_job_t *job)
+{
+    int swept;
+
+    /* first: the keeper must hold none of the job's descriptors or locks */
+    job->keeper = pg_keeper_start();
+    if (job->keeper == NULL && job->opts->verbose)
+        pg_job_log(job, "cannot start the keeper: if pmigate is SIGKILLed, the ranks' children "
+                        "survive it");
+    if (pg_proc_become_subreaper() != 0)
+        pg_job_log(job, "cannot become the ranks' subreaper (%s): processes that ranks leave "
+                        "behind may outlive the job",
+                   strerror(errno));
+    swept = pg_tmpdir_sweep();
+    if (swept > 0 && job->opts->verbose)
+        pg_job_log(job, "removed %d director%s left by jobs whose pmigate died", swept,
+                   swept == 1 ? "y" : "ies");
+}
+
+/* pmigate's stdout and stderr as sinks that never block the loop; under
+ * 2>&1 both are one sink, so their lines do not mix either. */
+static int open_sinks(pg_job_t *job)
+{
+    job->out_sink = pg_sink_new(job->base, STDOUT_FILENO);
+    job->err_sink = pg_sink_share(job->out_sink, STDERR_FILENO);
+    if (job->err_sink == NULL)
+        job->err_sink = pg_sink_new(job->base, STDERR_FILENO);
+    return job->out_sink != NULL && job->err_sink != NULL ? 0 : -1;
+}
+
 static int job_prepare(pg_job_t *job)
 {
     int err = 0;
 
+    if (open_sinks(job) != 0)
+        goto oom;
     if (check_programs(job) != 0)
         return -1;
+    contain_job(job);
     if (build_envs(job) != 0 || build_placement(job) != 0 || arm_events(job) != 0)
         goto oom;
     if (job->opts->trace_path != NULL &&
@@ -1004,22 +1237,85 @@ static void log_layout(const pg_job_t *job)
                    job->ranks[i].appnum, pg_place_cpuset_str(job->place, i));
 }
 
+/* Reaps whatever children have ended, for up to `ms`.  1 once pmigate has
+ * no child left (so no descendant either), 0 when time ran out. */
+static int reap_children_for(long ms)
+{
+    uint64_t deadline = pg_clock_now() + (uint64_t)ms * 1000000u;
+    struct timespec pause = { 0, 2 * 1000 * 1000 };
+    pid_t pid;
+
+    for (;;) {
+        while ((pid = waitpid(-1, NULL, WNOHANG)) > 0)
+            ;
+        if (pid < 0 && errno == ECHILD)
+            return 1;
+        if (pg_clock_now() >= deadline)
+            return 0;
+        (void)nanosleep(&pause, NULL);
+    }
+}
+
+/* Nothing the ranks started outlives the job: pmigate is their child
+ * subreaper, so every process they left behind (a background child, a
+ * daemon that called setsid) is its descendant; each gets SIGTERM, then,
+ * after the grace, SIGKILL until none is left, and is reaped. */
+static void kill_leftovers(pg_job_t *job)
+{
+    int n = pg_proc_signal_descendants(SIGTERM);
+
+    if (n == 0) {
+        (void)reap_children_for(0);
+        return;
+    }
+    if (!job->teardown || job->opts->verbose)
+        pg_job_log(job, "killing %d process%s the ranks left running", n, n == 1 ? "" : "es");
+    if (reap_children_for(PG_JOB_KILL_GRACE_MS))
+        return;
+    /* bounded: a fork loop that outruns SIGKILL must not hold pmigate */
+    for (int round = 0; round < 1000 && pg_proc_signal_descendants(SIGKILL) > 0; round++)
+        if (reap_children_for(10))
+            return;
+    (void)reap_children_for(0);
+}
+
 int pg_job_run(pg_job_t *job)
 {
     if (job_prepare(job) == 0) {
         job->launching = 1;
         launch_batch(job); /* the rest from the loop */
-        if (!job->done)
+        if (!job->done || job->flushing)
             event_base_dispatch(job->base);
+        report_undelivered(job);
     }
     if (job->teardown && job->pgid > 0)
-        (void)kill(-job->pgid, SIGKILL); /* stragglers the ranks left behind */
+        (void)kill(-job->pgid, SIGKILL); /* the ranks' group at once, then the rest */
+    pg_keeper_stop(job->keeper); /* pmigate lived to the end: dismissed */
+    job->keeper = NULL;
+    kill_leftovers(job);
     return pg_verdict_exit_code(&job->verdict);
 }
 
 /* ---------------------------------------------------------------- */
 /* creation                                                           */
 /* ---------------------------------------------------------------- */
+
+/* PG_JOB_HELLO_TIMEOUT_MS, or PMIGATE_HELLO_TIMEOUT seconds (> 0). */
+static uint64_t hello_timeout_ns(void)
+{
+    const char *text = getenv("PMIGATE_HELLO_TIMEOUT");
+    char *end;
+    double s;
+
+    if (text != NULL && *text != '\0') {
+        s = strtod(text, &end);
+        if (*end == '\0' && s > 0 && s < 1e6)
+            return (uint64_t)(s * 1e9);
+        pg_job_log(NULL, "PMIGATE_HELLO_TIMEOUT=%s is not a number of seconds: using %d s", text,
+                   PG_JOB_HELLO_TIMEOUT_MS / 1000);
+    }
+    return (uint64_t)PG_JOB_HELLO_TIMEOUT_MS * 1000000u;
+}
 
 pg_job_t *pg_job_new(struct event_base *base, const pg_run_opts_t *opts,
                      const pg_handler_table_t *handlers)
@@ -1043,9 +1339,11 @@ pg_job_t *pg_job_new(struct event_base *base, const pg_run_opts_t *opts,
     snprintf(job->kvsname, sizeof(job->kvsname), "kvs_%d_0", (int)job->parent);
     if (gethostname(job->hostname, sizeof(job->hostname) - 1) != 0)
         strcpy(job->hostname, "localhost");
+    job->hello_timeout_ns = hello_timeout_ns();
     job->ranks = calloc((size_t)job->size, sizeof(*job->ranks));
     job->appnum = calloc((size_t)job->size, sizeof(*job->appnum));
-    if (job->ranks == NULL || job->appnum == NULL)
+    job->pids = calloc((size_t)job->size, sizeof(*job->pids));
+    if (job->ranks == NULL || job->appnum == NULL || job->pids == NULL)
         goto oom;
     for (int s = 0; s < opts->nsegments; s++) {
         for (int k = 0; k < opts->segments[s].nprocs; k++, rank++) {
@@ -1067,6 +1365,7 @@ oom:
     if (job != NULL) {
         free(job->ranks);
         free(job->appnum);
+        free(job->pids);
     }
     free(job);
     return NULL;
@@ -1095,8 +1394,10 @@ void pg_job_free(pg_job_t *job)
     for (int i = 0; i < job->size; i++)
         rank_free(&job->ranks[i]);
     while (job->nport_conns > 0)
-        pg_conn_free(job->port_conns[--job->nport_conns]);
+        pg_conn_free(job->port_conns[--job->nport_conns].conn);
     free(job->port_conns);
+    free(job->pids);
+    pg_keeper_stop(job->keeper);
     pg_job_engine_free(job->je); /* after the connections: handlers drop their requests first */
     if (pg_trace_recorder_close(job->trace) != 0)
         pg_job_log(job, "writing the trace %s failed: it is incomplete", job->opts->trace_path);
@@ -1116,7 +1417,11 @@ void pg_job_free(pg_job_t *job)
     free_event(job->ev_timeout);
     free_event(job->ev_kill);
     free_event(job->ev_launch);
+    free_event(job->ev_hello);
+    free_event(job->ev_flush);
     free(job->ranks);
     free(job->appnum);
+    pg_sink_free(job->out_sink); /* after the ranks' forwarders, which borrow them */
+    pg_sink_free(job->err_sink);
     free(job);
 }

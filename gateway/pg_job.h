@@ -8,7 +8,12 @@
  * tears the job down (SIGTERM to the job's process group, SIGKILL after a
  * short grace) on the first failure: a PMI abort, a rank dying or breaking
  * its PMI connection before finalize, a rank exiting non-zero while others
- * run, --timeout, a launch failure.
+ * run, --timeout, a launch failure.  Whatever the ranks leave running is
+ * killed at the end (pmigate is their subreaper, pg_proc.h), and a keeper
+ * cleans up if pmigate is SIGKILLed (pg_keeper.h).
+ *
+ * PMI_PORT connections are the job's until they name a rank, which they may
+ * do only from that rank's process tree, within a handshake timeout.
  *
  * Ownership: the job borrows opts and handlers (they must outlive it) and
  * owns everything else it creates.

@@ -18,6 +18,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "gateway/pg_tmpdir.h"
+
 enum { PG_LISTEN_RETRY_MS = 100 };
 
 struct pg_listen {
@@ -27,6 +29,7 @@ struct pg_listen {
     int stopped;
     int short_reported;    /* the shortage was told once */
     char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
+    int dir_lock;          /* the directory's owner lock (pg_tmpdir.h) */
     char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
     pg_listen_accept_fn on_accept;
     pg_listen_refuse_fn on_refuse;
@@ -80,25 +83,19 @@ static void on_acceptable(evutil_socket_t lfd, short what, void *arg)
             l->on_refuse(l->arg, "refused a PMI_PORT connection from another user");
         return;
     }
-    l->on_accept(l->arg, fd);
+    l->on_accept(l->arg, fd, cred.pid);
 }
 
 /* Makes the 0700 directory and binds the 0600 socket in it. */
 static int bind_private(pg_listen_t *l)
 {
-    const char *tmp = getenv("TMPDIR");
     struct sockaddr_un sa = { .sun_family = AF_UNIX };
     mode_t old_mask;
     int rc;
 
-    if (tmp == NULL || tmp[0] == '\0')
-        tmp = "/tmp";
-    if ((size_t)snprintf(l->dir, sizeof(l->dir), "%s/pmigate.XXXXXX", tmp) >= sizeof(l->dir))
-        return ENAMETOOLONG;
-    if (mkdtemp(l->dir) == NULL) { /* mkdtemp creates it 0700 */
-        l->dir[0] = '\0';
-        return errno;
-    }
+    rc = pg_tmpdir_new(PG_TMPDIR_PREFIX, l->dir, sizeof(l->dir), &l->dir_lock);
+    if (rc != 0)
+        return rc;
     if ((size_t)snprintf(l->path, sizeof(l->path), "%s/pmi", l->dir) >= sizeof(l->path))
         return ENAMETOOLONG;
     memcpy(sa.sun_path, l->path, strlen(l->path) + 1);
@@ -119,6 +116,7 @@ pg_listen_t *pg_listen_new(struct event_base *base, pg_listen_accept_fn on_accep
         *err = ENOMEM;
         return NULL;
     }
+    l->dir_lock = -1;
     l->on_accept = on_accept;
     l->on_refuse = on_refuse;
     l->arg = arg;
@@ -168,8 +166,7 @@ void pg_listen_free(pg_listen_t *l)
         close(l->fd);
     if (l->path[0] != '\0')
         unlink(l->path);
-    if (l->dir[0] != '\0')
-        rmdir(l->dir);
+    pg_tmpdir_remove(l->dir, l->dir_lock);
     free(l);
 }
 

@@ -4,7 +4,8 @@
  * $TMPDIR or /tmp), the socket itself is 0600, and every accepted peer is
  * checked with SO_PEERCRED: only processes of pmigate's own uid get in.
  * Nothing on the socket says which rank connects; the connection layer
- * learns it from the client's handshake (initack pmiid=, fullinit pmirank=).
+ * learns it from the client's handshake (initack pmiid=, fullinit pmirank=)
+ * and the job checks the claim against the peer's pid (pg_proc.h).
  * Out of descriptors, it stops accepting for a moment (peers wait in the
  * backlog) instead of spinning on the still-readable socket.
  *
@@ -14,12 +15,16 @@
 #ifndef PG_LISTEN_H
 #define PG_LISTEN_H
 
+#include <sys/types.h>
+
 struct event_base;
 typedef struct pg_listen pg_listen_t;
 
 /* Called for every accepted, credential-checked socket (non-blocking,
- * close-on-exec); the callee owns fd. */
-typedef void (*pg_listen_accept_fn)(void *arg, int fd);
+ * close-on-exec); the callee owns fd.  pid is the process that connected
+ * (SO_PEERCRED, as of connect()), 0 if the kernel could not name it (a
+ * peer in another pid namespace). */
+typedef void (*pg_listen_accept_fn)(void *arg, int fd, pid_t pid);
 /* Called for a refused peer with a sentence saying why. */
 typedef void (*pg_listen_refuse_fn)(void *arg, const char *why);
 

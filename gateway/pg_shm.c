@@ -25,6 +25,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "gateway/pg_tmpdir.h"
 #include "pmi1/pg_pmi1_server.h"
 #include "pmix/engine/pg_engine.h"
 #include "pmix/pack/pg_pack.h"
@@ -47,6 +48,7 @@ typedef struct staged {
 
 struct pg_shm {
     char *dir;         /* private directory, owned */
+    int dir_lock;      /* its owner lock (pg_tmpdir.h) */
     char *path;        /* dir/kvs.seg */
     char *tmp;         /* dir/kvs.seg.new */
     char *commits_path; /* dir/kvs.commits */
@@ -90,23 +92,25 @@ static int commits_make(pg_shm_t *w)
 
 pg_shm_t *pg_shm_new(const char *nspace, uint32_t job_size, int *err)
 {
-    const char *base = getenv("TMPDIR");
     pg_shm_t *w = calloc(1, sizeof(*w));
+    char dir[4096];
 
     *err = ENOMEM;
     if (w == NULL)
         return NULL;
-    if (base == NULL || base[0] == '\0')
-        base = "/tmp";
+    w->dir_lock = -1;
     w->job_size = job_size;
     w->nspace = strdup(nspace);
-    w->dir = join(base, "pmigate-shm.XXXXXX");
-    if (w->nspace == NULL || w->dir == NULL)
+    if (w->nspace == NULL)
         goto fail;
-    if (mkdtemp(w->dir) == NULL) { /* 0700 */
-        *err = errno;
-        free(w->dir);
-        w->dir = NULL;
+    *err = pg_tmpdir_new(PG_TMPDIR_PREFIX "-shm", dir, sizeof(dir), &w->dir_lock);
+    if (*err != 0)
+        goto fail;
+    *err = ENOMEM;
+    w->dir = strdup(dir);
+    if (w->dir == NULL) {
+        pg_tmpdir_remove(dir, w->dir_lock);
+        w->dir_lock = -1;
         goto fail;
     }
     pg_buffer_construct(&w->packed);
@@ -135,8 +139,7 @@ void pg_shm_free(pg_shm_t *w)
         munmap(w->commits, pg_shm_commits_size(w->job_size));
     if (w->commits_path != NULL)
         (void)unlink(w->commits_path);
-    if (w->dir != NULL)
-        (void)rmdir(w->dir);
+    pg_tmpdir_remove(w->dir, w->dir_lock);
     free(w->ents);
     free(w->dir);
     free(w->path);
@@ -235,20 +238,17 @@ static int staged_cmp(const void *a, const void *b)
     return c != 0 ? c : (x->rank > y->rank) - (x->rank < y->rank);
 }
 
-/* Would the PMI-1 server send this value in its get_result?  Decided the
- * way the server does: the encoder accepts it (no space, newline or NUL)
- * and the line fits the client's buffer. */
+/* Would the PMI-1 server send this value in its get_result?  Decided by
+ * the server's own rule, pg_enc_pmi1_value_sendable. */
 static bool pmi1_sends_verbatim(const char *val, uint32_t len)
 {
-    char text[PG_PMI1_VALLEN_MAX + 1], line[PG_PMI1_REPLY_LINE_MAX + 64];
-    pg_enc_t e;
+    char text[PG_PMI1_VALLEN_MAX + 1];
 
     if (len > PG_PMI1_VALLEN_MAX || memchr(val, '\0', len) != NULL)
         return false;
     memcpy(text, val, len);
     text[len] = '\0';
-    pg_enc_init(&e, line, sizeof(line));
-    return pg_enc_pmi1_get_result(&e, text) == 0 && e.len <= PG_PMI1_REPLY_LINE_MAX;
+    return pg_enc_pmi1_value_sendable(text);
 }
 
 /* Which servers would send this value verbatim for this key: none for a

@@ -44,10 +44,18 @@ int pg_verdict_rank_lost(pg_verdict_t *v, int rank, int code)
     return decide(v, PG_CAUSE_LOST, rank, code != 0 ? code : 1);
 }
 
+int pg_status_of_abort(int code)
+{
+    /* exit statuses are 8 bits: MPI_Abort(..., -1) exits 255, as a shell
+     * would; but an abort is a failure, so a code whose low 8 bits are 0
+     * (0, 256, ...) must not read as success: it becomes 1, the status of
+     * every other failure that has no code of its own */
+    return (code & 0xff) != 0 ? code & 0xff : 1;
+}
+
 int pg_verdict_abort(pg_verdict_t *v, int rank, int code)
 {
-    /* exit statuses are 8 bits: MPI_Abort(..., -1) exits 255, as a shell would */
-    return decide(v, PG_CAUSE_ABORT, rank, code & 0xff);
+    return decide(v, PG_CAUSE_ABORT, rank, pg_status_of_abort(code));
 }
 
 int pg_verdict_timeout(pg_verdict_t *v)

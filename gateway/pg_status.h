@@ -2,7 +2,8 @@
  * pg_status: which exit status `pmigate run` returns.  The rules users script
  * against, kept pure so they are unit tested apart from real processes:
  *   - the first failure decides: a rank's non-zero status (128+N when killed
- *     by signal N), the code of a PMI abort, 124 for --timeout, 128+N when
+ *     by signal N), the code of a PMI abort (mod 256, and 1 when that is 0:
+ *     an aborted job never exits 0), 124 for --timeout, 128+N when
  *     pmigate itself got signal N, 127 (or 126) when a program could not be
  *     started;
  *   - once the job is being torn down, ranks dying of the signals pmigate
@@ -42,6 +43,9 @@ void pg_verdict_init(pg_verdict_t *v);
 
 /* Converts a waitpid() status: exit code, or 128+signal. */
 int pg_status_of_wait(int wstatus);
+/* The status a PMI abort with `code` (PMI-1, PMI-2 or PMIx alike) ends the
+ * job with: code mod 256, or 1 when that is 0. */
+int pg_status_of_abort(int code);
 
 /* Each returns 1 when this event decided the verdict (it was the first
  * failure), 0 when an earlier failure stands. */

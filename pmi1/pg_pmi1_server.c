@@ -163,6 +163,9 @@ static int pmi1_put(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg)
         val = (pg_str_t){ "", 0 };
     if (pg_pmi_cstr(val, value, sizeof(value)) != 0)
         return pmi1_refuse(peer, PG_CMD_PMI1_PUT_RESULT, -1, "invalid_value"), PG_HANDLER_OK;
+    if (!pg_enc_pmi1_value_sendable(value)) /* accept only what a get can return */
+        return pmi1_refuse(peer, PG_CMD_PMI1_PUT_RESULT, -1,
+                           "value_too_long_to_be_read_back_over_pmi1"), PG_HANDLER_OK;
     v = pg_value_bytes(PMIX_STRING, value, val.len);
     st = pg_put(engine, &proc, PMIX_GLOBAL, key, &v, 0);
     if (st == PMIX_SUCCESS)
@@ -175,7 +178,8 @@ static int pmi1_put(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg)
 }
 
 /* get_result for a found value: value= last, and the line must fit MPICH's
- * 1024-byte read buffer or the client would misparse it. */
+ * 1024-byte read buffer or the client would misparse it (a PMI-2 put or a
+ * PMIx commit can store what a PMI-1 get cannot carry). */
 static void pmi1_send_value(pg_peer_t *peer, const pg_value_t *value)
 {
     char scratch[64], text[PG_PMI1_VALLEN_MAX + 1];
@@ -185,12 +189,8 @@ static void pmi1_send_value(pg_peer_t *peer, const pg_value_t *value)
 
     pg_enc_t *e = pg_pmi_reply_init(&r);
     if (pg_pmi_value_text(value, scratch, sizeof(scratch), &s) == 0 &&
-        pg_pmi_cstr(s, text, sizeof(text)) == 0)
+        pg_pmi_cstr(s, text, sizeof(text)) == 0 && pg_enc_pmi1_value_sendable(text))
         rc = pg_enc_pmi1_get_result(e, text);
-    if (rc == 0 && e->len > PG_PMI1_REPLY_LINE_MAX) {
-        pg_enc_reset(e);
-        rc = -1;
-    }
     if (rc != 0) {
         pg_enc_begin(e, PG_CMD_PMI1_GET_RESULT);
         pg_enc_add_long(e, "rc", -1);

@@ -29,9 +29,9 @@
  * lines before each barrier_out: "<key>=yes". */
 #define PG_PMI1_KEYVAL_CACHE_ATTR "pmigate_keyval_cache"
 
-/* Longest line a PMI-1 reply may have, '\n' included (MPICH's PMIU_MAXLINE
- * buffer is 1024 bytes), and the most tokens MPICH 4.0 keeps per line. */
-enum { PG_PMI1_REPLY_LINE_MAX = 1023, PG_PMI1_REPLY_TOKENS_MAX = 64 };
+/* The most tokens MPICH 4.0 keeps per line (the longest reply line,
+ * PG_PMI1_REPLY_LINE_MAX, is in wire/pg_wire.h). */
+enum { PG_PMI1_REPLY_TOKENS_MAX = 64 };
 
 /* Stateless table; the per-connection state is the handler data. */
 extern const pg_proto_handler_t pg_pmi1_handler;

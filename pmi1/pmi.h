@@ -62,6 +62,12 @@ int PMI_KVS_Get_my_name(char kvsname[], int length);
 int PMI_KVS_Get_name_length_max(int *length);
 int PMI_KVS_Get_key_length_max(int *length);
 int PMI_KVS_Get_value_length_max(int *length);
+/* MPICH's older names, exported as Slurm's, Flux's and OpenPMIx's libpmi
+ * do: the process group's id and its key-value domain's id are both the
+ * key-value space's name; the longest id is the longest name. */
+int PMI_Get_id(char id_str[], int length);
+int PMI_Get_kvs_domain_id(char id_str[], int length);
+int PMI_Get_id_length_max(int *length);
 int PMI_KVS_Put(const char kvsname[], const char key[], const char value[]);
 int PMI_KVS_Commit(const char kvsname[]);
 int PMI_KVS_Get(const char kvsname[], const char key[], char value[], int length);

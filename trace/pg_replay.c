@@ -15,8 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -375,19 +373,6 @@ static void report_hang(const replay_t *rp)
 /* sending                                                            */
 /* ---------------------------------------------------------------- */
 
-static int open_port_conn(const char *path)
-{
-    struct sockaddr_un sa = { .sun_family = AF_UNIX };
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-    if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
-        close(fd);
-        return -1;
-    }
-    return fd;
-}
-
 /* A PMIx connection opens with the preamble.  A recording always has it
  * (the gateway traces it), but a hand-made or cut trace may not: then the
  * replayer says it itself, as libpmix would. */
@@ -408,10 +393,10 @@ static int actor_open_pmix(replay_t *rp, actor_t *a, const pg_trace_event_t *fir
 
 static int actor_open(replay_t *rp, actor_t *a)
 {
-    const char *port = pg_replay_gw_port(rp->gw);
-
+    /* a PMI_PORT connection is opened by the rank's stub: the gateway
+     * accepts a rank's claim only from that rank's process tree */
     if (a->via_port)
-        a->fd = port ? open_port_conn(port) : -1;
+        a->fd = pg_replay_gw_port_fd(rp->gw, a->rank);
     else
         a->fd = pg_replay_gw_take_fd(rp->gw, a->rank);
     if (a->fd < 0) {

@@ -135,10 +135,10 @@ static void report_field(const char *msg, const char *key, char *out, size_t cap
     }
 }
 
-/* Reads one stub's report and the fd riding with it. */
-static int take_report(pg_replay_gw_t *gw, int ctl, char *err, size_t errlen)
+/* Reads one message of a stub into msg[STUB_MSG_MAX + 1] and the fd riding
+ * with it (-1 if none), waiting at most 5 s. */
+static int recv_with_fd(int ctl, char *msg)
 {
-    char msg[STUB_MSG_MAX + 1], rank_s[16];
     char cbuf[CMSG_SPACE(sizeof(int))];
     struct iovec iov = { msg, STUB_MSG_MAX };
     struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
@@ -147,7 +147,6 @@ static int take_report(pg_replay_gw_t *gw, int ctl, char *err, size_t errlen)
     struct cmsghdr *cm;
     ssize_t n;
     int fd = -1;
-    long rank;
 
     (void)setsockopt(ctl, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
     n = recvmsg(ctl, &mh, MSG_CMSG_CLOEXEC);
@@ -155,6 +154,16 @@ static int take_report(pg_replay_gw_t *gw, int ctl, char *err, size_t errlen)
     if (cm != NULL && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
         memcpy(&fd, CMSG_DATA(cm), sizeof(fd));
     msg[n > 0 ? n : 0] = '\0';
+    return fd;
+}
+
+/* Reads one stub's report and the fd riding with it. */
+static int take_report(pg_replay_gw_t *gw, int ctl, char *err, size_t errlen)
+{
+    char msg[STUB_MSG_MAX + 1], rank_s[16];
+    int fd = recv_with_fd(ctl, msg);
+    long rank;
+
     report_field(msg, "rank", rank_s, sizeof(rank_s));
     rank = strtol(rank_s, NULL, 10);
     if (fd < 0 || rank_s[0] == '\0' || rank < 0 || rank >= gw->nranks ||
@@ -264,6 +273,16 @@ const char *pg_replay_gw_port(const pg_replay_gw_t *gw)
     return gw->port[0] ? gw->port : NULL;
 }
 
+int pg_replay_gw_port_fd(pg_replay_gw_t *gw, int rank)
+{
+    char msg[STUB_MSG_MAX + 1];
+
+    if (rank < 0 || rank >= gw->nranks || gw->stubs[rank].ctl < 0 || gw->port[0] == '\0' ||
+        send(gw->stubs[rank].ctl, "P", 1, MSG_NOSIGNAL) != 1)
+        return -1;
+    return recv_with_fd(gw->stubs[rank].ctl, msg);
+}
+
 int pg_replay_gw_finish(pg_replay_gw_t *gw, int kill_first, uint64_t deadline_ns)
 {
     if (gw == NULL || gw->child <= 0)
@@ -329,6 +348,26 @@ static int stub_send(int ctl, int pmi_fd, const char *report)
     return sendmsg(ctl, &mh, MSG_NOSIGNAL) == (ssize_t)iov.iov_len ? 0 : -1;
 }
 
+/* Connects to the gateway's PMI_PORT as this rank's process and hands the
+ * socket to the replayer (no fd rides along when it cannot connect). */
+static void stub_send_port_conn(int ctl, const char *port)
+{
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    int fd = port != NULL ? socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0) : -1;
+
+    if (fd >= 0) {
+        snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", port);
+        if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+            close(fd);
+            fd = -1;
+        }
+    }
+    if (fd < 0 || stub_send(ctl, fd, "port\n") != 0)
+        (void)send(ctl, "none\n", 5, MSG_NOSIGNAL);
+    if (fd >= 0)
+        close(fd);
+}
+
 int pg_replay_stub_main(int argc, char **argv)
 {
     struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -336,6 +375,7 @@ int pg_replay_stub_main(int argc, char **argv)
     const char *jobid = getenv("PMI_JOBID"), *port = getenv("PMIGATE_PMI_PORT");
     char report[STUB_MSG_MAX], sink[64];
     int ctl, pmi_fd;
+    ssize_t n;
 
     if (argc < 2 || fd_s == NULL || rank == NULL) {
         fprintf(stderr, "pmigate __replay-stub: run by pmigate replay only\n");
@@ -353,7 +393,10 @@ int pg_replay_stub_main(int argc, char **argv)
         return 1;
     }
     close(pmi_fd); /* the replayer's copy is now the only one */
-    while (read(ctl, sink, sizeof(sink)) > 0)
-        ; /* until released */
+    /* until released: each "P" asks for a PMI_PORT connection of this rank */
+    while ((n = read(ctl, sink, sizeof(sink))) > 0)
+        for (ssize_t i = 0; i < n; i++)
+            if (sink[i] == 'P')
+                stub_send_port_conn(ctl, port);
     return 0;
 }

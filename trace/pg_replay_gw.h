@@ -6,7 +6,11 @@
  * socket with SCM_RIGHTS, closes its own copy, and then only waits, so the
  * replayer speaks on the rank's real PMI connection exactly as the
  * application did, to an unmodified gateway, with no application at all.
- * A stub exits 0 when the replayer releases it (closes its control socket).
+ * For a recorded PMI_PORT connection, the replayer asks the stub ("P" on
+ * the control socket) to connect to PMIGATE_PMI_PORT and hand the socket
+ * over the same way, since the gateway takes a rank's claim only from the
+ * rank's own process tree.  A stub exits 0 when the replayer releases it
+ * (closes its control socket).
  *
  * Ownership: pg_replay_gw_t owns the child, the control sockets and the PMI
  * fds until pg_replay_gw_take_fd() hands one over.
@@ -31,6 +35,10 @@ pg_replay_gw_t *pg_replay_gw_start(const char *self_exe, int nranks, const char 
 
 /* Hands over rank's PMI_FD (the caller then owns it); -1 if already taken. */
 int pg_replay_gw_take_fd(pg_replay_gw_t *gw, int rank);
+/* A new PMIGATE_PMI_PORT connection, opened by rank's stub (the gateway
+ * lets only a rank's own process tree claim the rank) and handed over; the
+ * caller owns it.  -1 when there is no port or the stub cannot. */
+int pg_replay_gw_port_fd(pg_replay_gw_t *gw, int rank);
 const char *pg_replay_gw_kvsname(const pg_replay_gw_t *gw); /* from PMI_JOBID */
 const char *pg_replay_gw_port(const pg_replay_gw_t *gw);    /* PMIGATE_PMI_PORT, or NULL */
 

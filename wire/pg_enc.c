@@ -378,6 +378,15 @@ int pg_enc_pmi1_get_result(pg_enc_t *e, const char *value)
     return pg_enc_end(e);
 }
 
+bool pg_enc_pmi1_value_sendable(const char *value)
+{
+    char line[PG_PMI1_REPLY_LINE_MAX + 1];
+    pg_enc_t e;
+
+    pg_enc_init(&e, line, sizeof line);
+    return pg_enc_pmi1_get_result(&e, value) == 0 && e.len <= PG_PMI1_REPLY_LINE_MAX;
+}
+
 int pg_enc_pmi1_get_result_missing(pg_enc_t *e, pg_str_t key)
 {
     char msg[PG_PMI1_LINE_MAX];

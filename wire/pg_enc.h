@@ -90,6 +90,11 @@ int pg_enc_pmi1_universe_size(pg_enc_t *e, int size);
 int pg_enc_pmi1_put_result(pg_enc_t *e, int rc, const char *msg);
 /* rc=0 msg=success value=<v>, value= last. */
 int pg_enc_pmi1_get_result(pg_enc_t *e, const char *value);
+/* Whether a get_result carrying `value` reaches a PMI-1 client whole: the
+ * encoder takes it and the line fits PG_PMI1_REPLY_LINE_MAX.  The one rule
+ * a PMI-1 put is held to, so that every value accepted can be read back
+ * (with the usual get_result prefix, values up to 984 bytes). */
+bool pg_enc_pmi1_value_sendable(const char *value);
 /* rc=-1 msg=key_<key>_not_found value=unknown: what every client accepts. */
 int pg_enc_pmi1_get_result_missing(pg_enc_t *e, pg_str_t key);
 int pg_enc_pmi1_barrier_out(pg_enc_t *e);

@@ -52,6 +52,8 @@ enum {
     PG_PMI1_VALLEN_MAX = 1024,    /* get_maxes vallen_max */
     PG_PMI1_KVSNAME_MAX = 256,    /* get_maxes kvsname_max */
     PG_PMI1_LINE_MAX = 4096,      /* one PMI-1 line, '\n' included */
+    PG_PMI1_REPLY_LINE_MAX = 1023, /* one PMI-1 reply line, '\n' included: MPICH's
+                                    * PMIU_MAXLINE read buffer is 1024 bytes */
     PG_PMI1_MCMD_MAX = 256 * 1024, /* one mcmd=spawn ... endcmd block */
     PG_PMI2_KEYLEN_MAX = 64,      /* Slurm pmi2.h PMI2_MAX_KEYLEN */
     PG_PMI2_VALLEN_MAX = 1024,    /* Slurm pmi2.h PMI2_MAX_VALLEN */

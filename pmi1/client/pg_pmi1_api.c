@@ -270,6 +270,26 @@ int PMI_KVS_Get_name_length_max(int *length)
     PMI1_LOCKED(get_max(MAX_KVSNAME, length));
 }
 
+/* The id of the process group and of the domain whose key-value spaces it
+ * can share: MPICH's older PMI-1 calls, which Slurm's, Flux's and OpenPMIx's
+ * libpmi still export.  With one key-value space per job both are its
+ * name, as all three give them (Slurm's name is "jobid.stepid", the others'
+ * the namespace), and the longest id is the longest name, as in Flux's. */
+int PMI_Get_id(char id_str[], int length)
+{
+    return PMI_KVS_Get_my_name(id_str, length);
+}
+
+int PMI_Get_kvs_domain_id(char id_str[], int length)
+{
+    return PMI_KVS_Get_my_name(id_str, length);
+}
+
+int PMI_Get_id_length_max(int *length)
+{
+    return PMI_KVS_Get_name_length_max(length);
+}
+
 int PMI_KVS_Get_key_length_max(int *length)
 {
     if (length == NULL)

@@ -7,7 +7,10 @@
  *
  * The process-wide state (the PMI-2 API is global by definition) is one
  * struct.  Init and Finalize take its lock; the other calls only read the
- * facts Init wrote, so the request path takes no lock of its own.  Without
+ * facts Init wrote, so the request path takes the lock only to count
+ * itself in and out (PMI2_REQUIRE_INIT): PMI2_Finalize refuses calls that
+ * start once it has begun, fails those waiting, and frees the state only
+ * when the last one has left.  Without
  * a PMI environment the process is a singleton: size 1, rank 0, and local
  * stores for keys, node attributes and names (wire-protocol.md §6.2).
  */
@@ -31,6 +34,9 @@
 
 static struct pmi2_state {
     pthread_mutex_t lock;       /* init/finalize, cached facts, singleton stores */
+    pthread_cond_t idle;        /* signalled when the last call in progress leaves */
+    unsigned calls;             /* calls in progress (between enter and leave) */
+    bool finalizing;            /* PMI2_Finalize has begun: calls are refused */
     bool inited;
     bool want_threaded;         /* PMI2_Set_threaded before PMI2_Init */
     bool fence_is_barrier;      /* the server's kvs-fence is a true barrier (pmigate) */
@@ -44,7 +50,7 @@ static struct pmi2_state {
     pg_cl_shm_t *shm;           /* the node's shared key segment, NULL if not offered */
     uint64_t fences;            /* completed fences = the segment generation to use;
                                    written by the fencing thread only */
-} pmi2 = { .lock = PTHREAD_MUTEX_INITIALIZER };
+} pmi2 = { .lock = PTHREAD_MUTEX_INITIALIZER, .idle = PTHREAD_COND_INITIALIZER };
 
 /* ---- requests -------------------------------------------------------------- */
 
@@ -193,11 +199,38 @@ static pg_str_t cstr(const char *s)
     return v;
 }
 
+/* A call counts itself in, unless the library is not initialised or
+ * PMI2_Finalize has begun (then it fails with PMI2_ERR_INIT). */
+static int pmi2_enter(void)
+{
+    int rc = PMI2_ERR_INIT;
+
+    pthread_mutex_lock(&pmi2.lock);
+    if (pmi2.inited && !pmi2.finalizing) {
+        pmi2.calls++;
+        rc = PMI2_SUCCESS;
+    }
+    pthread_mutex_unlock(&pmi2.lock);
+    return rc;
+}
+
+/* Counts a call out (a cleanup handler: `entered` is pmi2_enter's result). */
+static void pmi2_leave(int *entered)
+{
+    if (*entered != PMI2_SUCCESS)
+        return;
+    pthread_mutex_lock(&pmi2.lock);
+    if (--pmi2.calls == 0)
+        pthread_cond_broadcast(&pmi2.idle);
+    pthread_mutex_unlock(&pmi2.lock);
+}
+
+/* At the top of every call that uses the state: the call is counted in
+ * until it returns, whichever return that is. */
 #define PMI2_REQUIRE_INIT()                                                    \
-    do {                                                                       \
-        if (!pmi2.inited)                                                      \
-            return PMI2_ERR_INIT;                                              \
-    } while (0)
+    int pmi2_entered_ __attribute__((cleanup(pmi2_leave))) = pmi2_enter();     \
+    if (pmi2_entered_ != PMI2_SUCCESS)                                         \
+        return PMI2_ERR_INIT
 
 /* ---- start-up and shut-down ------------------------------------------------ */
 
@@ -281,7 +314,9 @@ int PMI2_Init(int *spawned, int *size, int *rank, int *appnum)
     int rc = PMI2_SUCCESS;
 
     pthread_mutex_lock(&pmi2.lock);
-    if (!pmi2.inited) {
+    if (pmi2.finalizing) /* what is inited now is about to go */
+        rc = PMI2_ERR_INIT;
+    else if (!pmi2.inited) {
         if (pg_cl_env_read(&env) != 0)
             rc = PMI2_ERR_INIT;
         else
@@ -320,14 +355,27 @@ int PMI2_Set_threaded(int is_threaded)
     return PMI2_SUCCESS;
 }
 
+/* Calls that start from now on are refused; calls still waiting for a
+ * reply fail once the socket is shut down; the state goes when the last
+ * one has left (they used to find it freed under them). */
 int PMI2_Finalize(void)
 {
     int rc = PMI2_SUCCESS;
 
     pthread_mutex_lock(&pmi2.lock);
+    if (pmi2.finalizing) { /* another thread's finalize is under way */
+        pthread_mutex_unlock(&pmi2.lock);
+        return PMI2_ERR_INIT;
+    }
+    pmi2.finalizing = true;
     if (pmi2.inited && pmi2.mux != NULL)
         rc = pmi2_call_simple(PG_CMD_PMI2_FINALIZE, PG_CMD_PMI2_FINALIZE_RESPONSE);
+    if (pmi2.mux != NULL)
+        pg_pmi2_mux_shutdown(pmi2.mux);
+    while (pmi2.calls > 0)
+        pthread_cond_wait(&pmi2.idle, &pmi2.lock);
     pmi2_forget();
+    pmi2.finalizing = false;
     pthread_mutex_unlock(&pmi2.lock);
     return rc;
 }
@@ -338,7 +386,9 @@ int PMI2_Abort(int flag, const char msg[])
 
     fprintf(stderr, "PMI2_Abort(%d): %s\n", flag, msg != NULL ? msg : "");
     fflush(stderr);
-    if (pmi2.inited && pmi2.mux != NULL)
+    /* counted in and never out: the process ends here, and a finalize
+     * racing it must not free the mux under the send */
+    if (pmi2_enter() == PMI2_SUCCESS && pmi2.mux != NULL)
         (void)pg_pmi2_mux_send(pmi2.mux, build_abort, &r);
     exit(flag != 0 ? flag : 1);
 }

@@ -122,14 +122,19 @@ pg_pmi2_mux_t *pg_pmi2_mux_new(int fd)
     return m;
 }
 
+void pg_pmi2_mux_shutdown(pg_pmi2_mux_t *m)
+{
+    atomic_store(&m->threaded, true); /* so an owner's fast call signals its end */
+    if (m->conn.fd >= 0)
+        shutdown(m->conn.fd, SHUT_RDWR);
+}
+
 /* Threads still waiting for replies (PMI2_Finalize from one thread while
  * others wait): shutting the socket down ends the reader's read() with EOF,
  * which fails every waiter; they leave, then the mux goes. */
 static void mux_wait_callers_gone(pg_pmi2_mux_t *m)
 {
-    atomic_store(&m->threaded, true); /* so an owner's fast call signals its end */
-    if (m->conn.fd >= 0)
-        shutdown(m->conn.fd, SHUT_RDWR);
+    pg_pmi2_mux_shutdown(m);
     pthread_mutex_lock(&m->lock);
     while (m->callers > 0 || atomic_load(&m->fast_busy))
         pthread_cond_wait(&m->cond, &m->lock);

@@ -57,6 +57,10 @@ void pg_pmi2_reply_release(pg_pmi2_reply_t *r);
  * after it has begun). */
 pg_pmi2_mux_t *pg_pmi2_mux_new(int fd);
 void pg_pmi2_mux_free(pg_pmi2_mux_t *m);
+/* Shuts the socket down without freeing: calls waiting for replies and
+ * every later call fail with PMI2_FAIL, and the mux stays valid until
+ * pg_pmi2_mux_free (PMI2_Finalize: let calls that already started end). */
+void pg_pmi2_mux_shutdown(pg_pmi2_mux_t *m);
 
 /* Threaded mode from the start (PMI2_Set_threaded, or tests). */
 void pg_pmi2_mux_set_threaded(pg_pmi2_mux_t *m);

@@ -18,8 +18,10 @@
  *
  * State: one process-wide client, because the PMIx API itself is
  * process-wide (PMIx_Init takes no handle).  `life` serialises
- * Init/Finalize; `lock` guards the cache.  No lock is held while waiting
- * for the gateway, so callbacks on the progress thread can always run.
+ * Init/Finalize; `lock` guards the cache; `commit` serialises commits from
+ * taking the staged puts to the gateway's answer.  No lock the progress
+ * thread takes is held while waiting for the gateway, so callbacks can
+ * always run.
  */
 #include "config/config.h"
 
@@ -45,6 +47,7 @@
 typedef struct pg_client {
     pthread_mutex_t life;   /* Init / Finalize */
     pthread_mutex_t lock;   /* cache */
+    pthread_mutex_t commit; /* one commit at a time, so they reach the gateway in put order */
     int refs;               /* PMIx_Init calls not yet finalized */
     pg_mux_t *mux;
     pg_cache_t *cache;
@@ -54,8 +57,9 @@ typedef struct pg_client {
     bool collected;         /* the last of them had PMIX_COLLECT_DATA */
 } pg_client_t;
 
-static pg_client_t client = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, 0, NULL, NULL,
-                              { { 0 }, 0 }, NULL, 0, false };
+static pg_client_t client = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
+                              PTHREAD_MUTEX_INITIALIZER, 0, NULL, NULL, { { 0 }, 0 },
+                              NULL, 0, false };
 
 static bool client_ready(void)
 {
@@ -450,18 +454,13 @@ static pmix_status_t pack_staged(pmix_scope_t scope, const char *key, const pmix
     return rc;
 }
 
-pmix_status_t PMIx_Commit(void)
+/* Sends every staged put in one commit request and waits for the answer. */
+static pmix_status_t commit_staged(void)
 {
     pmix_data_buffer_t req;
     pmix_status_t rc;
     uint32_t id, n;
 
-    if (!client_ready())
-        return PMIX_ERR_INIT;
-    /* it could not wait for its answer there: refuse before the staged
-     * puts are taken for sent */
-    if (pg_mux_on_progress_thread(client.mux))
-        return PMIX_ERR_WOULD_BLOCK;
     pg_buffer_construct(&req);
     rc = pg_mux_begin(client.mux, &req, PG_PMIX_CMD_COMMIT, &id);
     pthread_mutex_lock(&client.lock);
@@ -478,6 +477,28 @@ pmix_status_t PMIx_Commit(void)
         return rc;
     }
     return call_status(&req, id);
+}
+
+/* Commits are serialised from taking the staged puts to the answer: two
+ * threads committing at once could otherwise send in the other order than
+ * they took their puts, and a key put twice would end with its older
+ * value at the gateway.  The progress thread never takes `commit`, and
+ * a commit from it is refused before, so waiting under it cannot block a
+ * callback. */
+pmix_status_t PMIx_Commit(void)
+{
+    pmix_status_t rc;
+
+    if (!client_ready())
+        return PMIX_ERR_INIT;
+    /* it could not wait for its answer there: refuse before the staged
+     * puts are taken for sent */
+    if (pg_mux_on_progress_thread(client.mux))
+        return PMIX_ERR_WOULD_BLOCK;
+    pthread_mutex_lock(&client.commit);
+    rc = client_ready() ? commit_staged() : PMIX_ERR_INIT;
+    pthread_mutex_unlock(&client.commit);
+    return rc;
 }
 
 pmix_status_t PMIx_Store_internal(const pmix_proc_t *proc, const char key[], pmix_value_t *val)

@@ -27,6 +27,20 @@ static int rank = -1;
         }                                                                      \
     } while (0)
 
+/* MPICH's older id calls (Slurm's, Flux's, OpenPMIx's libpmi have them):
+ * both ids are the key-value space's name, as long as a name can be. */
+static void check_ids(const char *kvs, int kvsmax)
+{
+    char id[256];
+    int idmax = 0;
+
+    CHECK(PMI_Get_id_length_max(&idmax) == PMI_SUCCESS && idmax == kvsmax, "Get_id_length_max %d",
+          idmax);
+    CHECK(PMI_Get_id(id, sizeof(id)) == PMI_SUCCESS && strcmp(id, kvs) == 0, "Get_id");
+    CHECK(PMI_Get_kvs_domain_id(id, sizeof(id)) == PMI_SUCCESS && strcmp(id, kvs) == 0,
+          "Get_kvs_domain_id");
+}
+
 static void check_kvs(int size)
 {
     char kvs[256], key[64], val[128], want[128];
@@ -36,6 +50,7 @@ static void check_kvs(int size)
     CHECK(PMI_KVS_Get_key_length_max(&keymax) == PMI_SUCCESS && keymax >= 32, "key max %d", keymax);
     CHECK(PMI_KVS_Get_value_length_max(&valmax) == PMI_SUCCESS && valmax >= 128, "val max %d", valmax);
     CHECK(PMI_KVS_Get_my_name(kvs, sizeof(kvs)) == PMI_SUCCESS && kvs[0], "KVS_Get_my_name");
+    check_ids(kvs, kvsmax);
     snprintf(key, sizeof(key), "pmi1-key-%d", rank);
     snprintf(val, sizeof(val), "value=of=rank-%d", rank);
     CHECK(PMI_KVS_Put(kvs, key, val) == PMI_SUCCESS, "KVS_Put");

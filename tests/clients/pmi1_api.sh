@@ -5,6 +5,17 @@
 . "$top_srcdir/tests/clients/clients_lib.sh"
 prog=$top_builddir/tests/clients/pmi1_api
 
+# The calls Slurm's, Flux's and OpenPMIx's libpmi export besides MPICH's
+# current set: a program written against them must link with ours.
+lib=$top_builddir/pmi1/.libs/libpmi.so.0
+for sym in PMI_Get_id PMI_Get_kvs_domain_id PMI_Get_id_length_max; do
+    if nm -D --defined-only "$lib" | grep -qw "T $sym"; then
+        pass "libpmi.so.0 exports $sym"
+    else
+        fail "libpmi.so.0 does not export $sym"
+    fi
+done
+
 if [ -n "$HYDRA" ]; then
     run_ok_job "pmi1_api under mpiexec.hydra -n 2" 2 180 "$HYDRA" -n 2 "$prog"
     run_ok_job "pmi1_api under mpiexec.hydra -n 4" 4 180 "$HYDRA" -n 4 "$prog"

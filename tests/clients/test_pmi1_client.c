@@ -426,6 +426,39 @@ static void script_handshake_finalize(pg_fake_server_t *s, void *arg)
     serve_finalize(s);
 }
 
+/* PMI_Get_id, PMI_Get_kvs_domain_id and PMI_Get_id_length_max, which
+ * Slurm's, Flux's and OpenPMIx's libpmi export (a program calling them
+ * must link): both ids are the key-value space's name, the longest id is
+ * the longest name, and they fail as PMI_KVS_Get_my_name does.  Run as a
+ * singleton (no PMI_FD: a process takes its PMI_FD once only, and the
+ * re-init test has). */
+static void test_api_old_id_calls_give_the_kvs_name(void)
+{
+    char id[300], name[300], small[4], want[64];
+    int spawned, max = 0, namemax = 0;
+
+    unsetenv("PMI_FD");
+    unsetenv("PMI_PORT");
+    CU_ASSERT_EQUAL(PMI_Get_id(id, sizeof(id)), PMI_ERR_INIT);
+    CU_ASSERT_EQUAL_FATAL(PMI_Init(&spawned), PMI_SUCCESS);
+    CU_ASSERT_EQUAL(PMI_KVS_Get_my_name(name, sizeof(name)), PMI_SUCCESS);
+    snprintf(want, sizeof(want), "singinit_kvs_%d_0", (int)getpid());
+    CU_ASSERT_STRING_EQUAL(name, want);
+    CU_ASSERT_EQUAL(PMI_Get_id(id, sizeof(id)), PMI_SUCCESS);
+    CU_ASSERT_STRING_EQUAL(id, name);
+    memset(id, 0, sizeof(id));
+    CU_ASSERT_EQUAL(PMI_Get_kvs_domain_id(id, sizeof(id)), PMI_SUCCESS);
+    CU_ASSERT_STRING_EQUAL(id, name);
+    CU_ASSERT_EQUAL(PMI_Get_id_length_max(&max), PMI_SUCCESS);
+    CU_ASSERT_EQUAL(PMI_KVS_Get_name_length_max(&namemax), PMI_SUCCESS);
+    CU_ASSERT_EQUAL(max, 256);
+    CU_ASSERT_EQUAL(max, namemax);
+    CU_ASSERT_EQUAL(PMI_Get_id(small, sizeof(small)), PMI_ERR_INVALID_LENGTH);
+    CU_ASSERT_EQUAL(PMI_Get_kvs_domain_id(NULL, 64), PMI_ERR_INVALID_ARG);
+    CU_ASSERT_EQUAL(PMI_Get_id_length_max(NULL), PMI_ERR_INVALID_ARG);
+    CU_ASSERT_EQUAL(PMI_Finalize(), PMI_SUCCESS);
+}
+
 /* PMI_Finalize closed the PMI_FD socket, but the environment still names
  * its number, which the program's next file may get.  A second PMI_Init
  * must refuse rather than take that file for the server. */
@@ -473,6 +506,7 @@ static const pg_cunit_test_t local_tests[] = {
 static const pg_cunit_test_t api_tests[] = {
     { "abort while another thread's barrier waits", test_api_abort_while_barrier_waits },
     { "re-init does not reuse the closed PMI_FD", test_api_reinit_does_not_reuse_closed_pmi_fd },
+    { "PMI_Get_id, _kvs_domain_id, _id_length_max: the kvs name", test_api_old_id_calls_give_the_kvs_name },
     { NULL, NULL },
 };
 static const pg_cunit_suite_t suites[] = {

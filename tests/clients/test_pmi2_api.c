@@ -7,9 +7,13 @@
  * MPICH's get of a key nobody puts) and as a singleton (no PMI environment).
  */
 #include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "pmi2/pmi2.h"
@@ -217,7 +221,181 @@ static void test_singleton_without_pmi_environment(void)
     CU_ASSERT_EQUAL(PMI2_KVS_Put("a", "1"), PMI2_ERR_INIT);
 }
 
+/* ---- calls racing PMI2_Finalize ------------------------------------------ */
+
+/* A process has one PMI_FD session, so each race runs in a child process
+ * of its own, forked before this process ever initialised; the server
+ * script tells the child, through a pipe, when the moment has come. */
+typedef struct race {
+    int signal_fd;     /* the script writes one byte here */
+} race_t;
+
+static void race_handshake(pg_fake_server_t *s)
+{
+    char m[MSG];
+
+    pg_fake_expect(s, "init", m, sizeof(m));
+    pg_fake_send_raw(s, "cmd=response_to_init pmi_version=2 pmi_subversion=0 rc=0\n");
+    pg_fake_expect(s, "fullinit", m, sizeof(m));
+    pg_fake_send_pmi2(s, "cmd=fullinit-response;rc=0;rank=0;size=1;appnum=0;");
+}
+
+/* Holds the finalize, says so, and watches whether a call started by then
+ * reaches the server (answering it, so the old library does not hang). */
+static void script_call_during_finalize(pg_fake_server_t *s, void *arg)
+{
+    const race_t *race = arg;
+    char m[MSG];
+
+    race_handshake(s);
+    pg_fake_expect(s, "finalize", m, sizeof(m));
+    (void)!write(race->signal_fd, "f", 1);
+    if (pg_fake_readable(s, 500) && pg_fake_recv(s, m, sizeof(m)) >= 0) {
+        pg_fake_fail(s, "a call that started during PMI2_Finalize reached the server");
+        pg_fake_send_pmi2(s, "cmd=kvs-put-response;rc=0;");
+    }
+    pg_fake_send_pmi2(s, "cmd=finalize-response;rc=0;");
+}
+
+/* Holds a fence forever, says so once it has it, then answers the finalize. */
+static void script_finalize_during_call(pg_fake_server_t *s, void *arg)
+{
+    const race_t *race = arg;
+    char m[MSG];
+
+    race_handshake(s);
+    pg_fake_expect(s, "kvs-fence", m, sizeof(m));
+    (void)!write(race->signal_fd, "w", 1);
+    pg_fake_expect(s, "finalize", m, sizeof(m));
+    pg_fake_send_pmi2(s, "cmd=finalize-response;rc=0;");
+}
+
+static bool signalled(int fd)
+{
+    struct pollfd p = { fd, POLLIN, 0 };
+    char c;
+
+    return poll(&p, 1, 5000) == 1 && read(fd, &c, 1) == 1;
+}
+
+static void *finalize_main(void *arg)
+{
+    *(int *)arg = PMI2_Finalize();
+    return NULL;
+}
+
+static void *fence_main(void *arg)
+{
+    *(int *)arg = PMI2_KVS_Fence();
+    return NULL;
+}
+
+static void child_init(int fd)
+{
+    char num[16];
+
+    snprintf(num, sizeof(num), "%d", fd);
+    setenv("PMI_FD", num, 1);
+    setenv("PMI_RANK", "0", 1);
+    unsetenv("PMIGATE_PMI_EXT");
+    if (PMI2_Init(NULL, NULL, NULL, NULL) != PMI2_SUCCESS)
+        _exit(10);
+}
+
+/* Exit status: 0 when a put made while another thread's finalize waits
+ * for its reply was refused with PMI2_ERR_INIT and the finalize succeeded. */
+static void child_call_during_finalize(int fd, int signal_fd)
+{
+    pthread_t t;
+    int frc = -1, prc;
+
+    child_init(fd);
+    if (pthread_create(&t, NULL, finalize_main, &frc) != 0 || !signalled(signal_fd))
+        _exit(11);
+    prc = PMI2_KVS_Put("late", "v");
+    pthread_join(t, NULL);
+    _exit((prc == PMI2_ERR_INIT ? 0 : 1) | (frc == PMI2_SUCCESS ? 0 : 2));
+}
+
+/* Exit status: 0 when a fence held by the server fails (PMI2_FAIL) once
+ * another thread finalizes, and the finalize succeeds and returns. */
+static void child_finalize_during_call(int fd, int signal_fd)
+{
+    pthread_t t;
+    int wrc = -1, frc;
+
+    child_init(fd);
+    if (pthread_create(&t, NULL, fence_main, &wrc) != 0 || !signalled(signal_fd))
+        _exit(11);
+    frc = PMI2_Finalize();
+    pthread_join(t, NULL);
+    _exit((wrc == PMI2_FAIL ? 0 : 1) | (frc == PMI2_SUCCESS ? 0 : 2));
+}
+
+/* Waits up to 10 s for pid (killed after that): its exit status, or -1. */
+static int child_status(pid_t pid)
+{
+    int status = 0;
+
+    for (int i = 0; i < 1000; i++) {
+        if (waitpid(pid, &status, WNOHANG) == pid)
+            return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        usleep(10 * 1000);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    return -1;
+}
+
+/* The parent's server, in a global so that the child (which inherits the
+ * allocation and ends with _exit) still reaches it: no leak reported
+ * (volatile: stores to a static nobody reads would be optimised away). */
+static pg_fake_server_t *volatile race_srv;
+
+static void run_race(pg_fake_script_fn script, void (*child)(int, int))
+{
+    int pipefd[2], fd;
+    race_t race;
+    pg_fake_server_t *srv;
+    pid_t pid;
+
+    CU_ASSERT_EQUAL_FATAL(pipe(pipefd), 0);
+    race.signal_fd = pipefd[1];
+    srv = race_srv = pg_fake_server_start(script, &race, &fd);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(srv);
+    fflush(NULL);
+    pid = fork();
+    CU_ASSERT_FATAL(pid >= 0);
+    if (pid == 0)
+        child(fd, pipefd[0]);
+    close(fd); /* the child's end: its exit is the server's EOF */
+    CU_ASSERT_EQUAL(child_status(pid), 0);
+    CU_ASSERT_EQUAL(pg_fake_server_join(srv), 0);
+    race_srv = NULL;
+    close(pipefd[0]);
+    close(pipefd[1]);
+}
+
+/* A call that starts while PMI2_Finalize runs in another thread gets
+ * PMI2_ERR_INIT and sends nothing (it used to go out on the socket the
+ * finalize was about to free, or use the freed mux). */
+static void test_call_during_finalize_is_refused(void)
+{
+    run_race(script_call_during_finalize, child_call_during_finalize);
+}
+
+/* A call waiting for its reply when another thread finalizes fails, and
+ * the finalize returns once that call has left (no hang, nothing freed
+ * under it). */
+static void test_finalize_fails_the_waiting_call(void)
+{
+    run_race(script_finalize_during_call, child_finalize_during_call);
+}
+
 static const pg_cunit_test_t tests[] = {
+    /* first: the children must not inherit a process that used PMI_FD */
+    { "a call during PMI2_Finalize is refused", test_call_during_finalize_is_refused },
+    { "PMI2_Finalize fails a waiting call, then returns", test_finalize_fails_the_waiting_call },
     { "API against a scripted server", test_api_against_scripted_server },
     { "re-init does not reuse the closed PMI_FD", test_reinit_does_not_reuse_closed_pmi_fd },
     { "singleton without PMI environment", test_singleton_without_pmi_environment },

@@ -14,10 +14,23 @@
 #   trace  fuzz_trace.c: the trace reader and viewers (`pmigate trace`,
 #          the start of `pmigate replay`); seeds: tests/traces/*.trace.
 # Work dir: _fuzz/<target>/ at the top (gitignored): the corpus there grows
-# from run to run; crashes land in _fuzz/<target>/artifacts/.  Exit status:
-# non-zero when any target found a crash (every target still runs).
+# from run to run; crashes land in _fuzz/<target>/artifacts/.  Every run
+# also starts from the kept corpus tests/fuzz/corpus/<target>/ (in git,
+# minimized; read, never written by a run), so a short smoke begins where
+# the long runs got to.  Exit status: non-zero when any target found a crash
+# (every target still runs).
+#
+# tests/fuzz/run.sh merge [TARGET...]: rebuilds the kept corpus of each
+# target as the minimal set (libFuzzer -merge=1) of the kept corpus plus
+# the work corpus, keeping the coverage of both; commit the result.
 set -euo pipefail
-seconds=${1:-60}
+mode=fuzz
+if [ "${1:-}" = merge ]; then
+    mode=merge
+    seconds=0
+else
+    seconds=${1:-60}
+fi
 shift || true
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(wire pmix trace)
@@ -77,13 +90,27 @@ seeds_trace() {
 }
 
 run_target() {
-    local name=$1 max_len=$2 seeds=$work/$1/seeds n
-    rm -rf "$seeds" && mkdir -p "$seeds"
+    local name=$1 max_len=$2 seeds=$work/$1/seeds kept=$top/tests/fuzz/corpus/$1 n
+    [ "$mode" = merge ] && { merge_target "$name" "$max_len"; return; }
+    rm -rf "$seeds" && mkdir -p "$seeds" "$kept"
     n=$("seeds_$name" "$seeds")
-    echo "fuzz_$name: $n seeds, ${seconds}s, corpus $work/$name/corpus"
+    echo "fuzz_$name: $n seeds, $(ls "$kept" | wc -l) kept, ${seconds}s, corpus $work/$name/corpus"
     (cd "$work/$name" && "./fuzz_$name" -max_total_time="$seconds" -max_len="$max_len" \
         -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-        -artifact_prefix="$work/$name/artifacts/" "$work/$name/corpus" "$seeds")
+        -artifact_prefix="$work/$name/artifacts/" "$work/$name/corpus" "$kept" "$seeds")
+}
+
+# The kept corpus becomes the smallest set with the coverage of the kept
+# corpus, the work corpus and the seeds together.
+merge_target() {
+    local name=$1 max_len=$2 kept=$top/tests/fuzz/corpus/$1 fresh=$work/$1/merged
+    local seeds=$work/$1/seeds
+    rm -rf "$fresh" "$seeds" && mkdir -p "$fresh" "$kept" "$seeds" "$work/$name/corpus"
+    "seeds_$name" "$seeds" >/dev/null
+    (cd "$work/$name" && "./fuzz_$name" -merge=1 -max_len="$max_len" -timeout=10 \
+        -rss_limit_mb=2048 "$fresh" "$kept" "$work/$name/corpus" "$seeds")
+    rm -rf "$kept" && mv "$fresh" "$kept"
+    echo "fuzz_$name: kept corpus $(ls "$kept" | wc -l) files, $(du -sk "$kept" | cut -f1) KB"
 }
 
 rc=0

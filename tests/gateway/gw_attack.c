@@ -30,6 +30,17 @@
  *   fin-exit           init; then, the gateway stopped, send finalize, close
  *                      PMI_FD, let it go on and exit 0 (the finalize ack is
  *                      undeliverable: the rank still finalized cleanly).
+ *   impostor P R       (run outside the job, PMIGATE_PMI_PORT set by the
+ *                      test) connect to PMI_PORT and claim rank R in
+ *                      protocol P (pmi1: init + initack pmiid=R; pmi2: init
+ *                      + fullinit pmirank=R; pmix: the preamble naming R);
+ *                      print "impostor P rank R: refused" and exit 0 when
+ *                      the gateway closes the connection without accepting
+ *                      the claim, else "...: accepted" and exit 1.
+ *   silent MS          open a PMI_PORT connection and say nothing; print
+ *                      "rank R silent connection closed by the gateway" (or
+ *                      "...still open after MS ms"), then finish a normal
+ *                      PMI_FD init/finalize; exit 0 only if it was closed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -45,6 +56,7 @@
 #include <unistd.h>
 
 #include "wire/pg_io.h"
+#include "wire/pg_pmix_frame.h"
 
 static const char init_line[] = "cmd=init pmi_version=1 pmi_subversion=1\n";
 static const char request[] = "cmd=get_maxes\n";
@@ -342,6 +354,91 @@ static int mode_fin_exit(void)
     return 0;
 }
 
+/* Waits up to `ms` for the peer to close; whatever it sends meanwhile is
+ * appended to got[] (NUL-terminated).  1 on EOF, 0 if still open. */
+static int closed_within(int fd, long ms, char *got, size_t cap)
+{
+    long deadline = now_ms() + ms;
+    size_t len = strlen(got);
+
+    for (long left = ms; left > 0; left = deadline - now_ms()) {
+        struct pollfd pfd = { .fd = fd, .events = POLLIN };
+        char buf[4096];
+        ssize_t n;
+
+        if (poll(&pfd, 1, (int)left) <= 0)
+            continue;
+        n = read(fd, buf, sizeof(buf));
+        if (n <= 0)
+            return 1; /* EOF, or reset by the gateway */
+        if (len + (size_t)n < cap) {
+            memcpy(got + len, buf, (size_t)n);
+            len += (size_t)n;
+            got[len] = '\0';
+        }
+    }
+    return 0;
+}
+
+/* Sends proto's claim of `rank`; 0, or -1 if the gateway hung up first. */
+static int send_claim(int fd, const char *proto, int rank)
+{
+    char line[128], body[96];
+
+    if (strcmp(proto, "pmix") == 0) {
+        unsigned char pre[PG_PMIX_PREAMBLE_LEN];
+
+        pg_pmix_preamble_encode(pre, (uint32_t)rank);
+        return pg_io_send_all(fd, pre, sizeof(pre));
+    }
+    snprintf(line, sizeof(line), "cmd=init pmi_version=%d pmi_subversion=%d\n",
+             strcmp(proto, "pmi2") == 0 ? 2 : 1, strcmp(proto, "pmi2") == 0 ? 0 : 1);
+    if (pg_io_send_all(fd, line, strlen(line)) != 0 || read_line(fd) != 0)
+        return -1;
+    if (strcmp(proto, "pmi1") == 0)
+        snprintf(line, sizeof(line), "cmd=initack pmiid=%d\n", rank);
+    else {
+        snprintf(body, sizeof(body), "cmd=fullinit;pmirank=%d;threaded=FALSE;", rank);
+        snprintf(line, sizeof(line), "%-6d%s", (int)strlen(body), body); /* as Slurm frames */
+    }
+    return pg_io_send_all(fd, line, strlen(line));
+}
+
+static int mode_impostor(const char *proto, int rank)
+{
+    char got[4096] = "";
+    int fd = port_connect(0), refused;
+
+    if (fd < 0)
+        return 3;
+    /* refused: the gateway hangs up without a successful reply to the claim
+     * (an accepted claim is answered, and the connection stays open) */
+    refused = send_claim(fd, proto, rank) != 0 ||
+              (closed_within(fd, 3000, got, sizeof(got)) && strstr(got, "initack") == NULL &&
+               strstr(got, "rc=0") == NULL);
+    printf("impostor %s rank %d: %s\n", proto, rank, refused ? "refused" : "accepted");
+    close(fd);
+    return refused ? 0 : 1;
+}
+
+static int mode_silent(long ms)
+{
+    char got[64] = "";
+    int fd = port_connect(0), pmi = atoi(getenv("PMI_FD") ? getenv("PMI_FD") : "-1"), closed;
+
+    if (fd < 0)
+        return 3;
+    closed = closed_within(fd, ms, got, sizeof(got));
+    if (closed)
+        printf("rank %d silent connection closed by the gateway\n", my_rank());
+    else
+        printf("rank %d silent connection still open after %ld ms\n", my_rank(), ms);
+    close(fd);
+    if (pmi_hello(pmi, 0) != 0 || pmi_finalize(pmi) != 0)
+        return 4;
+    return closed ? 0 : 5;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -357,6 +454,10 @@ int main(int argc, char **argv)
         return mode_spam_exit(atol(argv[2]), atoi(argv[3]));
     if (strcmp(mode, "fin-exit") == 0)
         return mode_fin_exit();
+    if (strcmp(mode, "impostor") == 0 && argc > 3)
+        return mode_impostor(argv[2], atoi(argv[3]));
+    if (strcmp(mode, "silent") == 0 && argc > 2)
+        return mode_silent(atol(argv[2]));
     fprintf(stderr, "gw_attack: unknown mode '%s'\n", mode);
     return 2;
 }

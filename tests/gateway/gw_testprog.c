@@ -12,6 +12,8 @@
  *   ignore-term MARKER         ignore SIGTERM, then sleep 60 s
  *   slow-lines N               write N lines, each in several pieces with pauses
  *   partial TEXT               write TEXT without a newline, then exit 0
+ *   long-lines N LEN           write N lines of LEN letters ('a' + rank % 26)
+ *                              each, every line in one write()
  *   cat                        copy stdin to stdout
  *   env VAR...                 print "rank R VAR=value" for each VAR
  *   args ARGS...               print "rank R args: ARGS"
@@ -70,6 +72,32 @@ static int mode_slow_lines(int n)
         }
     }
     return 0;
+}
+
+static int mode_long_lines(int n, size_t len)
+{
+    char *line = malloc(len + 1);
+    int rc = 0;
+
+    if (line == NULL)
+        return 1;
+    memset(line, 'a' + my_rank() % 26, len);
+    line[len] = '\n';
+    for (int i = 0; i < n && rc == 0; i++) {
+        size_t off = 0;
+
+        while (off < len + 1) {
+            ssize_t w = write(1, line + off, len + 1 - off);
+
+            if (w < 0) {
+                rc = 1;
+                break;
+            }
+            off += (size_t)w;
+        }
+    }
+    free(line);
+    return rc;
 }
 
 static int mode_cat(void)
@@ -228,6 +256,8 @@ int main(int argc, char **argv)
         return mode_slow_lines(atoi(argv[2]));
     if (strcmp(mode, "partial") == 0 && argc > 2)
         return write(1, argv[2], strlen(argv[2])) < 0;
+    if (strcmp(mode, "long-lines") == 0 && argc > 3)
+        return mode_long_lines(atoi(argv[2]), (size_t)atol(argv[3]));
     if (strcmp(mode, "cat") == 0)
         return mode_cat();
     if (strcmp(mode, "env") == 0) {

@@ -77,6 +77,20 @@ static void test_abort_codes_are_eight_bits(void)
     CU_ASSERT_EQUAL(pg_verdict_exit_code(&v), 5);
 }
 
+/* An aborted job never exits 0, whatever code the rank gave. */
+static void test_abort_never_exits_zero(void)
+{
+    static const int codes[] = { 0, 256, 512, -256 };
+    pg_verdict_t v;
+
+    for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++) {
+        pg_verdict_init(&v);
+        CU_ASSERT_EQUAL(pg_verdict_abort(&v, 0, codes[i]), 1);
+        CU_ASSERT_EQUAL(pg_verdict_exit_code(&v), 1);
+        CU_ASSERT(pg_verdict_failed(&v));
+    }
+}
+
 static void test_earlier_failure_beats_abort(void)
 {
     pg_verdict_t v;
@@ -143,6 +157,7 @@ static const pg_cunit_test_t status_tests[] = {
     { "the first non-zero rank status wins", test_first_nonzero_wins },
     { "a PMI abort's code wins over exits that follow it", test_abort_code_wins_over_later_exits },
     { "abort codes are taken mod 256", test_abort_codes_are_eight_bits },
+    { "an abort with code 0 or 256 exits 1, never 0", test_abort_never_exits_zero },
     { "a failure before the abort stands", test_earlier_failure_beats_abort },
     { "a rank lost before finalize gives its own status", test_lost_rank_takes_its_own_status },
     { "a lost rank that exits 0 or is killed by the teardown gives 1", test_lost_rank_exiting_zero_still_fails },

@@ -434,6 +434,39 @@ static void test_put_with_overlong_value_is_refused_and_conn_stays(void)
     hh_free(h);
 }
 
+/* A put is accepted only if its get can return it: the get_result line
+ * ("cmd=get_result rc=0 msg=success value=...\n", 39 bytes around the
+ * value) must fit MPICH's 1023 bytes, so 984 bytes is the most a value
+ * can have, below vallen_max (1024). */
+static void test_put_accepts_only_values_a_get_can_return(void)
+{
+    hh_t *h = pmi1_job(1);
+    char line[1200], value[1001];
+
+    memset(value, 'v', 1000);
+    value[1000] = '\0';
+    snprintf(line, sizeof(line), "cmd=put kvsname=x key=big value=%s\n", value);
+    hh_send1(h, 0, line);
+    EXPECT(h, 0, r, "put_result");
+    CU_ASSERT_STRING_EQUAL(hh_get(r, "rc"), "-1");
+    CU_ASSERT_PTR_NOT_NULL(strstr(hh_get(r, "msg"), "value_too_long"));
+    get(h, 0, "big");
+    CU_ASSERT_PTR_NOT_NULL(strstr(hh_get(r, "msg"), "not_found"));
+    value[984] = '\0';
+    put(h, 0, "edge", value);
+    get(h, 0, "edge");
+    CU_ASSERT_STRING_EQUAL(hh_get(r, "rc"), "0");
+    CU_ASSERT_STRING_EQUAL(hh_get(r, "value"), value);
+    CU_ASSERT(r->len <= 1023);
+    value[984] = 'v';
+    value[985] = '\0';
+    snprintf(line, sizeof(line), "cmd=put kvsname=x key=over value=%s\n", value);
+    hh_send1(h, 0, line);
+    EXPECT(h, 0, r, "put_result");
+    CU_ASSERT_STRING_EQUAL(hh_get(r, "rc"), "-1");
+    hh_free(h);
+}
+
 static void test_malformed_message_is_refused_and_conn_stays(void)
 {
     hh_t *h = pmi1_job(1);
@@ -500,6 +533,7 @@ static const pg_cunit_test_t bad_input_tests[] = {
     { "unknown command: error reply, connection stays", test_unknown_command_gets_an_error_and_conn_stays },
     { "100-char key: key_too_long, connection stays", test_put_with_100_char_key_is_refused_and_conn_stays },
     { "over-long value refused, connection stays", test_put_with_overlong_value_is_refused_and_conn_stays },
+    { "put accepts only what a get can return (<= 984 bytes)", test_put_accepts_only_values_a_get_can_return },
     { "malformed message refused, connection stays", test_malformed_message_is_refused_and_conn_stays },
     { "pipelined and split requests", test_pipelined_and_split_requests_are_answered_in_order },
     { NULL, NULL },

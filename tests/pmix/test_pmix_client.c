@@ -540,6 +540,8 @@ struct gw {
     gw_answer_fn answer;
     uint32_t commit_puts;      /* the last commit's count */
     int held;                  /* gw_answer_nothing held a request */
+    int ncommits;              /* commits received (atomic) */
+    char commit_first[4][32];  /* the first put's string value, per commit */
 };
 
 static const char *const gw_nspace = "gw-ns";
@@ -580,6 +582,26 @@ static void gw_reply_init(gw_t *gw, uint32_t id)
     PMIX_INFO_DESTRUCT(&job);
 }
 
+/* Records a commit and the string value of its first put, in the order
+ * commits arrive. */
+static void gw_note_commit(gw_t *gw, pmix_data_buffer_t *args)
+{
+    int n = __atomic_load_n(&gw->ncommits, __ATOMIC_ACQUIRE);
+    pmix_scope_t scope;
+    char *key = NULL;
+    pmix_value_t v;
+
+    PMIX_VALUE_CONSTRUCT(&v);
+    if (n < 4 && gw->commit_puts > 0 &&
+        pg_pmix_unpack_one(args, &scope, PMIX_SCOPE) == PMIX_SUCCESS &&
+        pg_pmix_unpack_one(args, &key, PMIX_STRING) == PMIX_SUCCESS &&
+        pg_pmix_unpack_one(args, &v, PMIX_VALUE) == PMIX_SUCCESS && v.type == PMIX_STRING)
+        snprintf(gw->commit_first[n], sizeof(gw->commit_first[n]), "%s", v.data.string);
+    free(key);
+    PMIX_VALUE_DESTRUCT(&v);
+    __atomic_store_n(&gw->ncommits, n + 1, __ATOMIC_RELEASE);
+}
+
 static void *gw_main(void *arg)
 {
     gw_t *gw = arg;
@@ -603,6 +625,7 @@ static void *gw_main(void *arg)
             gw_reply_init(gw, id);
         else if (cmd == PG_PMIX_CMD_COMMIT) {
             (void)pg_pmix_unpack_one(&view, &gw->commit_puts, PMIX_UINT32);
+            gw_note_commit(gw, &view);
             gw_reply_status(gw, cmd, id, PMIX_SUCCESS);
         } else if (cmd == PG_PMIX_CMD_FENCE || cmd == PG_PMIX_CMD_FINALIZE || gw->answer == NULL)
             gw_reply_status(gw, cmd, id, cmd == PG_PMIX_CMD_GET ? PMIX_ERR_NOT_FOUND : 0);
@@ -906,6 +929,84 @@ static void api_finalize_releases_waiting_caller(void)
     gw_stop(&gw);
 }
 
+/* ---- two threads committing at once ---------------------------------------- */
+
+/* pg_mux_call is wrapped (-Wl,--wrap=pg_mux_call): a commit marked to
+ * pause waits in it, after its puts were taken and before it is sent,
+ * until another commit reaches the gateway or a second has passed --
+ * the window in which a concurrent commit used to overtake it. */
+pmix_status_t __real_pg_mux_call(pg_mux_t *m, pmix_data_buffer_t *buf, uint32_t id,
+                                 pmix_data_buffer_t *reply);
+pmix_status_t __wrap_pg_mux_call(pg_mux_t *m, pmix_data_buffer_t *buf, uint32_t id,
+                                 pmix_data_buffer_t *reply);
+
+static int pause_next_commit; /* atomic: the next commit pauses */
+static int commit_paused;     /* atomic: it is pausing now */
+static gw_t *pause_gw;
+
+static uint8_t request_cmd(const pmix_data_buffer_t *buf)
+{
+    pmix_data_buffer_t view;
+    uint8_t cmd = 0;
+    uint32_t id;
+
+    if (buf->bytes_used <= PG_PMIX_HEADER_LEN)
+        return 0;
+    pg_pmix_msg_view(&view, buf->base_ptr + PG_PMIX_HEADER_LEN,
+                     buf->bytes_used - PG_PMIX_HEADER_LEN);
+    return pg_pmix_msg_read_header(&view, &cmd, &id) == PMIX_SUCCESS ? cmd : 0;
+}
+
+pmix_status_t __wrap_pg_mux_call(pg_mux_t *m, pmix_data_buffer_t *buf, uint32_t id,
+                                 pmix_data_buffer_t *reply)
+{
+    if (request_cmd(buf) == PG_PMIX_CMD_COMMIT &&
+        __atomic_exchange_n(&pause_next_commit, 0, __ATOMIC_ACQ_REL)) {
+        __atomic_store_n(&commit_paused, 1, __ATOMIC_RELEASE);
+        for (int ms = 0; ms < 1000 && __atomic_load_n(&pause_gw->ncommits, __ATOMIC_ACQUIRE) == 0;
+             ms++)
+            usleep(1000);
+    }
+    return __real_pg_mux_call(m, buf, id, reply);
+}
+
+static void *commit_main(void *arg)
+{
+    *(pmix_status_t *)arg = PMIx_Commit();
+    return NULL;
+}
+
+/* One thread commits key=old, and while that commit is between taking its
+ * put and sending it, another thread puts key=new and commits: the gateway
+ * must receive old then new, or it keeps the older value (it received new
+ * first before commits were serialised). */
+static void api_concurrent_commits_reach_gateway_in_put_order(void)
+{
+    gw_t gw;
+    pmix_proc_t me;
+    pmix_status_t first = PMIX_ERROR, second;
+    pthread_t t;
+
+    gw_start(&gw, NULL, &me);
+    pause_gw = &gw;
+    CU_ASSERT_EQUAL(put_string("k", "old"), PMIX_SUCCESS);
+    __atomic_store_n(&commit_paused, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&pause_next_commit, 1, __ATOMIC_RELEASE);
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&t, NULL, commit_main, &first), 0);
+    for (int ms = 0; ms < 10000 && !__atomic_load_n(&commit_paused, __ATOMIC_ACQUIRE); ms++)
+        usleep(1000);
+    CU_ASSERT_TRUE(__atomic_load_n(&commit_paused, __ATOMIC_ACQUIRE));
+    CU_ASSERT_EQUAL(put_string("k", "new"), PMIX_SUCCESS);
+    second = PMIx_Commit();
+    pthread_join(t, NULL);
+    CU_ASSERT_EQUAL(first, PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(second, PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(__atomic_load_n(&gw.ncommits, __ATOMIC_ACQUIRE), 2);
+    CU_ASSERT_STRING_EQUAL(gw.commit_first[0], "old");
+    CU_ASSERT_STRING_EQUAL(gw.commit_first[1], "new");
+    gw_stop(&gw);
+}
+
 static const pg_cunit_test_t mux_tests[] = {
     { "mux_out_of_order_replies_reach_their_callers",
       mux_out_of_order_replies_reach_their_callers },
@@ -939,6 +1040,8 @@ static const pg_cunit_test_t api_tests[] = {
     { "api_store_internal_unknown_type_is_bad_param",
       api_store_internal_unknown_type_is_bad_param },
     { "api_finalize_releases_waiting_caller", api_finalize_releases_waiting_caller },
+    { "api_concurrent_commits_reach_gateway_in_put_order",
+      api_concurrent_commits_reach_gateway_in_put_order },
     { NULL, NULL },
 };
 

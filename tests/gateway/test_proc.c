@@ -1,0 +1,196 @@
+/*
+ * Unit tests for what containment rests on: gateway/pg_proc.c (whose
+ * process a pid is, by its parent chain; every descendant found and
+ * signalled, setsid or not) and gateway/pg_tmpdir.c (a job directory is
+ * removed by a later sweep only once its owner is dead).  Real processes,
+ * forked here.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "gateway/pg_proc.h"
+#include "gateway/pg_tmpdir.h"
+#include "tests/pg_cunit.h"
+
+/* Forks a child that forks a grandchild; the grandchild calls setsid when
+ * asked, then both sleep until killed.  Returns the child's pid and puts
+ * the grandchild's in *grandchild. */
+static pid_t fork_tree(int setsid_grandchild, pid_t *grandchild)
+{
+    int p[2];
+    pid_t child;
+
+    if (pipe(p) != 0)
+        return -1;
+    child = fork();
+    if (child == 0) {
+        pid_t g = fork();
+
+        if (g == 0) {
+            if (setsid_grandchild)
+                (void)setsid();
+            for (;;)
+                pause();
+        }
+        (void)write(p[1], &g, sizeof(g));
+        for (;;)
+            pause();
+    }
+    close(p[1]);
+    if (child < 0 || read(p[0], grandchild, sizeof(*grandchild)) != sizeof(*grandchild))
+        *grandchild = -1;
+    close(p[0]);
+    return child;
+}
+
+static void kill_tree(pid_t child, pid_t grandchild)
+{
+    if (grandchild > 0)
+        kill(grandchild, SIGKILL);
+    if (child > 0) {
+        kill(child, SIGKILL);
+        waitpid(child, NULL, 0);
+    }
+}
+
+static void test_parent_of_a_process(void)
+{
+    CU_ASSERT_EQUAL(pg_proc_parent(getpid()), getppid());
+    CU_ASSERT_EQUAL(pg_proc_parent(0x7ffffff0), -1); /* no such process */
+}
+
+static void test_kinship_by_parent_chain(void)
+{
+    pid_t grandchild, child = fork_tree(0, &grandchild);
+    pid_t ranks[3];
+
+    CU_ASSERT_FATAL(child > 0 && grandchild > 0);
+    /* the rank's process itself, and its descendant, belong to it */
+    ranks[0] = 0;      /* a rank not started yet matches nothing */
+    ranks[1] = 999999; /* another rank */
+    ranks[2] = child;
+    CU_ASSERT_EQUAL(pg_proc_ancestor_among(child, ranks, 3, getpid()), 2);
+    CU_ASSERT_EQUAL(pg_proc_ancestor_among(grandchild, ranks, 3, getpid()), 2);
+    /* the nearest ancestor counts: the grandchild is its own rank's */
+    ranks[1] = grandchild;
+    CU_ASSERT_EQUAL(pg_proc_ancestor_among(grandchild, ranks, 3, getpid()), 1);
+    /* a process that is not below the rank (here: our own parent, and us)
+     * belongs to no rank */
+    CU_ASSERT_EQUAL(pg_proc_ancestor_among(getppid(), ranks, 3, getpid()), -1);
+    CU_ASSERT_EQUAL(pg_proc_ancestor_among(getpid(), ranks, 3, getpid()), -1);
+    /* the walk stops at `stop`: above it nothing is a rank's */
+    ranks[0] = getppid();
+    CU_ASSERT_EQUAL(pg_proc_ancestor_among(child, ranks, 1, getpid()), -1);
+    kill_tree(child, grandchild);
+    /* a process that is gone belongs to no one */
+    CU_ASSERT_EQUAL(pg_proc_ancestor_among(child, &child, 1, getpid()), -1);
+}
+
+/* As pmigate: subreaper; a rank's child that called setsid and whose
+ * parent died is still found and killed. */
+static void test_orphaned_setsid_descendant_is_signalled(void)
+{
+    pid_t grandchild, child;
+    int reaped = 0;
+
+    CU_ASSERT_EQUAL_FATAL(pg_proc_become_subreaper(), 0);
+    child = fork_tree(1, &grandchild);
+    CU_ASSERT_FATAL(child > 0 && grandchild > 0);
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0); /* the grandchild is now re-parented to us */
+    for (int i = 0; i < 100 && pg_proc_parent(grandchild) != getpid(); i++)
+        usleep(10000);
+    CU_ASSERT_EQUAL(pg_proc_parent(grandchild), getpid());
+    CU_ASSERT_EQUAL(pg_proc_signal_descendants(SIGKILL), 1);
+    reaped = waitpid(grandchild, NULL, 0) == grandchild;
+    CU_ASSERT(reaped);
+    if (!reaped)
+        kill(grandchild, SIGKILL);
+    CU_ASSERT_EQUAL(pg_proc_signal_descendants(SIGKILL), 0); /* nobody left */
+}
+
+static char tmp_root[] = "/tmp/pg_test_proc.XXXXXX";
+
+static int count_entries(const char *dir)
+{
+    char cmd[256];
+    FILE *f;
+    int n = -1;
+
+    snprintf(cmd, sizeof(cmd), "ls -A '%s' | wc -l", dir);
+    f = popen(cmd, "r");
+    if (f != NULL && fscanf(f, "%d", &n) != 1)
+        n = -1;
+    if (f != NULL)
+        pclose(f);
+    return n;
+}
+
+static void test_sweep_removes_only_dead_owners(void)
+{
+    char live[256], dead[256], other[512], link[512];
+    int live_lock = -1, dead_lock, st;
+    pid_t owner;
+    struct stat sb;
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(tmp_root));
+    setenv("TMPDIR", tmp_root, 1);
+    /* a live owner: this process */
+    CU_ASSERT_EQUAL_FATAL(pg_tmpdir_new(PG_TMPDIR_PREFIX, live, sizeof(live), &live_lock), 0);
+    /* a dead owner: a child that makes its directory and dies */
+    owner = fork();
+    if (owner == 0)
+        _exit(pg_tmpdir_new(PG_TMPDIR_PREFIX "-shm", dead, sizeof(dead), &dead_lock) == 0 ? 0 : 1);
+    CU_ASSERT_FATAL(owner > 0 && waitpid(owner, &st, 0) == owner && WIFEXITED(st) &&
+                    WEXITSTATUS(st) == 0);
+    /* not a job directory of ours: no lock, or a symlink */
+    snprintf(other, sizeof(other), "%s/pmigate.nolock", tmp_root);
+    CU_ASSERT_EQUAL(mkdir(other, 0700), 0);
+    snprintf(link, sizeof(link), "%s/pmigate.link", tmp_root);
+    CU_ASSERT_EQUAL(symlink(tmp_root, link), 0);
+    CU_ASSERT_EQUAL(count_entries(tmp_root), 4);
+
+    CU_ASSERT_EQUAL(pg_tmpdir_sweep(), 1);
+    CU_ASSERT_EQUAL(count_entries(tmp_root), 3);
+    CU_ASSERT_EQUAL(stat(live, &sb), 0); /* the live one stays */
+    CU_ASSERT_EQUAL(pg_tmpdir_sweep(), 0);
+
+    pg_tmpdir_remove(live, live_lock);
+    CU_ASSERT_NOT_EQUAL(stat(live, &sb), 0);
+    unlink(link);
+    rmdir(other);
+    CU_ASSERT_EQUAL(rmdir(tmp_root), 0);
+}
+
+static const pg_cunit_test_t proc_tests[] = {
+    { "a process's parent, from /proc", test_parent_of_a_process },
+    { "a pid belongs to the rank it descends from, nearest first", test_kinship_by_parent_chain },
+    { "an orphaned setsid descendant is found and signalled",
+      test_orphaned_setsid_descendant_is_signalled },
+    { NULL, NULL },
+};
+
+static const pg_cunit_test_t tmpdir_tests[] = {
+    { "a sweep removes a dead owner's directory, never a live one's",
+      test_sweep_removes_only_dead_owners },
+    { NULL, NULL },
+};
+
+static const pg_cunit_suite_t suites[] = {
+    { "process tree", proc_tests, NULL, NULL },
+    { "job directories", tmpdir_tests, NULL, NULL },
+    { NULL, NULL, NULL, NULL },
+};
+
+int main(int argc, char **argv)
+{
+    (void)argc;
+    return pg_cunit_run(argv[0], suites);
+}
