@@ -107,6 +107,10 @@ struct pg_job {
     char mapping[PG_MAPPING_MAX + 1];
     int size;
     pg_rank_t *ranks;
+    /* pmigate proxy: this gateway runs ranks [first, first + nlocal) of a
+     * job over several nodes (node == NULL: one node, every rank) */
+    const pg_job_node_t *node;
+    int first, nlocal;
     char **cpusets;          /* [size] "hwloc:<list>", owned */
     pg_env_t **seg_env;      /* [nsegments], owned */
     pg_place_t *place;
@@ -558,6 +562,10 @@ static int conn_identify(void *owner, pg_conn_t *conn, int rank, const char **wh
         *why = "no such rank in this job";
         return -1;
     }
+    if (rank < job->first || rank >= job->first + job->nlocal) {
+        *why = "that rank runs on another node";
+        return -1;
+    }
     if (!port_peer_is_kin(job, conn, rank, why))
         return -1;
     if (job->ranks[rank].reaped || job->ranks[rank].finalized || job->ranks[rank].connected) {
@@ -876,7 +884,7 @@ static int rank_plan(pg_job_t *job, const pg_rank_t *r, const child_fds_t *fds, 
     pg_env_t *env = job->seg_env[r->appnum];
     pg_rank_env_t re = {
         .pmi_fd = fds->pmi, .rank = r->rank, .size = job->size,
-        .local_rank = r->local_rank, .local_size = job->size, .jobid = job->kvsname,
+        .local_rank = r->local_rank, .local_size = job->nlocal, .jobid = job->kvsname,
         .port = job->listen ? pg_listen_path(job->listen) : NULL,
         .shm = pg_job_engine_shm_path(job->je),
     };
@@ -1005,18 +1013,19 @@ static void launch_batch(pg_job_t *job)
 {
     static const struct timeval next_turn = { 0, 0 };
     int end = job->next_launch + PG_JOB_LAUNCH_BATCH;
+    int last = job->first + job->nlocal; /* this node's ranks only */
 
-    for (; job->next_launch < job->size && job->next_launch < end && !job->teardown;
+    for (; job->next_launch < last && job->next_launch < end && !job->teardown;
          job->next_launch++) {
         if (rank_launch(job, &job->ranks[job->next_launch]) != 0) {
             pg_verdict_launch_failed(&job->verdict, job->next_launch, EAGAIN);
             job_teardown(job, SIGTERM);
         }
     }
-    if (job->next_launch < job->size && !job->teardown &&
+    if (job->next_launch < last && !job->teardown &&
         evtimer_add(job->ev_launch, &next_turn) == 0)
         return;
-    if (job->next_launch < job->size && !job->teardown) {
+    if (job->next_launch < last && !job->teardown) {
         pg_verdict_launch_failed(&job->verdict, job->next_launch, EAGAIN);
         pg_job_log(job, "out of resources starting rank %d", job->next_launch);
         job_teardown(job, SIGTERM);
@@ -1064,7 +1073,9 @@ static int build_envs(pg_job_t *job)
     if (job->seg_env == NULL)
         return -1;
     for (int s = 0; s < o->nsegments; s++) {
-        pg_env_t *env = pg_env_new(environ);
+        pg_env_t *env = pg_env_new(job->node != NULL && job->node->base_env != NULL
+                                       ? job->node->base_env
+                                       : environ);
 
         job->seg_env[s] = env;
         if (env == NULL)
@@ -1087,7 +1098,7 @@ static int build_placement(pg_job_t *job)
     job->place = pg_place_new();
     if (job->place == NULL)
         return -1;
-    rc = pg_place_assign(job->place, job->opts->bind, job->size);
+    rc = pg_place_assign(job->place, job->opts->bind, job->nlocal);
     if (rc == -ENOMEM)
         return -1;
     if (rc != 0) {
@@ -1100,13 +1111,30 @@ static int build_placement(pg_job_t *job)
     job->cpusets = calloc((size_t)job->size, sizeof(*job->cpusets));
     if (job->cpusets == NULL)
         return -1;
-    for (int i = 0; i < job->size; i++)
-        if (asprintf(&job->cpusets[i], "hwloc:%s", pg_place_cpuset_str(job->place, i)) < 0) {
-            job->cpusets[i] = NULL;
+    for (int i = 0; i < job->nlocal; i++) /* other nodes' ranks: NULL */
+        if (asprintf(&job->cpusets[job->first + i], "hwloc:%s",
+                     pg_place_cpuset_str(job->place, i)) < 0) {
+            job->cpusets[job->first + i] = NULL;
             return -1;
         }
-    pg_mapping_format(&slots, 1, job->size, job->mapping, sizeof(job->mapping));
+    if (job->node != NULL)
+        pg_mapping_format(job->node->counts, job->node->nnodes, job->size, job->mapping,
+                          sizeof(job->mapping));
+    else
+        pg_mapping_format(&slots, 1, job->size, job->mapping, sizeof(job->mapping));
     return 0;
+}
+
+/* rank -> node for a job over several nodes: blocks, node after node. */
+static uint32_t *node_of_ranks(const pg_job_node_t *node, int size)
+{
+    uint32_t *rank_node = calloc((size_t)size, sizeof(*rank_node));
+    int rank = 0;
+
+    for (int n = 0; rank_node != NULL && n < node->nnodes; n++)
+        for (int k = 0; k < node->counts[n] && rank < size; k++)
+            rank_node[rank++] = (uint32_t)n;
+    return rank_node;
 }
 
 /* Registers the job with a new engine and completes what the handlers read
@@ -1119,8 +1147,22 @@ static int attach_engine(pg_job_t *job)
         .mapping = job->mapping,
     };
     const char *why = "out of memory";
+    uint32_t *rank_node = NULL;
 
+    if (job->node != NULL && (rank_node = node_of_ranks(job->node, job->size)) == NULL)
+        return -1;
+    if (job->node != NULL) {
+        layout.nnodes = job->node->nnodes;
+        layout.nodeid = job->node->nodeid;
+        layout.hostnames = job->node->hostnames;
+        layout.rank_node = rank_node;
+        layout.xfence = job->node->xfence;
+        layout.xfence_ctx = job->node->xfence_ctx;
+        layout.name_ops = job->node->name_ops;
+        layout.name_ctx = job->node->name_ctx;
+    }
     job->je = pg_job_engine_new(job->base, &layout, &why);
+    free(rank_node);
     if (job->je == NULL) {
         pg_job_log(job, "cannot register the job: %s", why);
         return -1;
@@ -1232,9 +1274,13 @@ static void log_layout(const pg_job_t *job)
     pg_job_log(job, "job %s: %d rank%s, PMI_process_mapping %s, binding %s, scheduling %s",
                job->kvsname, job->size, job->size == 1 ? "" : "s", job->mapping,
                pg_bind_name(job->opts->bind), pg_sched_name(job->opts->sched));
-    for (int i = 0; i < job->size; i++)
+    if (job->node != NULL)
+        pg_job_log(job, "node %d of %d (%s): ranks %d-%d", job->node->nodeid, job->node->nnodes,
+                   job->node->hostnames[job->node->nodeid], job->first,
+                   job->first + job->nlocal - 1);
+    for (int i = job->first; i < job->first + job->nlocal; i++)
         pg_job_log(job, "rank %d: pid %d, appnum %d, cpuset %s", i, (int)job->ranks[i].pid,
-                   job->ranks[i].appnum, pg_place_cpuset_str(job->place, i));
+                   job->ranks[i].appnum, pg_place_cpuset_str(job->place, i - job->first));
 }
 
 /* Reaps whatever children have ended, for up to `ms`.  1 once pmigate has
@@ -1283,6 +1329,7 @@ int pg_job_run(pg_job_t *job)
 {
     if (job_prepare(job) == 0) {
         job->launching = 1;
+        job->next_launch = job->first;
         launch_batch(job); /* the rest from the loop */
         if (!job->done || job->flushing)
             event_base_dispatch(job->base);
@@ -1334,6 +1381,7 @@ pg_job_t *pg_job_new(struct event_base *base, const pg_run_opts_t *opts,
         .closed = conn_closed,
     };
     job->size = opts->nprocs;
+    job->nlocal = job->size;
     job->parent = getpid();
     pg_verdict_init(&job->verdict);
     snprintf(job->kvsname, sizeof(job->kvsname), "kvs_%d_0", (int)job->parent);
@@ -1424,4 +1472,34 @@ void pg_job_free(pg_job_t *job)
     pg_sink_free(job->out_sink); /* after the ranks' forwarders, which borrow them */
     pg_sink_free(job->err_sink);
     free(job);
+}
+
+int pg_job_set_node(pg_job_t *job, const pg_job_node_t *node)
+{
+    int total = 0, first = 0;
+
+    for (int n = 0; n < node->nnodes; n++) {
+        if (n < node->nodeid)
+            first += node->counts[n];
+        total += node->counts[n];
+    }
+    if (node->nnodes < 1 || node->nodeid < 0 || node->nodeid >= node->nnodes ||
+        total != job->size || node->counts[node->nodeid] < 1) {
+        pg_job_log(job, "node %d of %d: the nodes' rank counts do not make a job of %d ranks",
+                   node->nodeid, node->nnodes, job->size);
+        return -1;
+    }
+    job->node = node;
+    job->first = first;
+    job->nlocal = node->counts[node->nodeid];
+    snprintf(job->kvsname, sizeof(job->kvsname), "%s", node->kvsname);
+    snprintf(job->hostname, sizeof(job->hostname), "%s", node->hostnames[node->nodeid]);
+    for (int i = 0; i < job->size; i++)
+        job->ranks[i].local_rank = i - first; /* meaningful for this node's ranks */
+    return 0;
+}
+
+int pg_job_ended_by_signal(const pg_job_t *job)
+{
+    return job->verdict.cause == PG_CAUSE_SIGNAL;
 }

@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "gateway/pg_cli.h"
+#include "gateway/pg_job_engine.h"
 #include "server/pg_handler.h"
 
 struct event_base;
@@ -39,6 +40,33 @@ void pg_job_free(pg_job_t *job);
  * and launches every rank; then runs the loop until every rank has been
  * reaped.  Returns the exit status pmigate should exit with (pg_status.h). */
 int pg_job_run(pg_job_t *job);
+
+/* ---- one node of a job that spans several (`pmigate proxy`) ---- */
+
+typedef struct pg_job_node {
+    int nnodes;
+    int nodeid;                     /* the node this gateway runs */
+    const int *counts;              /* [nnodes] ranks per node; global ranks are
+                                       numbered node after node */
+    const char *const *hostnames;   /* [nnodes] */
+    const char *kvsname;            /* the job's namespace, equal on every node */
+    char *const *base_env;          /* the ranks' environment starts from this
+                                       (NULL: pmigate's own) */
+    pg_job_engine_xfence_fn xfence; /* the cross-node part of whole-job fences */
+    void *xfence_ctx;
+    const struct pg_host_ops *name_ops; /* names across nodes, NULL: node-local */
+    void *name_ctx;
+} pg_job_node_t;
+
+/* Before pg_job_run: the job spans several nodes and this gateway starts
+ * and serves node->nodeid's ranks only.  node and its arrays are borrowed
+ * and must outlive the job.  Returns 0, or -1 with a message printed when
+ * the counts do not add up to the job's size. */
+int pg_job_set_node(pg_job_t *job, const pg_job_node_t *node);
+
+/* After pg_job_run: 1 when the job ended because pmigate itself got a
+ * signal (SIGTERM/SIGINT/SIGHUP: its host is tearing it down), else 0. */
+int pg_job_ended_by_signal(const pg_job_t *job);
 
 /* A PMI abort from `rank` (or -1): prints "rank R aborted the job (code C): msg",
  * kills every rank, and makes pmigate exit with `code` (mod 256).  msg may be

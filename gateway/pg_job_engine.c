@@ -28,6 +28,15 @@ struct pg_job_engine {
     char *nspace;        /* owned copy */
     pg_shm_t *shm;       /* owned; NULL: no segment (gets use the socket) */
     uint64_t fences;     /* whole-job fences completed = segment generation */
+    /* several nodes (`pmigate proxy`): nnodes 0 or 1 means one node */
+    int nnodes;
+    int nodeid;
+    uint32_t *rank_node; /* [size] owned, NULL with one node */
+    uint32_t size;
+    pg_job_engine_xfence_fn xfence;
+    void *xfence_ctx;
+    const pg_host_ops_t *name_ops; /* borrowed; NULL: node-local names */
+    void *name_ctx;
 };
 
 static void on_deadline(evutil_socket_t fd, short what, void *arg)
@@ -62,7 +71,8 @@ static void on_commit(void *ctx, const pg_proc_t *proc)
  * which readers then find stale: they use the socket, so it is only slower. */
 static void shm_publish(pg_job_engine_t *je)
 {
-    pmix_status_t st = pg_ns_foreach_visible(je->engine, je->nspace, 0, shm_visit, je->shm);
+    uint32_t node = (uint32_t)(je->nnodes > 1 ? je->nodeid : 0);
+    pmix_status_t st = pg_ns_foreach_visible(je->engine, je->nspace, node, shm_visit, je->shm);
     int rc = st == PMIX_SUCCESS ? pg_shm_publish(je->shm, je->fences) : -ENOMEM;
 
     if (st != PMIX_SUCCESS)
@@ -78,6 +88,51 @@ static bool fence_is_whole_job(const pg_job_engine_t *je, const pg_host_fence_t 
            strcmp(f->participants[0].nspace, je->nspace) == 0;
 }
 
+/* Are all of a fence's participants ranks of this node? */
+static bool fence_is_node_local(const pg_job_engine_t *je, const pg_host_fence_t *f)
+{
+    for (size_t i = 0; i < f->nparticipants; i++) {
+        pmix_rank_t r = f->participants[i].rank;
+
+        if (strcmp(f->participants[i].nspace, je->nspace) != 0 || r >= je->size ||
+            je->rank_node[r] != (uint32_t)je->nodeid)
+            return false;
+    }
+    return true;
+}
+
+/* Several nodes: a whole-job fence goes through the other nodes; a fence
+ * among this node's ranks only completes here; any other subset would need
+ * the host to fence a subset of the proxies, which it cannot do for ranks
+ * (not proxies), so it fails with PMIX_ERR_NOT_SUPPORTED. */
+static void on_fence_nodes(pg_job_engine_t *je, const pg_host_fence_t *f)
+{
+    if (fence_is_whole_job(je, f)) {
+        je->xfence(je->xfence_ctx, je, f->id, f->collect, f->data, f->size);
+        return;
+    }
+    pg_fence_host_done(je->engine, f->id,
+                       fence_is_node_local(je, f) ? PMIX_SUCCESS : PMIX_ERR_NOT_SUPPORTED,
+                       NULL, 0);
+}
+
+void pg_job_engine_xfence_done(pg_job_engine_t *je, uint64_t id, int ok, void *const *blobs,
+                               const size_t *lens)
+{
+    pmix_status_t st = ok == 0 ? PMIX_SUCCESS : PMIX_ERR_LOST_CONNECTION;
+
+    for (int n = 0; st == PMIX_SUCCESS && blobs != NULL && n < je->nnodes; n++)
+        if (n != je->nodeid && blobs[n] != NULL)
+            st = pg_modex_host_ingest(je->engine, blobs[n], lens[n]);
+    if (st == PMIX_SUCCESS) {
+        je->fences++;
+        if (je->shm != NULL)
+            shm_publish(je);
+    }
+    pg_fence_host_done(je->engine, id, st, NULL, 0);
+    pg_job_engine_touch(je);
+}
+
 /* The engine's fence hook: every local participant has joined (and so
  * committed).  One node: nothing to exchange, so the fence completes here,
  * after the segment of a whole-job fence is in place. */
@@ -85,12 +140,40 @@ static void on_fence(void *ctx, const pg_host_fence_t *f)
 {
     pg_job_engine_t *je = ctx;
 
+    if (je->nnodes > 1) {
+        on_fence_nodes(je, f);
+        return;
+    }
     if (fence_is_whole_job(je, f)) {
         je->fences++;
         if (je->shm != NULL)
             shm_publish(je);
     }
     pg_fence_host_done(je->engine, f->id, PMIX_SUCCESS, NULL, 0);
+}
+
+/* The name service hooks: passed on to the multi-node host. */
+static pmix_status_t on_publish(void *ctx, const pg_proc_t *publisher, const char *key,
+                                const pg_value_t *value)
+{
+    pg_job_engine_t *je = ctx;
+
+    return je->name_ops->publish(je->name_ctx, publisher, key, value);
+}
+
+static pmix_status_t on_unpublish(void *ctx, const pg_proc_t *publisher, const char *key)
+{
+    pg_job_engine_t *je = ctx;
+
+    return je->name_ops->unpublish(je->name_ctx, publisher, key);
+}
+
+static pmix_status_t on_lookup(void *ctx, const char *key, pg_value_t *value,
+                               pg_proc_t *publisher)
+{
+    pg_job_engine_t *je = ctx;
+
+    return je->name_ops->lookup(je->name_ctx, key, value, publisher);
 }
 
 /* The segment is an optimisation: without it the job runs as before. */
@@ -106,22 +189,35 @@ static void shm_start(pg_job_engine_t *je, const pg_job_engine_layout_t *l)
 
 static int register_layout(pg_job_engine_t *je, const pg_job_engine_layout_t *l)
 {
+    int multi = l->nnodes > 1;
     uint32_t *rank_node = calloc((size_t)l->size, sizeof(*rank_node));
+    bool *served = calloc(multi ? (size_t)l->nnodes : 1, sizeof(*served));
     const char *hosts[1] = { l->hostname };
     pg_ns_layout_t layout = {
         .size = (uint32_t)l->size,
-        .nnodes = 1,
-        .hostnames = hosts,
+        .nnodes = multi ? (uint32_t)l->nnodes : 1,
+        .hostnames = multi ? l->hostnames : hosts,
         .rank_node = rank_node, /* one node: every rank on node 0 */
         .appnum = l->appnum,
         .cpuset = l->cpuset,
+        .node_served = multi ? served : NULL, /* the other nodes' gateways serve theirs */
     };
-    pmix_status_t st;
+    pmix_status_t st = PMIX_ERR_NOMEM;
 
-    if (rank_node == NULL)
-        return -1;
+    if (rank_node == NULL || served == NULL)
+        goto out;
+    if (multi) {
+        memcpy(rank_node, l->rank_node, (size_t)l->size * sizeof(*rank_node));
+        served[l->nodeid] = true;
+    }
     st = pg_ns_register(je->engine, l->nspace, &layout);
+    if (st == PMIX_SUCCESS && multi) {
+        je->rank_node = rank_node; /* kept: fences ask whose ranks they hold */
+        rank_node = NULL;
+    }
+out:
     free(rank_node);
+    free(served);
     return st == PMIX_SUCCESS ? 0 : -1;
 }
 
@@ -136,7 +232,25 @@ pg_job_engine_t *pg_job_engine_new(struct event_base *base, const pg_job_engine_
     je->nspace = strdup(l->nspace);
     if (je->nspace == NULL)
         goto fail;
-    je->engine = pg_engine_new(&(pg_host_ops_t){ .fence = on_fence, .commit = on_commit }, je);
+    je->size = (uint32_t)l->size;
+    je->nnodes = l->nnodes;
+    je->nodeid = l->nodeid;
+    je->xfence = l->xfence;
+    je->xfence_ctx = l->xfence_ctx;
+    if (je->nnodes > 1 && (je->xfence == NULL || je->nodeid < 0 || je->nodeid >= je->nnodes)) {
+        *why = "a job on several nodes needs the cross-node fence";
+        goto fail;
+    }
+    je->name_ops = l->name_ops;
+    je->name_ctx = l->name_ctx;
+    je->engine = pg_engine_new(&(pg_host_ops_t){
+                                   .fence = on_fence,
+                                   .commit = on_commit,
+                                   .publish = je->name_ops != NULL ? on_publish : NULL,
+                                   .unpublish = je->name_ops != NULL ? on_unpublish : NULL,
+                                   .lookup = je->name_ops != NULL ? on_lookup : NULL,
+                               },
+                               je);
     je->timer = evtimer_new(base, on_deadline, je);
     if (je->engine == NULL || je->timer == NULL)
         goto fail;
@@ -160,6 +274,7 @@ void pg_job_engine_free(pg_job_engine_t *je)
         pg_engine_free(je->engine);
     }
     pg_shm_free(je->shm);
+    free(je->rank_node);
     if (je->timer != NULL)
         event_free(je->timer);
     free(je->nspace);

@@ -12,16 +12,37 @@
 #ifndef PG_JOB_ENGINE_H
 #define PG_JOB_ENGINE_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct event_base;
+struct pg_host_ops;
 typedef struct pg_engine pg_engine_t;
 typedef struct pg_job_engine pg_job_engine_t;
+
+/* The cross-node part of a whole-job fence (`pmigate proxy`): every local
+ * rank joined; `data` is this node's new keys (the engine's modex blob,
+ * borrowed for the call) when the fence collects.  Complete it, later or
+ * inline, with pg_job_engine_xfence_done(). */
+typedef void (*pg_job_engine_xfence_fn)(void *ctx, pg_job_engine_t *je, uint64_t id,
+                                        bool collect, const void *data, size_t size);
 
 typedef struct pg_job_engine_layout {
     const char *nspace;
     int size;
-    const char *hostname;       /* the one node */
+    const char *hostname;       /* the one node (when nnodes <= 1) */
+    /* several nodes (`pmigate proxy`); 0: one node, every rank on it */
+    int nnodes;
+    int nodeid;                 /* the node this gateway serves */
+    const char *const *hostnames; /* [nnodes] */
+    const uint32_t *rank_node;  /* [size] */
+    pg_job_engine_xfence_fn xfence; /* required with nnodes > 1 */
+    void *xfence_ctx;
+    /* the name service across nodes: only the publish, unpublish and
+     * lookup hooks are used, called with name_ctx; NULL: node-local names */
+    const struct pg_host_ops *name_ops;
+    void *name_ctx;
     const uint32_t *appnum;     /* [size] */
     const char *const *cpuset;  /* [size] hwloc list strings */
     const char *mapping;        /* PMI_process_mapping */
@@ -42,6 +63,13 @@ const char *pg_job_engine_shm_path(const pg_job_engine_t *je);
 void pg_job_engine_connected(pg_job_engine_t *je, int rank);
 void pg_job_engine_finalized(pg_job_engine_t *je, int rank);
 void pg_job_engine_lost(pg_job_engine_t *je, int rank);
+
+/* Completes cross-node fence `id`: ok = 0 ingests the other nodes' blobs
+ * (blobs[i] for node i; this node's own entry is skipped, NULL entries are
+ * empty), writes the node's key segment, then answers the local ranks;
+ * ok = -1 fails the fence for them. */
+void pg_job_engine_xfence_done(pg_job_engine_t *je, uint64_t id, int ok, void *const *blobs,
+                               const size_t *lens);
 
 /* Arms the timer at the engine's next deadline (or disarms it). */
 void pg_job_engine_touch(pg_job_engine_t *je);

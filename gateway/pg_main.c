@@ -19,6 +19,7 @@
 #include "server/pg_handler.h"
 #include "gateway/pg_job.h"
 #include "gateway/pg_place.h"
+#include "gateway/pg_proxy.h"
 #include "gateway/pg_status.h"
 #include "pmi1/pg_pmi1_server.h"
 #include "pmi2/pg_pmi2_server.h"
@@ -30,6 +31,8 @@
 
 static const char main_usage[] =
     "Usage: pmigate run [options] prog [args] [: ...]   launch a job (see pmigate run --help)\n"
+    "       pmigate proxy [options] -n N prog [args]     one node's share of a job under a\n"
+    "                                                  PMIx host (see pmigate proxy --help)\n"
     "       pmigate info                               version, PMI limits, topology\n"
     "       pmigate trace show|stats|timeline FILE ... read a --trace file\n"
     "       pmigate replay [--fast] [--ranks N] FILE   replay a trace without the application\n"
@@ -107,8 +110,11 @@ static void raise_fd_limit(void)
     }
 }
 
-static int cmd_run(int argc, char **argv)
+/* `run` launches a job on this host; `proxy` runs one node's share of a job
+ * under a PMIx host runtime (pg_proxy.h).  Same options, same set-up. */
+static int cmd_run(int argc, char **argv, int proxy)
 {
+    const char *name = proxy ? "pmigate proxy" : "pmigate run";
     pg_run_opts_t opts;
     char err[256];
     struct event_base *base = NULL;
@@ -116,12 +122,12 @@ static int cmd_run(int argc, char **argv)
     int status = PG_EXIT_INTERNAL;
 
     if (pg_cli_parse_run(argc, argv, &opts, err, sizeof(err)) != 0) {
-        fprintf(stderr, "pmigate run: %s\n", err);
+        fprintf(stderr, "%s: %s\n", name, err);
         pg_run_opts_free(&opts);
         return PG_EXIT_USAGE;
     }
     if (opts.help) {
-        fputs(pg_cli_run_usage, stdout);
+        fputs(proxy ? pg_proxy_usage : pg_cli_run_usage, stdout);
         pg_run_opts_free(&opts);
         return 0;
     }
@@ -131,6 +137,10 @@ static int cmd_run(int argc, char **argv)
     base = event_base_new();
     if (base == NULL) {
         fprintf(stderr, "pmigate: cannot create the event loop\n");
+        goto out;
+    }
+    if (proxy) {
+        status = pg_proxy_run(base, &opts, &handlers);
         goto out;
     }
     job = pg_job_new(base, &opts, &handlers);
@@ -167,7 +177,9 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "__replay-stub") == 0) /* a rank of the gateway replay starts */
         return pg_replay_stub_main(argc - 1, argv + 1);
     if (strcmp(cmd, "run") == 0)
-        return cmd_run(argc - 2, argv + 2);
+        return cmd_run(argc - 2, argv + 2, 0);
+    if (strcmp(cmd, "proxy") == 0)
+        return cmd_run(argc - 2, argv + 2, 1);
     fprintf(stderr, "pmigate: unknown command '%s'\n%s", cmd, main_usage);
     return PG_EXIT_USAGE;
 }

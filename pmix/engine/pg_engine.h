@@ -117,8 +117,24 @@ typedef struct pg_host_ops {
      * (the Standard's rule for hosts without direct modex). */
     void (*dmodex)(void *host_ctx, uint64_t id, const pg_proc_t *target, const char *key);
 
+    /* Name service across servers (`pmigate proxy`).  NULL hooks: this
+     * engine's names are all there are.  The host answers synchronously.
+     * publish: before a local publish; anything but PMIX_SUCCESS (e.g.
+     * PMIX_ERR_DUPLICATE_KEY: published elsewhere) refuses it.
+     * unpublish: after a local unpublish, or for a name not published here
+     * (its status is then the answer).
+     * lookup: a name missing here; PMIX_SUCCESS with *value (host-owned,
+     * valid until the next hook call) and *publisher, or a failure status
+     * (the lookup then goes on as a local miss). */
+    pmix_status_t (*publish)(void *host_ctx, const pg_proc_t *publisher, const char *key,
+                             const pg_value_t *value);
+    pmix_status_t (*unpublish)(void *host_ctx, const pg_proc_t *publisher, const char *key);
+    pmix_status_t (*lookup)(void *host_ctx, const char *key, pg_value_t *value,
+                            pg_proc_t *publisher);
+
     /* `proc`'s commit just made new values visible (called inside
-     * pg_commit, before any held get it satisfies completes).  A host that
+     * pg_commit, before any held get it satisfies completes; and when data
+     * of a process served elsewhere arrives: a fence's or a dmodex's).  A host that
      * keeps a copy of committed data (the gateway's node segment) learns
      * here that the copy is behind for `proc`.  NULL: not needed. */
     void (*commit)(void *host_ctx, const pg_proc_t *proc);
@@ -409,6 +425,13 @@ pmix_status_t pg_ns_foreach_visible(pg_engine_t *engine, const char *nspace, uin
  * dmodex request and what a fence collects. */
 pmix_status_t pg_proc_modex(pg_engine_t *engine, const pg_proc_t *proc, void **blob,
                             size_t *size);
+
+/* Ingests blobs the host collected from other servers (pg_proc_modex or
+ * fence contributions) without completing anything: a multi-node host
+ * ingests a fence's remote data first, writes its node's key segment, and
+ * only then completes the fence with pg_fence_host_done(..., NULL, 0).
+ * PMIX_ERR_UNPACK_FAILURE for a malformed blob. */
+pmix_status_t pg_modex_host_ingest(pg_engine_t *engine, const void *data, size_t size);
 
 /* The host answered dmodex request `id`: ingests the blob (data of unserved
  * processes), then re-runs the waiting get.  Stale ids: PMIX_ERR_NOT_FOUND.

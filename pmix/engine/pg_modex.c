@@ -148,6 +148,13 @@ pmix_status_t pg_modex_ingest(pg_engine_t *e, const void *data, size_t size)
     return PMIX_SUCCESS;
 }
 
+pmix_status_t pg_modex_host_ingest(pg_engine_t *e, const void *data, size_t size)
+{
+    if (e == NULL || (data == NULL && size > 0))
+        return PMIX_ERR_BAD_PARAM;
+    return pg_modex_ingest(e, data, size);
+}
+
 static bool want_rank(void *ctx, pmix_rank_t rank)
 {
     return *(const pmix_rank_t *)ctx == rank;

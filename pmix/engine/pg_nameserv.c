@@ -41,6 +41,9 @@ pmix_status_t pg_publish(pg_engine_t *e, const pg_proc_t *publisher, const char 
     HASH_FIND_STR(e->names, key, n);
     if (n != NULL)
         return PMIX_ERR_DUPLICATE_KEY;
+    if (e->ops.publish != NULL && (rc = e->ops.publish(e->host_ctx, publisher, key, value)) !=
+                                      PMIX_SUCCESS)
+        return rc;
     size_t kl = strlen(key) + 1;
     n = pg_mem_alloc(e, sizeof(*n) + kl);
     if (n == NULL || (n->kv = pg_kv_new(e, publisher->rank, PMIX_GLOBAL, value)) == NULL) {
@@ -69,9 +72,13 @@ pmix_status_t pg_unpublish(pg_engine_t *e, const pg_proc_t *publisher, const cha
     if (key != NULL)
         HASH_FIND_STR(e->names, key, n);
     if (n == NULL)
-        return PMIX_ERR_NOT_FOUND;
+        return e->ops.unpublish != NULL && key != NULL
+                   ? e->ops.unpublish(e->host_ctx, publisher, key)
+                   : PMIX_ERR_NOT_FOUND;
     if (n->job != job)
         return PMIX_ERR_NO_PERMISSIONS;
+    if (e->ops.unpublish != NULL)
+        (void)e->ops.unpublish(e->host_ctx, publisher, key);
     name_free(e, n);
     return PMIX_SUCCESS;
 }
@@ -89,6 +96,14 @@ pmix_status_t pg_lookup(pg_engine_t *e, const pg_proc_t *requester, const char *
     }
     pg_name_t *n = NULL;
     HASH_FIND_STR(e->names, key, n);
+    if (n == NULL && e->ops.lookup != NULL) {
+        pg_value_t hv;
+        pg_proc_t hpub;
+        if (e->ops.lookup(e->host_ctx, key, &hv, &hpub) == PMIX_SUCCESS) {
+            cb(PMIX_SUCCESS, &hv, &hpub, cbdata); /* published on another server */
+            return PMIX_SUCCESS;
+        }
+    }
     if (n != NULL || !wait) {
         pg_value_t v;
         pg_proc_t pub;

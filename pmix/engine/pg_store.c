@@ -537,6 +537,8 @@ pmix_status_t pg_store_set_published(pg_ns_t *job, const char *key, pmix_rank_t 
         *cell = kv;
     }
     kv->flags = PG_KV_STAGED;
+    if (e->ops.commit != NULL) /* for the host's copy, as a commit would be */
+        e->ops.commit(e->host_ctx, &(pg_proc_t){ job->nspace, rank });
     cell_publish(e, job, s, kv);
     slot_wake(e, s);
     return PMIX_SUCCESS;

@@ -228,7 +228,7 @@ static void test_retrieval_remote_target_direct_modex(void)
 {
     got_t g;
     dmx_t d = { 0 };
-    pg_host_ops_t ops = { NULL, dmodex_hook, NULL };
+    pg_host_ops_t ops = { .dmodex = dmodex_hook };
     bool a_serves[2] = { true, false }, b_serves[2] = { false, true };
     pg_engine_t *a = pg_engine_new(&ops, &d), *b = pg_engine_new(NULL, NULL);
     job_block(a, NS, 4, 2, a_serves);
@@ -428,7 +428,7 @@ static void test_fence_collect_data_mismatch_fails_everyone(void)
 static void test_fence_one_host_upcall_and_sequence_numbers(void)
 {
     hostf_t h = { 0 };
-    pg_host_ops_t ops = { fence_hook, NULL, NULL };
+    pg_host_ops_t ops = { .fence = fence_hook };
     fenced_t f[4];
     eng = pg_engine_new(&ops, &h);
     job_block(eng, NS, 4, 2, NULL);
@@ -559,7 +559,7 @@ static void test_fence_reports_keys_new_in_epoch(void)
 static void test_fence_collect_ingests_remote_data(void)
 {
     hostf_t h = { 0 };
-    pg_host_ops_t ops = { fence_hook, NULL, NULL };
+    pg_host_ops_t ops = { .fence = fence_hook };
     bool a_serves[2] = { true, false }, b_serves[2] = { false, true };
     pg_engine_t *a = pg_engine_new(&ops, &h), *b = pg_engine_new(NULL, NULL);
     fenced_t f[2];
@@ -835,6 +835,98 @@ static void test_name_service_entries_end_with_job(void)
     teardown();
 }
 
+/* The host's name service as two engines (two nodes) see it: one table. */
+typedef struct {
+    char key[4][32], value[4][32];
+    pmix_rank_t rank[4];
+    int n, publishes, unpublishes, lookups;
+} hostnames_t;
+
+static int hostnames_find(hostnames_t *h, const char *key)
+{
+    for (int i = 0; i < h->n; i++)
+        if (strcmp(h->key[i], key) == 0)
+            return i;
+    return -1;
+}
+
+static pmix_status_t host_publish(void *ctx, const pg_proc_t *pub, const char *key,
+                                  const pg_value_t *v)
+{
+    hostnames_t *h = ctx;
+    h->publishes++;
+    if (hostnames_find(h, key) >= 0)
+        return PMIX_ERR_DUPLICATE_KEY;
+    snprintf(h->key[h->n], sizeof(h->key[0]), "%s", key);
+    snprintf(h->value[h->n], sizeof(h->value[0]), "%.*s", (int)v->size, (const char *)v->data);
+    h->rank[h->n++] = pub->rank;
+    return PMIX_SUCCESS;
+}
+
+static pmix_status_t host_unpublish(void *ctx, const pg_proc_t *pub, const char *key)
+{
+    hostnames_t *h = ctx;
+    int i = hostnames_find(h, key);
+    (void)pub;
+    h->unpublishes++;
+    if (i < 0)
+        return PMIX_ERR_NOT_FOUND;
+    h->n--;
+    memmove(&h->key[i], &h->key[i + 1], (size_t)(h->n - i) * sizeof(h->key[0]));
+    memmove(&h->value[i], &h->value[i + 1], (size_t)(h->n - i) * sizeof(h->value[0]));
+    memmove(&h->rank[i], &h->rank[i + 1], (size_t)(h->n - i) * sizeof(h->rank[0]));
+    return PMIX_SUCCESS;
+}
+
+static pmix_status_t host_lookup(void *ctx, const char *key, pg_value_t *v, pg_proc_t *pub)
+{
+    hostnames_t *h = ctx;
+    int i = hostnames_find(h, key);
+    h->lookups++;
+    if (i < 0)
+        return PMIX_ERR_NOT_FOUND;
+    *v = pg_value_string(h->value[i]);
+    *pub = P(NS, h->rank[i]);
+    return PMIX_SUCCESS;
+}
+
+/* pmigate proxy: names cross nodes through the host's name service. */
+static void test_name_service_through_the_host(void)
+{
+    hostnames_t h = { 0 };
+    pg_host_ops_t ops = { .publish = host_publish, .unpublish = host_unpublish,
+                          .lookup = host_lookup };
+    bool a_serves[2] = { true, false }, b_serves[2] = { false, true };
+    pg_engine_t *a = pg_engine_new(&ops, &h), *b = pg_engine_new(&ops, &h);
+    looked_t l = { 0 };
+    job_block(a, NS, 4, 2, a_serves);
+    job_block(b, NS, 4, 2, b_serves);
+    pg_proc_t p0 = P(NS, 0), p3 = P(NS, 3);
+    pg_value_t port = pg_value_string("tcp://a:1"), other = pg_value_string("tcp://b:2");
+    CU_ASSERT_EQUAL(pg_publish(a, &p0, "svc", &port), PMIX_SUCCESS);
+    /* taken on the other node: refused, and not published here either */
+    CU_ASSERT_EQUAL(pg_publish(b, &p3, "svc", &other), PMIX_ERR_DUPLICATE_KEY);
+    pg_lookup(b, &p3, "svc", false, 0, 0, looked_cb, &l);
+    CU_ASSERT_EQUAL(l.status, PMIX_SUCCESS);
+    CU_ASSERT_STRING_EQUAL(l.value, "tcp://a:1");
+    CU_ASSERT_EQUAL(l.rank, 0);
+    /* a local hit does not ask the host */
+    int asked = h.lookups;
+    pg_lookup(a, &p0, "svc", false, 0, 0, looked_cb, &l);
+    CU_ASSERT_EQUAL(h.lookups, asked);
+    CU_ASSERT_EQUAL(l.status, PMIX_SUCCESS);
+    /* unpublished on its node: gone on the other one too */
+    CU_ASSERT_EQUAL(pg_unpublish(a, &p0, "svc"), PMIX_SUCCESS);
+    pg_lookup(b, &p3, "svc", false, 0, 0, looked_cb, &l);
+    CU_ASSERT_EQUAL(l.status, PMIX_ERR_NOT_FOUND);
+    /* a name published elsewhere can be unpublished by its job from here */
+    CU_ASSERT_EQUAL(pg_publish(b, &p3, "svc2", &other), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(pg_unpublish(a, &p0, "svc2"), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(pg_unpublish(a, &p0, "svc2"), PMIX_ERR_NOT_FOUND);
+    pg_engine_free(a);
+    pg_engine_free(b);
+}
+
 /* ---- teardown ---- */
 
 static void test_job_deregister_completes_every_held_request(void)
@@ -966,6 +1058,7 @@ static const pg_cunit_test_t tests[] = {
       test_pmi2_get_before_first_fence_waits_not_crashes },
     { "mixed_pmi1_pmi2_job_shares_one_key_space", test_mixed_pmi1_pmi2_job_shares_one_key_space },
     { "name_service_publish_lookup_unpublish", test_name_service_publish_lookup_unpublish },
+    { "name_service_through_the_host", test_name_service_through_the_host },
     { "name_service_entries_end_with_job", test_name_service_entries_end_with_job },
     { "job_deregister_completes_every_held_request",
       test_job_deregister_completes_every_held_request },

@@ -21,8 +21,11 @@
 # (every target still runs).
 #
 # tests/fuzz/run.sh merge [TARGET...]: rebuilds the kept corpus of each
-# target as the minimal set (libFuzzer -merge=1) of the kept corpus plus
-# the work corpus, keeping the coverage of both; commit the result.
+# target as the minimal set (libFuzzer -merge=1 on edges, -use_counters=0:
+# hit counts would keep thousands of files) of the kept corpus, the work
+# corpus and the seeds, keeping every edge they reach; for trace, inputs
+# over 2 KB are left out (whole traces made it megabytes for 5% of its
+# edges).  Commit the result.
 set -euo pipefail
 mode=fuzz
 if [ "${1:-}" = merge ]; then
@@ -100,17 +103,27 @@ run_target() {
         -artifact_prefix="$work/$name/artifacts/" "$work/$name/corpus" "$kept" "$seeds")
 }
 
-# The kept corpus becomes the smallest set with the coverage of the kept
-# corpus, the work corpus and the seeds together.
+# The kept corpus becomes the smallest set reaching every edge that the
+# kept corpus, the work corpus and the seeds reach together (inputs up to
+# `cap` bytes when a cap is given).
 merge_target() {
     local name=$1 max_len=$2 kept=$top/tests/fuzz/corpus/$1 fresh=$work/$1/merged
-    local seeds=$work/$1/seeds
-    rm -rf "$fresh" "$seeds" && mkdir -p "$fresh" "$kept" "$seeds" "$work/$name/corpus"
+    local seeds=$work/$1/seeds pool=$work/$1/pool cap=0 dir
+    [ "$name" = trace ] && cap=2048
+    rm -rf "$fresh" "$seeds" "$pool" && mkdir -p "$fresh" "$kept" "$seeds" "$pool" "$work/$name/corpus"
     "seeds_$name" "$seeds" >/dev/null
-    (cd "$work/$name" && "./fuzz_$name" -merge=1 -max_len="$max_len" -timeout=10 \
-        -rss_limit_mb=2048 "$fresh" "$kept" "$work/$name/corpus" "$seeds")
-    rm -rf "$kept" && mv "$fresh" "$kept"
-    echo "fuzz_$name: kept corpus $(ls "$kept" | wc -l) files, $(du -sk "$kept" | cut -f1) KB"
+    for dir in "$kept" "$work/$name/corpus" "$seeds"; do
+        if [ "$cap" -gt 0 ]; then
+            find "$dir" -type f -size -$((cap + 1))c -exec cp -t "$pool" {} +
+        else
+            find "$dir" -type f -exec cp -t "$pool" {} +
+        fi
+    done
+    (cd "$work/$name" && "./fuzz_$name" -merge=1 -use_counters=0 -max_len="$max_len" \
+        -timeout=60 -rss_limit_mb=2048 "$fresh" "$pool")
+    rm -rf "$kept" "$pool" && mv "$fresh" "$kept"
+    echo "fuzz_$name: kept corpus $(ls "$kept" | wc -l) files," \
+        "$(du -s --apparent-size -k "$kept" | cut -f1) KB"
 }
 
 rc=0

@@ -447,23 +447,23 @@ static void test_put_accepts_only_values_a_get_can_return(void)
     value[1000] = '\0';
     snprintf(line, sizeof(line), "cmd=put kvsname=x key=big value=%s\n", value);
     hh_send1(h, 0, line);
-    EXPECT(h, 0, r, "put_result");
-    CU_ASSERT_STRING_EQUAL(hh_get(r, "rc"), "-1");
-    CU_ASSERT_PTR_NOT_NULL(strstr(hh_get(r, "msg"), "value_too_long"));
+    EXPECT(h, 0, hh_reply, "put_result");
+    CU_ASSERT_STRING_EQUAL(hh_get(hh_reply, "rc"), "-1");
+    CU_ASSERT_PTR_NOT_NULL(strstr(hh_get(hh_reply, "msg"), "value_too_long"));
     get(h, 0, "big");
-    CU_ASSERT_PTR_NOT_NULL(strstr(hh_get(r, "msg"), "not_found"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(hh_get(hh_reply, "msg"), "not_found"));
     value[984] = '\0';
     put(h, 0, "edge", value);
     get(h, 0, "edge");
-    CU_ASSERT_STRING_EQUAL(hh_get(r, "rc"), "0");
-    CU_ASSERT_STRING_EQUAL(hh_get(r, "value"), value);
-    CU_ASSERT(r->len <= 1023);
+    CU_ASSERT_STRING_EQUAL(hh_get(hh_reply, "rc"), "0");
+    CU_ASSERT_STRING_EQUAL(hh_get(hh_reply, "value"), value);
+    CU_ASSERT(hh_reply->len <= 1023);
     value[984] = 'v';
     value[985] = '\0';
     snprintf(line, sizeof(line), "cmd=put kvsname=x key=over value=%s\n", value);
     hh_send1(h, 0, line);
-    EXPECT(h, 0, r, "put_result");
-    CU_ASSERT_STRING_EQUAL(hh_get(r, "rc"), "-1");
+    EXPECT(h, 0, hh_reply, "put_result");
+    CU_ASSERT_STRING_EQUAL(hh_get(hh_reply, "rc"), "-1");
     hh_free(h);
 }
 

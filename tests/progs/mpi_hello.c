@@ -3,6 +3,7 @@
  * An unmodified MPI program (PMI-1 inside libmpich): init, allreduce, check,
  * finalize.  Options let tests provoke the failures a launcher must handle:
  *   --abort=CODE            rank 1 (or 0 when alone) calls MPI_Abort(CODE)
+ *   --abort-rank=RANK       ... or that rank instead (a rank on another node)
  *   --die-before-init=RANK  that rank kills itself before MPI_Init
  *   --quiet                 print only rank 0's summary line
  */
@@ -21,10 +22,12 @@ static int env_rank(void)
 
 int main(int argc, char **argv)
 {
-    int abort_code = -1, die_rank = -1, quiet = 0;
+    int abort_code = -1, abort_rank = -1, die_rank = -1, quiet = 0;
     for (int i = 1; i < argc; i++) {
         if (strncmp(argv[i], "--abort=", 8) == 0)
             abort_code = atoi(argv[i] + 8);
+        else if (strncmp(argv[i], "--abort-rank=", 13) == 0)
+            abort_rank = atoi(argv[i] + 13);
         else if (strncmp(argv[i], "--die-before-init=", 18) == 0)
             die_rank = atoi(argv[i] + 18);
         else if (strcmp(argv[i], "--quiet") == 0)
@@ -38,7 +41,9 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
 
-    if (abort_code >= 0 && rank == (size > 1 ? 1 : 0)) {
+    if (abort_rank < 0)
+        abort_rank = size > 1 ? 1 : 0;
+    if (abort_code >= 0 && rank == abort_rank) {
         fprintf(stderr, "rank %d: calling MPI_Abort(%d)\n", rank, abort_code);
         MPI_Abort(MPI_COMM_WORLD, abort_code);
     }

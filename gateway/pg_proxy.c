@@ -1,0 +1,365 @@
+/*
+ * pg_proxy: `pmigate proxy`.  See pg_proxy.h.
+ *
+ * Start-up, in order: PMIx_Init with the host (node index = rank among the
+ * proxies, number of nodes = the host job's size); this node's rank count
+ * from -n (blocks, the first nodes take one more) or --ppn; one blocking
+ * allgather through the host of "count pid hostname" per node, so every
+ * proxy checks that all were started with the same job and learns the host
+ * names and the namespace (node 0's, identical everywhere: the engines'
+ * modex blobs name it); then the node's job runs in pg_job.
+ *
+ * Fences: the engine asks for the cross-node part of every whole-job fence
+ * once all local ranks joined (pg_job_engine's xfence hook); the proxy puts
+ * the node's blob of new keys to the host, fences (collecting data or not,
+ * as the ranks' fence does) and gets every peer's blob, non-blocking; the
+ * glue ingests them, writes the key segment and answers the ranks.
+ */
+#include "gateway/pg_proxy.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gateway/pg_hostpmix.h"
+#include "gateway/pg_job.h"
+#include "gateway/pg_job_engine.h"
+#include "gateway/pg_status.h"
+#include "pmix/engine/pg_engine.h"
+
+const char pg_proxy_usage[] =
+    "Usage: pmigate proxy [run options] -n N prog [args] [: ...]\n"
+    "\n"
+    "Run one node's share of a job that spans several nodes.  Start it once per\n"
+    "node under a PMIx host runtime, e.g.\n"
+    "  mpirun.openmpi --map-by ppr:1:node -np K pmigate proxy -n N ./app\n"
+    "  srun --mpi=pmix --ntasks-per-node=1 -N K pmigate proxy -n N ./app\n"
+    "Each proxy is a PMIx client of the host, serves its node's ranks PMI-1,\n"
+    "PMI-2 and PMIx as `pmigate run` does, and exchanges fence data with the\n"
+    "other nodes through the host.\n"
+    "\n"
+    "  -n N      the job's total; ranks are spread in blocks, node 0 first,\n"
+    "            the first N mod K nodes taking one more\n"
+    "  --ppn M   M ranks on every node instead (the job has M x K ranks)\n"
+    "The other options are those of `pmigate run` (see pmigate run --help);\n"
+    "--tag-output and the messages name global ranks.\n";
+
+typedef struct proxy {
+    pg_hostpmix_t *host;
+    int nnodes, nodeid;
+    int *counts;           /* [nnodes] */
+    char **hostnames;      /* [nnodes] */
+    char kvsname[64];
+    char **env;            /* the ranks' base environment (NULL-terminated) */
+    /* the running cross-node fence */
+    pg_job_engine_t *je;
+    uint64_t fence_id;
+    void *looked_up;       /* the last name's value from the host, owned */
+    char *trace_path;      /* --trace FILE as FILE.<node>, owned */
+} proxy_t;
+
+/* Variables of the host's rendezvous that a rank must not inherit: with
+ * them a PMIx-aware rank would talk to the host instead of its pmigate. */
+static const char *const host_prefixes[] = { "PMIX_", "OMPI_", "PRTE_", "ORTE_", NULL };
+
+static int is_host_var(const char *kv)
+{
+    for (int i = 0; host_prefixes[i] != NULL; i++)
+        if (strncmp(kv, host_prefixes[i], strlen(host_prefixes[i])) == 0)
+            return 1;
+    return 0;
+}
+
+/* A copy of the pointers of environ without the host's variables. */
+static char **env_without_host(void)
+{
+    extern char **environ;
+    size_t n = 0, k = 0;
+    char **env;
+
+    while (environ[n] != NULL)
+        n++;
+    env = calloc(n + 1, sizeof(*env));
+    for (size_t i = 0; env != NULL && i < n; i++)
+        if (!is_host_var(environ[i]))
+            env[k++] = environ[i];
+    return env;
+}
+
+/* How many ranks each node runs.  Returns 0 or -1 with err set. */
+static int plan_counts(proxy_t *p, pg_run_opts_t *opts, char *err, size_t errlen)
+{
+    int k = p->nnodes;
+
+    if (opts->ppn > 0) {
+        /* -n not given (one segment of the default 1 rank): M on every node */
+        if (opts->nsegments == 1 && opts->nprocs == 1 && opts->ppn * k != 1)
+            opts->segments[0].nprocs = opts->nprocs = opts->ppn * k;
+        if (opts->nprocs != opts->ppn * k) {
+            snprintf(err, errlen, "--ppn %d on %d nodes makes %d ranks, but -n says %d",
+                     opts->ppn, k, opts->ppn * k, opts->nprocs);
+            return -1;
+        }
+    }
+    if (opts->nprocs < k) {
+        snprintf(err, errlen, "%d rank%s cannot fill %d nodes: give -n at least %d",
+                 opts->nprocs, opts->nprocs == 1 ? "" : "s", k, k);
+        return -1;
+    }
+    p->counts = calloc((size_t)k, sizeof(*p->counts));
+    if (p->counts == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (int n = 0; n < k; n++)
+        p->counts[n] = opts->nprocs / k + (n < opts->nprocs % k ? 1 : 0);
+    return 0;
+}
+
+/* One node's card: "count pid hostname". */
+static int parse_card(const char *blob, size_t len, int *count, long *pid, char **host)
+{
+    char buf[512], name[300];
+
+    if (blob == NULL || len == 0 || len >= sizeof(buf))
+        return -1;
+    memcpy(buf, blob, len);
+    buf[len] = '\0';
+    if (sscanf(buf, "%d %ld %299s", count, pid, name) != 3)
+        return -1;
+    *host = strdup(name);
+    return *host != NULL ? 0 : -1;
+}
+
+/* Nodes are told apart by host name (the engine keys node data on it), but
+ * several proxies may share a host (simulated nodes, or a host runtime
+ * placing two per host): each node whose name is shared becomes
+ * "<host>-n<index>".  Returns 0 or -1 (out of memory). */
+static int name_nodes_apart(proxy_t *p)
+{
+    char *shared = calloc((size_t)p->nnodes, 1);
+
+    if (shared == NULL)
+        return -1;
+    for (int n = 0; n < p->nnodes; n++) /* decide first: renaming changes names */
+        for (int m = 0; m < p->nnodes; m++)
+            if (m != n && strcmp(p->hostnames[m], p->hostnames[n]) == 0)
+                shared[n] = 1;
+    for (int n = 0; n < p->nnodes; n++) {
+        char *name;
+
+        if (!shared[n])
+            continue;
+        if (asprintf(&name, "%s-n%d", p->hostnames[n], n) < 0) {
+            free(shared);
+            return -1;
+        }
+        free(p->hostnames[n]);
+        p->hostnames[n] = name;
+    }
+    free(shared);
+    return 0;
+}
+
+/* The start-up allgather: checks the counts, learns host names and the
+ * namespace.  Returns 0 or -1 with err set. */
+static int agree_on_job(proxy_t *p, char *err, size_t errlen)
+{
+    char me[512], host[256];
+    void **blobs = NULL;
+    size_t *lens = NULL;
+    int rc = -1;
+
+    if (gethostname(host, sizeof(host) - 1) != 0)
+        strcpy(host, "localhost");
+    host[sizeof(host) - 1] = '\0';
+    snprintf(me, sizeof(me), "%d %ld %s", p->counts[p->nodeid], (long)getpid(), host);
+    if (pg_hostpmix_allgather(p->host, me, strlen(me), &blobs, &lens, err, errlen) != 0)
+        return -1;
+    p->hostnames = calloc((size_t)p->nnodes, sizeof(*p->hostnames));
+    if (p->hostnames == NULL) {
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
+    for (int n = 0; n < p->nnodes; n++) {
+        int count;
+        long pid;
+
+        if (parse_card(blobs[n], lens[n], &count, &pid, &p->hostnames[n]) != 0) {
+            snprintf(err, errlen, "node %d sent no usable description of itself", n);
+            goto out;
+        }
+        if (count != p->counts[n]) {
+            snprintf(err, errlen,
+                     "node %d runs %d ranks but this node expected %d: were all proxies "
+                     "started with the same -n/--ppn?",
+                     n, count, p->counts[n]);
+            goto out;
+        }
+        if (n == 0)
+            snprintf(p->kvsname, sizeof(p->kvsname), "kvs_%ld_0", pid);
+    }
+    if (name_nodes_apart(p) != 0) {
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
+    rc = 0;
+out:
+    pg_hostpmix_blobs_free(p->host, blobs, lens);
+    return rc;
+}
+
+/* ---- the cross-node part of a fence ---- */
+
+static void on_exchange_done(void *arg, int status, const char *msg, void *const *blobs,
+                             const size_t *lens)
+{
+    proxy_t *p = arg;
+
+    if (status != 0)
+        fprintf(stderr, "pmigate: node %d: %s\n", p->nodeid, msg);
+    pg_job_engine_xfence_done(p->je, p->fence_id, status, blobs, lens);
+}
+
+static void on_xfence(void *ctx, pg_job_engine_t *je, uint64_t id, bool collect, const void *data,
+                      size_t size)
+{
+    proxy_t *p = ctx;
+
+    p->je = je;
+    p->fence_id = id;
+    if (pg_hostpmix_exchange(p->host, collect, data, size, on_exchange_done, p) != 0) {
+        fprintf(stderr, "pmigate: node %d: the PMIx host refused the fence\n", p->nodeid);
+        pg_job_engine_xfence_done(je, id, -1, NULL, NULL);
+    }
+}
+
+/* ---- the name service through the host ---- */
+
+static pmix_status_t name_publish(void *ctx, const pg_proc_t *publisher, const char *key,
+                                  const pg_value_t *value)
+{
+    proxy_t *p = ctx;
+    int rc = pg_hostpmix_publish(p->host, key, publisher->rank, value->type, value->data,
+                                 value->size);
+
+    /* a host without a name service leaves the names node-local */
+    return rc == 0 || rc == -2 ? PMIX_SUCCESS : PMIX_ERR_DUPLICATE_KEY;
+}
+
+static pmix_status_t name_unpublish(void *ctx, const pg_proc_t *publisher, const char *key)
+{
+    proxy_t *p = ctx;
+
+    (void)publisher;
+    return pg_hostpmix_unpublish(p->host, key) == 0 ? PMIX_SUCCESS : PMIX_ERR_NOT_FOUND;
+}
+
+static pmix_status_t name_lookup(void *ctx, const char *key, pg_value_t *value,
+                                 pg_proc_t *publisher)
+{
+    proxy_t *p = ctx;
+    unsigned rank, type;
+    size_t len;
+
+    free(p->looked_up);
+    p->looked_up = NULL;
+    if (pg_hostpmix_lookup(p->host, key, &rank, &type, &p->looked_up, &len) != 0)
+        return PMIX_ERR_NOT_FOUND;
+    *value = pg_value_bytes((pmix_data_type_t)type, p->looked_up, len);
+    *publisher = (pg_proc_t){ p->kvsname, (pmix_rank_t)rank };
+    return PMIX_SUCCESS;
+}
+
+static const pg_host_ops_t name_ops = {
+    .publish = name_publish,
+    .unpublish = name_unpublish,
+    .lookup = name_lookup,
+};
+
+/* ---- the whole proxy ---- */
+
+static void proxy_free(proxy_t *p)
+{
+    for (int n = 0; p->hostnames != NULL && n < p->nnodes; n++)
+        free(p->hostnames[n]);
+    free(p->hostnames);
+    free(p->counts);
+    free(p->env);
+    free(p->looked_up);
+    free(p->trace_path);
+}
+
+/* --trace FILE: every proxy writes FILE.<node index> (the proxies of one
+ * host would otherwise write the same file); the trace's ranks are global. */
+static int trace_per_node(proxy_t *p, pg_run_opts_t *opts)
+{
+    if (opts->trace_path == NULL)
+        return 0;
+    if (asprintf(&p->trace_path, "%s.%d", opts->trace_path, p->nodeid) < 0) {
+        p->trace_path = NULL;
+        return -1;
+    }
+    opts->trace_path = p->trace_path;
+    return 0;
+}
+
+/* Runs this node's job; returns its exit status. */
+static int run_node(proxy_t *p, struct event_base *base, const pg_run_opts_t *opts,
+                    const pg_handler_table_t *handlers, int *signalled)
+{
+    pg_job_node_t node = {
+        .nnodes = p->nnodes, .nodeid = p->nodeid, .counts = p->counts,
+        .hostnames = (const char *const *)p->hostnames, .kvsname = p->kvsname,
+        .base_env = p->env, .xfence = on_xfence, .xfence_ctx = p,
+        .name_ops = &name_ops, .name_ctx = p,
+    };
+    pg_job_t *job = pg_job_new(base, opts, handlers);
+    int status = PG_EXIT_INTERNAL;
+
+    if (job != NULL && pg_job_set_node(job, &node) == 0)
+        status = pg_job_run(job);
+    *signalled = job != NULL && pg_job_ended_by_signal(job);
+    pg_job_free(job);
+    return status;
+}
+
+int pg_proxy_run(struct event_base *base, pg_run_opts_t *opts, const pg_handler_table_t *handlers)
+{
+    proxy_t p = { 0 };
+    char err[256];
+    int status = PG_EXIT_INTERNAL, signalled = 0;
+
+    p.host = pg_hostpmix_init(err, sizeof(err));
+    if (p.host == NULL) {
+        fprintf(stderr, "pmigate proxy: %s\n", err);
+        return PG_EXIT_INTERNAL;
+    }
+    p.nnodes = pg_hostpmix_size(p.host);
+    p.nodeid = pg_hostpmix_rank(p.host);
+    p.env = env_without_host();
+    if (p.env == NULL || pg_hostpmix_attach(p.host, base) != 0 || trace_per_node(&p, opts) != 0) {
+        snprintf(err, sizeof(err), "out of resources");
+        goto fail;
+    }
+    if (plan_counts(&p, opts, err, sizeof(err)) != 0 || agree_on_job(&p, err, sizeof(err)) != 0)
+        goto fail;
+    status = run_node(&p, base, opts, handlers, &signalled);
+    if (signalled) {
+        /* the host is tearing the job down: nothing left to tell it */
+        proxy_free(&p);
+        return status;
+    }
+    if (status != 0)
+        pg_hostpmix_abort(p.host, status, "pmigate proxy: the job failed on this node");
+    pg_hostpmix_finalize(p.host);
+    proxy_free(&p);
+    return status;
+fail:
+    fprintf(stderr, "pmigate proxy: node %d: %s\n", p.nodeid, err);
+    pg_hostpmix_abort(p.host, PG_EXIT_INTERNAL, err);
+    pg_hostpmix_finalize(p.host);
+    proxy_free(&p);
+    return PG_EXIT_INTERNAL;
+}

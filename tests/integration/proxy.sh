@@ -1,0 +1,166 @@
+#!/bin/sh
+# `pmigate proxy` under Open MPI's mpirun (ORTE hosting OpenPMIx 4.2) as the
+# PMIx host runtime: K proxies started on this one machine, one proxy = one
+# node by pmigate's definition (their ranks see K nodes in
+# PMI_process_mapping, node attributes and PMIx node data, and every key put
+# on another node reaches them only through the host's fence).  Each job's
+# result must equal the same job under single-node `pmigate run`: Slurm
+# libpmi2 wire-up and features at K = 2, 3, 4, uneven rank counts, PMIx node
+# data (PMIX_NUM_NODES, PMIX_NODEID, local peers, host names), a mixed
+# PMI-1 / PMI-2 / PMIx job (pmigate's libraries; fences with collect, gets of
+# remote keys), MPICH hello + allreduce, MPI_Abort(7) from a rank on node 2,
+# a rank killed on node 2, --tag-output, the name service across nodes
+# through the host's PMIx_Publish/Lookup, the host's PMIX_*/OMPI_* variables
+# kept from the ranks, and a proxy without a host.
+#
+# mpirun takes a ':' on its command line as its own MPMD separator, so the
+# MPMD proxy line goes into a script that mpirun starts.
+. "$(dirname "$0")/hi_lib.sh"
+MIXED=$top_builddir/tests/mixed
+MPIRUN=${PG_MPIRUN:-mpirun.openmpi}
+skip_unless_built "$PROGS/pmi2_wireup" "$PROGS/pmi2_features" "$PROGS/mpi_hello" \
+    "$top_builddir/tests/integration/pmix_nodes" \
+    "$MIXED/mix_pmi1" "$MIXED/mix_pmi2" "$MIXED/mix_pmix"
+if ! command -v "$MPIRUN" >/dev/null 2>&1; then
+    fail "$MPIRUN not found (./dev deps installs openmpi-bin): no PMIx host to test under"
+    finish
+fi
+# CI runs as root; ORTE refuses root unless told
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+# host_job K ARGS...: K proxies under mpirun (`pmigate proxy ARGS...`);
+# output in $WORK/out, status in $rc.
+host_job() {
+    k=$1
+    shift
+    timeout -k 5 120 "$MPIRUN" --oversubscribe -np "$k" "$PMIGATE" proxy "$@" >"$WORK/out" 2>&1
+    rc=$?
+}
+
+# oks: how many ranks printed their "...: ok" line.
+oks() {
+    grep -cE ': ok( |$)' "$WORK/out"
+}
+
+# expect_ok LABEL WANT: the last job exited 0 and WANT ranks said ok.
+expect_ok() {
+    if [ "$rc" -eq 0 ] && [ "$(oks)" -eq "$2" ]; then
+        pass "$1"
+    else
+        fail "$1 (exit $rc, $(oks) of $2 ranks ok)"
+        head -n 20 "$WORK/out"
+    fi
+}
+
+# -- no host: one line, non-zero ---------------------------------------------
+env -u PMIX_SERVER_URI4 -u PMIX_SERVER_URI3 -u PMIX_SERVER_URI2 -u PMIX_SERVER_URI21 \
+    "$PMIGATE" proxy -n 2 /bin/true >"$WORK/out" 2>&1
+rc=$?
+if [ $rc -ne 0 ] && [ "$(wc -l <"$WORK/out")" -eq 1 ] && grep -q "no PMIx host" "$WORK/out"; then
+    pass "without a host: one line, exit $rc"
+else
+    fail "without a host: exit $rc, output:"
+    cat "$WORK/out"
+fi
+
+# -- Slurm libpmi2: wire-up (220-byte cards, fence, get all) ------------------
+for k in 2 3 4; do
+    host_job $k -n 8 "$PROGS/pmi2_wireup"
+    if [ $rc -eq 0 ] && grep -q '^wireup n=8 ' "$WORK/out"; then
+        pass "pmi2_wireup N=8 on K=$k nodes"
+    else
+        fail "pmi2_wireup N=8 on K=$k nodes exited $rc"
+        head -n 20 "$WORK/out"
+    fi
+done
+
+# -- Slurm libpmi2 features: mapping, job attributes, every key, node attrs,
+#    name service (rank 0 publishes on node 0, every node looks up) ---------
+run_job 60 -n 8 "$PROGS/pmi2_features"
+expect_ok "pmi2_features N=8 under pmigate run (the reference)" 8
+for case in "2 8 (vector,(0,2,4))" "3 8 (vector,(0,2,3),(2,1,2))" "2 5 (vector,(0,1,3),(1,1,2))" \
+    "4 8 (vector,(0,4,2))"; do
+    set -- $case
+    PG_EXPECT_MAPPING=$3 host_job "$1" -n "$2" "$PROGS/pmi2_features"
+    expect_ok "pmi2_features N=$2 on K=$1 nodes, mapping $3, names across nodes" "$2"
+done
+
+# -- --ppn: M ranks on every node --------------------------------------------
+PG_EXPECT_MAPPING='(vector,(0,3,2))' host_job 3 --ppn 2 "$PROGS/pmi2_features"
+expect_ok "pmi2_features --ppn 2 on K=3 nodes" 6
+
+# -- PMIx node data (pmigate's libpmix): nodes, node id, local peers, host
+#    names; fence with collect; every key by rank and by RANK_UNDEF ---------
+run_job 60 -n 5 "$top_builddir/tests/integration/pmix_nodes" 5
+expect_ok "pmix_nodes N=5 under pmigate run (one node)" 5
+host_job 2 -n 5 "$top_builddir/tests/integration/pmix_nodes" 3,2
+expect_ok "pmix_nodes N=5 on K=2 nodes (3 + 2)" 5
+host_job 3 -n 8 "$top_builddir/tests/integration/pmix_nodes" 3,3,2
+expect_ok "pmix_nodes N=8 on K=3 nodes (3 + 3 + 2)" 8
+
+# -- mixed PMI-1 / PMI-2 / PMIx job (pmigate's libraries) ---------------------
+mixed_job() { # K LAYOUT N1 N2 N3
+    printf 'exec "%s" proxy -n %s "%s" %s : -n %s "%s" %s : -n %s "%s" %s\n' "$PMIGATE" \
+        "$3" "$MIXED/mix_pmi1" "$2" "$4" "$MIXED/mix_pmi2" "$2" "$5" "$MIXED/mix_pmix" "$2" \
+        >"$WORK/mpmd.sh"
+    timeout -k 5 120 "$MPIRUN" --oversubscribe -np "$1" sh "$WORK/mpmd.sh" >"$WORK/out" 2>&1
+    rc=$?
+}
+for k in 2 3; do
+    mixed_job $k pmi1,pmi1,pmi2,pmi2,pmix,pmix 2 2 2
+    expect_ok "mixed 2 x PMI-1 : 2 x PMI-2 : 2 x PMIx on K=$k nodes" 6
+done
+mixed_job 2 pmi1,pmi1,pmi2,pmi2,pmix 2 2 1
+expect_ok "mixed job of 5 ranks on 2 nodes (3 + 2)" 5
+
+# -- MPICH (PMI-1 inside libmpich): hello + allreduce over 2 nodes ------------
+host_job 2 -n 4 --tag-output "$PROGS/mpi_hello"
+if [ $rc -eq 0 ] && grep -q 'allreduce ok: sum of 1..4 = 10' "$WORK/out" &&
+    grep -q '^\[3\] hello from rank 3 of 4' "$WORK/out"; then
+    pass "MPICH hello + allreduce N=4 on 2 nodes, --tag-output with global ranks"
+else
+    fail "MPICH hello N=4 on 2 nodes exited $rc"
+    head -n 20 "$WORK/out"
+fi
+
+# -- failures: the same exit status as under pmigate run ---------------------
+run_job 60 -n 6 "$PROGS/mpi_hello" --abort=7 --abort-rank=4
+want=$rc
+host_job 3 -n 6 "$PROGS/mpi_hello" --abort=7 --abort-rank=4
+if [ $rc -eq 7 ] && [ $want -eq 7 ] && grep -q 'rank 4 aborted the job (code 7)' "$WORK/out"; then
+    pass "MPI_Abort(7) from rank 4 on node 2 of 3: exit 7 (pmigate run: $want)"
+else
+    fail "MPI_Abort(7) from rank 4 on node 2: exit $rc (pmigate run: $want)"
+    head -n 20 "$WORK/out"
+fi
+run_job 60 -n 6 "$PROGS/mpi_hello" --die-before-init=5
+want=$rc
+host_job 3 -n 6 "$PROGS/mpi_hello" --die-before-init=5
+if [ $rc -ne 0 ] && [ $rc -eq $want ] && grep -q 'rank 5 killed by signal 9' "$WORK/out"; then
+    pass "rank 5 killed on node 2 of 3: exit $rc, named (pmigate run: $want)"
+else
+    fail "rank 5 killed on node 2: exit $rc (pmigate run: $want)"
+    head -n 20 "$WORK/out"
+fi
+
+# -- --trace: one file per node (FILE.<node>), global ranks in it ------------
+host_job 2 -n 4 --trace "$WORK/t" "$PROGS/pmi2_wireup"
+if [ $rc -eq 0 ] && "$PMIGATE" trace show "$WORK/t.1" --rank 2 | grep -q 'cmd=init' &&
+    ! "$PMIGATE" trace show "$WORK/t.1" --rank 0 | grep -q 'cmd=' &&
+    "$PMIGATE" trace show "$WORK/t.0" --rank 0 | grep -q 'cmd=init'; then
+    pass "--trace FILE: FILE.0 has rank 0, FILE.1 rank 2 and not rank 0"
+else
+    fail "--trace under the proxy (exit $rc)"
+    ls "$WORK"
+fi
+
+# -- the host's environment stays with the proxy ------------------------------
+host_job 2 -n 2 sh -c 'env | grep -E "^(PMIX|OMPI)_"; echo "PMI_RANK=$PMI_RANK"'
+if [ $rc -eq 0 ] && [ "$(grep -c '^PMI_RANK=[01]$' "$WORK/out")" -eq 2 ] &&
+    ! grep -qE '^(PMIX|OMPI)_' "$WORK/out"; then
+    pass "ranks see PMI_RANK but none of the host's PMIX_*/OMPI_* variables"
+else
+    fail "the ranks' environment under the proxy (exit $rc):"
+    head -n 20 "$WORK/out"
+fi
+finish
