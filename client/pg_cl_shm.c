@@ -10,6 +10,10 @@
  * the per-fence cost of a process at one open/fstat/mmap instead of a pass
  * over the whole table -- with a thousand processes per node that pass
  * would cost more than the gets it serves.
+ *
+ * The commit table (for PMIx lookups) is mapped once, read-only, at the
+ * first good refresh, and kept: the gateway writes it in place for the
+ * job's life.
  */
 #include "client/pg_cl_shm.h"
 
@@ -38,9 +42,26 @@ typedef struct shm_map {
 struct pg_cl_shm {
     pthread_rwlock_t lock; /* readers: lookups; writer: swapping the map */
     char *path;
+    char *commits_path;    /* the commit table beside the segment */
     char *nspace;
     shm_map_t map;         /* base == NULL: nothing mapped */
+    const uint64_t *commits; /* NULL: not mapped (PMIx lookups ask) */
+    size_t commits_size;
 };
+
+/* dir/kvs.commits for dir/kvs.seg (the writer puts both in one directory). */
+static char *commits_path_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    size_t dirlen = slash != NULL ? (size_t)(slash - path) + 1 : 0;
+    char *p = malloc(dirlen + sizeof(PG_SHM_COMMITS_NAME));
+
+    if (p != NULL) {
+        memcpy(p, path, dirlen);
+        memcpy(p + dirlen, PG_SHM_COMMITS_NAME, sizeof(PG_SHM_COMMITS_NAME));
+    }
+    return p;
+}
 
 pg_cl_shm_t *pg_cl_shm_new(const char *path, const char *nspace)
 {
@@ -52,9 +73,12 @@ pg_cl_shm_t *pg_cl_shm_new(const char *path, const char *nspace)
     if (s == NULL)
         return NULL;
     s->path = strdup(path);
+    s->commits_path = commits_path_of(path);
     s->nspace = strdup(nspace);
-    if (s->path == NULL || s->nspace == NULL || pthread_rwlock_init(&s->lock, NULL) != 0) {
+    if (s->path == NULL || s->commits_path == NULL || s->nspace == NULL ||
+        pthread_rwlock_init(&s->lock, NULL) != 0) {
         free(s->path);
+        free(s->commits_path);
         free(s->nspace);
         free(s);
         return NULL;
@@ -74,8 +98,11 @@ void pg_cl_shm_free(pg_cl_shm_t *s)
     if (s == NULL)
         return;
     map_release(&s->map);
+    if (s->commits != NULL)
+        munmap((void *)s->commits, s->commits_size);
     pthread_rwlock_destroy(&s->lock);
     free(s->path);
+    free(s->commits_path);
     free(s->nspace);
     free(s);
 }
@@ -169,6 +196,26 @@ static void map_swap(pg_cl_shm_t *s, const shm_map_t *next)
     map_release(&old);
 }
 
+/* Maps the commit table of a job of job_size ranks, read-only; NULL when
+ * it is missing or of another size. */
+static const uint64_t *commits_open(const char *path, uint32_t job_size, size_t *size)
+{
+    struct stat st;
+    void *base;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+    *size = pg_shm_commits_size(job_size);
+    if (fd < 0)
+        return NULL;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size != *size) {
+        close(fd);
+        return NULL;
+    }
+    base = mmap(NULL, *size, PROT_READ, MAP_SHARED, fd, 0);
+    close(fd);
+    return base == MAP_FAILED ? NULL : base;
+}
+
 bool pg_cl_shm_refresh(pg_cl_shm_t *s, uint64_t fences)
 {
     shm_map_t next;
@@ -177,6 +224,15 @@ bool pg_cl_shm_refresh(pg_cl_shm_t *s, uint64_t fences)
     if (s == NULL)
         return false;
     ok = map_open(s->path, s->nspace, fences, &next);
+    if (ok && s->commits == NULL) {
+        size_t size;
+        const uint64_t *c = commits_open(s->commits_path, next.job_size, &size);
+
+        pthread_rwlock_wrlock(&s->lock);
+        s->commits = c;
+        s->commits_size = size;
+        pthread_rwlock_unlock(&s->lock);
+    }
     map_swap(s, &next);
     return ok;
 }
@@ -262,6 +318,35 @@ int pg_cl_shm_get(pg_cl_shm_t *s, unsigned dialect, const char *key, int rank, i
         *len = e->val_len;
         rc = PG_CL_SHM_FOUND;
     }
+    pthread_rwlock_unlock(&s->lock);
+    return rc;
+}
+
+/* Has nobody whose commit could change the answer for `rank` (any rank for
+ * PG_CL_SHM_ANY) committed since the mapped generation was published? */
+static bool still_fresh(const pg_cl_shm_t *s, uint32_t rank)
+{
+    size_t word = rank == PG_CL_SHM_ANY ? 0 : (size_t)rank + 1;
+
+    return __atomic_load_n(&s->commits[word], __ATOMIC_ACQUIRE) < s->map.generation;
+}
+
+int pg_cl_shm_get_packed(pg_cl_shm_t *s, const char *key, uint32_t rank, pg_cl_shm_take_fn take,
+                         void *arg)
+{
+    const pg_shm_entry_t *e;
+    int rc = PG_CL_SHM_ASK;
+
+    if (s == NULL || key == NULL || take == NULL)
+        return PG_CL_SHM_ASK;
+    pthread_rwlock_rdlock(&s->lock);
+    if (s->map.base != NULL && s->commits != NULL &&
+        (rank < s->map.job_size || rank == PG_CL_SHM_ANY) &&
+        (e = map_find(&s->map, key, strlen(key), rank == PG_CL_SHM_ANY ? PG_SHM_ANY_RANK : rank)) !=
+            NULL &&
+        (e->flags & PG_SHM_PMIX_OK) != 0 && string_ok(&s->map, e->pval_off, e->pval_len) &&
+        still_fresh(s, rank) && take(s->map.strings + e->pval_off, e->pval_len, arg) == 0)
+        rc = PG_CL_SHM_FOUND;
     pthread_rwlock_unlock(&s->lock);
     return rc;
 }

@@ -12,6 +12,10 @@
  * segment, a stale or corrupt one, a key it does not hold -- returns
  * PG_CL_SHM_ASK and the caller asks the server as before.
  *
+ * libpmix uses the same reader for typed values (pg_cl_shm_get_packed),
+ * and, since PMIx processes may commit between fences, also maps the
+ * commit table beside the segment (wire/pg_shm_format.h).
+ *
  * Thread-safety: lookups may run in many threads at once; refresh and free
  * exclude them (a read-write lock), so a mapping is never unmapped under a
  * reader.  Ownership: the handle owns its path copy and its mapping.
@@ -54,6 +58,21 @@ enum { PG_CL_SHM_PMI1 = 0x1u, PG_CL_SHM_PMI2 = 0x2u };
  * fits in cap bytes, NUL-terminated (cap > 0).  NULL s: PG_CL_SHM_ASK. */
 int pg_cl_shm_get(pg_cl_shm_t *s, unsigned dialect, const char *key, int rank, int self,
                   char *dst, size_t cap, size_t *len);
+
+/* PMIx lookups (libpmix).  The entry of `key` posted by `rank` (rank <
+ * job size), or with rank PG_CL_SHM_ANY the lowest poster's -- the server's
+ * answer to a get without a rank from a process that posted no such key
+ * itself.  It answers only when the entry carries the PMIx encoding and,
+ * by the commit table, nobody whose commit could change the server's
+ * answer (rank; any rank for PG_CL_SHM_ANY) has committed since this
+ * generation was published.  Then take(bytes, len, arg) runs on the
+ * packed pmix_value_t (the Standard's encoding, as the server's get reply
+ * carries it) while the mapping is held, and its return decides:
+ * PG_CL_SHM_FOUND when it returns 0, else PG_CL_SHM_ASK. */
+#define PG_CL_SHM_ANY UINT32_MAX
+typedef int (*pg_cl_shm_take_fn)(const void *bytes, size_t len, void *arg);
+int pg_cl_shm_get_packed(pg_cl_shm_t *s, const char *key, uint32_t rank, pg_cl_shm_take_fn take,
+                         void *arg);
 
 /* The generation mapped now, 0 when none (tests). */
 uint64_t pg_cl_shm_generation(pg_cl_shm_t *s);

@@ -53,11 +53,18 @@ static void on_deadline(evutil_socket_t fd, short what, void *arg)
 /* One committed value the node may read, into the next generation. */
 static pmix_status_t shm_visit(void *arg, const char *key, pmix_rank_t rank, const pg_value_t *v)
 {
-    bool text = v->type == PMIX_STRING;
+    return pg_shm_add(arg, key, rank, v) == 0 ? PMIX_SUCCESS : PMIX_ERR_NOMEM;
+}
 
-    return pg_shm_add(arg, key, rank, text ? v->data : NULL, text ? v->size : 0) == 0
-               ? PMIX_SUCCESS
-               : PMIX_ERR_NOMEM;
+/* The engine's commit hook: the segment of the last fence is now behind
+ * for this rank; libpmix readers ask the server for its values until the
+ * next fence (docs/shm-segment.md). */
+static void on_commit(void *ctx, const pg_proc_t *proc)
+{
+    pg_job_engine_t *je = ctx;
+
+    if (je->shm != NULL && strcmp(proc->nspace, je->nspace) == 0)
+        pg_shm_committed(je->shm, proc->rank, je->fences);
 }
 
 /* Writes generation je->fences.  A failure leaves the previous generation,
@@ -238,6 +245,7 @@ pg_job_engine_t *pg_job_engine_new(struct event_base *base, const pg_job_engine_
     je->name_ctx = l->name_ctx;
     je->engine = pg_engine_new(&(pg_host_ops_t){
                                    .fence = on_fence,
+                                   .commit = on_commit,
                                    .publish = je->name_ops != NULL ? on_publish : NULL,
                                    .unpublish = je->name_ops != NULL ? on_unpublish : NULL,
                                    .lookup = je->name_ops != NULL ? on_lookup : NULL,

@@ -7,6 +7,12 @@
  * once; size the file; fill it (strings, then the hash table, linear
  * probing at load <= 1/2).  The whole image is built in memory and written
  * with one write(), then renamed.
+ *
+ * PMIx values go in as the PMIx server would answer them: converted by the
+ * handler's own pg_pmix_value_from_engine and packed with the Standard's
+ * encoding, so a libpmix reader unpacks exactly the reply it would have
+ * received.  The commit table is the one shared-writable file: mapped
+ * here for the job's life, a store per commit.
  */
 #include "gateway/pg_shm.h"
 
@@ -16,11 +22,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "gateway/pg_tmpdir.h"
 #include "pmi1/pg_pmi1_server.h"
 #include "pmix/engine/pg_engine.h"
+#include "pmix/pack/pg_pack.h"
+#include "pmix/server/pg_pmix_value.h"
+#include "pmix/transport/pg_pmix_msg.h"
 #include "wire/pg_enc.h"
 #include "wire/pg_shm_format.h"
 #include "wire/pg_wire.h"
@@ -32,6 +42,8 @@ typedef struct staged {
     uint32_t key_len;
     uint32_t val_len;
     uint32_t rank;
+    uint32_t pval_len; /* 0: no PMIx encoding (readers ask) */
+    size_t pval_at;    /* offset in the writer's `packed` arena */
 } staged_t;
 
 struct pg_shm {
@@ -39,10 +51,13 @@ struct pg_shm {
     int dir_lock;      /* its owner lock (pg_tmpdir.h) */
     char *path;        /* dir/kvs.seg */
     char *tmp;         /* dir/kvs.seg.new */
+    char *commits_path; /* dir/kvs.commits */
+    uint64_t *commits; /* the commit table, mapped shared; NULL: not made */
     char *nspace;
     uint32_t job_size;
     staged_t *ents;
     size_t n, cap;
+    pmix_data_buffer_t packed; /* this generation's packed PMIx values */
 };
 
 static char *join(const char *dir, const char *name)
@@ -50,6 +65,29 @@ static char *join(const char *dir, const char *name)
     char *p = NULL;
 
     return asprintf(&p, "%s/%s", dir, name) < 0 ? NULL : p;
+}
+
+/* Makes the zeroed commit table and maps it for writing. */
+static int commits_make(pg_shm_t *w)
+{
+    size_t size = pg_shm_commits_size(w->job_size);
+    int fd = open(w->commits_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    void *base;
+
+    if (fd < 0)
+        return errno;
+    if (ftruncate(fd, (off_t)size) != 0) {
+        int e = errno;
+
+        close(fd);
+        return e;
+    }
+    base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (base == MAP_FAILED)
+        return errno;
+    w->commits = base;
+    return 0;
 }
 
 pg_shm_t *pg_shm_new(const char *nspace, uint32_t job_size, int *err)
@@ -75,9 +113,13 @@ pg_shm_t *pg_shm_new(const char *nspace, uint32_t job_size, int *err)
         w->dir_lock = -1;
         goto fail;
     }
+    pg_buffer_construct(&w->packed);
     w->path = join(w->dir, PG_SHM_FILE_NAME);
     w->tmp = join(w->dir, PG_SHM_FILE_NAME ".new");
-    if (w->path == NULL || w->tmp == NULL)
+    w->commits_path = join(w->dir, PG_SHM_COMMITS_NAME);
+    if (w->path == NULL || w->tmp == NULL || w->commits_path == NULL)
+        goto fail;
+    if ((*err = commits_make(w)) != 0)
         goto fail;
     return w;
 fail:
@@ -93,12 +135,18 @@ void pg_shm_free(pg_shm_t *w)
         (void)unlink(w->path);
     if (w->tmp != NULL)
         (void)unlink(w->tmp);
+    if (w->commits != NULL)
+        munmap(w->commits, pg_shm_commits_size(w->job_size));
+    if (w->commits_path != NULL)
+        (void)unlink(w->commits_path);
     pg_tmpdir_remove(w->dir, w->dir_lock);
     free(w->ents);
     free(w->dir);
     free(w->path);
     free(w->tmp);
+    free(w->commits_path);
     free(w->nspace);
+    pg_buffer_destruct(&w->packed);
     free(w);
 }
 
@@ -107,11 +155,39 @@ const char *pg_shm_path(const pg_shm_t *w)
     return w != NULL ? w->path : NULL;
 }
 
-int pg_shm_add(pg_shm_t *w, const char *key, uint32_t rank, const char *value, size_t len)
+/* Appends v, as the PMIx server's get reply carries it, to the arena.
+ * *len = 0 when the handler could not convert it (then it would not
+ * answer it either: readers ask). */
+static int pack_pmix(pg_shm_t *w, const pg_value_t *v, size_t *at, uint32_t *len)
+{
+    pmix_value_t pv;
+    size_t before = w->packed.bytes_used;
+    pmix_status_t rc = pg_pmix_value_from_engine(v, &pv);
+
+    *at = before;
+    *len = 0;
+    if (rc == PMIX_ERR_NOMEM)
+        return -ENOMEM;
+    if (rc != PMIX_SUCCESS)
+        return 0;
+    rc = pg_pmix_pack_one(&w->packed, &pv, PMIX_VALUE);
+    pg_value_destruct(&pv);
+    if (rc != PMIX_SUCCESS || w->packed.bytes_used - before > UINT32_MAX)
+        return rc == PMIX_ERR_NOMEM ? -ENOMEM : 0;
+    *len = (uint32_t)(w->packed.bytes_used - before);
+    return 0;
+}
+
+int pg_shm_add(pg_shm_t *w, const char *key, uint32_t rank, const pg_value_t *v)
 {
     size_t klen = key != NULL ? strlen(key) : 0;
+    bool text = v != NULL && v->type == PMIX_STRING;
+    size_t pval_at;
+    uint32_t pval_len;
+    int rc;
 
-    if (klen == 0 || klen > UINT32_MAX || rank >= w->job_size || len > UINT32_MAX)
+    if (klen == 0 || klen > UINT32_MAX || rank >= w->job_size || v == NULL ||
+        v->size > UINT32_MAX)
         return -EINVAL;
     if (w->n == w->cap) {
         size_t cap = w->cap ? 2 * w->cap : 256;
@@ -122,13 +198,34 @@ int pg_shm_add(pg_shm_t *w, const char *key, uint32_t rank, const char *value, s
         w->ents = e;
         w->cap = cap;
     }
-    w->ents[w->n++] = (staged_t){ key, value, (uint32_t)klen, value ? (uint32_t)len : 0, rank };
+    if ((rc = pack_pmix(w, v, &pval_at, &pval_len)) != 0)
+        return rc;
+    w->ents[w->n++] = (staged_t){ key, text ? v->data : NULL, (uint32_t)klen,
+                                  text ? (uint32_t)v->size : 0, rank, pval_len, pval_at };
     return 0;
+}
+
+/* Empties the staging and the arena (keeping its memory). */
+static void staging_reset(pg_shm_t *w)
+{
+    w->n = 0;
+    w->packed.bytes_used = 0;
+    w->packed.pack_ptr = w->packed.base_ptr;
+    w->packed.unpack_ptr = w->packed.base_ptr;
 }
 
 void pg_shm_abort(pg_shm_t *w)
 {
-    w->n = 0;
+    staging_reset(w);
+}
+
+void pg_shm_committed(pg_shm_t *w, uint32_t rank, uint64_t generation)
+{
+    if (w == NULL || w->commits == NULL || rank >= w->job_size)
+        return;
+    /* generations only grow: plain stores keep each word a maximum */
+    __atomic_store_n(&w->commits[1 + rank], generation, __ATOMIC_RELEASE);
+    __atomic_store_n(&w->commits[0], generation, __ATOMIC_RELEASE);
 }
 
 /* ---- building one generation --------------------------------------------- */
@@ -211,6 +308,8 @@ static int image_measure(const pg_shm_t *w, size_t *nkeys, uint64_t *strings)
             *strings += (uint64_t)w->ents[i].key_len + 1;
         }
         *strings += (uint64_t)w->ents[i].val_len + 1;
+        if (w->ents[i].pval_len > 0)
+            *strings += (uint64_t)w->ents[i].pval_len + 1;
     }
     return *strings + 1 > UINT32_MAX || w->n + *nkeys >= UINT32_MAX / 2 ? -EFBIG : 0;
 }
@@ -268,6 +367,11 @@ static void image_fill(const pg_shm_t *w, image_t *im)
         e.val_len = s->val_len;
         e.val_off = s->val != NULL ? image_string(im, s->val, s->val_len) : 0;
         e.flags = entry_flags(s);
+        if (s->pval_len > 0) {
+            e.pval_len = s->pval_len;
+            e.pval_off = image_string(im, w->packed.base_ptr + s->pval_at, s->pval_len);
+            e.flags |= PG_SHM_PMIX_OK;
+        }
         e.hash = pg_shm_hash(s->key, s->key_len, s->rank);
         image_insert(im, &e);
         if (first) {
@@ -324,6 +428,6 @@ int pg_shm_publish(pg_shm_t *w, uint64_t generation)
         rc = image_publish(w, &im);
     }
     free(im.buf);
-    w->n = 0;
+    staging_reset(w);
     return rc;
 }

@@ -14,16 +14,23 @@
  * process that mapped the previous one keeps a valid mapping.  A published
  * file is never modified.
  *
+ * Beside the segments lives the commit table (wire/pg_shm_format.h), the
+ * one file the gateway changes in place: libpmix's processes may commit
+ * between fences, and a reader must know when the server's answer has
+ * moved past its segment.
+ *
  * Ownership: pg_shm_t owns its private directory (mode 0700, under $TMPDIR
- * or /tmp) and the files in it, removed by pg_shm_free().  Keys and values
- * given to pg_shm_add() are borrowed until the next pg_shm_publish() or
- * pg_shm_abort().
+ * or /tmp) and the files in it, removed by pg_shm_free().  Keys and string
+ * values given to pg_shm_add() are borrowed until the next pg_shm_publish()
+ * or pg_shm_abort(); the packed PMIx values are copied.
  */
 #ifndef PG_SHM_H
 #define PG_SHM_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "pmix/engine/pg_engine.h"
 
 typedef struct pg_shm pg_shm_t;
 
@@ -36,12 +43,20 @@ void pg_shm_free(pg_shm_t *w);
 /* The stable path readers open (what PMIGATE_SHM carries). */
 const char *pg_shm_path(const pg_shm_t *w);
 
-/* Stages `key` posted by `rank`.  `value` is the string the PMI servers
- * would send, or NULL for a value they would convert (a typed PMIx value):
- * such an entry still takes part in "which rank answers a get without a
- * rank" but tells readers to ask the server.  0, -EINVAL (empty key, rank
+/* Stages `key` posted by `rank` with the engine's value `v`.  A string is
+ * also stored as the text the PMI servers would send; any other type only
+ * for PMIx readers (the PMI servers would convert it: such an entry still
+ * takes part in "which rank answers a get without a rank" but tells PMI
+ * readers to ask the server).  Every value is stored as the pmix_value_t
+ * the PMIx server would send (pg_pmix_value_from_engine, packed); one it
+ * cannot convert tells PMIx readers to ask.  0, -EINVAL (empty key, rank
  * out of range) or -ENOMEM. */
-int pg_shm_add(pg_shm_t *w, const char *key, uint32_t rank, const char *value, size_t len);
+int pg_shm_add(pg_shm_t *w, const char *key, uint32_t rank, const pg_value_t *v);
+
+/* `rank` committed while `generation` was the last published segment:
+ * PMIx readers of that generation then ask the server for its values (and
+ * for gets without a rank).  Call before the commit is answered. */
+void pg_shm_committed(pg_shm_t *w, uint32_t rank, uint64_t generation);
 
 /* Writes the staged entries as `generation` and renames the file into
  * place; the staging is emptied either way.  0 or -errno (the previous

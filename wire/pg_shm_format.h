@@ -6,7 +6,10 @@
  * rules around it are in docs/shm-segment.md.
  *
  * A segment is one file, written whole and renamed into place, never
- * changed afterwards.  Native byte order and alignment: the writer and its
+ * changed afterwards.  Beside it lives one small mutable file, the commit
+ * table (PG_SHM_COMMITS_NAME): per rank, the last segment generation after
+ * whose publication that rank committed again -- libpmix must then ask the
+ * server, whose answer may be newer than the segment's.  Native byte order and alignment: the writer and its
  * readers are on the same host.  Layout:
  *
  *   pg_shm_header_t
@@ -17,6 +20,9 @@
  * Entries are (key, rank) -> value for every value the node may read, plus
  * one key-only entry (rank PG_SHM_ANY_RANK) per key, naming the lowest
  * posting rank's value: what the server answers for a get without a rank.
+ * Each entry carries up to two encodings of its value: the text the PMI
+ * servers would send (val_*), and the pmix_value_t the PMIx server would
+ * send, in the Standard's pack encoding (pval_*, pmix/pack/).
  */
 #ifndef PG_SHM_FORMAT_H
 #define PG_SHM_FORMAT_H
@@ -26,9 +32,10 @@
 #include <string.h>
 
 #define PG_SHM_MAGIC "PGSHMKV"     /* 8 bytes with its NUL */
-#define PG_SHM_VERSION 1u
+#define PG_SHM_VERSION 2u
 #define PG_SHM_ANY_RANK UINT32_MAX /* the key-only entry */
 #define PG_SHM_FILE_NAME "kvs.seg" /* inside the job's private directory */
+#define PG_SHM_COMMITS_NAME "kvs.commits" /* beside it: the commit table */
 
 /* Entry flags: which dialect's server would send this value verbatim.  An
  * entry without the reader's flag means "ask the server" (its answer may be
@@ -36,6 +43,7 @@
 enum {
     PG_SHM_PMI1_OK = 0x1u,
     PG_SHM_PMI2_OK = 0x2u,
+    PG_SHM_PMIX_OK = 0x4u, /* pval_* holds the packed pmix_value_t */
 };
 
 typedef struct pg_shm_header {
@@ -62,8 +70,21 @@ typedef struct pg_shm_entry {
     uint32_t val_len;
     uint32_t val_off;      /* from strings_off; val_len bytes then NUL */
     uint32_t flags;        /* PG_SHM_*_OK */
+    uint32_t pval_len;     /* the packed pmix_value_t (PG_SHM_PMIX_OK) */
+    uint32_t pval_off;     /* from strings_off; pval_len bytes then NUL */
     uint32_t reserved;     /* 0 */
 } pg_shm_entry_t;
+
+/* The commit table: (1 + job_size) uint64_t words, zero at job start.
+ * Word 0: the highest generation g such that some rank committed after
+ * segment g was published; word 1 + r: the same for rank r.  The gateway
+ * stores them before it answers the commit; a reader holding generation g
+ * trusts a value of rank r only while word 1 + r < g (word 0 for a get
+ * without a rank, which any rank's commit may change). */
+static inline size_t pg_shm_commits_size(uint32_t job_size)
+{
+    return ((size_t)job_size + 1) * sizeof(uint64_t);
+}
 
 /* FNV-1a over the key and the rank, then a finaliser so the low bits (the
  * slot index) depend on every input bit. */

@@ -10,6 +10,12 @@
  * PMIX_GET_REFRESH_CACHE, reserved keys, the callback contract of the
  * non-blocking calls).  Behaviour: docs/man3/, docs/pmix-transport.md.
  *
+ * After each whole-job fence the gateway publishes the job's committed
+ * data as the node's read-only segment (docs/shm-segment.md); a get of a
+ * peer's key is then a lookup there (client/pg_cl_shm) instead of a round
+ * trip, in the retrieval order's cache step, and only where the segment's
+ * answer is the one the server would give.
+ *
  * State: one process-wide client, because the PMIx API itself is
  * process-wide (PMIx_Init takes no handle).  `life` serialises
  * Init/Finalize; `lock` guards the cache; `commit` serialises commits from
@@ -31,6 +37,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "client/pg_cl_shm.h"
 #include "pmix/client/pg_cache.h"
 #include "pmix/client/pg_mux.h"
 #include "pmix/pack/pg_pack.h"
@@ -45,10 +52,14 @@ typedef struct pg_client {
     pg_mux_t *mux;
     pg_cache_t *cache;
     pmix_proc_t self;
+    pg_cl_shm_t *shm;       /* the node segment; NULL: not offered */
+    uint64_t fences;        /* whole-job fences completed = segment generation */
+    bool collected;         /* the last of them had PMIX_COLLECT_DATA */
 } pg_client_t;
 
 static pg_client_t client = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
-                              PTHREAD_MUTEX_INITIALIZER, 0, NULL, NULL, { { 0 }, 0 } };
+                              PTHREAD_MUTEX_INITIALIZER, 0, NULL, NULL, { { 0 }, 0 },
+                              NULL, 0, false };
 
 static bool client_ready(void)
 {
@@ -146,10 +157,24 @@ static pmix_status_t client_handshake(void)
     return rc;
 }
 
+/* The segment, when pmigate offers one (PMIGATE_SHM beside
+ * PMIGATE_PMI_EXT=1, as for libpmi2).  Without it every get asks. */
+static void shm_start(void)
+{
+    const char *ext = getenv("PMIGATE_PMI_EXT");
+
+    client.fences = 0;
+    client.collected = false;
+    if (ext != NULL && strcmp(ext, "1") == 0)
+        client.shm = pg_cl_shm_new(getenv("PMIGATE_SHM"), client.self.nspace);
+}
+
 static void client_teardown(void)
 {
     pg_mux_free(client.mux);
     client.mux = NULL;
+    pg_cl_shm_free(client.shm);
+    client.shm = NULL;
     pg_cache_free(client.cache);
     client.cache = NULL;
     memset(&client.self, 0, sizeof(client.self));
@@ -174,6 +199,8 @@ pmix_status_t PMIx_Init(pmix_proc_t *proc, pmix_info_t info[], size_t ninfo)
             rc = PMIX_ERR_UNREACH;
         if (rc == PMIX_SUCCESS)
             rc = client_handshake();
+        if (rc == PMIX_SUCCESS)
+            shm_start();
         if (rc != PMIX_SUCCESS)
             client_teardown();
     }
@@ -254,6 +281,8 @@ typedef struct op_cb {
     pmix_op_cbfunc_t fn;
     void *arg;
     bool is_fence;
+    bool whole_job;    /* a fence the gateway publishes a segment after */
+    bool collect;      /* ... with PMIX_COLLECT_DATA */
 } op_cb_t;
 
 static void forget_fetched(void)
@@ -264,6 +293,25 @@ static void forget_fetched(void)
     pthread_mutex_unlock(&client.lock);
 }
 
+/* A whole-job fence ended.  The gateway counts the same fences and names
+ * each segment by that count, so a segment answers only while its
+ * generation equals ours; a failed fence drops the mapping (the counts may
+ * part; ours can then only lag, and a lagging count never matches). */
+static void fence_counted(bool whole_job, bool collect, pmix_status_t status)
+{
+    uint64_t n;
+
+    if (!whole_job || client.shm == NULL)
+        return;
+    if (status != PMIX_SUCCESS) {
+        pg_cl_shm_drop(client.shm);
+        return;
+    }
+    n = __atomic_add_fetch(&client.fences, 1, __ATOMIC_ACQ_REL);
+    __atomic_store_n(&client.collected, collect, __ATOMIC_RELEASE);
+    (void)pg_cl_shm_refresh(client.shm, n);
+}
+
 static void op_reply(pmix_status_t status, pmix_data_buffer_t *reply, void *arg)
 {
     op_cb_t *cb = arg;
@@ -271,13 +319,14 @@ static void op_reply(pmix_status_t status, pmix_data_buffer_t *reply, void *arg)
     (void)reply;
     if (cb->is_fence && status == PMIX_SUCCESS)
         forget_fetched();
+    if (cb->is_fence)
+        fence_counted(cb->whole_job, cb->collect, status);
     if (cb->fn != NULL)
         cb->fn(status, cb->arg);
     free(cb);
 }
 
-static pmix_status_t send_op_nb(pmix_data_buffer_t *req, uint32_t id, pmix_op_cbfunc_t fn,
-                                void *arg, bool is_fence)
+static pmix_status_t send_cb_nb(pmix_data_buffer_t *req, uint32_t id, const op_cb_t *proto)
 {
     op_cb_t *cb = calloc(1, sizeof(*cb));
     pmix_status_t rc;
@@ -286,11 +335,17 @@ static pmix_status_t send_op_nb(pmix_data_buffer_t *req, uint32_t id, pmix_op_cb
         pg_buffer_destruct(req);
         return PMIX_ERR_NOMEM;
     }
-    *cb = (op_cb_t){ fn, arg, is_fence };
+    *cb = *proto;
     rc = pg_mux_send_nb(client.mux, req, id, op_reply, cb);
     if (rc != PMIX_SUCCESS)
         free(cb);
     return rc;
+}
+
+static pmix_status_t send_op_nb(pmix_data_buffer_t *req, uint32_t id, pmix_op_cbfunc_t fn,
+                                void *arg, bool is_fence)
+{
+    return send_cb_nb(req, id, &(op_cb_t){ fn, arg, is_fence, false, false });
 }
 
 /* ---- finalize and abort ------------------------------------------------- */
@@ -495,6 +550,16 @@ static pmix_status_t fence_request(const pmix_proc_t procs[], size_t nprocs,
     return array_info_request(PG_PMIX_CMD_FENCE, procs, nprocs, PMIX_PROC, info, ninfo, req, id);
 }
 
+/* The fences the gateway publishes a segment after: the whole of my job
+ * named as the gateway's engine names it (NULL, or my nspace with
+ * PMIX_RANK_WILDCARD; an explicit list of every rank is another fence). */
+static bool fence_is_whole_job(const pmix_proc_t procs[], size_t nprocs)
+{
+    return nprocs == 0 ||
+           (nprocs == 1 && procs[0].rank == PMIX_RANK_WILDCARD &&
+            (procs[0].nspace[0] == '\0' || PMIX_CHECK_NSPACE(procs[0].nspace, client.self.nspace)));
+}
+
 pmix_status_t PMIx_Fence(const pmix_proc_t procs[], size_t nprocs, const pmix_info_t info[],
                          size_t ninfo)
 {
@@ -502,10 +567,13 @@ pmix_status_t PMIx_Fence(const pmix_proc_t procs[], size_t nprocs, const pmix_in
     uint32_t id;
     pmix_status_t rc = fence_request(procs, nprocs, info, ninfo, &req, &id);
 
-    if (rc == PMIX_SUCCESS)
-        rc = call_status(&req, id);
+    if (rc != PMIX_SUCCESS)
+        return rc;
+    rc = call_status(&req, id);
     if (rc == PMIX_SUCCESS)
         forget_fetched();
+    fence_counted(fence_is_whole_job(procs, nprocs), info_flag(info, ninfo, PMIX_COLLECT_DATA),
+                  rc);
     return rc;
 }
 
@@ -515,8 +583,10 @@ pmix_status_t PMIx_Fence_nb(const pmix_proc_t procs[], size_t nprocs, const pmix
     pmix_data_buffer_t req;
     uint32_t id;
     pmix_status_t rc = fence_request(procs, nprocs, info, ninfo, &req, &id);
+    op_cb_t cb = { cbfunc, cbdata, true, fence_is_whole_job(procs, nprocs),
+                   info_flag(info, ninfo, PMIX_COLLECT_DATA) };
 
-    return rc == PMIX_SUCCESS ? send_op_nb(&req, id, cbfunc, cbdata, true) : rc;
+    return rc == PMIX_SUCCESS ? send_cb_nb(&req, id, &cb) : rc;
 }
 
 /* ---- get -------------------------------------------------------------- */
@@ -609,6 +679,53 @@ static pmix_status_t value_or_release(pmix_value_t **val, pmix_status_t rc)
     return rc;
 }
 
+/* The segment answers a get when the server's answer is the segment's
+ * entry: a non-reserved key of a peer of my job (or without a rank) --
+ * my own values are the cache's --, no refresh (that asks the server
+ * first), no PMIX_DATA_SCOPE (the server filters by the poster's scope),
+ * and for PMIX_OPTIONAL only after a collecting fence (without one the
+ * data is not local, as in the Standard). */
+static bool segment_may_answer(const get_op_t *op)
+{
+    pmix_rank_t t = op->target.rank;
+
+    if (client.shm == NULL || op->reserved || op->refresh || op->scoped ||
+        !PMIX_CHECK_NSPACE(op->target.nspace, client.self.nspace) || op_is_self(op, t))
+        return false;
+    if (op->optional && !__atomic_load_n(&client.collected, __ATOMIC_ACQUIRE))
+        return false;
+    return PMIX_RANK_IS_VALID(t) || t == PMIX_RANK_UNDEF;
+}
+
+/* Unpacks a segment entry: the server's get reply value, byte for byte. */
+static int segment_take(const void *bytes, size_t len, void *arg)
+{
+    pmix_value_t **val = arg, *v = PMIx_Value_create(1);
+    pmix_data_buffer_t view;
+
+    if (v == NULL)
+        return -1;
+    pg_pmix_msg_view(&view, bytes, len);
+    if (pg_pmix_unpack_one(&view, v, PMIX_VALUE) != PMIX_SUCCESS) {
+        free(v); /* a failed unpack leaves nothing allocated in it */
+        return -1;
+    }
+    if (pg_buffer_unread(&view) != 0) {
+        PMIX_VALUE_RELEASE(v);
+        return -1;
+    }
+    *val = v;
+    return 0;
+}
+
+static bool segment_get(const get_op_t *op, pmix_value_t **val)
+{
+    uint32_t rank = op->target.rank == PMIX_RANK_UNDEF ? PG_CL_SHM_ANY : op->target.rank;
+
+    return segment_may_answer(op) &&
+           pg_cl_shm_get_packed(client.shm, op->key, rank, segment_take, val) == PG_CL_SHM_FOUND;
+}
+
 /* Steps 1-2 of the retrieval order, in the client.  Returns PMIX_SUCCESS
  * with *val, a final error, or PMIX_OPERATION_IN_PROGRESS: ask the server. */
 static pmix_status_t get_local(const get_op_t *op, pmix_value_t **val)
@@ -641,6 +758,8 @@ static pmix_status_t get_local(const get_op_t *op, pmix_value_t **val)
     pthread_mutex_unlock(&client.lock);
     if (hit != NULL)
         return value_or_release(val, rc);
+    if (segment_get(op, val))
+        return PMIX_SUCCESS; /* fenced data in the node segment */
     if (op->refresh)
         return PMIX_OPERATION_IN_PROGRESS; /* REFRESH: the server first */
     if (op->optional)

@@ -131,6 +131,13 @@ typedef struct pg_host_ops {
     pmix_status_t (*unpublish)(void *host_ctx, const pg_proc_t *publisher, const char *key);
     pmix_status_t (*lookup)(void *host_ctx, const char *key, pg_value_t *value,
                             pg_proc_t *publisher);
+
+    /* `proc`'s commit just made new values visible (called inside
+     * pg_commit, before any held get it satisfies completes; and when data
+     * of a process served elsewhere arrives: a fence's or a dmodex's).  A host that
+     * keeps a copy of committed data (the gateway's node segment) learns
+     * here that the copy is behind for `proc`.  NULL: not needed. */
+    void (*commit)(void *host_ctx, const pg_proc_t *proc);
 } pg_host_ops_t;
 
 /* ------------------------------------------------------------------ */

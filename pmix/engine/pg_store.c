@@ -270,6 +270,8 @@ pmix_status_t pg_commit(pg_engine_t *e, const pg_proc_t *proc)
     if (job == NULL)
         return rc;
     pg_procst_t *p = &job->procs[proc->rank];
+    if (p->nstaged > 0 && e->ops.commit != NULL)
+        e->ops.commit(e->host_ctx, proc);
     for (uint32_t i = 0; i < p->nstaged; i++) {
         pg_slot_t *s = p->staged[i];
         pg_kv_t **cell = slot_find(s, proc->rank);
@@ -535,6 +537,8 @@ pmix_status_t pg_store_set_published(pg_ns_t *job, const char *key, pmix_rank_t 
         *cell = kv;
     }
     kv->flags = PG_KV_STAGED;
+    if (e->ops.commit != NULL) /* for the host's copy, as a commit would be */
+        e->ops.commit(e->host_ctx, &(pg_proc_t){ job->nspace, rank });
     cell_publish(e, job, s, kv);
     slot_wake(e, s);
     return PMIX_SUCCESS;

@@ -4,7 +4,9 @@
 #     all N cards) linked with Slurm's libpmi2 and, through LD_LIBRARY_PATH,
 #     with pmigate's libpmi2.so.0 — same binary, same gateway, N = 128..1024;
 #  2. PMI-2 get throughput of one process with 1, 2, 4, 8 threads;
-#  3. PMIx_Get latency (tests/bench/pmix_get.sh).
+#  3. PMIx_Get latency (tests/bench/pmix_get.sh);
+#  4. PMIx wire-up, pmigate's libpmix next to OpenPMIx under mpirun.openmpi
+#     (tests/bench/pmix_wireup.sh).
 # Medians of BENCH_REPS runs (default 3; 1 at N = 1024).
 set -euo pipefail
 build=${PG_BUILD:?set PG_BUILD to a configured build directory}
@@ -58,3 +60,5 @@ done
 
 echo
 PG_BUILD=$build bash "$here/pmix_get.sh"
+echo
+PG_BUILD=$build bash "$here/pmix_wireup.sh"

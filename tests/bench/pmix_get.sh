@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # ./dev bench clients, PMIx part: PMIx_Get latency (median, microseconds)
 # through pmigate's libpmix and gateway, 1 rank and 4 ranks: a reserved key
-# (PMIX_JOB_SIZE), a fenced key of another rank (repeated: the client cache
+# (PMIX_JOB_SIZE), a fenced key of another rank (repeated: the node segment
 # answers) and the same with PMIX_GET_REFRESH_CACHE (a round trip each).
 # With 1 rank the "other rank" is the rank itself (its own put).
 set -euo pipefail

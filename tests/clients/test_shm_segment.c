@@ -8,6 +8,9 @@
  * generation, another job's file, a damaged or truncated file, a value the
  * server would convert or refuse -- is left to the server (PG_CL_SHM_ASK);
  * and a republished generation never disturbs a reader mid-lookup.
+ * For libpmix: typed values come back as the PMIx server's get reply would
+ * carry them, and a commit after the fence sends the PMIx reader of that
+ * rank (of any rank, for a get without a rank) to the server.
  */
 #include <CUnit/CUnit.h>
 #include <errno.h>
@@ -22,6 +25,9 @@
 
 #include "client/pg_cl_shm.h"
 #include "gateway/pg_shm.h"
+#include "pmix/pack/pg_pack.h"
+#include "pmix/server/pg_pmix_value.h"
+#include "pmix/transport/pg_pmix_msg.h"
 #include "wire/pg_shm_format.h"
 #include "tests/pg_cunit.h"
 
@@ -36,9 +42,29 @@ static pg_shm_t *writer(uint32_t size)
     return w;
 }
 
+/* Stages a string value, or with NULL a typed one (a PMIx uint32). */
 static int add(pg_shm_t *w, const char *key, uint32_t rank, const char *value)
 {
-    return pg_shm_add(w, key, rank, value, value != NULL ? strlen(value) : 0);
+    static const uint32_t typed = 7;
+    pg_value_t v = value != NULL ? pg_value_string(value)
+                                 : pg_value_bytes(PMIX_UINT32, &typed, sizeof(typed));
+
+    return pg_shm_add(w, key, rank, &v);
+}
+
+/* Stages what the PMIx handler would store for a put of *pv. */
+static int add_pmix(pg_shm_t *w, const char *key, uint32_t rank, const pmix_value_t *pv)
+{
+    pmix_data_buffer_t scratch;
+    pg_value_t v;
+    int rc;
+
+    pg_buffer_construct(&scratch);
+    CU_ASSERT_EQUAL_FATAL(pg_pmix_value_to_engine(pv, &scratch, &v), PMIX_SUCCESS);
+    rc = pg_shm_add(w, key, rank, &v); /* copies the PMIx encoding; a string
+                                          value stays *pv's until publish */
+    pg_buffer_destruct(&scratch);
+    return rc;
 }
 
 /* The value a lookup answers, or "<ask>". */
@@ -357,6 +383,145 @@ static void test_no_segment_offered_or_file_missing_means_ask(void)
     free(path);
 }
 
+/* ---- PMIx lookups (libpmix) ------------------------------------------------ */
+
+static int take_value(const void *bytes, size_t len, void *arg)
+{
+    pmix_data_buffer_t view;
+
+    pg_pmix_msg_view(&view, bytes, len);
+    if (pg_pmix_unpack_one(&view, arg, PMIX_VALUE) != PMIX_SUCCESS)
+        return -1;
+    return pg_buffer_unread(&view) == 0 ? 0 : -1;
+}
+
+/* Looks (key, rank) up for PMIx; true and *out (to destruct) when found. */
+static bool pmix_get(pg_cl_shm_t *r, const char *key, uint32_t rank, pmix_value_t *out)
+{
+    PMIX_VALUE_CONSTRUCT(out);
+    return pg_cl_shm_get_packed(r, key, rank, take_value, out) == PG_CL_SHM_FOUND;
+}
+
+static void test_pmix_values_come_back_typed_as_the_server_sends_them(void)
+{
+    pg_shm_t *w = writer(3);
+    pg_cl_shm_t *r;
+    pmix_value_t in[4], out;
+    pmix_proc_t proc;
+    pmix_byte_object_t bo = { (char *)"\0bytes\0", 7 };
+    int32_t i32 = -42;
+
+    PMIX_LOAD_PROCID(&proc, "other-job", 5);
+    PMIX_VALUE_LOAD(&in[0], &i32, PMIX_INT32);
+    PMIX_VALUE_LOAD(&in[1], "a card with spaces", PMIX_STRING);
+    PMIX_VALUE_LOAD(&in[2], &bo, PMIX_BYTE_OBJECT);
+    PMIX_VALUE_LOAD(&in[3], &proc, PMIX_PROC); /* kept packed by the engine */
+    CU_ASSERT_EQUAL(add_pmix(w, "int", 1, &in[0]), 0);
+    CU_ASSERT_EQUAL(add_pmix(w, "str", 2, &in[1]), 0);
+    CU_ASSERT_EQUAL(add_pmix(w, "str", 1, &in[0]), 0);
+    CU_ASSERT_EQUAL(add_pmix(w, "bo", 0, &in[2]), 0);
+    CU_ASSERT_EQUAL(add_pmix(w, "proc", 2, &in[3]), 0);
+    CU_ASSERT_EQUAL(pg_shm_publish(w, 1), 0);
+    r = pg_cl_shm_new(pg_shm_path(w), "ns");
+    CU_ASSERT_TRUE_FATAL(pg_cl_shm_refresh(r, 1));
+    CU_ASSERT_TRUE_FATAL(pmix_get(r, "int", 1, &out));
+    CU_ASSERT_EQUAL(pg_value_compare(&out, &in[0]), PMIX_EQUAL);
+    pg_value_destruct(&out);
+    CU_ASSERT_TRUE_FATAL(pmix_get(r, "str", 2, &out));
+    CU_ASSERT_EQUAL(pg_value_compare(&out, &in[1]), PMIX_EQUAL);
+    pg_value_destruct(&out);
+    /* without a rank: the lowest poster's, typed */
+    CU_ASSERT_TRUE_FATAL(pmix_get(r, "str", PG_CL_SHM_ANY, &out));
+    CU_ASSERT_EQUAL(pg_value_compare(&out, &in[0]), PMIX_EQUAL);
+    pg_value_destruct(&out);
+    CU_ASSERT_TRUE_FATAL(pmix_get(r, "bo", 0, &out));
+    CU_ASSERT_EQUAL(pg_value_compare(&out, &in[2]), PMIX_EQUAL);
+    pg_value_destruct(&out);
+    CU_ASSERT_TRUE_FATAL(pmix_get(r, "proc", 2, &out));
+    CU_ASSERT_EQUAL(out.type, PMIX_PROC);
+    CU_ASSERT_TRUE(PMIX_CHECK_PROCID(out.data.proc, &proc));
+    pg_value_destruct(&out);
+    /* what the segment does not hold, and ranks outside the job: ask */
+    CU_ASSERT_FALSE(pmix_get(r, "int", 0, &out));
+    CU_ASSERT_FALSE(pmix_get(r, "none", PG_CL_SHM_ANY, &out));
+    CU_ASSERT_FALSE(pmix_get(r, "int", 3, &out));
+    CU_ASSERT_FALSE(pmix_get(r, "int", PMIX_RANK_WILDCARD, &out));
+    /* PMI readers: only the string is theirs, the typed ones are asked */
+    CU_ASSERT_STRING_EQUAL(get(r, PG_CL_SHM_PMI2, "str", 2, 0), "a card with spaces");
+    CU_ASSERT_STRING_EQUAL(get(r, PG_CL_SHM_PMI2, "int", 1, 0), "<ask>");
+    for (int i = 0; i < 4; i++)
+        PMIX_VALUE_DESTRUCT(&in[i]);
+    pg_cl_shm_free(r);
+    pg_shm_free(w);
+}
+
+static void test_a_commit_after_the_fence_sends_pmix_readers_to_the_server(void)
+{
+    pg_shm_t *w = writer(3);
+    pg_cl_shm_t *r;
+    pmix_value_t out;
+
+    CU_ASSERT_EQUAL(add(w, "k", 0, "v0"), 0);
+    CU_ASSERT_EQUAL(add(w, "k", 1, "v1"), 0);
+    /* commits before the fence closed (generation 0 was current) */
+    pg_shm_committed(w, 0, 0);
+    pg_shm_committed(w, 1, 0);
+    CU_ASSERT_EQUAL(pg_shm_publish(w, 1), 0);
+    r = pg_cl_shm_new(pg_shm_path(w), "ns");
+    CU_ASSERT_TRUE_FATAL(pg_cl_shm_refresh(r, 1));
+    CU_ASSERT_TRUE(pmix_get(r, "k", 1, &out));
+    pg_value_destruct(&out);
+    CU_ASSERT_TRUE(pmix_get(r, "k", PG_CL_SHM_ANY, &out));
+    CU_ASSERT_STRING_EQUAL(out.data.string, "v0");
+    pg_value_destruct(&out);
+    /* rank 1 commits again after generation 1 is out: the server may hold
+     * a newer value of it, and of any get without a rank */
+    pg_shm_committed(w, 1, 1);
+    CU_ASSERT_FALSE(pmix_get(r, "k", 1, &out));
+    CU_ASSERT_FALSE(pmix_get(r, "k", PG_CL_SHM_ANY, &out));
+    CU_ASSERT_TRUE(pmix_get(r, "k", 0, &out));
+    pg_value_destruct(&out);
+    /* the next fence's generation is fresh again */
+    CU_ASSERT_EQUAL(add(w, "k", 1, "v1 again"), 0);
+    CU_ASSERT_EQUAL(pg_shm_publish(w, 2), 0);
+    CU_ASSERT_TRUE_FATAL(pg_cl_shm_refresh(r, 2));
+    CU_ASSERT_TRUE_FATAL(pmix_get(r, "k", 1, &out));
+    CU_ASSERT_STRING_EQUAL(out.data.string, "v1 again");
+    pg_value_destruct(&out);
+    pg_shm_committed(w, 9, 2); /* out of the job: ignored */
+    CU_ASSERT_TRUE(pmix_get(r, "k", PG_CL_SHM_ANY, &out));
+    pg_value_destruct(&out);
+    pg_cl_shm_free(r);
+    pg_shm_free(w);
+}
+
+/* A segment whose commit table cannot be mapped still serves PMI readers,
+ * but never PMIx ones: without it a newer commit could not be seen. */
+static void test_without_the_commit_table_pmix_readers_ask(void)
+{
+    pg_shm_t *w = writer(2);
+    pg_cl_shm_t *r;
+    pmix_value_t out;
+    char dir[] = "/tmp/pg-shm-nocommits.XXXXXX";
+    blob_t b;
+
+    CU_ASSERT_EQUAL(add(w, "k", 1, "v1"), 0);
+    CU_ASSERT_EQUAL(pg_shm_publish(w, 1), 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+    snprintf(damaged_path, sizeof(damaged_path), "%s/%s", dir, PG_SHM_FILE_NAME);
+    b = read_file(pg_shm_path(w));
+    write_damaged(b.data, b.size); /* the segment alone, no table beside it */
+    r = pg_cl_shm_new(damaged_path, "ns");
+    CU_ASSERT_TRUE_FATAL(pg_cl_shm_refresh(r, 1));
+    CU_ASSERT_STRING_EQUAL(get(r, PG_CL_SHM_PMI2, "k", 1, 0), "v1");
+    CU_ASSERT_FALSE(pmix_get(r, "k", 1, &out));
+    pg_cl_shm_free(r);
+    unlink(damaged_path);
+    rmdir(dir);
+    free(b.data);
+    pg_shm_free(w);
+}
+
 /* ---- generations replaced under readers ------------------------------------ */
 
 static void test_a_mapped_generation_survives_its_replacement(void)
@@ -457,6 +622,11 @@ static const pg_cunit_test_t tests[] = {
       test_a_fence_with_no_data_publishes_an_empty_segment },
     { "no_segment_offered_or_file_missing_means_ask",
       test_no_segment_offered_or_file_missing_means_ask },
+    { "pmix_values_come_back_typed_as_the_server_sends_them",
+      test_pmix_values_come_back_typed_as_the_server_sends_them },
+    { "a_commit_after_the_fence_sends_pmix_readers_to_the_server",
+      test_a_commit_after_the_fence_sends_pmix_readers_to_the_server },
+    { "without_the_commit_table_pmix_readers_ask", test_without_the_commit_table_pmix_readers_ask },
     { "a_mapped_generation_survives_its_replacement",
       test_a_mapped_generation_survives_its_replacement },
     { "concurrent_readers_see_whole_generations_during_republish",

@@ -4,9 +4,9 @@
  * 64-byte key, commits and joins a collecting fence; then rank 0 times
  * PMIx_Get (median of N, microseconds) of:
  *   reserved      PMIX_JOB_SIZE of the job (answered from the init data)
- *   fenced        the next rank's key, repeated (after the first fetch the
- *                 client's cache answers: what a program doing many gets of
- *                 the same key sees)
+ *   fenced        the next rank's key, repeated (answered from the node
+ *                 segment of the fence, docs/shm-segment.md: what a
+ *                 program doing many gets of fenced keys sees)
  *   fenced-trip   the same with PMIX_GET_REFRESH_CACHE: every get is a round
  *                 trip to the gateway (the cost of a first fetch)
  * Usage: pmix_get_bench [iterations]   (default 20000)
