@@ -325,9 +325,9 @@ static void report_undelivered(pg_job_t *job)
  * the first PG_JOB_SILENT_LOG_MAX, one line counting the rest. */
 static void log_silent_ranks(pg_job_t *job, const char *level, int nsilent)
 {
-    int named = 0;
+    int named = 0, end = job->first + job->nlocal; /* this node's ranks */
 
-    for (int i = 0; i < job->size && named < PG_JOB_SILENT_LOG_MAX; i++) {
+    for (int i = job->first; i < end && named < PG_JOB_SILENT_LOG_MAX; i++) {
         const pg_rank_t *r = &job->ranks[i];
 
         if (r->connected)
@@ -350,7 +350,8 @@ static void log_silent_ranks(pg_job_t *job, const char *level, int nsilent)
  * like (each rank runs alone, "rank 0 of 1", and exits 0).  Said on stderr;
  * --strict makes it the job's failure (PG_EXIT_SILENT).  A failed job is
  * not judged: its ranks may have been killed before they could speak, and
- * its own message says more. */
+ * its own message says more.  Under pmigate proxy each node judges its own
+ * ranks (a job of one rank per node still has size > 1). */
 static void judge_silent_ranks(pg_job_t *job)
 {
     const char *level = job->opts->strict ? "error" : "warning";
@@ -358,7 +359,7 @@ static void judge_silent_ranks(pg_job_t *job)
 
     if (pg_verdict_failed(&job->verdict))
         return;
-    for (int i = 0; i < job->size; i++) {
+    for (int i = job->first; i < job->first + job->nlocal; i++) { /* this node's */
         if (job->ranks[i].connected) {
             nspoke++;
         } else if (nsilent++ == 0) {
@@ -371,9 +372,11 @@ static void judge_silent_ranks(pg_job_t *job)
         log_silent_ranks(job, level, nsilent);
     else
         pg_job_log(job,
-                   "%s: none of the %d ranks spoke PMI: if they are MPI programs, each ran "
-                   "alone as rank 0 of 1 (built for another launcher, e.g. Open MPI?)%s",
-                   level, job->size, job->opts->strict ? "" : "; --strict makes this an error");
+                   "%s: none of the %d rank%s%s spoke PMI: if they are MPI programs, each "
+                   "ran alone as rank 0 of 1 (built for another launcher, e.g. Open MPI?)%s",
+                   level, job->nlocal, job->nlocal == 1 ? "" : "s",
+                   job->node != NULL ? " of this node" : "",
+                   job->opts->strict ? "" : "; --strict makes this an error");
     if (job->opts->strict)
         pg_verdict_silent(&job->verdict, nspoke > 0 ? first_silent : -1);
 }
