@@ -335,8 +335,8 @@ static void log_silent_ranks(pg_job_t *job, const char *level, int nsilent)
         named++;
         pg_job_log(job,
                    "%s: rank %d (%s) exited without ever speaking PMI while other ranks did: "
-                   "it ran alone, as rank 0 of 1; a binary built for another launcher "
-                   "(e.g. Open MPI)?",
+                   "if it is an MPI program, it ran alone as rank 0 of 1 (built for another "
+                   "launcher, e.g. Open MPI?)",
                    level, r->rank, job->opts->segments[r->appnum].argv[0]);
     }
     if (nsilent > named)
