@@ -46,11 +46,14 @@ const char pg_cli_run_usage[] =
     "  --tag-output           prefix every output line with [rank]\n"
     "  --verbose              print every PMI command and reply with its rank\n"
     "  --trace FILE           record every PMI message to FILE (see pmigate trace)\n"
+    "  --strict               fail the job (status 125) when a rank ran without\n"
+    "                         speaking PMI, instead of only warning\n"
     "  -h, --help             this text\n"
     "\n"
     "Exit status: the first non-zero rank status (128+N for a rank killed by\n"
     "signal N); the abort code after a PMI abort; 124 after --timeout;\n"
-    "127 when a program cannot be started; 2 for bad usage.\n";
+    "127 when a program cannot be started; 125 under --strict when a rank\n"
+    "never spoke PMI; 2 for bad usage.\n";
 
 typedef struct cli_state {
     pg_run_opts_t *opts;
@@ -241,6 +244,10 @@ static int parse_option(cli_state_t *st, int argc, char **argv, int *i, pg_segme
     }
     if (opt_is(arg, "tag-output", &iv) && iv == NULL) {
         opts->tag_output = 1;
+        return 0;
+    }
+    if (opt_is(arg, "strict", &iv) && iv == NULL) {
+        opts->strict = 1;
         return 0;
     }
     if ((opt_is(arg, "verbose", &iv) || opt_is(arg, "v", &iv)) && iv == NULL) {

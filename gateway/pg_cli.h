@@ -50,6 +50,7 @@ typedef struct pg_run_opts {
     double timeout;         /* seconds, 0 = none */
     int tag_output;
     int verbose;
+    int strict;             /* --strict: a rank that never spoke PMI fails the job */
     const char *trace_path; /* --trace FILE: record every PMI message (borrowed) */
     int help;               /* --help was given: print usage, launch nothing */
 } pg_run_opts_t;

@@ -66,6 +66,9 @@ enum {
      * reader has taken nothing for this long (docs/user-guide.md). */
     PG_JOB_FLUSH_STALL_MS = 1000,
     PG_JOB_FLUSH_CHECK_MS = 10,
+    /* ranks named one line each when they never spoke PMI; the rest are
+     * counted on one more line, so a big job of singletons stays readable */
+    PG_JOB_SILENT_LOG_MAX = 4,
 };
 
 /* A PMI_PORT connection that has not yet said which rank it is. */
@@ -318,11 +321,72 @@ static void report_undelivered(pg_job_t *job)
     pg_job_log(job, "%zu bytes of the ranks' output were not delivered: nobody read them", lost);
 }
 
+/* Names the ranks that never spoke PMI while others did: one line each for
+ * the first PG_JOB_SILENT_LOG_MAX, one line counting the rest. */
+static void log_silent_ranks(pg_job_t *job, const char *level, int nsilent)
+{
+    int named = 0, end = job->first + job->nlocal; /* this node's ranks */
+
+    for (int i = job->first; i < end && named < PG_JOB_SILENT_LOG_MAX; i++) {
+        const pg_rank_t *r = &job->ranks[i];
+
+        if (r->connected)
+            continue;
+        named++;
+        pg_job_log(job,
+                   "%s: rank %d (%s) exited without ever speaking PMI while other ranks did: "
+                   "if it is an MPI program, it ran alone as rank 0 of 1 (built for another "
+                   "launcher, e.g. Open MPI?)",
+                   level, r->rank, job->opts->segments[r->appnum].argv[0]);
+    }
+    if (nsilent > named)
+        pg_job_log(job, "%s: and %d more rank%s exited without ever speaking PMI", level,
+                   nsilent - named, nsilent - named == 1 ? "" : "s");
+}
+
+/* No silent singletons: at the end of a job that otherwise succeeded, a
+ * rank that never spoke PMI while others did, or a job of several ranks in
+ * which none did, is what an MPI binary built for another launcher looks
+ * like (each rank runs alone, "rank 0 of 1", and exits 0).  Said on stderr;
+ * --strict makes it the job's failure (PG_EXIT_SILENT).  A failed job is
+ * not judged: its ranks may have been killed before they could speak, and
+ * its own message says more.  Under pmigate proxy each node judges its own
+ * ranks (a job of one rank per node still has size > 1). */
+static void judge_silent_ranks(pg_job_t *job)
+{
+    const char *level = job->opts->strict ? "error" : "warning";
+    int nspoke = 0, nsilent = 0, first_silent = -1;
+
+    if (pg_verdict_failed(&job->verdict))
+        return;
+    for (int i = job->first; i < job->first + job->nlocal; i++) { /* this node's */
+        if (job->ranks[i].connected) {
+            nspoke++;
+        } else if (nsilent++ == 0) {
+            first_silent = i;
+        }
+    }
+    if (nsilent == 0 || job->size == 1)
+        return;
+    if (nspoke > 0)
+        log_silent_ranks(job, level, nsilent);
+    else
+        pg_job_log(job,
+                   "%s: none of the %d rank%s%s spoke PMI: if they are MPI programs, each "
+                   "ran alone as rank 0 of 1 (built for another launcher, e.g. Open MPI?)%s",
+                   level, job->nlocal, job->nlocal == 1 ? "" : "s",
+                   job->node != NULL ? " of this node" : "",
+                   job->opts->strict ? "" : "; --strict makes this an error");
+    if (job->opts->strict)
+        pg_verdict_silent(&job->verdict, nspoke > 0 ? first_silent : -1);
+}
+
 static void job_maybe_done(pg_job_t *job)
 {
     if (job->done || job->launching || job->nlive > 0)
         return;
     job->done = 1;
+    judge_silent_ranks(job);
     job_flush_output(job);
 }
 

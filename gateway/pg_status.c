@@ -78,6 +78,11 @@ int pg_verdict_launch_failed(pg_verdict_t *v, int rank, int err)
     return decide(v, PG_CAUSE_LAUNCH, rank, code);
 }
 
+int pg_verdict_silent(pg_verdict_t *v, int rank)
+{
+    return decide(v, PG_CAUSE_SILENT, rank, PG_EXIT_SILENT);
+}
+
 int pg_verdict_failed(const pg_verdict_t *v)
 {
     return v->cause != PG_CAUSE_NONE;

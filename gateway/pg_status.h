@@ -10,7 +10,9 @@
  *     sent them change nothing;
  *   - a rank that broke off PMI before finalize fails the job with its own
  *     exit status, or 1 when that is 0 or unknown (the rank still ran and was
- *     killed by the teardown, whose signal says nothing about the rank).
+ *     killed by the teardown, whose signal says nothing about the rank);
+ *   - with --strict, a job that otherwise succeeded but in which a rank never
+ *     spoke PMI (a silent singleton, pg_job.c) exits PG_EXIT_SILENT.
  */
 #ifndef PG_STATUS_H
 #define PG_STATUS_H
@@ -18,6 +20,7 @@
 /* Exit statuses pmigate chooses itself (documented in pmigate(1)). */
 enum {
     PG_EXIT_TIMEOUT = 124,    /* as timeout(1) */
+    PG_EXIT_SILENT = 125,     /* --strict: a rank never spoke PMI */
     PG_EXIT_CANNOT_EXEC = 126, /* found but not executable */
     PG_EXIT_NOT_FOUND = 127,  /* as the shell */
     PG_EXIT_INTERNAL = 1,     /* pmigate failed (out of memory, ...) */
@@ -31,6 +34,7 @@ typedef enum pg_verdict_cause {
     PG_CAUSE_TIMEOUT,   /* --timeout expired */
     PG_CAUSE_SIGNAL,    /* pmigate got SIGINT/SIGTERM/SIGHUP */
     PG_CAUSE_LAUNCH,    /* fork/exec failed */
+    PG_CAUSE_SILENT,    /* --strict: a rank ran without speaking PMI */
 } pg_verdict_cause_t;
 
 typedef struct pg_verdict {
@@ -56,6 +60,8 @@ int pg_verdict_abort(pg_verdict_t *v, int rank, int code);
 int pg_verdict_timeout(pg_verdict_t *v);
 int pg_verdict_signal(pg_verdict_t *v, int signo);
 int pg_verdict_launch_failed(pg_verdict_t *v, int rank, int err);
+/* --strict, at the end of a job: `rank` (-1: every rank) never spoke PMI. */
+int pg_verdict_silent(pg_verdict_t *v, int rank);
 
 /* 1 once a failure has been recorded (the job must come down). */
 int pg_verdict_failed(const pg_verdict_t *v);

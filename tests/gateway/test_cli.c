@@ -42,6 +42,7 @@ static void test_default_is_one_rank_unbound(void)
     CU_ASSERT_EQUAL(o.bind, PG_BIND_NONE);
     CU_ASSERT_EQUAL(o.sched, PG_SCHED_NORMAL);
     CU_ASSERT_EQUAL(o.timeout, 0.0);
+    CU_ASSERT_FALSE(o.strict); /* a silent rank only warns */
     pg_run_opts_free(&o);
 }
 
@@ -72,7 +73,7 @@ static void test_mpmd_segments_have_own_counts_and_env(void)
 static void test_global_options(void)
 {
     char *argv[] = { "--ppn", "2", "-bind-to", "socket", "--timeout=1.5", "--verbose",
-                     "--sched=batch", "--genv", "G=x", "-n", "2", "prog" };
+                     "--sched=batch", "--genv", "G=x", "--strict", "-n", "2", "prog" };
     pg_run_opts_t o;
     char err[256];
 
@@ -82,6 +83,7 @@ static void test_global_options(void)
     CU_ASSERT_EQUAL(o.sched, PG_SCHED_BATCH);
     CU_ASSERT_DOUBLE_EQUAL(o.timeout, 1.5, 1e-9);
     CU_ASSERT_TRUE(o.verbose);
+    CU_ASSERT_TRUE(o.strict);
     CU_ASSERT_EQUAL_FATAL(o.ngenv, 1);
     CU_ASSERT_STRING_EQUAL(o.genv[0], "G=x");
     pg_run_opts_free(&o);

@@ -151,6 +151,23 @@ static void test_launch_failures_use_shell_codes(void)
     CU_ASSERT_EQUAL(pg_verdict_exit_code(&v), PG_EXIT_INTERNAL);
 }
 
+/* --strict: a silent rank fails a job that otherwise succeeded with its own
+ * code, and never hides an earlier failure. */
+static void test_silent_rank_under_strict(void)
+{
+    pg_verdict_t v;
+
+    pg_verdict_init(&v);
+    CU_ASSERT_EQUAL(pg_verdict_silent(&v, 1), 1);
+    CU_ASSERT_TRUE(pg_verdict_failed(&v));
+    CU_ASSERT_EQUAL(pg_verdict_exit_code(&v), PG_EXIT_SILENT);
+    CU_ASSERT_EQUAL(v.rank, 1);
+    pg_verdict_init(&v);
+    pg_verdict_rank_exit(&v, 0, 3);
+    CU_ASSERT_EQUAL(pg_verdict_silent(&v, -1), 0);
+    CU_ASSERT_EQUAL(pg_verdict_exit_code(&v), 3);
+}
+
 static const pg_cunit_test_t status_tests[] = {
     { "wait status: exit code, or 128+signal", test_wait_status_conversion },
     { "every rank exits 0: status 0", test_all_zero_is_zero },
@@ -163,6 +180,7 @@ static const pg_cunit_test_t status_tests[] = {
     { "a lost rank that exits 0 or is killed by the teardown gives 1", test_lost_rank_exiting_zero_still_fails },
     { "--timeout is 124, a signal to pmigate is 128+N", test_timeout_and_signal_codes },
     { "launch failures: 127 not found, 126 not executable", test_launch_failures_use_shell_codes },
+    { "--strict: a silent rank exits 125 unless a failure came first", test_silent_rank_under_strict },
     { NULL, NULL },
 };
 
