@@ -58,6 +58,17 @@ int pg_fake_server_go(pg_fake_server_t *srv)
     return 0;
 }
 
+pid_t pg_fake_server_fork(pg_fake_server_t *srv)
+{
+    pid_t pid;
+
+    fflush(NULL); /* nothing buffered is written twice */
+    pid = fork();
+    if (pid == 0)
+        pg_fake_close(srv); /* the server's end is the parent's */
+    return pid;
+}
+
 pg_fake_server_t *pg_fake_server_start(pg_fake_script_fn fn, void *arg, int *client_fd)
 {
     pg_fake_server_t *srv = pg_fake_server_new(fn, arg, client_fd);

@@ -11,6 +11,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <sys/types.h>
+
 typedef struct pg_fake_server pg_fake_server_t;
 typedef void (*pg_fake_script_fn)(pg_fake_server_t *srv, void *arg);
 
@@ -26,6 +28,9 @@ pg_fake_server_t *pg_fake_server_start(pg_fake_script_fn fn, void *arg, int *cli
  * own threads then hang. */
 pg_fake_server_t *pg_fake_server_new(pg_fake_script_fn fn, void *arg, int *client_fd);
 int pg_fake_server_go(pg_fake_server_t *srv);
+/* Forks the client process between _new and _go: in the child (0 is
+ * returned) the server's end is closed; -1 on failure. */
+pid_t pg_fake_server_fork(pg_fake_server_t *srv);
 
 /* Waits for the script to end and frees the server.  Returns the number of
  * failed expectations recorded by the script. */

@@ -405,13 +405,10 @@ static void test_api_abort_while_barrier_waits(void)
     pid_t pid;
 
     CU_ASSERT_PTR_NOT_NULL_FATAL(srv);
-    fflush(NULL);
-    pid = fork(); /* before the server's thread exists (fake_server.h) */
+    pid = pg_fake_server_fork(srv); /* before the server's thread exists */
     CU_ASSERT_FATAL(pid >= 0);
-    if (pid == 0) {
-        pg_fake_close(srv); /* the server's end is the parent's */
+    if (pid == 0)
         abort_during_barrier_child(fd);
-    }
     close(fd); /* the child's end: its exit is the server's EOF */
     CU_ASSERT_EQUAL_FATAL(pg_fake_server_go(srv), 0);
     status = wait_or_kill(pid);

@@ -363,13 +363,10 @@ static void run_race(pg_fake_script_fn script, void (*child)(int, int))
     race.signal_fd = pipefd[1];
     srv = race_srv = pg_fake_server_new(script, &race, &fd);
     CU_ASSERT_PTR_NOT_NULL_FATAL(srv);
-    fflush(NULL);
-    pid = fork(); /* before the server's thread exists (fake_server.h) */
+    pid = pg_fake_server_fork(srv); /* before the server's thread exists */
     CU_ASSERT_FATAL(pid >= 0);
-    if (pid == 0) {
-        pg_fake_close(srv); /* the server's end is the parent's */
+    if (pid == 0)
         child(fd, pipefd[0]);
-    }
     close(fd); /* the child's end: its exit is the server's EOF */
     CU_ASSERT_EQUAL_FATAL(pg_fake_server_go(srv), 0);
     CU_ASSERT_EQUAL(child_status(pid), 0);
