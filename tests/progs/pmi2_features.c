@@ -9,6 +9,7 @@
  * found=0 instead of hanging), name publish / lookup / unpublish.
  */
 #include <slurm/pmi2.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,14 +47,27 @@ static int node_first_rank(const char *map, int size, int me)
     return -1;
 }
 
+/* Names the broken rule in one write(): stderr is unbuffered, and two ranks'
+ * verdicts written piecewise can meet mid-line under a launcher that forwards
+ * whatever each read() returns (hydra does). */
+static void fail_rule(const char *fmt, ...)
+{
+    char line[2 * PMI2_MAX_VALLEN + 256];
+    int n = snprintf(line, sizeof line, "pmi2_features rank %d: ", rank);
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
+    va_end(ap);
+    strcat(line, "\n");
+    (void)!write(STDERR_FILENO, line, strlen(line));
+    exit(1);
+}
+
 #define CHECK(cond, ...)                                                       \
     do {                                                                       \
-        if (!(cond)) {                                                         \
-            fprintf(stderr, "pmi2_features rank %d: ", rank);                  \
-            fprintf(stderr, __VA_ARGS__);                                      \
-            fputc('\n', stderr);                                               \
-            exit(1);                                                           \
-        }                                                                      \
+        if (!(cond))                                                           \
+            fail_rule(__VA_ARGS__);                                            \
     } while (0)
 
 int main(void)
