@@ -533,6 +533,7 @@ static void fz_gateway_start(fz_gateway_t *gw)
     static const uint32_t rank_node[FZ_NRANKS] = { 0, 0, 1, 1 };
     pg_ns_layout_t layout = { 0 };
 
+    memset(gw, 0, sizeof *gw); /* spoken[] starts false for every input */
     pmix_fake_host_init(&gw->host, "fuzzjob", FZ_NRANKS, pg_engine_new(&(pg_host_ops_t){ 0 }, gw));
     gw->host.clock = 1000000000ull;
     gw->host.on_reply = fz_on_reply;
