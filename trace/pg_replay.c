@@ -324,7 +324,7 @@ static void report_mismatch(replay_t *rp, const actor_t *a, size_t k, const pg_t
     fprintf(stderr, "pmigate replay: MISMATCH: rank %d, %s %s%s (trace line %u, connection %d)\n",
             a->rank, want != NULL ? "reply to" : "after the reply to",
             req ? pg_trace_event_name(req) : "nothing", id,
-            want ? want->line : req ? req->line : 0, a->conn);
+            want ? want->line : req ? req->line : 0, rp->t->conns[a->conn].id);
     if (want != NULL)
         print_message("expected:", want->bytes, want->len, a->pmix, 0);
     else

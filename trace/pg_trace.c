@@ -385,7 +385,7 @@ static int parse_event(reader_t *r, char *line, size_t len)
     if (r->t->nevents > 1 && (uint64_t)t < r->t->events[r->t->nevents - 2].t_ns)
         return rd_fail(r, "time goes backwards");
     e->t_ns = (uint64_t)t;
-    e->conn = (int)conn;
+    e->conn = e->conn_id = (int)conn;
     e->rank = e->rank_as_recorded = (int)rank;
     e->dir = dir[0] == 'C' ? PG_TRACE_C2S : PG_TRACE_S2C;
     e->line = r->lineno;
@@ -430,24 +430,60 @@ static int split_batch(reader_t *r)
     return 0;
 }
 
-/* Builds the connection table and gives every event its connection's rank. */
+static int compare_ints(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+
+    return (x > y) - (x < y);
+}
+
+/* The recorded connection ids, sorted and without repeats, in ids[]
+ * (caller frees); their count in *n. */
+static int *distinct_conn_ids(const pg_trace_t *t, int *n)
+{
+    int *ids = malloc((t->nevents + 1) * sizeof(*ids));
+    int k = 0;
+
+    if (ids == NULL)
+        return NULL;
+    for (size_t i = 0; i < t->nevents; i++)
+        ids[i] = t->events[i].conn;
+    qsort(ids, t->nevents, sizeof(*ids), compare_ints);
+    for (size_t i = 0; i < t->nevents; i++)
+        if (k == 0 || ids[k - 1] != ids[i])
+            ids[k++] = ids[i];
+    *n = k;
+    return ids;
+}
+
+/* Builds the connection table and gives every event its connection's rank.
+ * Connections are numbered densely in the order of their recorded ids
+ * (e->conn becomes that index, e->conn_id keeps the id): the tables of the
+ * viewers and of replay are sized by the connections a trace has, not by
+ * the largest id it names (a one-line trace naming connection 16777216
+ * would otherwise cost gigabytes). */
 static int index_conns(pg_trace_t *t)
 {
-    int max = -1;
+    int n = 0;
+    int *ids = distinct_conn_ids(t, &n);
 
-    for (size_t i = 0; i < t->nevents; i++)
-        if (t->events[i].conn > max)
-            max = t->events[i].conn;
-    t->nconns = max + 1;
-    t->conns = calloc((size_t)t->nconns + 1, sizeof(*t->conns));
-    if (t->conns == NULL)
+    if (ids == NULL)
         return -1;
-    for (int c = 0; c < t->nconns; c++)
-        t->conns[c] = (pg_trace_conn_t){ .id = c, .rank = -1, .via_port = -1 };
+    t->nconns = n;
+    t->conns = calloc((size_t)n + 1, sizeof(*t->conns));
+    if (t->conns == NULL) {
+        free(ids);
+        return -1;
+    }
+    for (int c = 0; c < n; c++)
+        t->conns[c] = (pg_trace_conn_t){ .id = ids[c], .rank = -1, .via_port = -1 };
     for (size_t i = 0; i < t->nevents; i++) {
         pg_trace_event_t *e = &t->events[i];
-        pg_trace_conn_t *c = &t->conns[e->conn];
+        int *slot = bsearch(&e->conn_id, ids, (size_t)n, sizeof(*ids), compare_ints);
+        pg_trace_conn_t *c;
 
+        e->conn = (int)(slot - ids);
+        c = &t->conns[e->conn];
         if (c->via_port < 0)
             c->via_port = e->rank_as_recorded < 0;
         if (c->rank < 0 && e->rank >= 0)
@@ -458,6 +494,7 @@ static int index_conns(pg_trace_t *t)
     }
     for (size_t i = 0; i < t->nevents; i++)
         t->events[i].rank = t->conns[t->events[i].conn].rank;
+    free(ids);
     return 0;
 }
 

@@ -50,7 +50,8 @@ typedef struct pg_trace_header {
 /* One traced message, decoded once at load time. */
 typedef struct pg_trace_event {
     uint64_t t_ns;       /* monotonic ns since the trace started */
-    int conn;            /* connection id, 0.. in order of creation */
+    int conn;            /* the connection's index in pg_trace_t.conns (dense, 0..) */
+    int conn_id;         /* the connection id as recorded (0.. in order of creation) */
     int rank;            /* -1 while unknown (a PMI_PORT connection's first message);
                           * pg_trace_load fills it in from the connection's later events */
     int rank_as_recorded;
@@ -68,7 +69,7 @@ typedef struct pg_trace_event {
 
 /* What the file says about one connection. */
 typedef struct pg_trace_conn {
-    int id;
+    int id;              /* as recorded */
     int rank;            /* -1 if it never said */
     int via_port;        /* 1: the first message came before the rank was known
                           * (a PMI_PORT connection); 0: a PMI_FD connection */
@@ -80,7 +81,7 @@ typedef struct pg_trace {
     pg_trace_header_t header;
     pg_trace_event_t *events; /* in file order (= time order) */
     size_t nevents;
-    pg_trace_conn_t *conns;   /* indexed by connection id */
+    pg_trace_conn_t *conns;   /* indexed by pg_trace_event_t.conn, in recorded-id order */
     int nconns;
 } pg_trace_t;
 

@@ -70,7 +70,7 @@ static void show_event(const pg_trace_event_t *e, int full, char *esc, FILE *out
     const char *body;
     size_t len, shown;
 
-    fprintf(out, "%12.6f  %4d  %4d  %-5s %s  ", (double)e->t_ns / 1e6, e->rank, e->conn,
+    fprintf(out, "%12.6f  %4d  %4d  %-5s %s  ", (double)e->t_ns / 1e6, e->rank, e->conn_id,
             pg_proto_name(e->proto), e->dir == PG_TRACE_C2S ? "->" : "<-");
     if (decoded != NULL) {
         len = strlen(decoded);

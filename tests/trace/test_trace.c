@@ -192,6 +192,38 @@ static void test_reader_learns_a_port_connections_rank(void)
     pg_trace_free(t);
 }
 
+/* Connection ids as recorded may have gaps (connections that never spoke)
+ * and may be large; the tables are as big as the connections present, the
+ * ids survive for display, and the analysis pairs each connection's own
+ * messages (a fuzzed one-line trace naming connection 5555241 took seconds). */
+static void test_reader_numbers_sparse_connections_densely(void)
+{
+    tbuild_t b;
+    pg_trace_t *t;
+    pg_trace_analysis_t *a;
+
+    tb_begin(&b, "kvs_1_0", 2);
+    tb_msg(&b, 1, 16000000, 1, PG_PROTO_PMI1, 'C', "cmd=get_maxes");
+    tb_msg(&b, 2, 7, 0, PG_PROTO_PMI1, 'C', "cmd=get_maxes");
+    tb_msg(&b, 3, 16000000, 1, PG_PROTO_PMI1, 'S', "cmd=maxes kvsname_max=256 keylen_max=64 vallen_max=1024");
+    tb_msg(&b, 4, 7, 0, PG_PROTO_PMI1, 'S', "cmd=maxes kvsname_max=256 keylen_max=64 vallen_max=1024");
+    t = tb_load(&b);
+    CU_ASSERT_FATAL(t != NULL);
+    CU_ASSERT_EQUAL(t->nconns, 2);
+    CU_ASSERT_EQUAL(t->conns[0].id, 7);
+    CU_ASSERT_EQUAL(t->conns[1].id, 16000000);
+    CU_ASSERT_EQUAL(t->conns[1].rank, 1);
+    CU_ASSERT_EQUAL(t->events[0].conn, 1);
+    CU_ASSERT_EQUAL(t->events[0].conn_id, 16000000);
+    CU_ASSERT_EQUAL(t->events[1].conn, 0);
+    a = pg_trace_analyze(t);
+    CU_ASSERT_FATAL(a != NULL);
+    CU_ASSERT_EQUAL(a->reply_to[2], 0); /* each reply pairs with its own connection's request */
+    CU_ASSERT_EQUAL(a->reply_to[3], 1);
+    pg_trace_analysis_free(a);
+    pg_trace_free(t);
+}
+
 /* load_fails TEXT WANT: the reader refuses TEXT with a message containing WANT. */
 static void assert_load_fails(const char *text, const char *want)
 {
@@ -523,6 +555,7 @@ static const pg_cunit_test_t format_tests[] = {
     { "malformed escapes are refused", test_unescape_rejects_malformed_escapes },
     { "the writer and the reader agree", test_writer_and_reader_agree },
     { "a PMI_PORT connection's rank is learned", test_reader_learns_a_port_connections_rank },
+    { "sparse connection ids are numbered densely", test_reader_numbers_sparse_connections_densely },
     { "bad input is refused naming the line", test_reader_rejects_bad_input_with_the_line },
     { "comments skipped, unparseable messages kept", test_reader_skips_comments_and_keeps_garbage_messages },
     { NULL, NULL },
