@@ -143,7 +143,8 @@ else
     head -n 20 "$WORK/out"
 fi
 
-# -- --trace: one file per node (FILE.<node>), global ranks in it ------------
+# -- --trace: one file per node (FILE.<node>), global ranks in it, and the
+#    node (index, count, host name) in its header, shown by show and stats --
 host_job 2 -n 4 --trace "$WORK/t" "$PROGS/pmi2_wireup"
 if [ $rc -eq 0 ] && "$PMIGATE" trace show "$WORK/t.1" --rank 2 | grep -q 'cmd=init' &&
     ! "$PMIGATE" trace show "$WORK/t.1" --rank 0 | grep -q 'cmd=' &&
@@ -152,6 +153,23 @@ if [ $rc -eq 0 ] && "$PMIGATE" trace show "$WORK/t.1" --rank 2 | grep -q 'cmd=in
 else
     fail "--trace under the proxy (exit $rc)"
     ls "$WORK"
+fi
+host=$(hostname)
+if head -n 1 "$WORK/t.1" | grep -q " node=1 nnodes=2 host=$host-n1 " &&
+    "$PMIGATE" trace show "$WORK/t.1" | grep -q "^node 1 of 2 ($host-n1)" &&
+    "$PMIGATE" trace stats "$WORK/t.0" | grep -q "^node 0 of 2 ($host-n0)"; then
+    pass "a node's trace names the node: header, trace show, trace stats"
+else
+    fail "the node is not named in the proxy's trace:"
+    head -n 1 "$WORK/t.1" | cut -c 1-200
+    "$PMIGATE" trace stats "$WORK/t.0" | head -n 3
+fi
+run_job 60 -n 2 --trace "$WORK/t1" "$PROGS/pmi2_wireup"
+if [ $rc -eq 0 ] && ! head -n 1 "$WORK/t1" | grep -q ' node=' &&
+    ! "$PMIGATE" trace stats "$WORK/t1" | grep -q '^node '; then
+    pass "a single-node trace names no node"
+else
+    fail "pmigate run --trace: exit $rc, or a node named in a single-node trace"
 fi
 
 # -- the host's environment stays with the proxy ------------------------------
