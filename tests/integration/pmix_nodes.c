@@ -9,7 +9,8 @@
  * (pmigate proxy has no direct modex: the Standard's answer for such a
  * host; holding it would deadlock, the owner's fence waiting for the
  * getter); and a PMIx_Lookup with PMIX_WAIT on rank 0 is woken by the last
- * rank's later PMIx_Publish (on another node under the proxy).  argv[1] is
+ * rank's later PMIx_Publish (on another node under the proxy; not with
+ * PG_SKIP_NAMESERV=1, for hosts without a name service).  argv[1] is
  * the rank count
  * of every node, "3,2" (ranks numbered node after node, as `pmigate proxy`
  * spreads them; `pmigate run` is one node: "N").  Prints
@@ -173,7 +174,8 @@ int main(int argc, char **argv)
     CHECK(PMIx_Commit() == PMIX_SUCCESS, "commit");
     if (nnodes > 1 && node_of[0] != node_of[size - 1] && rank == 0)
         early_get_is_not_found(&me, size - 1);
-    wait_for_late_name(&me, size - 1);
+    if (getenv("PG_SKIP_NAMESERV") == NULL) /* a host without a name service (Slurm) */
+        wait_for_late_name(&me, size - 1);
     PMIX_INFO_LOAD(&collect, PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
     CHECK(PMIx_Fence(NULL, 0, &collect, 1) == PMIX_SUCCESS, "fence");
     for (int r = 0; r < size; r++) {
