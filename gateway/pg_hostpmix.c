@@ -18,9 +18,16 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Key of exchange `seq`: a new key each time, so a peer's blob of an earlier
- * exchange can never be read for a later one. */
+/* Key of exchange `seq`: two keys, used in turn.  OpenPMIx's PMIx_Commit
+ * sends everything this client ever put, so one new key per exchange made
+ * every commit carry all earlier blobs (F fences: O(F^2) bytes to the host);
+ * a re-put replaces the value, so two keys bound a commit to two blobs.
+ * Exchange n may reuse the key of n - 2 but not that of n - 1: this proxy
+ * puts blob n once its fence n - 1 completed, when a peer may still be
+ * reading blob n - 1, but no peer joins fence n - 1 before its gets of
+ * n - 2 are done (one exchange at a time, gets before the next). */
 #define PG_HOST_KEY_FMT "pmigate.x%u"
+#define PG_HOST_KEY(seq) ((seq) % 2)
 
 /* One peer's get of the running exchange. */
 struct host_get {
@@ -162,7 +169,7 @@ static pmix_status_t put_blob(pg_hostpmix_t *h, const void *mine, size_t len)
     pmix_value_t v;
     pmix_status_t st;
 
-    snprintf(key, sizeof(key), PG_HOST_KEY_FMT, h->seq);
+    snprintf(key, sizeof(key), PG_HOST_KEY_FMT, PG_HOST_KEY(h->seq));
     PMIX_VALUE_CONSTRUCT(&v);
     v.type = PMIX_BYTE_OBJECT;
     v.data.bo.bytes = (char *)mine; /* PMIx_Put copies it */
@@ -190,7 +197,7 @@ static pmix_status_t get_blobs(pg_hostpmix_t *h, void ***out, size_t **lens)
     size_t *len = calloc((size_t)h->size, sizeof(*len));
     pmix_status_t st = blobs && len ? PMIX_SUCCESS : PMIX_ERR_NOMEM;
 
-    snprintf(key, sizeof(key), PG_HOST_KEY_FMT, h->seq);
+    snprintf(key, sizeof(key), PG_HOST_KEY_FMT, PG_HOST_KEY(h->seq));
     for (int i = 0; i < h->size && st == PMIX_SUCCESS; i++) {
         pmix_proc_t peer;
         pmix_value_t *v = NULL;
@@ -395,7 +402,7 @@ int pg_hostpmix_exchange(pg_hostpmix_t *h, bool collect, const void *mine, size_
     }
     atomic_store(&h->get_status, PMIX_SUCCESS);
     h->seq++;
-    snprintf(h->key, sizeof(h->key), PG_HOST_KEY_FMT, h->seq);
+    snprintf(h->key, sizeof(h->key), PG_HOST_KEY_FMT, PG_HOST_KEY(h->seq));
     h->started_at = pg_clock_now();
     if (collect)
         st = put_blob(h, mine, len);
