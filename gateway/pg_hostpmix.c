@@ -22,9 +22,11 @@
  * exchange can never be read for a later one.  The price: OpenPMIx's
  * PMIx_Commit sends everything this client ever put, so every commit
  * carries all earlier blobs again (a job of F fences sends O(F^2) bytes to
- * the host).  Two keys used in turn would bound that, but under mpirun a
- * get of a re-put key answered PMIX_ERR_NOT_FOUND (MPICH hello's fourth
- * fence, proxy.sh), so they are not used until that is understood. */
+ * the host).  Two keys used in turn would bound that, but OpenPMIx 4.2.2
+ * under mpirun answers a peer's get of a re-put key PMIX_ERR_NOT_FOUND now
+ * and then (MPICH hello's fourth fence in proxy.sh; a bare OpenPMIx client
+ * doing put, commit, collecting fence, get with two keys in turn sees it
+ * from its fifth round on), so every exchange gets a key of its own. */
 #define PG_HOST_KEY_FMT "pmigate.x%u"
 #define PG_HOST_KEY(seq) (seq)
 
