@@ -53,6 +53,10 @@ typedef struct pg_run_opts {
     int strict;             /* --strict: a rank that never spoke PMI fails the job */
     const char *trace_path; /* --trace FILE: record every PMI message (borrowed) */
     int help;               /* --help was given: print usage, launch nothing */
+    /* not options: `pmigate proxy` sets them so a trace names its node
+     * (trace_nnodes <= 1: a single-node job) */
+    int trace_node, trace_nnodes;
+    const char *trace_host; /* borrowed */
 } pg_run_opts_t;
 
 /* Parses the arguments that follow `run` (argv[0] is the first of them).

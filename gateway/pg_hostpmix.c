@@ -6,6 +6,8 @@
  */
 #include "gateway/pg_hostpmix.h"
 
+#include "wire/pg_clock.h"
+
 #include <errno.h>
 #include <event2/event.h>
 #include <fcntl.h>
@@ -17,8 +19,23 @@
 #include <unistd.h>
 
 /* Key of exchange `seq`: a new key each time, so a peer's blob of an earlier
- * exchange can never be read for a later one. */
+ * exchange can never be read for a later one.  The price: OpenPMIx's
+ * PMIx_Commit sends everything this client ever put, so every commit
+ * carries all earlier blobs again (a job of F fences sends O(F^2) bytes to
+ * the host).  Two keys used in turn would bound that, but OpenPMIx 4.2.2
+ * under mpirun answers a peer's get of a re-put key PMIX_ERR_NOT_FOUND now
+ * and then (MPICH hello's fourth fence in proxy.sh; a bare OpenPMIx client
+ * doing put, commit, collecting fence, get with two keys in turn sees it
+ * from its fifth round on), so every exchange gets a key of its own. */
 #define PG_HOST_KEY_FMT "pmigate.x%u"
+#define PG_HOST_KEY(seq) (seq)
+
+/* One peer's get of the running exchange. */
+struct host_get {
+    struct pg_hostpmix *h;
+    pmix_proc_t peer;
+    int index;
+};
 
 struct pg_hostpmix {
     pmix_proc_t me;
@@ -30,6 +47,19 @@ struct pg_hostpmix {
     bool busy;
     bool collect;
     atomic_int fence_status;   /* written by the progress thread */
+    _Atomic uint64_t fenced_at; /* pg_clock_now() of the fence's completion, ditto */
+    /* the peers' blobs, fetched by the progress thread with one PMIx_Get_nb
+     * each, all in flight at once (the libevent thread owns them again
+     * after the pipe's byte) */
+    char key[PMIX_MAX_KEYLEN + 1];
+    struct host_get *gets;     /* [size] */
+    void **blobs;
+    size_t *lens;
+    atomic_int pending;
+    atomic_int get_status;
+    _Atomic uint64_t got_at;
+    uint64_t started_at, put_at;
+    pg_hostpmix_times_t times; /* of the last exchange */
     pg_hostpmix_done_fn done;
     void *done_arg;
 };
@@ -91,6 +121,17 @@ pg_hostpmix_t *pg_hostpmix_init(char *err, size_t errlen)
         free(h);
         return NULL;
     }
+    h->gets = calloc((size_t)h->size, sizeof(*h->gets));
+    if (h->gets == NULL) {
+        snprintf(err, errlen, "out of memory");
+        PMIx_Finalize(NULL, 0);
+        free(h);
+        return NULL;
+    }
+    for (int i = 0; i < h->size; i++) {
+        h->gets[i] = (struct host_get){ .h = h, .index = i };
+        PMIX_LOAD_PROCID(&h->gets[i].peer, h->me.nspace, (pmix_rank_t)i);
+    }
     return h;
 }
 
@@ -107,6 +148,8 @@ void pg_hostpmix_finalize(pg_hostpmix_t *h)
         close(h->pipe_r);
     if (h->pipe_w >= 0)
         close(h->pipe_w);
+    pg_hostpmix_blobs_free(h, h->blobs, h->lens);
+    free(h->gets);
     free(h);
 }
 
@@ -127,7 +170,7 @@ static pmix_status_t put_blob(pg_hostpmix_t *h, const void *mine, size_t len)
     pmix_value_t v;
     pmix_status_t st;
 
-    snprintf(key, sizeof(key), PG_HOST_KEY_FMT, h->seq);
+    snprintf(key, sizeof(key), PG_HOST_KEY_FMT, PG_HOST_KEY(h->seq));
     PMIX_VALUE_CONSTRUCT(&v);
     v.type = PMIX_BYTE_OBJECT;
     v.data.bo.bytes = (char *)mine; /* PMIx_Put copies it */
@@ -146,7 +189,8 @@ void pg_hostpmix_blobs_free(const pg_hostpmix_t *h, void **blobs, size_t *lens)
     free(lens);
 }
 
-/* After the collecting fence of exchange h->seq: every proxy's blob. */
+/* After the blocking collecting fence of exchange h->seq: every proxy's
+ * blob, this proxy's own included. */
 static pmix_status_t get_blobs(pg_hostpmix_t *h, void ***out, size_t **lens)
 {
     char key[PMIX_MAX_KEYLEN + 1];
@@ -154,7 +198,7 @@ static pmix_status_t get_blobs(pg_hostpmix_t *h, void ***out, size_t **lens)
     size_t *len = calloc((size_t)h->size, sizeof(*len));
     pmix_status_t st = blobs && len ? PMIX_SUCCESS : PMIX_ERR_NOMEM;
 
-    snprintf(key, sizeof(key), PG_HOST_KEY_FMT, h->seq);
+    snprintf(key, sizeof(key), PG_HOST_KEY_FMT, PG_HOST_KEY(h->seq));
     for (int i = 0; i < h->size && st == PMIX_SUCCESS; i++) {
         pmix_proc_t peer;
         pmix_value_t *v = NULL;
@@ -208,15 +252,91 @@ int pg_hostpmix_allgather(pg_hostpmix_t *h, const void *mine, size_t len, void *
 
 /* ---- non-blocking exchange ---- */
 
-/* OpenPMIx's progress thread: only hand the status over. */
+/* Hands the exchange over to the libevent thread. */
+static void wake_loop(pg_hostpmix_t *h)
+{
+    char byte = 1;
+
+    while (write(h->pipe_w, &byte, 1) < 0 && errno == EINTR)
+        ;
+}
+
+/* One get fewer in flight; the last one wakes the loop. */
+static void get_finished(pg_hostpmix_t *h)
+{
+    if (atomic_fetch_sub(&h->pending, 1) == 1) {
+        atomic_store(&h->got_at, pg_clock_now());
+        wake_loop(h);
+    }
+}
+
+/* OpenPMIx's progress thread: a peer's blob (kv is the library's: copied). */
+static void on_got(pmix_status_t status, pmix_value_t *kv, void *cbdata)
+{
+    struct host_get *g = cbdata;
+    pg_hostpmix_t *h = g->h;
+
+    if (status == PMIX_SUCCESS && (kv == NULL || kv->type != PMIX_BYTE_OBJECT))
+        status = PMIX_ERR_TYPE_MISMATCH;
+    if (status == PMIX_SUCCESS && kv->data.bo.size > 0) {
+        h->blobs[g->index] = malloc(kv->data.bo.size);
+        if (h->blobs[g->index] == NULL)
+            status = PMIX_ERR_NOMEM;
+        else
+            memcpy(h->blobs[g->index], kv->data.bo.bytes, kv->data.bo.size);
+        h->lens[g->index] = kv->data.bo.size;
+    }
+    if (status != PMIX_SUCCESS)
+        atomic_store(&h->get_status, (int)status);
+    get_finished(h);
+}
+
+/* OpenPMIx's progress thread (or the loop, when the fence was done
+ * inline): the fence is over; a collecting one puts every peer's get in
+ * flight at once, so their round trips to the host overlap. */
 static void on_fence_done(pmix_status_t status, void *cbdata)
 {
     pg_hostpmix_t *h = cbdata;
-    char byte = 1;
 
     atomic_store(&h->fence_status, (int)status);
-    while (write(h->pipe_w, &byte, 1) < 0 && errno == EINTR)
-        ;
+    atomic_store(&h->fenced_at, pg_clock_now());
+    atomic_store(&h->got_at, pg_clock_now());
+    if (status != PMIX_SUCCESS || !h->collect) {
+        wake_loop(h);
+        return;
+    }
+    atomic_store(&h->pending, h->size); /* the peers' gets, and one for this loop */
+    for (int i = 0; i < h->size; i++) {
+        pmix_status_t st;
+
+        if (i == (int)h->me.rank) {
+            get_finished(h);
+            continue;
+        }
+        st = PMIx_Get_nb(&h->gets[i].peer, h->key, NULL, 0, on_got, &h->gets[i]);
+        if (st != PMIX_SUCCESS) {
+            atomic_store(&h->get_status, (int)st);
+            get_finished(h);
+        }
+    }
+}
+
+/* Where the exchange's time went, and how many bytes came in. */
+static void note_times(pg_hostpmix_t *h, const size_t *lens)
+{
+    uint64_t fenced = atomic_load(&h->fenced_at), now = atomic_load(&h->got_at);
+
+    h->times.put_ns = h->put_at - h->started_at;
+    h->times.fence_ns = fenced > h->put_at ? fenced - h->put_at : 0;
+    h->times.get_ns = now > fenced ? now - fenced : 0;
+    h->times.bytes_in = 0;
+    for (int i = 0; lens != NULL && i < h->size; i++)
+        h->times.bytes_in += lens[i];
+}
+
+void pg_hostpmix_last_times(const pg_hostpmix_t *h, pg_hostpmix_times_t *t)
+{
+    *t = h->times;
 }
 
 /* The libevent thread: the fence is over, read the blobs, report. */
@@ -236,7 +356,14 @@ static void on_pipe(evutil_socket_t fd, short what, void *arg)
         return;
     h->busy = false;
     if (st == PMIX_SUCCESS && h->collect)
-        st = get_blobs(h, &blobs, &lens);
+        st = (pmix_status_t)atomic_load(&h->get_status);
+    if (h->collect) {
+        blobs = h->blobs; /* ours now */
+        lens = h->lens;
+        h->blobs = NULL;
+        h->lens = NULL;
+    }
+    note_times(h, (const size_t *)lens);
     if (st != PMIX_SUCCESS)
         snprintf(msg, sizeof(msg), "the host's fence failed: %s", PMIx_Error_string(st));
     done(h->done_arg, st == PMIX_SUCCESS ? 0 : -1, msg, blobs, lens);
@@ -264,11 +391,26 @@ int pg_hostpmix_exchange(pg_hostpmix_t *h, bool collect, const void *mine, size_
 
     if (h->busy || h->ev == NULL)
         return -1;
+    if (collect) {
+        h->blobs = calloc((size_t)h->size, sizeof(*h->blobs));
+        h->lens = calloc((size_t)h->size, sizeof(*h->lens));
+        if (h->blobs == NULL || h->lens == NULL) {
+            pg_hostpmix_blobs_free(h, h->blobs, h->lens);
+            h->blobs = NULL;
+            h->lens = NULL;
+            return -1;
+        }
+    }
+    atomic_store(&h->get_status, PMIX_SUCCESS);
     h->seq++;
+    snprintf(h->key, sizeof(h->key), PG_HOST_KEY_FMT, PG_HOST_KEY(h->seq));
+    h->started_at = pg_clock_now();
     if (collect)
         st = put_blob(h, mine, len);
     if (st != PMIX_SUCCESS)
-        return -1;
+        goto fail;
+    h->put_at = pg_clock_now();
+    h->times = (pg_hostpmix_times_t){ .bytes_out = collect ? len : 0 };
     h->busy = true;
     h->collect = collect;
     h->done = done;
@@ -280,9 +422,14 @@ int pg_hostpmix_exchange(pg_hostpmix_t *h, bool collect, const void *mine, size_
         on_fence_done(PMIX_SUCCESS, h);
     else if (st != PMIX_SUCCESS) {
         h->busy = false;
-        return -1;
+        goto fail;
     }
     return 0;
+fail:
+    pg_hostpmix_blobs_free(h, h->blobs, h->lens);
+    h->blobs = NULL;
+    h->lens = NULL;
+    return -1;
 }
 
 /* ---- name service ---- */

@@ -12,8 +12,10 @@
  * puts one blob under a key numbered by the exchange, commits, and joins a
  * fence of the host's whole namespace (collecting data or not); afterwards
  * it reads every peer's blob.  The fence runs non-blocking: OpenPMIx calls
- * back on its own progress thread, which only writes a byte into a pipe; the
- * gets and the caller's callback run on the libevent thread.
+ * back on its own progress thread, which puts one PMIx_Get_nb per peer in
+ * flight at once (their round trips overlap) and, when the last one
+ * answered, writes a byte into a pipe; the caller's callback runs on the
+ * libevent thread.
  *
  * Ownership: pg_hostpmix_t owns its pipe and event; the blobs handed to a
  * done callback are borrowed for the call.
@@ -23,6 +25,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct event_base;
 typedef struct pg_hostpmix pg_hostpmix_t;
@@ -47,8 +50,8 @@ int pg_hostpmix_allgather(pg_hostpmix_t *h, const void *mine, size_t len, void *
 void pg_hostpmix_blobs_free(const pg_hostpmix_t *h, void **blobs, size_t *lens);
 
 /* Completion of a non-blocking exchange: status 0 or -1 (reason in msg);
- * blobs/lens as in pg_hostpmix_allgather (borrowed, NULL when the exchange
- * did not collect). */
+ * blobs/lens as in pg_hostpmix_allgather but without this proxy's own blob
+ * (its slot is NULL) and borrowed; NULL when the exchange did not collect. */
 typedef void (*pg_hostpmix_done_fn)(void *arg, int status, const char *msg,
                                     void *const *blobs, const size_t *lens);
 
@@ -60,6 +63,16 @@ int pg_hostpmix_attach(pg_hostpmix_t *h, struct event_base *base);
  * refuses it (done is not called then). */
 int pg_hostpmix_exchange(pg_hostpmix_t *h, bool collect, const void *mine, size_t len,
                          pg_hostpmix_done_fn done, void *arg);
+
+/* Where the last non-blocking exchange's time went (ns): put + commit of
+ * this proxy's blob, the host's fence (from the put to the completion
+ * callback), the gets of the peers' blobs; and the bytes sent and
+ * received.  For `pmigate proxy`'s timing line (PMIGATE_PROXY_TIMES). */
+typedef struct pg_hostpmix_times {
+    uint64_t put_ns, fence_ns, get_ns;
+    size_t bytes_out, bytes_in;
+} pg_hostpmix_times_t;
+void pg_hostpmix_last_times(const pg_hostpmix_t *h, pg_hostpmix_times_t *t);
 
 /* Name service through the host (PMIx_Publish / PMIx_Lookup /
  * PMIx_Unpublish, blocking: one round trip to the local host server).  A

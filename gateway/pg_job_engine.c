@@ -37,7 +37,43 @@ struct pg_job_engine {
     void *xfence_ctx;
     const pg_host_ops_t *name_ops; /* borrowed; NULL: node-local names */
     void *name_ctx;
+    /* held lookups ask the host again, every names_poll_ms, doubling */
+    struct event *names_timer;
+    unsigned names_poll_ms;
+    /* the last cross-node fence's merge of the peers' keys and segment write */
+    uint64_t xfence_ingest_ns, xfence_segment_ns;
 };
+
+/* A publish on another node wakes no lookup held here: while any is held,
+ * the host is asked again, after 10 ms, then twice as long each time up to
+ * a second (a name published elsewhere is seen within about a second; a
+ * name never published waits for the lookup's own timeout, as on one node). */
+enum { NAMES_POLL_FIRST_MS = 10, NAMES_POLL_MAX_MS = 1000 };
+
+static void arm_names_poll(pg_job_engine_t *je)
+{
+    struct timeval tv = { .tv_sec = je->names_poll_ms / 1000,
+                          .tv_usec = (suseconds_t)(je->names_poll_ms % 1000) * 1000 };
+
+    evtimer_add(je->names_timer, &tv);
+}
+
+static void on_names_poll(evutil_socket_t fd, short what, void *arg)
+{
+    pg_job_engine_t *je = arg;
+
+    (void)fd;
+    (void)what;
+    if (pg_lookup_retry_host(je->engine) > 0) {
+        je->names_poll_ms = je->names_poll_ms * 2 > NAMES_POLL_MAX_MS ? NAMES_POLL_MAX_MS
+                                                                       : je->names_poll_ms * 2;
+        arm_names_poll(je); /* replaces an arming by on_lookup during the retry */
+    } else {
+        je->names_poll_ms = NAMES_POLL_FIRST_MS;
+        event_del(je->names_timer);
+    }
+    pg_job_engine_touch(je);
+}
 
 static void on_deadline(evutil_socket_t fd, short what, void *arg)
 {
@@ -120,15 +156,19 @@ void pg_job_engine_xfence_done(pg_job_engine_t *je, uint64_t id, int ok, void *c
                                const size_t *lens)
 {
     pmix_status_t st = ok == 0 ? PMIX_SUCCESS : PMIX_ERR_LOST_CONNECTION;
+    uint64_t t0 = pg_clock_now(), t1;
 
     for (int n = 0; st == PMIX_SUCCESS && blobs != NULL && n < je->nnodes; n++)
         if (n != je->nodeid && blobs[n] != NULL)
             st = pg_modex_host_ingest(je->engine, blobs[n], lens[n]);
+    t1 = pg_clock_now();
     if (st == PMIX_SUCCESS) {
         je->fences++;
         if (je->shm != NULL)
             shm_publish(je);
     }
+    je->xfence_ingest_ns = t1 - t0;
+    je->xfence_segment_ns = pg_clock_now() - t1;
     pg_fence_host_done(je->engine, id, st, NULL, 0);
     pg_job_engine_touch(je);
 }
@@ -172,8 +212,13 @@ static pmix_status_t on_lookup(void *ctx, const char *key, pg_value_t *value,
                                pg_proc_t *publisher)
 {
     pg_job_engine_t *je = ctx;
+    pmix_status_t st = je->name_ops->lookup(je->name_ctx, key, value, publisher);
 
-    return je->name_ops->lookup(je->name_ctx, key, value, publisher);
+    /* a miss may be a lookup about to be held: poll for it (a poll that
+     * finds nothing held stops) */
+    if (st != PMIX_SUCCESS && je->names_timer != NULL && !evtimer_pending(je->names_timer, NULL))
+        arm_names_poll(je);
+    return st;
 }
 
 /* The segment is an optimisation: without it the job runs as before. */
@@ -252,7 +297,10 @@ pg_job_engine_t *pg_job_engine_new(struct event_base *base, const pg_job_engine_
                                },
                                je);
     je->timer = evtimer_new(base, on_deadline, je);
-    if (je->engine == NULL || je->timer == NULL)
+    je->names_poll_ms = NAMES_POLL_FIRST_MS;
+    if (je->name_ops != NULL)
+        je->names_timer = evtimer_new(base, on_names_poll, je);
+    if (je->engine == NULL || je->timer == NULL || (je->name_ops != NULL && je->names_timer == NULL))
         goto fail;
     if (register_layout(je, l) != 0) {
         *why = "the engine refused the job layout";
@@ -277,8 +325,17 @@ void pg_job_engine_free(pg_job_engine_t *je)
     free(je->rank_node);
     if (je->timer != NULL)
         event_free(je->timer);
+    if (je->names_timer != NULL)
+        event_free(je->names_timer);
     free(je->nspace);
     free(je);
+}
+
+void pg_job_engine_xfence_times(const pg_job_engine_t *je, uint64_t *ingest_ns,
+                                uint64_t *segment_ns)
+{
+    *ingest_ns = je->xfence_ingest_ns;
+    *segment_ns = je->xfence_segment_ns;
 }
 
 pg_engine_t *pg_job_engine_get(const pg_job_engine_t *je)

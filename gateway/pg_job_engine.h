@@ -71,6 +71,12 @@ void pg_job_engine_lost(pg_job_engine_t *je, int rank);
 void pg_job_engine_xfence_done(pg_job_engine_t *je, uint64_t id, int ok, void *const *blobs,
                                const size_t *lens);
 
+/* Where the last pg_job_engine_xfence_done's time went (ns): merging the
+ * other nodes' keys into the engine, writing the key segment.  For the
+ * proxy's timing line (PMIGATE_PROXY_TIMES). */
+void pg_job_engine_xfence_times(const pg_job_engine_t *je, uint64_t *ingest_ns,
+                                uint64_t *segment_ns);
+
 /* Arms the timer at the engine's next deadline (or disarms it). */
 void pg_job_engine_touch(pg_job_engine_t *je);
 

@@ -27,6 +27,7 @@
 #include "gateway/pg_job_engine.h"
 #include "gateway/pg_status.h"
 #include "pmix/engine/pg_engine.h"
+#include "wire/pg_clock.h"
 
 const char pg_proxy_usage[] =
     "Usage: pmigate proxy [run options] -n N prog [args] [: ...]\n"
@@ -55,6 +56,9 @@ typedef struct proxy {
     /* the running cross-node fence */
     pg_job_engine_t *je;
     uint64_t fence_id;
+    uint64_t fence_started;  /* pg_clock_now() when the local ranks had joined */
+    unsigned fences;         /* cross-node fences so far */
+    bool say_times;          /* --verbose or PMIGATE_PROXY_TIMES: one line per fence */
     void *looked_up;       /* the last name's value from the host, owned */
     char *trace_path;      /* --trace FILE as FILE.<node>, owned */
 } proxy_t;
@@ -212,14 +216,40 @@ out:
 
 /* ---- the cross-node part of a fence ---- */
 
+/* One line per cross-node fence: where its time went (µs).  The host's
+ * part: put + commit of the node's blob, its fence, the gets of the peers'
+ * blobs; ours after it: merge (ingesting the peers' keys), segment (writing
+ * the node's key segment), reply (answering the local ranks).  total runs
+ * from the last local rank's join to the answers. */
+static void print_times(const proxy_t *p, uint64_t host_done, uint64_t replied)
+{
+    pg_hostpmix_times_t t;
+    uint64_t ingest, segment;
+
+    pg_hostpmix_last_times(p->host, &t);
+    pg_job_engine_xfence_times(p->je, &ingest, &segment);
+    fprintf(stderr,
+            "pmigate: node %d: cross-node fence %u: out=%zu in=%zu put_us=%llu fence_us=%llu "
+            "get_us=%llu merge_us=%llu segment_us=%llu reply_us=%llu total_us=%llu\n",
+            p->nodeid, p->fences, t.bytes_out, t.bytes_in, (unsigned long long)t.put_ns / 1000,
+            (unsigned long long)t.fence_ns / 1000, (unsigned long long)t.get_ns / 1000,
+            (unsigned long long)ingest / 1000, (unsigned long long)segment / 1000,
+            (unsigned long long)(replied - host_done - ingest - segment) / 1000,
+            (unsigned long long)(replied - p->fence_started) / 1000);
+}
+
 static void on_exchange_done(void *arg, int status, const char *msg, void *const *blobs,
                              const size_t *lens)
 {
     proxy_t *p = arg;
+    uint64_t host_done = pg_clock_now();
 
     if (status != 0)
         fprintf(stderr, "pmigate: node %d: %s\n", p->nodeid, msg);
+    p->fences++;
     pg_job_engine_xfence_done(p->je, p->fence_id, status, blobs, lens);
+    if (p->say_times && status == 0)
+        print_times(p, host_done, pg_clock_now());
 }
 
 static void on_xfence(void *ctx, pg_job_engine_t *je, uint64_t id, bool collect, const void *data,
@@ -229,6 +259,7 @@ static void on_xfence(void *ctx, pg_job_engine_t *je, uint64_t id, bool collect,
 
     p->je = je;
     p->fence_id = id;
+    p->fence_started = pg_clock_now();
     if (pg_hostpmix_exchange(p->host, collect, data, size, on_exchange_done, p) != 0) {
         fprintf(stderr, "pmigate: node %d: the PMIx host refused the fence\n", p->nodeid);
         pg_job_engine_xfence_done(je, id, -1, NULL, NULL);
@@ -292,7 +323,9 @@ static void proxy_free(proxy_t *p)
 }
 
 /* --trace FILE: every proxy writes FILE.<node index> (the proxies of one
- * host would otherwise write the same file); the trace's ranks are global. */
+ * host would otherwise write the same file); the trace's ranks are global
+ * and its header names the node (index, count, host name: set once the
+ * proxies agreed on the job). */
 static int trace_per_node(proxy_t *p, pg_run_opts_t *opts)
 {
     if (opts->trace_path == NULL)
@@ -339,12 +372,16 @@ int pg_proxy_run(struct event_base *base, pg_run_opts_t *opts, const pg_handler_
     p.nnodes = pg_hostpmix_size(p.host);
     p.nodeid = pg_hostpmix_rank(p.host);
     p.env = env_without_host();
+    p.say_times = opts->verbose || getenv("PMIGATE_PROXY_TIMES") != NULL;
     if (p.env == NULL || pg_hostpmix_attach(p.host, base) != 0 || trace_per_node(&p, opts) != 0) {
         snprintf(err, sizeof(err), "out of resources");
         goto fail;
     }
     if (plan_counts(&p, opts, err, sizeof(err)) != 0 || agree_on_job(&p, err, sizeof(err)) != 0)
         goto fail;
+    opts->trace_node = p.nodeid;
+    opts->trace_nnodes = p.nnodes;
+    opts->trace_host = p.hostnames[p.nodeid];
     status = run_node(&p, base, opts, handlers, &signalled);
     if (signalled) {
         /* the host is tearing the job down: nothing left to tell it */

@@ -202,6 +202,11 @@ pg_trace_recorder_t *pg_trace_recorder_open(struct event_base *base, const pg_ru
     snprintf(h.kvsname, sizeof(h.kvsname), "%s", kvsname);
     wall_clock_iso(h.start, sizeof(h.start));
     apps_text(opts, h.apps, sizeof(h.apps));
+    if (opts->trace_nnodes > 1) {
+        h.node = opts->trace_node;
+        h.nnodes = opts->trace_nnodes;
+        snprintf(h.host, sizeof(h.host), "%s", opts->trace_host ? opts->trace_host : "");
+    }
     h.cmdline = read_cmdline();
     rec->t0 = pg_clock_now();
     if (pg_trace_write_header(rec->f, &h) != 0 || fflush(rec->f) != 0) {

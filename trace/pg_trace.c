@@ -77,9 +77,12 @@ int pg_trace_write_header(FILE *f, const pg_trace_header_t *h)
     if (esc == NULL)
         return -1;
     pg_escape(cmd, len, esc);
-    rc = fprintf(f, "%s %d kvsname=%s size=%d start=%s%s%s cmdline=%s\n", header_magic,
-                 PG_TRACE_VERSION, h->kvsname[0] ? h->kvsname : "-", h->size,
-                 h->start[0] ? h->start : "-", h->apps[0] ? " apps=" : "", h->apps, esc) < 0
+    rc = fprintf(f, "%s %d kvsname=%s size=%d start=%s%s%s", header_magic, PG_TRACE_VERSION,
+                 h->kvsname[0] ? h->kvsname : "-", h->size, h->start[0] ? h->start : "-",
+                 h->apps[0] ? " apps=" : "", h->apps) < 0 ||
+                 (h->nnodes > 1 && fprintf(f, " node=%d nnodes=%d host=%s", h->node, h->nnodes,
+                                           h->host[0] ? h->host : "-") < 0) ||
+                 fprintf(f, " cmdline=%s\n", esc) < 0
              ? -1
              : 0;
     free(esc);
@@ -270,6 +273,30 @@ static int parse_apps(char **p, pg_trace_header_t *h)
     return h->apps[0] == '\0' || strspn(h->apps, "0123456789,") != strlen(h->apps) ? -1 : 0;
 }
 
+/* The optional "node=1 nnodes=4 host=NAME" of a trace `pmigate proxy`
+ * recorded.  Returns 0 (absent or valid) or -1. */
+static int parse_node(char **p, pg_trace_header_t *h)
+{
+    char *save = *p, num[16], *end;
+    long v;
+
+    if (header_field(p, "node", num, sizeof(num)) != 0) {
+        *p = save;
+        return 0;
+    }
+    v = strtol(num, &end, 10);
+    if (*end != '\0' || end == num || v < 0 || v > (1 << 20))
+        return -1;
+    h->node = (int)v;
+    if (header_field(p, "nnodes", num, sizeof(num)) != 0)
+        return -1;
+    v = strtol(num, &end, 10);
+    if (*end != '\0' || end == num || v <= h->node || v > (1 << 20))
+        return -1;
+    h->nnodes = (int)v;
+    return header_field(p, "host", h->host, sizeof(h->host));
+}
+
 static int parse_header(reader_t *r, char *line, size_t len)
 {
     pg_trace_header_t *h = &r->t->header;
@@ -301,6 +328,8 @@ static int parse_header(reader_t *r, char *line, size_t len)
     h->size = (int)v;
     if (parse_apps(&p, h) != 0)
         return rd_fail(r, "the header's apps= is not a list of rank counts");
+    if (parse_node(&p, h) != 0)
+        return rd_fail(r, "the header's node= needs nnodes= above it and host=");
     while (*p == ' ')
         p++;
     if (strncmp(p, "cmdline=", 8) != 0)

@@ -29,7 +29,7 @@
 
 /* The version this pmigate writes and the newest it reads. */
 enum { PG_TRACE_VERSION = 1 };
-enum { PG_TRACE_KVSNAME_MAX = 255, PG_TRACE_APPS_MAX = 256 };
+enum { PG_TRACE_KVSNAME_MAX = 255, PG_TRACE_APPS_MAX = 256, PG_TRACE_HOST_MAX = 255 };
 
 /* Which way a message went. */
 typedef enum pg_trace_dir {
@@ -44,6 +44,10 @@ typedef struct pg_trace_header {
     char start[64];      /* wall clock at the start, ISO 8601 UTC */
     char apps[PG_TRACE_APPS_MAX]; /* ranks per MPMD application ("2,2,2"); ""
                                    * when one application or not recorded */
+    int node, nnodes;    /* recorded by `pmigate proxy`: this node's index and the
+                          * number of nodes (nnodes 0: a single-node job); the
+                          * ranks are the job's global ranks either way */
+    char host[PG_TRACE_HOST_MAX + 1]; /* the node's name ("" when not recorded) */
     char *cmdline;       /* owned (by the pg_trace_t when loaded); may be NULL */
 } pg_trace_header_t;
 

@@ -88,6 +88,13 @@ static void show_event(const pg_trace_event_t *e, int full, char *esc, FILE *out
     fputc('\n', out);
 }
 
+/* A trace of one node of a multi-node job (`pmigate proxy`). */
+static void print_node(const pg_trace_header_t *h, FILE *out)
+{
+    fprintf(out, "node %d of %d (%s): this node's ranks only, numbered as in the whole job\n",
+            h->node, h->nnodes, h->host);
+}
+
 size_t pg_trace_show(const pg_trace_analysis_t *a, const pg_trace_show_opts_t *o, FILE *out)
 {
     const pg_trace_t *t = a->trace;
@@ -100,6 +107,8 @@ size_t pg_trace_show(const pg_trace_analysis_t *a, const pg_trace_show_opts_t *o
     esc = malloc(pg_escaped_max(longest));
     if (esc == NULL)
         return 0;
+    if (t->header.nnodes > 1)
+        print_node(&t->header, out);
     fprintf(out, "%12s  %4s  %4s  %-5s %s  %s\n", "time (ms)", "rank", "conn", "proto", "  ",
             "message (-> to the gateway, <- from it)");
     for (size_t i = 0; i < t->nevents; i++) {
@@ -127,6 +136,8 @@ static void print_summary(const pg_trace_analysis_t *a, FILE *out)
             t->header.kvsname, a->nranks, a->nranks == 1 ? "" : "s", t->nevents, t->nconns,
             t->nconns == 1 ? "" : "s", pg_trace_fmt_duration(a->t_last - a->t_first, d, sizeof(d)),
             t->header.start);
+    if (t->header.nnodes > 1)
+        print_node(&t->header, out);
     if (t->header.cmdline != NULL)
         fprintf(out, "command: %s\n", t->header.cmdline);
 }

@@ -465,4 +465,10 @@ pmix_status_t pg_lookup(pg_engine_t *engine, const pg_proc_t *requester, const c
                         bool wait, pg_time_t timeout, pg_time_t now, pg_lookup_cb_t cb,
                         void *cbdata);
 
+/* Several servers (`pmigate proxy`): asks the host's lookup hook again for
+ * every held (PMIX_WAIT) lookup, since a name published on another server
+ * wakes no lookup here; completes those the host now answers.  Returns how
+ * many are still held (the host polls again later while any are). */
+size_t pg_lookup_retry_host(pg_engine_t *engine);
+
 #endif

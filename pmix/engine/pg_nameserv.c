@@ -131,6 +131,29 @@ pmix_status_t pg_lookup(pg_engine_t *e, const pg_proc_t *requester, const char *
     return PMIX_OPERATION_IN_PROGRESS;
 }
 
+size_t pg_lookup_retry_host(pg_engine_t *e)
+{
+    pg_req_t *r, *tmp;
+    size_t held = 0;
+    DL_FOREACH_SAFE2(e->lookups, r, tmp, wnext) {
+        pg_value_t hv;
+        pg_proc_t hpub;
+        if (e->ops.lookup == NULL || e->ops.lookup(e->host_ctx, r->key, &hv, &hpub) != PMIX_SUCCESS) {
+            held++;
+            continue;
+        }
+        pg_kv_t *kv = pg_kv_new(e, hpub.rank, PMIX_GLOBAL, &hv);
+        r->publisher_ns = pg_mem_strdup(e, hpub.nspace);
+        r->publisher = (pg_proc_t){ r->publisher_ns, hpub.rank };
+        pg_req_complete(e, r, kv != NULL && r->publisher_ns != NULL ? PMIX_SUCCESS : PMIX_ERR_NOMEM,
+                        kv);
+        if (kv != NULL)
+            pg_kv_free(e, kv);
+    }
+    pg_engine_flush(e);
+    return held;
+}
+
 void pg_names_drop_job(pg_engine_t *e, pg_ns_t *job)
 {
     pg_name_t *n, *tmp;

@@ -2,75 +2,138 @@
 # nodes.sh — `./dev bench nodes`: the Slurm-libpmi2 wire-up (pmi2_wireup:
 # init, put a 220-byte card, fence, get all N cards) across K simulated
 # nodes, K `pmigate proxy` under mpirun.openmpi on this machine, beside
-# single-node `pmigate run` with the same N, in one run.  For each K x M
-# (M ranks per node) it prints the medians of the wall time of the launcher
-# and of the workload's own fence and all-get phases (the slowest rank's),
-# and the ratio proxy / run.  Writes the table to $PG_BUILD/bench/nodes.txt.
+# single-node `pmigate run` with the same N and beside the floor the
+# cross-node exchange rides on, all in one run.
+#
+# Table 1 (wire-up): medians of the launcher's wall time and of the
+# workload's own fence and all-get phases (the slowest rank's), and the
+# ratio proxy / run.  Goal (issue 13): <= 1.3x at K = 4.
+# Table 2 (cross-node fence): pmigate's fence as the proxies time it
+# (PMIGATE_PROXY_TIMES=1: from the last local rank's join to the answers;
+# the node whose local ranks joined last is taken, so waiting for slower
+# nodes is not counted), split into the host's part (put + commit, fence,
+# gets) and ours (merge of the peers' keys, key segment, replies to the
+# local ranks); each column is its own median; beside
+# the floor: tests/bench/hostfence.c, a bare OpenPMIx client started K
+# times under the same mpirun doing one PMIx_Fence(PMIX_COLLECT_DATA) of a
+# blob of the same size as the proxies' (taken from their timing lines),
+# the fastest process per round, median of its rounds.  Goal: <= 1.2x;
+# "x" is the whole fence over the floor, "host x" the host's part alone.
 # Numbers, not a timed test: a missed goal is reported, never an error.
-# Not measured yet: the floor of a bare OpenPMIx client doing one
-# PMIx_Fence(COLLECT_DATA) of the same bytes under the same host.
 #
 # Environment: PG_BUILD, PG_PREFIX (set by tests/bench/run.sh).  Knobs:
 #   BENCH_REPS=3              repetitions (medians are printed)
 #   BENCH_NODES="2x64 4x64 4x128"   the K x M list
+#   BENCH_FLOOR_ROUNDS=5      measured rounds of one hostfence run
 set -uo pipefail
 export LC_ALL=C OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
 : "${PG_BUILD:?PG_BUILD must name the build tree}" "${PG_PREFIX:?PG_PREFIX must name the install prefix}"
 reps=${BENCH_REPS:-3}
 shapes=${BENCH_NODES-"2x64 4x64 4x128"}
+rounds=${BENCH_FLOOR_ROUNDS:-5}
+top=$(cd "$(dirname "$0")/../.." && pwd)
 pmigate=$PG_PREFIX/bin/pmigate
 prog=$PG_BUILD/tests/progs/pmi2_wireup
 mpirun=$(command -v mpirun.openmpi || true)
 out=$PG_BUILD/bench
 mkdir -p "$out"
 results=$out/nodes.txt
+work=$(mktemp -d "${TMPDIR:-/tmp}/pg-nodes.XXXXXX")
+trap 'rm -rf "$work"' EXIT
 
 [ -x "$prog" ] || { echo "nodes: $prog not built (Slurm libpmi2 missing)"; exit 1; }
 [ -n "$mpirun" ] || { echo "nodes: mpirun.openmpi not found (./dev deps)"; exit 1; }
+# the floor: OpenPMIx's own client, found as the gateway finds it
+floor=$work/hostfence
+${CC:-cc} -O2 -o "$floor" "$top/tests/bench/hostfence.c" $(pkg-config --cflags --libs pmix) \
+    -Wl,-rpath,"$(pkg-config --variable=libdir pmix)" ||
+    { echo "nodes: cannot build tests/bench/hostfence.c against OpenPMIx (pkg-config pmix)"; exit 1; }
 
 now() { date +%s.%N; }
+field() { sed -n "s/.* $1=\([0-9]*\).*/\1/p"; }
 
-# one_run MODE K N: prints "wall fence getall" (seconds, µs, µs) or nothing
+# one_run MODE K N: prints "wall fence getall" (seconds, µs, µs) or nothing;
+# proxy runs leave the proxies' timing lines in $work/times
 one_run() {
     local mode=$1 k=$2 n=$3 t0 t1 line
     t0=$(now)
     if [ "$mode" = proxy ]; then
-        line=$(timeout 300 "$mpirun" --oversubscribe -np "$k" "$pmigate" proxy -n "$n" "$prog" 2>/dev/null | grep '^wireup ')
+        line=$(PMIGATE_PROXY_TIMES=1 timeout 300 "$mpirun" --oversubscribe -np "$k" \
+            "$pmigate" proxy -n "$n" "$prog" 2>"$work/err" | grep '^wireup ')
+        grep 'cross-node fence' "$work/err" >"$work/times"
     else
         line=$(timeout 300 "$pmigate" run -n "$n" "$prog" 2>/dev/null | grep '^wireup ')
     fi
     t1=$(now)
     [ -n "$line" ] || return 0
-    local fence getall
-    fence=$(printf '%s\n' "$line" | sed -n 's/.* fence=\([0-9]*\).*/\1/p')
-    getall=$(printf '%s\n' "$line" | sed -n 's/.* getall=\([0-9]*\).*/\1/p')
-    echo "$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f", b - a}') $fence $getall"
+    echo "$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f", b - a}') \
+$(printf '%s\n' "$line" | field fence) $(printf '%s\n' "$line" | field getall)"
+}
+
+# The card fence (the proxies' cross-node fence 1; fence 2 carries the
+# workload's timings) of the last proxy run, on the node that took least
+# (see above): "out total put fence get merge segment reply" (bytes, µs).
+proxy_fence() {
+    grep 'cross-node fence 1:' "$work/times" |
+        awk '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+               print v["out"], v["total_us"], v["put_us"], v["fence_us"], v["get_us"],
+                     v["merge_us"], v["segment_us"], v["reply_us"] }' |
+        sort -k2,2n | head -n 1
+}
+
+# floor_run K BYTES: the floor's median round (µs) or nothing
+floor_run() {
+    timeout 120 "$mpirun" --oversubscribe -np "$1" "$floor" "$2" "$rounds" 2>/dev/null |
+        sed -n 's/^hostfence .* us=//p' |
+        awk -F, '{ for (i = 1; i <= NF; i++) if (!(i in m) || $i < m[i]) m[i] = $i; n = NF }
+                 END { for (i = 1; i <= n; i++) print m[i] }' | median
 }
 
 median() { # [printf format]
     sort -g | awk -v fmt="${1:-%.0f}" '{a[NR]=$1} END {if (NR) {m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; printf fmt "\n", m}}'
 }
+med() { printf '%s\n' "$@" | grep . | median; }
+ratio() { [ -n "$1" ] && [ -n "$2" ] && awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}' || echo -; }
 
 {
     printf '# pmi2_wireup across K simulated nodes (mpirun.openmpi, pmigate proxy) vs pmigate run, median of %s\n' "$reps"
-    printf '%-8s %5s | %10s %10s %10s | %10s %10s %10s | %7s\n' "KxM" "N" "proxy s" "fence us" "getall us" "run s" "fence us" "getall us" "wall x"
+    printf '%-6s %5s | %8s %9s %9s | %8s %9s %9s | %6s\n' "KxM" "N" "proxy s" "fence us" "getall us" "run s" "fence us" "getall us" "wall x"
 } | tee "$results"
+fence_rows=()
 for shape in $shapes; do
     k=${shape%x*} m=${shape#*x} n=$((${shape%x*} * ${shape#*x}))
-    declare -a pw=() pf=() pg=() rw=() rf=() rg=()
+    pw=() pf=() pg=() rw=() rf=() rg=() xo=() xt=() xp=() xf=() xg=() xm=() xs=() xr=() xhost=() fl=()
     for ((i = 0; i < reps; i++)); do
-        read -r w f g < <(one_run proxy "$k" "$n") && { pw+=("$w"); pf+=("$f"); pg+=("$g"); }
-        read -r w f g < <(one_run run "$k" "$n") && { rw+=("$w"); rf+=("$f"); rg+=("$g"); }
+        : >"$work/times"
+        if read -r w f g < <(one_run proxy "$k" "$n"); then
+            pw+=("$w") pf+=("$f") pg+=("$g")
+            if read -r o t pu fe ge mg sg rp < <(proxy_fence) && [ "${o:-0}" -gt 0 ]; then
+                xo+=("$o") xt+=("$t") xp+=("$pu") xf+=("$fe") xg+=("$ge") xm+=("$mg")
+                xs+=("$sg") xr+=("$rp") xhost+=("$((pu + fe + ge))")
+                fl+=("$(floor_run "$k" "$o")")
+            fi
+        fi
+        read -r w f g < <(one_run run "$k" "$n") && { rw+=("$w") rf+=("$f") rg+=("$g"); }
     done
     mpw=$(printf '%s\n' "${pw[@]:-}" | grep . | median %.3f)
     mrw=$(printf '%s\n' "${rw[@]:-}" | grep . | median %.3f)
-    ratio=-
-    [ -n "$mpw" ] && [ -n "$mrw" ] && ratio=$(awk -v a="$mpw" -v b="$mrw" 'BEGIN {printf "%.2f", a / b}')
-    printf '%-8s %5s | %10s %10s %10s | %10s %10s %10s | %7s\n' "$shape" "$n" "${mpw:--}" \
-        "$(printf '%s\n' "${pf[@]:-}" | grep . | median)" "$(printf '%s\n' "${pg[@]:-}" | grep . | median)" \
-        "${mrw:--}" "$(printf '%s\n' "${rf[@]:-}" | grep . | median)" \
-        "$(printf '%s\n' "${rg[@]:-}" | grep . | median)" "$ratio" | tee -a "$results"
-    unset pw pf pg rw rf rg
+    printf '%-6s %5s | %8s %9s %9s | %8s %9s %9s | %6s\n' "$shape" "$n" "${mpw:--}" \
+        "$(med "${pf[@]:-}")" "$(med "${pg[@]:-}")" "${mrw:--}" "$(med "${rf[@]:-}")" \
+        "$(med "${rg[@]:-}")" "$(ratio "$mpw" "$mrw")" | tee -a "$results"
+    mt=$(med "${xt[@]:-}") mf=$(med "${fl[@]:-}")
+    mh=$(med "${xhost[@]:-}")
+    fence_rows+=("$(printf '%-6s %6s | %7s | %8s | %7s %7s %7s | %7s %7s %7s | %6s %6s' "$shape" \
+        "$(med "${xo[@]:-}")" "${mf:--}" "${mt:--}" "$(med "${xp[@]:-}")" "$(med "${xf[@]:-}")" \
+        "$(med "${xg[@]:-}")" "$(med "${xm[@]:-}")" "$(med "${xs[@]:-}")" "$(med "${xr[@]:-}")" \
+        "$(ratio "$mt" "$mf")" "$(ratio "$mh" "$mf")")")
 done
-echo "goal (issue 13): wire-up across 4 simulated nodes <= 1.3x the single-node run of the same N" | tee -a "$results"
+{
+    echo "goal (issue 13): wire-up across 4 simulated nodes <= 1.3x the single-node run of the same N"
+    echo
+    printf '# the cross-node fence (us, median of %s runs) beside a bare OpenPMIx client collecting the same bytes\n' "$reps"
+    printf '%-6s %6s | %7s | %8s | %7s %7s %7s | %7s %7s %7s | %6s %6s\n' "KxM" "bytes" "floor" \
+        "pmigate" "put" "fence" "get" "merge" "segment" "reply" "x" "host x"
+    printf '%s\n' "${fence_rows[@]}"
+    echo "goal (issue 13): pmigate's fence <= 1.2x the floor (x: the whole fence; host x: put + fence + get)"
+} | tee -a "$results"

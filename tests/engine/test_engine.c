@@ -927,6 +927,41 @@ static void test_name_service_through_the_host(void)
     pg_engine_free(b);
 }
 
+/* A lookup waiting on node b is not woken by a publish on node a (engines
+ * do not talk); the host's poll, pg_lookup_retry_host, finds it there. */
+static void test_waiting_lookup_found_by_asking_the_host_again(void)
+{
+    hostnames_t h = { 0 };
+    pg_host_ops_t ops = { .publish = host_publish, .unpublish = host_unpublish,
+                          .lookup = host_lookup };
+    bool a_serves[2] = { true, false }, b_serves[2] = { false, true };
+    pg_engine_t *a = pg_engine_new(&ops, &h), *b = pg_engine_new(&ops, &h);
+    looked_t l = { 0 }, never = { 0 };
+    job_block(a, NS, 4, 2, a_serves);
+    job_block(b, NS, 4, 2, b_serves);
+    pg_proc_t p0 = P(NS, 0), p2 = P(NS, 2), p3 = P(NS, 3);
+    pg_value_t port = pg_value_string("tcp://a:1");
+    CU_ASSERT_EQUAL(pg_lookup(b, &p3, "late", true, 0, 0, looked_cb, &l),
+                    PMIX_OPERATION_IN_PROGRESS);
+    CU_ASSERT_EQUAL(pg_lookup(b, &p2, "never", true, 0, 0, looked_cb, &never),
+                    PMIX_OPERATION_IN_PROGRESS);
+    CU_ASSERT_EQUAL(pg_lookup_retry_host(b), 2); /* nothing published yet */
+    CU_ASSERT_EQUAL(l.calls, 0);
+    CU_ASSERT_EQUAL(pg_publish(a, &p0, "late", &port), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(l.calls, 0); /* b does not know yet */
+    CU_ASSERT_EQUAL(pg_lookup_retry_host(b), 1);
+    CU_ASSERT_EQUAL(l.calls, 1);
+    CU_ASSERT_EQUAL(l.status, PMIX_SUCCESS);
+    CU_ASSERT_STRING_EQUAL(l.value, "tcp://a:1");
+    CU_ASSERT_EQUAL(l.rank, 0);
+    CU_ASSERT_EQUAL(never.calls, 0); /* still held, until its job ends */
+    CU_ASSERT_EQUAL(pg_ns_deregister(b, NS), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(never.calls, 1);
+    CU_ASSERT_EQUAL(never.status, PMIX_ERR_JOB_TERMINATED);
+    pg_engine_free(a);
+    pg_engine_free(b);
+}
+
 /* ---- teardown ---- */
 
 static void test_job_deregister_completes_every_held_request(void)
@@ -1059,6 +1094,7 @@ static const pg_cunit_test_t tests[] = {
     { "mixed_pmi1_pmi2_job_shares_one_key_space", test_mixed_pmi1_pmi2_job_shares_one_key_space },
     { "name_service_publish_lookup_unpublish", test_name_service_publish_lookup_unpublish },
     { "name_service_through_the_host", test_name_service_through_the_host },
+    { "waiting_lookup_found_by_asking_the_host_again", test_waiting_lookup_found_by_asking_the_host_again },
     { "name_service_entries_end_with_job", test_name_service_entries_end_with_job },
     { "job_deregister_completes_every_held_request",
       test_job_deregister_completes_every_held_request },

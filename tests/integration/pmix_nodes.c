@@ -4,7 +4,14 @@
  * PMIX_LOCAL_SIZE / PMIX_LOCAL_RANK / PMIX_NODE_RANK / PMIX_LOCAL_PEERS of
  * its node, the PMIX_HOSTNAME of every rank (equal for ranks of one node,
  * different across nodes), then a fence with collect and gets of every
- * rank's key, by rank and with PMIX_RANK_UNDEF.  argv[1] is the rank count
+ * rank's key, by rank and with PMIX_RANK_UNDEF; on several nodes a get of
+ * a remote rank's key before that fence is PMIX_ERR_NOT_FOUND at once
+ * (pmigate proxy has no direct modex: the Standard's answer for such a
+ * host; holding it would deadlock, the owner's fence waiting for the
+ * getter); and a PMIx_Lookup with PMIX_WAIT on rank 0 is woken by the last
+ * rank's later PMIx_Publish (on another node under the proxy; not with
+ * PG_SKIP_NAMESERV=1, for hosts without a name service).  argv[1] is
+ * the rank count
  * of every node, "3,2" (ranks numbered node after node, as `pmigate proxy`
  * spreads them; `pmigate run` is one node: "N").  Prints
  * "pmix_nodes rank R: ok" or names the broken rule and exits 1.
@@ -13,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int rank = -1;
 
@@ -44,6 +52,59 @@ static unsigned get_uint(const pmix_proc_t *p, const char *key)
                                           : 99999;
     PMIX_VALUE_RELEASE(v);
     return u;
+}
+
+/* A remote rank's key before any fence: NOT_FOUND (see the top). */
+static void early_get_is_not_found(const pmix_proc_t *me, int remote)
+{
+    pmix_proc_t peer;
+    pmix_value_t *got = NULL;
+    pmix_info_t timeout;
+    int secs = 30;
+    char key[64];
+    pmix_status_t st;
+
+    snprintf(key, sizeof(key), "card-%d", remote);
+    PMIX_LOAD_PROCID(&peer, me->nspace, (pmix_rank_t)remote);
+    PMIX_INFO_LOAD(&timeout, PMIX_TIMEOUT, &secs, PMIX_INT);
+    st = PMIx_Get(&peer, key, &timeout, 1, &got);
+    PMIX_INFO_DESTRUCT(&timeout);
+    CHECK(st == PMIX_ERR_NOT_FOUND, "get of remote %s before the fence: %s, expected NOT_FOUND",
+          key, PMIx_Error_string(st));
+}
+
+/* Rank 0 looks up with PMIX_WAIT a name that rank `last` publishes a
+ * moment later (so the lookup is already held when it comes). */
+static void wait_for_late_name(const pmix_proc_t *me, int last)
+{
+    pmix_info_t info[2];
+    pmix_pdata_t pd;
+    pmix_status_t st;
+    int all = 0, secs = 30;
+
+    if (rank == last && last != 0) {
+        usleep(300 * 1000);
+        PMIX_INFO_LOAD(&info[0], "late-name", "from the last rank", PMIX_STRING);
+        st = PMIx_Publish(info, 1);
+        CHECK(st == PMIX_SUCCESS, "publish late-name: %s", PMIx_Error_string(st));
+        PMIX_INFO_DESTRUCT(&info[0]);
+        return;
+    }
+    if (rank != 0 || last == 0)
+        return;
+    PMIX_PDATA_CONSTRUCT(&pd);
+    PMIX_LOAD_KEY(pd.key, "late-name");
+    PMIX_INFO_LOAD(&info[0], PMIX_WAIT, &all, PMIX_INT);
+    PMIX_INFO_LOAD(&info[1], PMIX_TIMEOUT, &secs, PMIX_INT);
+    st = PMIx_Lookup(&pd, 1, info, 2);
+    CHECK(st == PMIX_SUCCESS && pd.value.type == PMIX_STRING &&
+              strcmp(pd.value.data.string, "from the last rank") == 0 &&
+              pd.proc.rank == (pmix_rank_t)last && strcmp(pd.proc.nspace, me->nspace) == 0,
+          "lookup with PMIX_WAIT of a name rank %d publishes later: %s", last,
+          PMIx_Error_string(st));
+    PMIX_INFO_DESTRUCT(&info[0]);
+    PMIX_INFO_DESTRUCT(&info[1]);
+    PMIX_PDATA_DESTRUCT(&pd);
 }
 
 int main(int argc, char **argv)
@@ -111,6 +172,10 @@ int main(int argc, char **argv)
     CHECK(PMIx_Put(PMIX_GLOBAL, key, &v) == PMIX_SUCCESS, "put");
     PMIX_VALUE_DESTRUCT(&v);
     CHECK(PMIx_Commit() == PMIX_SUCCESS, "commit");
+    if (nnodes > 1 && node_of[0] != node_of[size - 1] && rank == 0)
+        early_get_is_not_found(&me, size - 1);
+    if (getenv("PG_SKIP_NAMESERV") == NULL) /* a host without a name service (Slurm) */
+        wait_for_late_name(&me, size - 1);
     PMIX_INFO_LOAD(&collect, PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
     CHECK(PMIx_Fence(NULL, 0, &collect, 1) == PMIX_SUCCESS, "fence");
     for (int r = 0; r < size; r++) {

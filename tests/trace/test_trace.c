@@ -254,6 +254,38 @@ static void test_reader_rejects_bad_input_with_the_line(void)
                       "line 4: time goes backwards");
 }
 
+/* A proxy's trace names its node (pmigate proxy --trace); a single-node
+ * header has no node= and reads as nnodes 0. */
+static void test_a_node_trace_names_its_node(void)
+{
+    pg_trace_header_t h = { .size = 8, .node = 1, .nnodes = 4, .cmdline = "pmigate proxy -n 8 a" };
+    char buf[512] = "", err[256] = "";
+    FILE *f = fmemopen(buf, sizeof(buf), "w");
+    pg_trace_t *t;
+
+    CU_ASSERT_FATAL(f != NULL);
+    snprintf(h.kvsname, sizeof(h.kvsname), "kvs_7_0");
+    snprintf(h.host, sizeof(h.host), "vm-n1");
+    CU_ASSERT_EQUAL(pg_trace_write_header(f, &h), 0);
+    fclose(f);
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, " node=1 nnodes=4 host=vm-n1 cmdline="));
+    t = load_text(buf, err, sizeof(err));
+    CU_ASSERT_FATAL(t != NULL);
+    CU_ASSERT_EQUAL(t->header.node, 1);
+    CU_ASSERT_EQUAL(t->header.nnodes, 4);
+    CU_ASSERT_STRING_EQUAL(t->header.host, "vm-n1");
+    CU_ASSERT_STRING_EQUAL(t->header.cmdline, "pmigate proxy -n 8 a");
+    pg_trace_free(t);
+    t = load_text(HDR, err, sizeof(err));
+    CU_ASSERT_FATAL(t != NULL);
+    CU_ASSERT_EQUAL(t->header.nnodes, 0);
+    pg_trace_free(t);
+    assert_load_fails("#pmigate-trace 1 kvsname=k size=1 start=x node=4 nnodes=4 host=h\n",
+                      "node= needs nnodes= above it");
+    assert_load_fails("#pmigate-trace 1 kvsname=k size=1 start=x node=1 host=h\n",
+                      "node= needs nnodes= above it");
+}
+
 static void test_reader_skips_comments_and_keeps_garbage_messages(void)
 {
     char err[256];
@@ -558,6 +590,7 @@ static const pg_cunit_test_t format_tests[] = {
     { "sparse connection ids are numbered densely", test_reader_numbers_sparse_connections_densely },
     { "bad input is refused naming the line", test_reader_rejects_bad_input_with_the_line },
     { "comments skipped, unparseable messages kept", test_reader_skips_comments_and_keeps_garbage_messages },
+    { "a proxy's trace names its node", test_a_node_trace_names_its_node },
     { NULL, NULL },
 };
 
