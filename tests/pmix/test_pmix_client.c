@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "pmix/client/pg_cache.h"
@@ -1007,6 +1008,179 @@ static void api_concurrent_commits_reach_gateway_in_put_order(void)
     gw_stop(&gw);
 }
 
+/* ---- events against the fake gateway ------------------------------------ */
+
+/* What an event handler saw, with a bounded wait (a missing event fails the
+ * test instead of hanging it). */
+typedef struct ev_seen {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int calls;
+    pmix_status_t status;
+    pmix_rank_t source;
+    int have_affected;
+    bool on_progress_thread;
+} ev_seen_t;
+
+static ev_seen_t ev_a, ev_b;
+
+static void ev_seen_init(ev_seen_t *s)
+{
+    memset(s, 0, sizeof(*s));
+    pthread_mutex_init(&s->lock, NULL);
+    pthread_cond_init(&s->cond, NULL);
+}
+
+static bool ev_seen_wait(ev_seen_t *s, int calls)
+{
+    struct timespec until;
+    bool ok;
+
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 10;
+    pthread_mutex_lock(&s->lock);
+    while (s->calls < calls && pthread_cond_timedwait(&s->cond, &s->lock, &until) == 0)
+        ;
+    ok = s->calls >= calls;
+    pthread_mutex_unlock(&s->lock);
+    return ok;
+}
+
+static void ev_record(ev_seen_t *s, pmix_status_t status, const pmix_proc_t *source,
+                      pmix_info_t info[], size_t ninfo)
+{
+    pthread_mutex_lock(&s->lock);
+    s->calls++;
+    s->status = status;
+    s->source = source != NULL ? source->rank : PMIX_RANK_UNDEF;
+    for (size_t i = 0; i < ninfo; i++)
+        if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_AFFECTED_PROC))
+            s->have_affected = 1;
+    pthread_cond_broadcast(&s->cond);
+    pthread_mutex_unlock(&s->lock);
+}
+
+#define EV_HANDLER(name, rec)                                                                 \
+    static void name(size_t id, pmix_status_t status, const pmix_proc_t *source,             \
+                     pmix_info_t info[], size_t ninfo, pmix_info_t *results, size_t nresults, \
+                     pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata)               \
+    {                                                                                         \
+        (void)id, (void)results, (void)nresults;                                              \
+        ev_record(&(rec), status, source, info, ninfo);                                      \
+        cbfunc(PMIX_SUCCESS, NULL, 0, NULL, NULL, cbdata);                                    \
+    }
+
+EV_HANDLER(ev_handler_a, ev_a)
+EV_HANDLER(ev_handler_b, ev_b)
+
+/* The gateway answers a notify, then sends an event of its own: code
+ * -3200 from rank 1 of its namespace, naming rank 1 as affected. */
+static void gw_answer_notify_with_event(gw_t *gw, uint8_t cmd, uint32_t id)
+{
+    pmix_data_buffer_t buf;
+    pmix_proc_t src;
+    pmix_info_t affected = { .flags = 0 };
+    uint8_t range = PMIX_RANGE_NAMESPACE;
+
+    gw_reply_status(gw, cmd, id, cmd == PG_PMIX_CMD_NOTIFY ? PMIX_SUCCESS : PMIX_ERROR);
+    if (cmd != PG_PMIX_CMD_NOTIFY)
+        return;
+    PMIX_LOAD_PROCID(&src, gw_nspace, 1);
+    PMIX_INFO_LOAD(&affected, PMIX_EVENT_AFFECTED_PROC, &src, PMIX_PROC);
+    pg_buffer_construct(&buf);
+    pg_pmix_msg_begin_reply(&buf, PG_PMIX_CMD_EVENT, 0, -3200);
+    pg_pmix_pack_one(&buf, &src, PMIX_PROC);
+    pg_pmix_pack_one(&buf, &range, PMIX_UINT8);
+    pg_pmix_pack_array(&buf, &affected, 1, PMIX_INFO);
+    gw_send(gw, &buf);
+    PMIX_INFO_DESTRUCT(&affected);
+}
+
+/* An event frame from the gateway reaches the handler registered for its
+ * code, with its source and info, and no other handler. */
+static void api_gateway_event_reaches_its_handler_only(void)
+{
+    pmix_status_t code_a = -3200, code_b = -3201;
+    gw_t gw;
+    pmix_proc_t me;
+
+    ev_seen_init(&ev_a);
+    ev_seen_init(&ev_b);
+    gw_start(&gw, gw_answer_notify_with_event, &me);
+    CU_ASSERT(PMIx_Register_event_handler(&code_a, 1, NULL, 0, ev_handler_a, NULL, NULL) > 0);
+    CU_ASSERT(PMIx_Register_event_handler(&code_b, 1, NULL, 0, ev_handler_b, NULL, NULL) > 0);
+    /* RM range: not this process's own handlers, only the gateway's answer */
+    CU_ASSERT_EQUAL(PMIx_Notify_event(-3300, NULL, PMIX_RANGE_RM, NULL, 0, NULL, NULL),
+                    PMIX_SUCCESS);
+    CU_ASSERT_TRUE(ev_seen_wait(&ev_a, 1));
+    CU_ASSERT_EQUAL(ev_a.status, -3200);
+    CU_ASSERT_EQUAL(ev_a.source, 1);
+    CU_ASSERT_EQUAL(ev_a.have_affected, 1);
+    CU_ASSERT_EQUAL(ev_b.calls, 0);
+    gw_stop(&gw);
+}
+
+/* The gateway's socket closing is PMIX_ERR_LOST_CONNECTION for the
+ * handlers registered for it -- but finalize's own close is not. */
+static void api_lost_gateway_is_an_event(void)
+{
+    pmix_status_t lost = PMIX_ERR_LOST_CONNECTION;
+    gw_t gw;
+    pmix_proc_t me;
+
+    ev_seen_init(&ev_a);
+    gw_start(&gw, NULL, &me);
+    CU_ASSERT(PMIx_Register_event_handler(&lost, 1, NULL, 0, ev_handler_a, NULL, NULL) > 0);
+    CU_ASSERT_EQUAL(shutdown(gw.fd, SHUT_RDWR), 0); /* the gateway goes away */
+    CU_ASSERT_TRUE(ev_seen_wait(&ev_a, 1));
+    CU_ASSERT_EQUAL(ev_a.status, PMIX_ERR_LOST_CONNECTION);
+    CU_ASSERT_EQUAL(ev_a.source, GW_RANK);
+    (void)PMIx_Finalize(NULL, 0); /* nobody answers */
+    pthread_join(gw.thread, NULL);
+    close(gw.fd);
+
+    ev_seen_init(&ev_a);
+    gw_start(&gw, NULL, &me);
+    CU_ASSERT(PMIx_Register_event_handler(&lost, 1, NULL, 0, ev_handler_a, NULL, NULL) > 0);
+    gw_stop(&gw);
+    CU_ASSERT_EQUAL(ev_a.calls, 0);
+}
+
+/* Registration answers through its callback, on the progress thread; a
+ * deregistered id is gone (a second deregistration is NOT_FOUND). */
+static void reg_cb_record(pmix_status_t status, size_t refid, void *cbdata)
+{
+    ev_seen_t *s = cbdata;
+
+    pthread_mutex_lock(&s->lock);
+    s->calls++;
+    s->status = status;
+    s->source = (pmix_rank_t)refid;
+    pthread_cond_broadcast(&s->cond);
+    pthread_mutex_unlock(&s->lock);
+}
+
+static void api_registration_callback_and_deregistration(void)
+{
+    gw_t gw;
+    pmix_proc_t me;
+    ev_seen_t reg;
+
+    ev_seen_init(&reg);
+    gw_start(&gw, NULL, &me);
+    CU_ASSERT_EQUAL(PMIx_Register_event_handler(NULL, 0, NULL, 0, ev_handler_a, reg_cb_record,
+                                                &reg),
+                    PMIX_SUCCESS);
+    CU_ASSERT_TRUE(ev_seen_wait(&reg, 1));
+    CU_ASSERT_EQUAL(reg.status, PMIX_SUCCESS);
+    CU_ASSERT_NOT_EQUAL(reg.source, 0);
+    CU_ASSERT_EQUAL(PMIx_Deregister_event_handler(reg.source, NULL, NULL), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(PMIx_Deregister_event_handler(reg.source, NULL, NULL), PMIX_ERR_NOT_FOUND);
+    gw_stop(&gw);
+    CU_ASSERT_EQUAL(PMIx_Register_event_handler(NULL, 0, NULL, 0, ev_handler_a, NULL, NULL),
+                    PMIX_ERR_INIT);
+}
+
 static const pg_cunit_test_t mux_tests[] = {
     { "mux_out_of_order_replies_reach_their_callers",
       mux_out_of_order_replies_reach_their_callers },
@@ -1030,6 +1204,10 @@ static const pg_cunit_test_t cache_tests[] = {
 };
 
 static const pg_cunit_test_t api_tests[] = {
+    { "api_gateway_event_reaches_its_handler_only", api_gateway_event_reaches_its_handler_only },
+    { "api_lost_gateway_is_an_event", api_lost_gateway_is_an_event },
+    { "api_registration_callback_and_deregistration",
+      api_registration_callback_and_deregistration },
     { "api_refused_commit_in_callback_keeps_puts_staged",
       api_refused_commit_in_callback_keeps_puts_staged },
     { "api_finalize_in_callback_refused", api_finalize_in_callback_refused },
