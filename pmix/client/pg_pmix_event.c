@@ -579,14 +579,14 @@ static void deliver(pmix_status_t status, const pmix_proc_t *source, pmix_info_t
 static void on_gateway_event(pmix_status_t code, pmix_data_buffer_t *body, void *arg)
 {
     pmix_proc_t source;
-    uint8_t range = 0;
+    pmix_data_range_t range = PMIX_RANGE_UNDEF;
     pmix_info_t *info = NULL;
     size_t ninfo = 0;
 
     (void)arg;
     memset(&source, 0, sizeof(source));
     if (pg_pmix_unpack_one(body, &source, PMIX_PROC) != PMIX_SUCCESS ||
-        pg_pmix_unpack_one(body, &range, PMIX_UINT8) != PMIX_SUCCESS ||
+        pg_pmix_unpack_one(body, &range, PMIX_DATA_RANGE) != PMIX_SUCCESS ||
         pg_pmix_unpack_array(body, (void **)&info, &ninfo, PMIX_INFO) != PMIX_SUCCESS)
         return; /* a frame not from our gateway: dropped */
     deliver(code, &source, info, ninfo);
@@ -721,7 +721,6 @@ static pmix_status_t notify_request(pmix_status_t status, const pmix_proc_t *sou
                                     size_t ntargets, const pmix_info_t info[], size_t ninfo,
                                     pmix_data_buffer_t *req, uint32_t *id)
 {
-    uint8_t r = (uint8_t)range;
     pmix_status_t rc;
 
     pg_buffer_construct(req);
@@ -731,7 +730,7 @@ static pmix_status_t notify_request(pmix_status_t status, const pmix_proc_t *sou
     if (rc == PMIX_SUCCESS)
         rc = pg_pmix_pack_one(req, source, PMIX_PROC);
     if (rc == PMIX_SUCCESS)
-        rc = pg_pmix_pack_one(req, &r, PMIX_UINT8);
+        rc = pg_pmix_pack_one(req, &range, PMIX_DATA_RANGE);
     if (rc == PMIX_SUCCESS)
         rc = pg_pmix_pack_array(req, targets, ntargets, PMIX_PROC);
     if (rc == PMIX_SUCCESS)

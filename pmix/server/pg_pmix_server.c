@@ -826,7 +826,7 @@ static void session_event(const pg_event_t *ev, void *cbdata)
     pmix_session_t *s = cbdata;
     pmix_data_buffer_t buf;
     pmix_proc_t src;
-    uint8_t range = ev->range;
+    pmix_data_range_t range = ev->range;
     pmix_status_t rc;
 
     PMIX_LOAD_PROCID(&src, ev->source.nspace, ev->source.rank);
@@ -835,7 +835,7 @@ static void session_event(const pg_event_t *ev, void *cbdata)
     if (rc == PMIX_SUCCESS)
         rc = pg_pmix_pack_one(&buf, &src, PMIX_PROC);
     if (rc == PMIX_SUCCESS)
-        rc = pg_pmix_pack_one(&buf, &range, PMIX_UINT8);
+        rc = pg_pmix_pack_one(&buf, &range, PMIX_DATA_RANGE);
     if (rc == PMIX_SUCCESS)
         rc = event_pack_info(&buf, ev);
     if (rc == PMIX_SUCCESS)
@@ -911,13 +911,13 @@ static int cmd_notify(pmix_in_t *in)
     pmix_proc_t src, *procs = NULL;
     pmix_info_t *info = NULL;
     size_t nprocs = 0, ninfo = 0;
-    uint8_t range = 0;
+    pmix_data_range_t range = PMIX_RANGE_UNDEF;
     int ret = PG_HANDLER_OK;
 
     memset(&src, 0, sizeof(src));
     if (pg_pmix_unpack_one(in->args, &code, PMIX_STATUS) != PMIX_SUCCESS ||
         pg_pmix_unpack_one(in->args, &src, PMIX_PROC) != PMIX_SUCCESS ||
-        pg_pmix_unpack_one(in->args, &range, PMIX_UINT8) != PMIX_SUCCESS ||
+        pg_pmix_unpack_one(in->args, &range, PMIX_DATA_RANGE) != PMIX_SUCCESS ||
         pg_pmix_unpack_array(in->args, (void **)&procs, &nprocs, PMIX_PROC) != PMIX_SUCCESS ||
         pg_pmix_unpack_array(in->args, (void **)&info, &ninfo, PMIX_INFO) != PMIX_SUCCESS) {
         ret = PG_HANDLER_FAIL;
@@ -1236,7 +1236,7 @@ static int cmd_query(pmix_in_t *in)
     }
     pg_buffer_construct(&buf);
     rc = pg_pmix_msg_begin_reply(&buf, in->cmd, in->id, status);
-    if (rc == PMIX_SUCCESS)
+    if (rc == PMIX_SUCCESS && (status == PMIX_SUCCESS || status == PMIX_ERR_PARTIAL_SUCCESS))
         rc = pg_pmix_pack_array(&buf, o.info, o.n, PMIX_INFO);
     pg_pmix_array_free(o.info, o.n, PMIX_INFO);
     if (rc != PMIX_SUCCESS) {

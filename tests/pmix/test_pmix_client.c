@@ -1080,7 +1080,7 @@ static void gw_answer_notify_with_event(gw_t *gw, uint8_t cmd, uint32_t id)
     pmix_data_buffer_t buf;
     pmix_proc_t src;
     pmix_info_t affected = { .flags = 0 };
-    uint8_t range = PMIX_RANGE_NAMESPACE;
+    pmix_data_range_t range = PMIX_RANGE_NAMESPACE;
 
     gw_reply_status(gw, cmd, id, cmd == PG_PMIX_CMD_NOTIFY ? PMIX_SUCCESS : PMIX_ERROR);
     if (cmd != PG_PMIX_CMD_NOTIFY)
@@ -1090,7 +1090,7 @@ static void gw_answer_notify_with_event(gw_t *gw, uint8_t cmd, uint32_t id)
     pg_buffer_construct(&buf);
     pg_pmix_msg_begin_reply(&buf, PG_PMIX_CMD_EVENT, 0, -3200);
     pg_pmix_pack_one(&buf, &src, PMIX_PROC);
-    pg_pmix_pack_one(&buf, &range, PMIX_UINT8);
+    pg_pmix_pack_one(&buf, &range, PMIX_DATA_RANGE);
     pg_pmix_pack_array(&buf, &affected, 1, PMIX_INFO);
     gw_send(gw, &buf);
     PMIX_INFO_DESTRUCT(&affected);
