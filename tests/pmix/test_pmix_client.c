@@ -1019,7 +1019,7 @@ typedef struct ev_seen {
     pmix_status_t status;
     pmix_rank_t source;
     int have_affected;
-    bool on_progress_thread;
+    void *object; /* PMIX_EVENT_RETURN_OBJECT as the handler got it */
 } ev_seen_t;
 
 static ev_seen_t ev_a, ev_b;
@@ -1056,6 +1056,9 @@ static void ev_record(ev_seen_t *s, pmix_status_t status, const pmix_proc_t *sou
     for (size_t i = 0; i < ninfo; i++)
         if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_AFFECTED_PROC))
             s->have_affected = 1;
+        else if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_RETURN_OBJECT) &&
+                 info[i].value.type == PMIX_POINTER)
+            s->object = info[i].value.data.ptr;
     pthread_cond_broadcast(&s->cond);
     pthread_mutex_unlock(&s->lock);
 }
@@ -1101,13 +1104,15 @@ static void gw_answer_notify_with_event(gw_t *gw, uint8_t cmd, uint32_t id)
 static void api_gateway_event_reaches_its_handler_only(void)
 {
     pmix_status_t code_a = -3200, code_b = -3201;
+    pmix_info_t object;
     gw_t gw;
     pmix_proc_t me;
 
     ev_seen_init(&ev_a);
     ev_seen_init(&ev_b);
     gw_start(&gw, gw_answer_notify_with_event, &me);
-    CU_ASSERT(PMIx_Register_event_handler(&code_a, 1, NULL, 0, ev_handler_a, NULL, NULL) > 0);
+    PMIX_INFO_LOAD(&object, PMIX_EVENT_RETURN_OBJECT, &ev_a, PMIX_POINTER);
+    CU_ASSERT(PMIx_Register_event_handler(&code_a, 1, &object, 1, ev_handler_a, NULL, NULL) > 0);
     CU_ASSERT(PMIx_Register_event_handler(&code_b, 1, NULL, 0, ev_handler_b, NULL, NULL) > 0);
     /* RM range: not this process's own handlers, only the gateway's answer */
     CU_ASSERT_EQUAL(PMIx_Notify_event(-3300, NULL, PMIX_RANGE_RM, NULL, 0, NULL, NULL),
@@ -1116,6 +1121,7 @@ static void api_gateway_event_reaches_its_handler_only(void)
     CU_ASSERT_EQUAL(ev_a.status, -3200);
     CU_ASSERT_EQUAL(ev_a.source, 1);
     CU_ASSERT_EQUAL(ev_a.have_affected, 1);
+    CU_ASSERT_PTR_EQUAL(ev_a.object, &ev_a); /* the registration's object comes back */
     CU_ASSERT_EQUAL(ev_b.calls, 0);
     gw_stop(&gw);
 }
