@@ -79,8 +79,11 @@ static const cmd_schema_t schemas[PG_PMIX_CMD_MAX] = {
 
 int pg_trace_pmix_key_is_volatile(const char *key)
 {
-    static const char *const keys[] = { PMIX_HOSTNAME, PMIX_NODE_LIST, PMIX_NODE_MAP,
-                                        PMIX_CPUSET, PMIX_LOCALITY_STRING, NULL };
+    /* the process tables hold pids and the replayer's executable */
+    static const char *const keys[] = { PMIX_HOSTNAME,         PMIX_NODE_LIST,
+                                        PMIX_NODE_MAP,         PMIX_CPUSET,
+                                        PMIX_LOCALITY_STRING,  PMIX_QUERY_PROC_TABLE,
+                                        PMIX_QUERY_LOCAL_PROC_TABLE, NULL };
 
     for (int i = 0; key != NULL && keys[i] != NULL; i++)
         if (strcmp(key, keys[i]) == 0)

@@ -16,7 +16,7 @@ need_pass() {
     [ "$got" -eq "$want" ] || fail "api: $check passed on $got rank(s), expected $want"
 }
 
-run_job 120 -n 4 "$PROG" api
+run_job 120 --trace "$WORK/api.trace" -n 4 "$PROG" api
 if [ $rc -ne 0 ] || grep -q '^FAIL' "$WORK/out"; then
     cat "$WORK/out"
     fail "api: pmigate exited $rc"
@@ -43,6 +43,13 @@ for r in 0 1 2 3; do
     [ "$n" -eq 3 ] || fail "api: rank $r's PMIx_Log lines: $n, expected 3"
 done
 echo "api: $(grep -c '^PASS' "$WORK/out") checks passed"
+# the trace shows the new messages, and replays (events come unasked)
+"$PMIGATE" trace show "$WORK/api.trace" >"$WORK/show" 2>&1 || fail "api: trace show failed"
+for what in "notify #" "event #0" "query #" "log #"; do
+    grep -q " $what" "$WORK/show" || fail "api: no '$what' in the trace"
+done
+timeout -k 5 120 "$PMIGATE" replay --fast "$WORK/api.trace" >"$WORK/replay" 2>&1 ||
+    { cat "$WORK/replay"; fail "api: the trace does not replay"; }
 
 # PMIx_Abort: the job ends with the abort's code, after the others heard of it
 run_job 120 -n 4 "$PROG" abort
