@@ -1187,6 +1187,85 @@ static void api_registration_callback_and_deregistration(void)
                     PMIX_ERR_INIT);
 }
 
+/* ---- handler order ----------------------------------------------------------- */
+
+static char order_seen[8];
+static ev_seen_t order_done;
+
+static void order_note(char c)
+{
+    size_t n = strlen(order_seen);
+
+    if (n + 1 < sizeof(order_seen))
+        order_seen[n] = c;
+}
+
+#define ORDER_HANDLER(name, letter, last)                                                     \
+    static void name(size_t id, pmix_status_t status, const pmix_proc_t *source,             \
+                     pmix_info_t info[], size_t ninfo, pmix_info_t *results, size_t nresults, \
+                     pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata)               \
+    {                                                                                         \
+        (void)id, (void)status, (void)source, (void)info, (void)ninfo, (void)results,         \
+            (void)nresults;                                                                   \
+        order_note(letter);                                                                   \
+        cbfunc(PMIX_SUCCESS, NULL, 0, NULL, NULL, cbdata);                                    \
+        if (last)                                                                             \
+            ev_record(&order_done, status, source, NULL, 0);                                  \
+    }
+
+ORDER_HANDLER(order_x, 'x', false)
+ORDER_HANDLER(order_y, 'y', false)
+ORDER_HANDLER(order_z, 'z', false)
+ORDER_HANDLER(order_f, 'f', false)
+ORDER_HANDLER(order_d, 'd', true)
+
+static void register_named(pmix_status_t *code, const char *name, const char *place,
+                           const char *ref, pmix_notification_fn_t fn)
+{
+    pmix_info_t info[2];
+    size_t n = 0;
+
+    PMIX_INFO_LOAD(&info[n++], PMIX_EVENT_HDLR_NAME, name, PMIX_STRING);
+    if (place != NULL)
+        PMIX_INFO_LOAD(&info[n++], place, ref, ref != NULL ? PMIX_STRING : PMIX_BOOL);
+    CU_ASSERT(PMIx_Register_event_handler(code, code != NULL, info, n, fn, NULL, NULL) > 0);
+    for (size_t i = 0; i < n; i++)
+        PMIX_INFO_DESTRUCT(&info[i]);
+}
+
+/* The FIRST handler, then single-code handlers in their placed order
+ * (BEFORE / AFTER a named one), then default handlers; a second FIRST
+ * and a placement next to an unknown name are refused. */
+static void api_handler_order(void)
+{
+    pmix_status_t code = -3400;
+    pmix_info_t info;
+    gw_t gw;
+    pmix_proc_t me;
+
+    memset(order_seen, 0, sizeof(order_seen));
+    ev_seen_init(&order_done);
+    gw_start(&gw, NULL, &me);
+    register_named(NULL, "d", NULL, NULL, order_d);
+    register_named(&code, "x", NULL, NULL, order_x);
+    register_named(&code, "z", PMIX_EVENT_HDLR_AFTER, "x", order_z);
+    register_named(&code, "y", PMIX_EVENT_HDLR_BEFORE, "x", order_y);
+    register_named(&code, "f", PMIX_EVENT_HDLR_FIRST, NULL, order_f);
+    PMIX_INFO_LOAD(&info, PMIX_EVENT_HDLR_FIRST, NULL, PMIX_BOOL);
+    CU_ASSERT_EQUAL(PMIx_Register_event_handler(&code, 1, &info, 1, order_x, NULL, NULL),
+                    PMIX_ERR_EVENT_REGISTRATION);
+    PMIX_INFO_DESTRUCT(&info);
+    PMIX_INFO_LOAD(&info, PMIX_EVENT_HDLR_BEFORE, "nobody", PMIX_STRING);
+    CU_ASSERT_EQUAL(PMIx_Register_event_handler(&code, 1, &info, 1, order_x, NULL, NULL),
+                    PMIX_ERR_NOT_FOUND);
+    PMIX_INFO_DESTRUCT(&info);
+    CU_ASSERT_EQUAL(PMIx_Notify_event(code, NULL, PMIX_RANGE_PROC_LOCAL, NULL, 0, NULL, NULL),
+                    PMIX_SUCCESS);
+    CU_ASSERT_TRUE(ev_seen_wait(&order_done, 1));
+    CU_ASSERT_STRING_EQUAL(order_seen, "fyxzd");
+    gw_stop(&gw);
+}
+
 static const pg_cunit_test_t mux_tests[] = {
     { "mux_out_of_order_replies_reach_their_callers",
       mux_out_of_order_replies_reach_their_callers },
@@ -1212,6 +1291,7 @@ static const pg_cunit_test_t cache_tests[] = {
 static const pg_cunit_test_t api_tests[] = {
     { "api_gateway_event_reaches_its_handler_only", api_gateway_event_reaches_its_handler_only },
     { "api_lost_gateway_is_an_event", api_lost_gateway_is_an_event },
+    { "api_handler_order", api_handler_order },
     { "api_registration_callback_and_deregistration",
       api_registration_callback_and_deregistration },
     { "api_refused_commit_in_callback_keeps_puts_staged",
