@@ -24,7 +24,7 @@
  * the event, with the results gathered so far, to the next handler.
  *
  * Threads: handlers run on the progress thread, one chain step at a time;
- * a completion called from another thread queues the next step there.
+ * a handler's completion queues the next step there (from any thread).
  * `ev.lock` guards the handler list; no handler runs with it held.
  */
 #include "config/config.h"
@@ -508,9 +508,9 @@ static void chain_handler_done(pmix_status_t status, pmix_info_t *results, size_
         chain_free(c);
         return;
     }
-    if (pg_mux_on_progress_thread(m))
-        chain_step(c);
-    else if (pg_mux_defer(m, chain_step_deferred, c) != PMIX_SUCCESS)
+    /* queued even on the progress thread: a long chain never deepens the
+     * stack, and the handler returns before the next one runs */
+    if (pg_mux_defer(m, chain_step_deferred, c) != PMIX_SUCCESS)
         chain_free(c);
 }
 

@@ -1208,9 +1208,9 @@ static void order_note(char c)
         (void)id, (void)status, (void)source, (void)info, (void)ninfo, (void)results,         \
             (void)nresults;                                                                   \
         order_note(letter);                                                                   \
-        cbfunc(PMIX_SUCCESS, NULL, 0, NULL, NULL, cbdata);                                    \
-        if (last)                                                                             \
+        if (last) /* before the completion: the event's data is not ours after it */          \
             ev_record(&order_done, status, source, NULL, 0);                                  \
+        cbfunc(PMIX_SUCCESS, NULL, 0, NULL, NULL, cbdata);                                    \
     }
 
 ORDER_HANDLER(order_x, 'x', false)
