@@ -1045,6 +1045,7 @@ static int rank_launch(pg_job_t *job, pg_rank_t *r)
     (void)setpgid(pid, job->pgid);
     r->pid = pid;
     job->pids[r->rank] = pid;
+    pg_job_engine_started(job->je, r->rank, pid, job->opts->segments[r->appnum].argv[0]);
     r->exec_err = plan.exec_err; /* vfork returned: the child exec'd or gave up */
     job->nlive++;
     close_fd(&sv[1]);

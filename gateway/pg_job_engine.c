@@ -358,6 +358,16 @@ static void notify(pg_job_engine_t *je, int rank,
     pg_job_engine_touch(je);
 }
 
+void pg_job_engine_started(pg_job_engine_t *je, int rank, int pid, const char *executable)
+{
+    if (je == NULL)
+        return;
+    pg_proc_t proc = { je->nspace, (pmix_rank_t)rank };
+
+    if (je->engine != NULL && rank >= 0)
+        (void)pg_proc_set_exec(je->engine, &proc, pid, executable);
+}
+
 void pg_job_engine_connected(pg_job_engine_t *je, int rank)
 {
     notify(je, rank, pg_proc_connect);

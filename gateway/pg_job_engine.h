@@ -60,6 +60,9 @@ pg_engine_t *pg_job_engine_get(const pg_job_engine_t *je);
  * there is none.  Valid until pg_job_engine_free(). */
 const char *pg_job_engine_shm_path(const pg_job_engine_t *je);
 
+/* The rank was started as process `pid` running `executable` (the
+ * process table of PMIx_Query_info). */
+void pg_job_engine_started(pg_job_engine_t *je, int rank, int pid, const char *executable);
 void pg_job_engine_connected(pg_job_engine_t *je, int rank);
 void pg_job_engine_finalized(pg_job_engine_t *je, int rank);
 void pg_job_engine_lost(pg_job_engine_t *je, int rank);

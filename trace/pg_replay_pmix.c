@@ -104,12 +104,27 @@ static int fix_string(const pg_replay_map_t *m, char **s, int is_key, int *chang
     return 0;
 }
 
+static int fix_element(const pg_replay_map_t *m, pmix_data_type_t type, void *e, int *changed);
+
+/* Arrays nest procs too (an event's PMIX_EVENT_CUSTOM_RANGE, affected procs). */
+static int fix_darray(const pg_replay_map_t *m, pmix_data_array_t *d, int *changed)
+{
+    size_t elem = pg_type_elem_size(d->type);
+    int rc = 0;
+
+    for (size_t i = 0; d->array != NULL && elem > 0 && i < d->size && rc == 0; i++)
+        rc = fix_element(m, d->type, (char *)d->array + i * elem, changed);
+    return rc;
+}
+
 static int fix_value(const pg_replay_map_t *m, pmix_value_t *v, int *changed)
 {
     if (v->type == PMIX_STRING)
         return fix_string(m, &v->data.string, 0, changed);
     if (v->type == PMIX_PROC && v->data.proc != NULL)
         fix_proc(m, v->data.proc, changed);
+    if (v->type == PMIX_DATA_ARRAY && v->data.darray != NULL)
+        return fix_darray(m, v->data.darray, changed);
     return 0;
 }
 

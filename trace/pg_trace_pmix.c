@@ -32,7 +32,7 @@ typedef struct arg_spec {
     arg_shape_t shape;
 } arg_spec_t;
 
-enum { ARGS_MAX = 4 };
+enum { ARGS_MAX = 5 };
 
 typedef struct cmd_schema {
     arg_spec_t request[ARGS_MAX + 1];  /* ends at a NULL name */
@@ -63,12 +63,27 @@ static const cmd_schema_t schemas[PG_PMIX_CMD_MAX] = {
                                          { "message", PMIX_STRING, ARG_ONE },
                                          { "procs", PMIX_PROC, ARG_ARRAY } } },
     [PG_PMIX_CMD_FINALIZE] = { .request = { { "info", PMIX_INFO, ARG_ARRAY } } },
+    [PG_PMIX_CMD_NOTIFY] = { .request = { { "status", PMIX_STATUS, ARG_ONE },
+                                          { "source", PMIX_PROC, ARG_ONE },
+                                          { "range", PMIX_DATA_RANGE, ARG_ONE },
+                                          { "targets", PMIX_PROC, ARG_ARRAY },
+                                          { "info", PMIX_INFO, ARG_ARRAY } } },
+    [PG_PMIX_CMD_EVENT] = { .results = { { "source", PMIX_PROC, ARG_ONE },
+                                         { "range", PMIX_DATA_RANGE, ARG_ONE },
+                                         { "info", PMIX_INFO, ARG_ARRAY } } },
+    /* a query's request is a count of (keys[], qualifiers[]) pairs: shown raw */
+    [PG_PMIX_CMD_QUERY] = { .results = { { "results", PMIX_INFO, ARG_ARRAY } } },
+    [PG_PMIX_CMD_LOG] = { .request = { { "data", PMIX_INFO, ARG_ARRAY },
+                                       { "directives", PMIX_INFO, ARG_ARRAY } } },
 };
 
 int pg_trace_pmix_key_is_volatile(const char *key)
 {
-    static const char *const keys[] = { PMIX_HOSTNAME, PMIX_NODE_LIST, PMIX_NODE_MAP,
-                                        PMIX_CPUSET, PMIX_LOCALITY_STRING, NULL };
+    /* the process tables hold pids and the replayer's executable */
+    static const char *const keys[] = { PMIX_HOSTNAME,         PMIX_NODE_LIST,
+                                        PMIX_NODE_MAP,         PMIX_CPUSET,
+                                        PMIX_LOCALITY_STRING,  PMIX_QUERY_PROC_TABLE,
+                                        PMIX_QUERY_LOCAL_PROC_TABLE, NULL };
 
     for (int i = 0; key != NULL && keys[i] != NULL; i++)
         if (strcmp(key, keys[i]) == 0)
@@ -221,6 +236,14 @@ static char *printed_text(const pmix_value_t *v)
     return out;
 }
 
+static const char *range_name(pmix_data_range_t r)
+{
+    static const char *const names[] = { "undef",   "rm",     "local",  "namespace",
+                                         "session", "global", "custom", "proc_local" };
+
+    return r < sizeof(names) / sizeof(names[0]) ? names[r] : "?";
+}
+
 static char *value_text(const pmix_value_t *v)
 {
     char *text = NULL;
@@ -238,6 +261,8 @@ static char *value_text(const pmix_value_t *v)
         return rank_text(v->data.rank);
     case PMIX_STATUS:
         return status_text(v->data.status);
+    case PMIX_DATA_RANGE:
+        return strdup(range_name(v->data.range));
     case PMIX_BYTE_OBJECT:
         if (pg_value_to_string(v, &text) == PMIX_SUCCESS) {
             char *q = quoted(text, strlen(text));
@@ -336,6 +361,9 @@ static int push_element(pg_trace_pmix_msg_t *m, const char *arg, int index,
         return push_field(m, arg, index, NULL, type, rank_text(*(const pmix_rank_t *)elem));
     case PMIX_STATUS:
         return push_field(m, arg, index, NULL, type, status_text(*(const pmix_status_t *)elem));
+    case PMIX_DATA_RANGE:
+        return push_field(m, arg, index, NULL, type,
+                          strdup(range_name(*(const pmix_data_range_t *)elem)));
     default:
         return push_field(m, arg, index, NULL, type, strdup("?"));
     }
@@ -425,9 +453,11 @@ static const arg_spec_t *schema_of(const pg_trace_pmix_head_t *h)
         return NULL;
     if (h->kind == PG_TRACE_PMIX_REQUEST)
         return schemas[h->cmd].request;
-    /* results only on success (lookup also on partial success) */
-    if (h->status == PMIX_SUCCESS ||
-        (h->cmd == PG_PMIX_CMD_LOOKUP && h->status == PMIX_ERR_PARTIAL_SUCCESS))
+    /* results only on success (lookup and query also on partial success);
+     * an event's status is its code, its body always follows */
+    if (h->status == PMIX_SUCCESS || h->cmd == PG_PMIX_CMD_EVENT ||
+        ((h->cmd == PG_PMIX_CMD_LOOKUP || h->cmd == PG_PMIX_CMD_QUERY) &&
+         h->status == PMIX_ERR_PARTIAL_SUCCESS))
         return schemas[h->cmd].results;
     return none;
 }

@@ -57,6 +57,9 @@ struct pg_mux {
     bool stop;                   /* pg_mux_free asked the thread to end */
     char *in;                    /* received bytes [0, in_len) */
     size_t in_len, in_cap;
+    pg_mux_event_fn on_event;    /* unasked frames; under lock */
+    pg_mux_lost_fn on_lost;
+    void *hook_arg;
 };
 
 /* ---- sending ---------------------------------------------------------- */
@@ -127,6 +130,34 @@ static void mux_lose(pg_mux_t *m)
     }
 }
 
+/* An unasked frame: handed to the event hook, if any (the hook copies what
+ * it keeps; a malformed body is its to drop). */
+static void mux_event(pg_mux_t *m, pmix_status_t code, pmix_data_buffer_t *body)
+{
+    pg_mux_event_fn fn;
+    void *arg;
+
+    pthread_mutex_lock(&m->lock);
+    fn = m->on_event;
+    arg = m->hook_arg;
+    pthread_mutex_unlock(&m->lock);
+    if (fn != NULL)
+        fn(code, body, arg);
+}
+
+static void mux_lost_hook(pg_mux_t *m)
+{
+    pg_mux_lost_fn fn;
+    void *arg;
+
+    pthread_mutex_lock(&m->lock);
+    fn = m->stop ? NULL : m->on_lost; /* pg_mux_free's own stop is no loss */
+    arg = m->hook_arg;
+    pthread_mutex_unlock(&m->lock);
+    if (fn != NULL)
+        fn(arg);
+}
+
 /* One reply frame.  Returns -1 when it is malformed (the stream is then
  * not trustworthy: the connection is treated as lost). */
 static int mux_dispatch(pg_mux_t *m, const char *payload, size_t len)
@@ -141,6 +172,10 @@ static int mux_dispatch(pg_mux_t *m, const char *payload, size_t len)
     if (pg_pmix_msg_read_header(&view, &cmd, &id) != PMIX_SUCCESS ||
         pg_pmix_unpack_one(&view, &status, PMIX_STATUS) != PMIX_SUCCESS)
         return -1;
+    if (cmd == PG_PMIX_CMD_EVENT && id == 0) {
+        mux_event(m, status, &view);
+        return 0;
+    }
     pthread_mutex_lock(&m->lock);
     r = pending_take(m, id);
     pthread_mutex_unlock(&m->lock);
@@ -237,6 +272,7 @@ static void *progress_main(void *arg)
         if (connected && (p[1].revents & (POLLIN | POLLHUP | POLLERR)) && read_frames(m) != 0) {
             connected = false;
             mux_lose(m);
+            mux_lost_hook(m);
         }
         run_work(m);
     }
@@ -422,6 +458,15 @@ pmix_status_t pg_mux_defer(pg_mux_t *m, pg_mux_work_fn fn, void *arg)
     pthread_mutex_unlock(&m->lock);
     mux_wake(m);
     return PMIX_SUCCESS;
+}
+
+void pg_mux_set_hooks(pg_mux_t *m, pg_mux_event_fn on_event, pg_mux_lost_fn on_lost, void *arg)
+{
+    pthread_mutex_lock(&m->lock);
+    m->on_event = on_event;
+    m->on_lost = on_lost;
+    m->hook_arg = arg;
+    pthread_mutex_unlock(&m->lock);
 }
 
 bool pg_mux_on_progress_thread(const pg_mux_t *m)

@@ -43,6 +43,16 @@ typedef void (*pg_mux_reply_fn)(pmix_status_t status, pmix_data_buffer_t *reply,
 /* Work queued with pg_mux_defer. */
 typedef void (*pg_mux_work_fn)(void *arg);
 
+/* Frames the gateway sends unasked (PG_PMIX_CMD_EVENT, request id 0), run
+ * on the progress thread: `code` is the event status, `body` is positioned
+ * after it and valid only during the call. */
+typedef void (*pg_mux_event_fn)(pmix_status_t code, pmix_data_buffer_t *body, void *arg);
+
+/* The connection broke (EOF, error, malformed frame) -- not a
+ * pg_mux_free: run once on the progress thread, after the pending requests
+ * failed. */
+typedef void (*pg_mux_lost_fn)(void *arg);
+
 /* Takes ownership of `fd` (a connected stream socket), sends the PMIx
  * preamble naming `rank` (PG_PMIX_RANK_FROM_FD on a PMI_FD socketpair) and
  * starts the progress thread.  NULL on failure (fd closed). */
@@ -72,6 +82,10 @@ pmix_status_t pg_mux_call(pg_mux_t *m, pmix_data_buffer_t *buf, uint32_t id,
 /* Runs fn(arg) on the progress thread soon (after pending replies already
  * read).  PMIX_ERR_NOMEM when it cannot be queued. */
 pmix_status_t pg_mux_defer(pg_mux_t *m, pg_mux_work_fn fn, void *arg);
+
+/* Sets the hooks for unasked frames and for a lost connection (NULL:
+ * none).  Set them before the first request, so no frame can come first. */
+void pg_mux_set_hooks(pg_mux_t *m, pg_mux_event_fn on_event, pg_mux_lost_fn on_lost, void *arg);
 
 /* True when called from the progress thread. */
 bool pg_mux_on_progress_thread(const pg_mux_t *m);

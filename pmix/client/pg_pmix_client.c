@@ -40,6 +40,7 @@
 #include "client/pg_cl_shm.h"
 #include "pmix/client/pg_cache.h"
 #include "pmix/client/pg_mux.h"
+#include "pmix/client/pg_pmix_client_int.h"
 #include "pmix/pack/pg_pack.h"
 #include "pmix/transport/pg_pmix_msg.h"
 #include "wire/pg_pmix_frame.h"
@@ -173,6 +174,7 @@ static void client_teardown(void)
 {
     pg_mux_free(client.mux);
     client.mux = NULL;
+    pg_client_events_detach();
     pg_cl_shm_free(client.shm);
     client.shm = NULL;
     pg_cache_free(client.cache);
@@ -197,6 +199,8 @@ pmix_status_t PMIx_Init(pmix_proc_t *proc, pmix_info_t info[], size_t ninfo)
             rc = client_connect(&fd, &rank);
         if (rc == PMIX_SUCCESS && (client.mux = pg_mux_new(fd, rank)) == NULL)
             rc = PMIX_ERR_UNREACH;
+        if (rc == PMIX_SUCCESS)
+            pg_client_events_attach(client.mux); /* events may follow the init reply */
         if (rc == PMIX_SUCCESS)
             rc = client_handshake();
         if (rc == PMIX_SUCCESS)
@@ -348,6 +352,29 @@ static pmix_status_t send_op_nb(pmix_data_buffer_t *req, uint32_t id, pmix_op_cb
     return send_cb_nb(req, id, &(op_cb_t){ fn, arg, is_fence, false, false });
 }
 
+/* ---- what the other API files use (pg_pmix_client_int.h) ---------------- */
+
+pg_mux_t *pg_client_mux(void)
+{
+    return client_ready() ? client.mux : NULL;
+}
+
+void pg_client_self(pmix_proc_t *self)
+{
+    *self = client.self;
+}
+
+pmix_status_t pg_client_call_status(pmix_data_buffer_t *req, uint32_t id)
+{
+    return call_status(req, id);
+}
+
+pmix_status_t pg_client_send_op_nb(pmix_data_buffer_t *req, uint32_t id, pmix_op_cbfunc_t fn,
+                                   void *arg)
+{
+    return send_op_nb(req, id, fn, arg, false);
+}
+
 /* ---- finalize and abort ------------------------------------------------- */
 
 pmix_status_t PMIx_Finalize(const pmix_info_t info[], size_t ninfo)
@@ -373,6 +400,7 @@ pmix_status_t PMIx_Finalize(const pmix_info_t info[], size_t ninfo)
     }
     if (info_flag(info, ninfo, PMIX_EMBED_BARRIER))
         rc = PMIx_Fence(NULL, 0, NULL, 0);
+    pg_client_events_quiet(); /* the gateway closes the socket after this */
     pg_buffer_construct(&req);
     if (pg_mux_begin(client.mux, &req, PG_PMIX_CMD_FINALIZE, &id) == PMIX_SUCCESS &&
         pg_pmix_pack_array(&req, NULL, 0, PMIX_INFO) == PMIX_SUCCESS) {

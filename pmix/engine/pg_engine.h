@@ -470,5 +470,76 @@ pmix_status_t pg_lookup(pg_engine_t *engine, const pg_proc_t *requester, const c
  * wakes no lookup here; completes those the host now answers.  Returns how
  * many are still held (the host polls again later while any are). */
 size_t pg_lookup_retry_host(pg_engine_t *engine);
+/* ------------------------------------------------------------------ */
+/* Events (PMIx_Notify_event, and the ones the engine raises)         */
+/* ------------------------------------------------------------------ */
+
+/* One event as subscribers see it.  `source` is reported as given;
+ * `origin` is the process that raised it: it is never delivered to, and
+ * LOCAL/NAMESPACE ranges are measured from it.  `info`/`info_size` are bytes the
+ * engine never reads (the PMIx handler's packed pmix_info_t array); NULL
+ * for the events the engine raises itself, whose only detail is the source.
+ * `targets` is read for PMIX_RANGE_CUSTOM only (rank WILDCARD = the whole
+ * nspace).  Everything is borrowed for the call. */
+typedef struct pg_event {
+    pmix_status_t status;
+    pg_proc_t source;
+    pg_proc_t origin;
+    pmix_data_range_t range;
+    const pg_proc_t *targets;
+    size_t ntargets;
+    const void *info;
+    size_t info_size;
+} pg_event_t;
+
+/* Called once per delivered event, inline, inside pg_event_notify or the
+ * engine call that raised it (pg_proc_lost).  It may call
+ * pg_event_unsubscribe (any subscription) but no other engine function. */
+typedef void (*pg_event_cb_t)(const pg_event_t *ev, void *cbdata);
+
+/* `proc` (a served process) wants the events whose range includes it.
+ * *id identifies the subscription (never 0).  A subscription ends with
+ * pg_event_unsubscribe or with its job; its callback is not called then.
+ * PMIX_ERR_NOT_FOUND / PMIX_ERR_BAD_PARAM for an unknown process. */
+pmix_status_t pg_event_subscribe(pg_engine_t *engine, const pg_proc_t *proc, pg_event_cb_t cb,
+                                 void *cbdata, uint64_t *id);
+/* PMIX_ERR_NOT_FOUND for an id that is not (or no longer) subscribed. */
+pmix_status_t pg_event_unsubscribe(pg_engine_t *engine, uint64_t id);
+
+/* Delivers `ev` to every subscriber in its range, the origin excepted (a
+ * client delivers to its own handlers itself): PMIX_RANGE_PROC_LOCAL
+ * reaches no one here, LOCAL the processes on the origin's node,
+ * NAMESPACE (and UNDEF) the origin's job, SESSION and GLOBAL every job of
+ * this engine, CUSTOM the listed targets, RM no process.  *delivered
+ * (may be NULL) counts the callbacks made.  PMIX_ERR_BAD_PARAM for an
+ * unknown range value or a CUSTOM range without targets. */
+pmix_status_t pg_event_notify(pg_engine_t *engine, const pg_event_t *ev, size_t *delivered);
+
+/* pg_proc_lost raises PMIX_ERR_PROC_TERM_WO_SYNC (the Standard's "process
+ * terminated without calling PMIx_Finalize"), range NAMESPACE, source the
+ * lost process, no info. */
+
+/* ------------------------------------------------------------------ */
+/* Process table (PMIx_Query_info)                                    */
+/* ------------------------------------------------------------------ */
+
+/* What the host knows about how it started a process (copied). */
+pmix_status_t pg_proc_set_exec(pg_engine_t *engine, const pg_proc_t *proc, int32_t pid,
+                               const char *executable);
+
+/* One row of the process table.  Strings are borrowed (valid until the
+ * next engine call); executable NULL and pid 0 when the host never said. */
+typedef struct pg_proc_desc {
+    const char *hostname;
+    const char *executable;
+    int32_t pid;
+    uint32_t nodeid;
+    pmix_proc_state_t state; /* PMIX_PROC_STATE_* of pmix_common.h */
+} pg_proc_desc_t;
+
+pmix_status_t pg_proc_describe(pg_engine_t *engine, const pg_proc_t *proc, pg_proc_desc_t *out);
+
+/* Calls fn for every registered namespace (in no particular order). */
+void pg_ns_foreach(pg_engine_t *engine, void (*fn)(void *arg, const char *nspace), void *arg);
 
 #endif

@@ -105,6 +105,8 @@ typedef struct pg_ns {
     uint32_t *node_able;    /* [nnodes] the same per node */
     pg_slot_t *slots;       /* key -> posters */
     pg_nattr_t **nattrs;    /* [nnodes] hash heads */
+    int32_t *pids;          /* [size] pg_proc_set_exec, allocated at its first call */
+    char **exes;            /* [size] the same */
     pg_logent_t *log;       /* keys committed since the last whole-job fence */
     size_t nlog, caplog;
     char nspace[];
@@ -188,6 +190,17 @@ typedef struct pg_name {
 
 /* ---- the engine ---- */
 
+/* ---- event subscriptions ---- */
+
+typedef struct pg_sub {
+    struct pg_sub *prev, *next;
+    uint64_t id;
+    pg_ns_t *job;                 /* referenced */
+    pmix_rank_t rank;
+    pg_event_cb_t cb;             /* NULL: unsubscribed while a notify runs */
+    void *cbdata;
+} pg_sub_t;
+
 struct pg_engine {
     pg_host_ops_t ops;
     void *host_ctx;
@@ -198,6 +211,8 @@ struct pg_engine {
     pg_req_t *held;               /* all held requests (utlist DL) */
     pg_req_t *lookups;            /* held lookups (wprev/wnext) */
     pg_req_t *done;               /* completion queue (utlist DL) */
+    pg_sub_t *subs;               /* event subscriptions (utlist DL) */
+    unsigned notifying;           /* pg_event_notify depth: unsubscribe defers frees */
     bool flushing;
     bool hang_dirty;
     uint64_t next_id;
@@ -262,6 +277,11 @@ bool pg_fence_can_complete(const pg_fence_t *f);
 
 /* pg_hang.c */
 void pg_hang_check(pg_engine_t *e);
+
+/* pg_event.c */
+void pg_event_raise_lost(pg_engine_t *e, pg_ns_t *job, pmix_rank_t rank);
+void pg_event_drop_job(pg_engine_t *e, pg_ns_t *job);
+void pg_event_free_exec(pg_engine_t *e, pg_ns_t *job);
 
 /* pg_nameserv.c */
 void pg_names_drop_job(pg_engine_t *e, pg_ns_t *job);

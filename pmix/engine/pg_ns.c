@@ -359,6 +359,7 @@ void pg_ns_destroy(pg_ns_t *job)
     uint32_t size = job->size, nn = job->nnodes;
 
     pg_store_free_job(e, job);
+    pg_event_free_exec(e, job);
     if (job->nodes != NULL)
         for (uint32_t i = 0; i < nn; i++)
             host_release(e, job->nodes[i]);
@@ -399,6 +400,7 @@ pmix_status_t pg_ns_deregister(pg_engine_t *e, const char *nspace)
             pg_req_complete(e, r, PMIX_ERR_JOB_TERMINATED, NULL);
     pg_fence_drop_job(e, job);
     pg_names_drop_job(e, job);
+    pg_event_drop_job(e, job);
     pg_engine_flush(e);
     pg_ns_unref(job);
     return PMIX_SUCCESS;
@@ -677,6 +679,8 @@ static pmix_status_t proc_gone(pg_engine_t *e, const pg_proc_t *proc, pg_proc_st
     pg_fence_proc_gone(e);
     e->hang_dirty = true;
     pg_engine_flush(e);
+    if (state == PG_PROC_LOST)
+        pg_event_raise_lost(e, job, proc->rank); /* its peers' handlers learn it */
     return PMIX_SUCCESS;
 }
 

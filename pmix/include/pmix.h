@@ -98,6 +98,13 @@ PMIX_EXPORT pmix_status_t PMIx_Notify_event(pmix_status_t status, const pmix_pro
                                             size_t ninfo, pmix_op_cbfunc_t cbfunc,
                                             void *cbdata);
 
+/* ---- logging (to the gateway's stderr/stdout) ---- */
+PMIX_EXPORT pmix_status_t PMIx_Log(const pmix_info_t data[], size_t ndata,
+                                   const pmix_info_t directives[], size_t ndirs);
+PMIX_EXPORT pmix_status_t PMIx_Log_nb(const pmix_info_t data[], size_t ndata,
+                                      const pmix_info_t directives[], size_t ndirs,
+                                      pmix_op_cbfunc_t cbfunc, void *cbdata);
+
 /* ---- printable names (static strings) ---- */
 PMIX_EXPORT const char *PMIx_Error_string(pmix_status_t status);
 PMIX_EXPORT const char *PMIx_Proc_state_string(pmix_proc_state_t state);

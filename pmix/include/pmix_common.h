@@ -1135,6 +1135,127 @@ PMIX_EXPORT char **PMIx_Argv_copy(char **argv);
 #define PMIX_ARGV_JOIN(a, b, c) ((a) = PMIx_Argv_join((b), (c)))
 #define PMIX_ARGV_COPY(a, b) ((a) = PMIx_Argv_copy((b)))
 
+/* ------------------------------------------------------------------ */
+/* Events, queries and logging (OpenPMIx 4.2 values and strings).      */
+/* ------------------------------------------------------------------ */
+
+/* event handler registration and notification */
+#define PMIX_EVENT_HDLR_FIRST               "pmix.evfirst"          /* bool */
+#define PMIX_EVENT_HDLR_LAST                "pmix.evlast"           /* bool */
+#define PMIX_EVENT_HDLR_FIRST_IN_CATEGORY   "pmix.evfirstcat"       /* bool */
+#define PMIX_EVENT_HDLR_LAST_IN_CATEGORY    "pmix.evlastcat"        /* bool */
+#define PMIX_EVENT_HDLR_BEFORE              "pmix.evbefore"         /* char* */
+#define PMIX_EVENT_HDLR_AFTER               "pmix.evafter"          /* char* */
+#define PMIX_EVENT_HDLR_PREPEND             "pmix.evprepend"        /* bool */
+#define PMIX_EVENT_HDLR_APPEND              "pmix.evappend"         /* bool */
+#define PMIX_EVENT_CUSTOM_RANGE             "pmix.evrange"          /* pmix_data_array_t* of pmix_proc_t */
+#define PMIX_EVENT_AFFECTED_PROC            "pmix.evproc"           /* pmix_proc_t* */
+#define PMIX_EVENT_AFFECTED_PROCS           "pmix.evaffected"       /* pmix_data_array_t* of pmix_proc_t */
+#define PMIX_EVENT_NON_DEFAULT              "pmix.evnondef"         /* bool */
+#define PMIX_EVENT_RETURN_OBJECT            "pmix.evobject"         /* void* */
+#define PMIX_EVENT_DO_NOT_CACHE             "pmix.evnocache"        /* bool */
+#define PMIX_EVENT_SILENT_TERMINATION       "pmix.evsilentterm"     /* bool */
+#define PMIX_EVENT_PROXY                    "pmix.evproxy"          /* pmix_proc_t* */
+#define PMIX_EVENT_TEXT_MESSAGE             "pmix.evtext"           /* char* */
+#define PMIX_EVENT_TIMESTAMP                "pmix.evtstamp"         /* time_t */
+#define PMIX_EVENT_ONESHOT                  "pmix.evone"            /* bool */
+#define PMIX_PROC_TERM_STATUS               "pmix.proc.term.status" /* pmix_status_t */
+#define PMIX_PROC_STATE_STATUS              "pmix.proc.state"       /* pmix_proc_state_t */
+
+/* queries */
+#define PMIX_QUERY_PARTIAL_SUCCESS          -104
+#define PMIX_QUERY_SUPPORTED_KEYS           "pmix.qry.keys"         /* char* */
+#define PMIX_QUERY_NAMESPACE_INFO           "pmix.qry.nsinfo"       /* pmix_data_array_t* */
+#define PMIX_QUERY_JOB_STATUS               "pmix.qry.jst"          /* pmix_status_t */
+#define PMIX_QUERY_QUEUE_LIST               "pmix.qry.qlst"         /* char* */
+#define PMIX_QUERY_QUEUE_STATUS             "pmix.qry.qst"          /* pmix_data_array_t* */
+#define PMIX_QUERY_PROC_TABLE               "pmix.qry.ptable"       /* pmix_data_array_t* of pmix_proc_info_t */
+#define PMIX_QUERY_LOCAL_PROC_TABLE         "pmix.qry.lptable"      /* pmix_data_array_t* of pmix_proc_info_t */
+#define PMIX_QUERY_AUTHORIZATIONS           "pmix.qry.auths"        /* pmix_data_array_t* */
+#define PMIX_QUERY_SPAWN_SUPPORT            "pmix.qry.spawn"        /* char* */
+#define PMIX_QUERY_DEBUG_SUPPORT            "pmix.qry.debug"        /* char* */
+#define PMIX_QUERY_MEMORY_USAGE             "pmix.qry.mem"          /* pmix_data_array_t* */
+#define PMIX_QUERY_ALLOC_STATUS             "pmix.query.alloc"      /* char* */
+#define PMIX_QUERY_NUM_PSETS                "pmix.qry.psetnum"      /* size_t */
+#define PMIX_QUERY_PSET_NAMES               "pmix.qry.psets"        /* char* */
+#define PMIX_QUERY_PSET_MEMBERSHIP          "pmix.qry.pmems"        /* pmix_data_array_t* */
+#define PMIX_QUERY_NUM_GROUPS               "pmix.qry.pgrpnum"      /* size_t */
+#define PMIX_QUERY_GROUP_NAMES              "pmix.qry.pgrp"         /* pmix_data_array_t* */
+#define PMIX_QUERY_GROUP_MEMBERSHIP         "pmix.qry.pgrpmems"     /* pmix_data_array_t* */
+#define PMIX_QUERY_ATTRIBUTE_SUPPORT        "pmix.qry.attrs"        /* pmix_data_array_t* */
+#define PMIX_QUERY_AVAIL_SERVERS            "pmix.qry.asrvrs"       /* pmix_data_array_t* */
+#define PMIX_QUERY_QUALIFIERS               "pmix.qry.quals"        /* pmix_data_array_t* */
+#define PMIX_QUERY_RESULTS                  "pmix.qry.res"          /* pmix_data_array_t* */
+#define PMIX_QUERY_REFRESH_CACHE            "pmix.qry.rfsh"         /* bool */
+#define PMIX_QUERY_LOCAL_ONLY               "pmix.qry.local"        /* bool */
+#define PMIX_QUERY_REPORT_AVG               "pmix.qry.avg"          /* bool */
+#define PMIX_QUERY_REPORT_MINMAX            "pmix.qry.minmax"       /* bool */
+#define PMIX_QUERY_SUPPORTED_QUALIFIERS     "pmix.qry.quals"        /* bool */
+#define PMIX_CLIENT_ATTRIBUTES              "pmix.client.attrs"     /* char* */
+#define PMIX_SERVER_ATTRIBUTES              "pmix.srvr.attrs"       /* char* */
+#define PMIX_HOST_ATTRIBUTES                "pmix.host.attrs"       /* char* */
+#define PMIX_CLIENT_FUNCTIONS               "pmix.client.fns"       /* char* */
+#define PMIX_TOOL_ATTRIBUTES                "pmix.tool.attrs"       /* char* */
+
+#define PMIX_QUERY_STATIC_INIT { .keys = NULL, .qualifiers = NULL, .nqual = 0 }
+#define PMIX_QUERY_CONSTRUCT(m) memset((m), 0, sizeof(pmix_query_t))
+#define PMIX_QUERY_DESTRUCT(m)                                     \
+    do {                                                           \
+        if (NULL != (m)->keys) {                                   \
+            PMIx_Argv_free((m)->keys);                             \
+            (m)->keys = NULL;                                      \
+        }                                                          \
+        if (NULL != (m)->qualifiers) {                             \
+            PMIX_INFO_FREE((m)->qualifiers, (m)->nqual);           \
+            (m)->qualifiers = NULL;                                \
+            (m)->nqual = 0;                                        \
+        }                                                          \
+    } while (0)
+#define PMIX_QUERY_CREATE(m, n) \
+    ((m) = (0 == (n)) ? NULL : (pmix_query_t *)calloc((n), sizeof(pmix_query_t)))
+#define PMIX_QUERY_QUALIFIERS_CREATE(m, n)             \
+    do {                                               \
+        (m)->nqual = (n);                              \
+        PMIX_INFO_CREATE((m)->qualifiers, (m)->nqual); \
+    } while (0)
+#define PMIX_QUERY_RELEASE(m)     \
+    do {                          \
+        PMIX_QUERY_DESTRUCT((m)); \
+        free((m));                \
+        (m) = NULL;               \
+    } while (0)
+#define PMIX_QUERY_FREE(m, n)                         \
+    do {                                              \
+        if (NULL != (m)) {                            \
+            for (size_t _qs = 0; _qs < (n); _qs++)    \
+                PMIX_QUERY_DESTRUCT(&((m)[_qs]));     \
+            free((m));                                \
+            (m) = NULL;                               \
+        }                                             \
+    } while (0)
+
+/* logging channels and directives */
+#define PMIX_LOG_SOURCE                     "pmix.log.source"       /* pmix_proc_t* */
+#define PMIX_LOG_STDERR                     "pmix.log.stderr"       /* char* */
+#define PMIX_LOG_STDOUT                     "pmix.log.stdout"       /* char* */
+#define PMIX_LOG_SYSLOG                     "pmix.log.syslog"       /* char* */
+#define PMIX_LOG_LOCAL_SYSLOG               "pmix.log.lsys"         /* char* */
+#define PMIX_LOG_GLOBAL_SYSLOG              "pmix.log.gsys"         /* char* */
+#define PMIX_LOG_SYSLOG_PRI                 "pmix.log.syspri"       /* int */
+#define PMIX_LOG_TIMESTAMP                  "pmix.log.tstmp"        /* time_t */
+#define PMIX_LOG_GENERATE_TIMESTAMP         "pmix.log.gtstmp"       /* bool */
+#define PMIX_LOG_TAG_OUTPUT                 "pmix.log.tag"          /* bool */
+#define PMIX_LOG_TIMESTAMP_OUTPUT           "pmix.log.tsout"        /* bool */
+#define PMIX_LOG_XML_OUTPUT                 "pmix.log.xml"          /* bool */
+#define PMIX_LOG_ONCE                       "pmix.log.once"         /* bool */
+#define PMIX_LOG_MSG                        "pmix.log.msg"          /* pmix_byte_object_t */
+#define PMIX_LOG_KEY                        "pmix.log.key"          /* char* */
+#define PMIX_LOG_VAL                        "pmix.log.val"          /* char* */
+#define PMIX_LOG_AGG                        "pmix.log.agg"          /* bool */
+#define PMIX_LOG_EMAIL                      "pmix.log.email"        /* pmix_data_array_t* */
+#define PMIX_LOG_GLOBAL_DATASTORE           "pmix.log.gstore"       /* bool */
+#define PMIX_LOG_JOB_RECORD                 "pmix.log.jrec"         /* bool */
+
 #if defined(c_plusplus) || defined(__cplusplus)
 }
 #endif

@@ -26,6 +26,7 @@ typedef struct pmix_session {
     pmix_req_t *pending;   /* requests the engine still owes an answer */
     char **published;      /* keys this process published (for Unpublish(NULL)) */
     size_t npublished;
+    uint64_t event_sub;    /* engine event subscription, 0 = none */
     bool inited;
 } pmix_session_t;
 
@@ -49,6 +50,9 @@ typedef struct pmix_in {
     uint32_t id;
     pmix_data_buffer_t *args; /* positioned after the header */
 } pmix_in_t;
+
+static void events_subscribe(pmix_session_t *s, pg_engine_t *e, const pg_proc_t *self);
+static void events_unsubscribe(pmix_session_t *s);
 
 /* ---- sessions and pending requests --------------------------------- */
 
@@ -89,6 +93,7 @@ static void session_free(pmix_session_t *s)
 {
     if (s == NULL)
         return;
+    events_unsubscribe(s);
     /* the engine still owes these a completion: orphan them */
     for (pmix_req_t *r = s->pending, *next; r != NULL; r = next) {
         next = r->next;
@@ -261,6 +266,7 @@ static int cmd_init(pmix_in_t *in)
     init_view(e, &self, PMIX_RANK_WILDCARD, &fj);
     init_view(e, &self, self.rank, &fo);
     in->s->inited = true;
+    events_subscribe(in->s, e, &self);
     pg_buffer_construct(&buf);
     rc = pg_pmix_msg_begin_reply(&buf, in->cmd, in->id, PMIX_SUCCESS);
     if (rc == PMIX_SUCCESS)
@@ -761,6 +767,8 @@ static int cmd_unpublish(pmix_in_t *in)
 
 /* ---- life cycle -------------------------------------------------------- */
 
+static void events_raise_abort(pmix_in_t *in, int code, const char *msg);
+
 static int cmd_abort(pmix_in_t *in)
 {
     pmix_status_t code = 1;
@@ -770,6 +778,8 @@ static int cmd_abort(pmix_in_t *in)
     (void)pg_pmix_unpack_one(in->args, &code, PMIX_STATUS);
     (void)pg_pmix_unpack_one(in->args, &msg, PMIX_STRING);
     (void)reply_status(in->peer, in->cmd, in->id, PMIX_SUCCESS);
+    if (in->s->inited) /* the others hear of it before the job is brought down */
+        events_raise_abort(in, code, msg);
     in->peer->ops->job_abort(in->peer, code, msg);
     free(msg);
     return PG_HANDLER_OK;
@@ -781,10 +791,534 @@ static int cmd_finalize(pmix_in_t *in)
     pg_proc_t self = session_proc(in->s);
 
     (void)reply_status(in->peer, in->cmd, in->id, PMIX_SUCCESS);
+    events_unsubscribe(in->s); /* it wants no more */
     in->peer->ops->peer_finalize(in->peer);
     if (e != NULL)
         (void)pg_proc_finalize(e, &self);
     return PG_HANDLER_CLOSE;
+}
+
+/* ---- events ------------------------------------------------------------ */
+
+/* The info[] an event carries on the wire: the notifier's, packed once for
+ * all subscribers (ev->info), or for the engine's own events the affected
+ * process, which is all the engine knows. */
+static pmix_status_t event_pack_info(pmix_data_buffer_t *buf, const pg_event_t *ev)
+{
+    pmix_info_t affected;
+    pmix_proc_t src;
+    pmix_status_t rc;
+
+    if (ev->info != NULL)
+        return pg_buffer_append(buf, ev->info, ev->info_size);
+    PMIX_LOAD_PROCID(&src, ev->source.nspace, ev->source.rank);
+    PMIX_INFO_CONSTRUCT(&affected);
+    PMIX_INFO_LOAD(&affected, PMIX_EVENT_AFFECTED_PROC, &src, PMIX_PROC);
+    rc = pg_pmix_pack_array(buf, &affected, 1, PMIX_INFO);
+    PMIX_INFO_DESTRUCT(&affected);
+    return rc;
+}
+
+/* The engine delivers an event to this connection's process: one frame,
+ * unasked (id 0), read by libpmix's progress thread. */
+static void session_event(const pg_event_t *ev, void *cbdata)
+{
+    pmix_session_t *s = cbdata;
+    pmix_data_buffer_t buf;
+    pmix_proc_t src;
+    pmix_data_range_t range = ev->range;
+    pmix_status_t rc;
+
+    PMIX_LOAD_PROCID(&src, ev->source.nspace, ev->source.rank);
+    pg_buffer_construct(&buf);
+    rc = pg_pmix_msg_begin_reply(&buf, PG_PMIX_CMD_EVENT, 0, ev->status);
+    if (rc == PMIX_SUCCESS)
+        rc = pg_pmix_pack_one(&buf, &src, PMIX_PROC);
+    if (rc == PMIX_SUCCESS)
+        rc = pg_pmix_pack_one(&buf, &range, PMIX_DATA_RANGE);
+    if (rc == PMIX_SUCCESS)
+        rc = event_pack_info(&buf, ev);
+    if (rc == PMIX_SUCCESS)
+        (void)reply_send(s->peer, &buf); /* a dead peer is the host's to close */
+    else
+        pg_buffer_destruct(&buf);
+}
+
+/* Every PMIx process hears the events in its range from init on; libpmix
+ * runs its handlers, or drops what no handler asked for. */
+static void events_subscribe(pmix_session_t *s, pg_engine_t *e, const pg_proc_t *self)
+{
+    if (e != NULL && s->event_sub == 0 &&
+        pg_event_subscribe(e, self, session_event, s, &s->event_sub) != PMIX_SUCCESS)
+        s->event_sub = 0; /* no events for this process, init still succeeds */
+}
+
+static void events_unsubscribe(pmix_session_t *s)
+{
+    if (s->event_sub != 0)
+        (void)pg_event_unsubscribe(s->peer->job->engine, s->event_sub);
+    s->event_sub = 0;
+}
+
+/* Delivers `info` packed as the event's info[]. */
+static pmix_status_t events_notify_with(pg_engine_t *e, pg_event_t *ev, const pmix_info_t *info,
+                                        size_t ninfo)
+{
+    pmix_data_buffer_t packed;
+    pmix_status_t rc;
+
+    pg_buffer_construct(&packed);
+    rc = pg_pmix_pack_array(&packed, info, ninfo, PMIX_INFO);
+    if (rc == PMIX_SUCCESS) {
+        ev->info = packed.base_ptr;
+        ev->info_size = packed.bytes_used;
+        rc = pg_event_notify(e, ev, NULL);
+    }
+    pg_buffer_destruct(&packed);
+    return rc;
+}
+
+/* PMIx_Abort: the job's other processes get PMIX_ERR_PROC_ABORTED, with
+ * the aborting process as source and affected process, its exit code and
+ * its message, before the gateway brings the job down. */
+static void events_raise_abort(pmix_in_t *in, int code, const char *msg)
+{
+    pg_engine_t *e = in->peer->job->engine;
+    pg_proc_t self = session_proc(in->s);
+    pg_event_t ev = { PMIX_ERR_PROC_ABORTED, self, self, PMIX_RANGE_NAMESPACE, NULL, 0, NULL, 0 };
+    pmix_info_t info[3];
+    pmix_proc_t src;
+    size_t n = 0;
+
+    if (e == NULL)
+        return;
+    PMIX_LOAD_PROCID(&src, self.nspace, self.rank);
+    PMIX_INFO_LOAD(&info[n++], PMIX_EVENT_AFFECTED_PROC, &src, PMIX_PROC);
+    PMIX_INFO_LOAD(&info[n++], PMIX_EXIT_CODE, &code, PMIX_INT);
+    if (msg != NULL && msg[0] != '\0')
+        PMIX_INFO_LOAD(&info[n++], PMIX_EVENT_TEXT_MESSAGE, msg, PMIX_STRING);
+    (void)events_notify_with(e, &ev, info, n);
+    for (size_t i = 0; i < n; i++)
+        PMIX_INFO_DESTRUCT(&info[i]);
+}
+
+/* PMIx_Notify_event: status, source, range, custom targets[], info[]. */
+static int cmd_notify(pmix_in_t *in)
+{
+    pg_engine_t *e = in->peer->job->engine;
+    pg_proc_t self = session_proc(in->s), *targets = NULL;
+    pmix_status_t code = PMIX_SUCCESS, rc;
+    pmix_proc_t src, *procs = NULL;
+    pmix_info_t *info = NULL;
+    size_t nprocs = 0, ninfo = 0;
+    pmix_data_range_t range = PMIX_RANGE_UNDEF;
+    int ret = PG_HANDLER_OK;
+
+    memset(&src, 0, sizeof(src));
+    if (pg_pmix_unpack_one(in->args, &code, PMIX_STATUS) != PMIX_SUCCESS ||
+        pg_pmix_unpack_one(in->args, &src, PMIX_PROC) != PMIX_SUCCESS ||
+        pg_pmix_unpack_one(in->args, &range, PMIX_DATA_RANGE) != PMIX_SUCCESS ||
+        pg_pmix_unpack_array(in->args, (void **)&procs, &nprocs, PMIX_PROC) != PMIX_SUCCESS ||
+        pg_pmix_unpack_array(in->args, (void **)&info, &ninfo, PMIX_INFO) != PMIX_SUCCESS) {
+        ret = PG_HANDLER_FAIL;
+        goto out;
+    }
+    /* the source is reported as given; the range is measured from the sender */
+    pg_event_t ev = { code, { src.nspace[0] != '\0' ? src.nspace : self.nspace, src.rank },
+                      self, range, NULL, 0, NULL, 0 };
+    rc = e == NULL ? PMIX_ERR_NOT_SUPPORTED : PMIX_SUCCESS;
+    if (rc == PMIX_SUCCESS && nprocs > 0) {
+        if ((targets = fence_participants(procs, nprocs, self.nspace)) == NULL)
+            rc = PMIX_ERR_NOMEM;
+        ev.targets = targets;
+        ev.ntargets = nprocs;
+    }
+    if (rc == PMIX_SUCCESS)
+        rc = events_notify_with(e, &ev, info, ninfo);
+    (void)reply_status(in->peer, in->cmd, in->id, rc);
+out:
+    free(targets);
+    pg_pmix_array_free(procs, nprocs, PMIX_PROC);
+    pg_pmix_array_free(info, ninfo, PMIX_INFO);
+    return ret;
+}
+
+/* ---- query ---------------------------------------------------------------- */
+
+/* Results of one PMIx_Query_info call, grown as answers come. */
+typedef struct query_out {
+    pmix_info_t *info;
+    size_t n, cap;
+    size_t asked, answered; /* keys */
+} query_out_t;
+
+/* A fresh slot for `key` (the caller fills its value), or NULL. */
+static pmix_info_t *query_slot(query_out_t *o, const char *key)
+{
+    if (o->n == o->cap) {
+        size_t cap = o->cap > 0 ? o->cap * 2 : 8;
+        pmix_info_t *grown = realloc(o->info, cap * sizeof(*grown));
+
+        if (grown == NULL)
+            return NULL;
+        o->info = grown;
+        o->cap = cap;
+    }
+    PMIX_INFO_CONSTRUCT(&o->info[o->n]);
+    PMIX_LOAD_KEY(o->info[o->n].key, key);
+    return &o->info[o->n++];
+}
+
+static pmix_status_t query_add(query_out_t *o, const char *key, const void *data,
+                               pmix_data_type_t type)
+{
+    pmix_info_t *slot = query_slot(o, key);
+
+    if (slot == NULL)
+        return PMIX_ERR_NOMEM;
+    return PMIx_Value_load(&slot->value, data, type);
+}
+
+/* What a query's qualifiers name: a namespace (PMIX_NSPACE, or the
+ * nspace of PMIX_PROCID) and a rank (PMIX_RANK, PMIX_PROCID). */
+typedef struct query_target {
+    const char *nspace; /* borrowed; the requester's when not qualified */
+    pmix_rank_t rank;   /* WILDCARD when not qualified */
+} query_target_t;
+
+static query_target_t query_target_of(const pmix_info_t *q, size_t nq, const pg_proc_t *self)
+{
+    query_target_t t = { self->nspace, PMIX_RANK_WILDCARD };
+    uint64_t u;
+
+    for (size_t i = 0; i < nq; i++) {
+        const pmix_value_t *v = &q[i].value;
+
+        if (info_is(&q[i], PMIX_NSPACE) && v->type == PMIX_STRING && v->data.string != NULL)
+            t.nspace = v->data.string;
+        else if (info_is(&q[i], PMIX_RANK) && pg_pmix_value_uint(v, &u) && u <= UINT32_MAX)
+            t.rank = (pmix_rank_t)u;
+        else if (info_is(&q[i], PMIX_PROCID) && v->type == PMIX_PROC && v->data.proc != NULL) {
+            if (v->data.proc->nspace[0] != '\0')
+                t.nspace = v->data.proc->nspace;
+            t.rank = v->data.proc->rank;
+        }
+    }
+    return t;
+}
+
+static void strlist_append(void *arg, const char *item)
+{
+    char **list = arg, *grown;
+    size_t have = *list != NULL ? strlen(*list) : 0;
+
+    if (have > 0 && *list == NULL)
+        return;
+    grown = realloc(*list, have + strlen(item) + 2);
+    if (grown == NULL)
+        return; /* the answer is shorter; the query still answers */
+    if (have > 0)
+        grown[have++] = ',';
+    strcpy(grown + have, item);
+    *list = grown;
+}
+
+static pmix_status_t query_namespaces(query_out_t *o, pg_engine_t *e)
+{
+    char *list = NULL;
+    pmix_status_t rc;
+
+    pg_ns_foreach(e, strlist_append, &list);
+    rc = query_add(o, PMIX_QUERY_NAMESPACES, list != NULL ? list : "", PMIX_STRING);
+    free(list);
+    return rc;
+}
+
+/* One pmix_proc_info_t row from the engine's process table. */
+static pmix_status_t proc_row(pg_engine_t *e, const char *nspace, pmix_rank_t rank,
+                              pmix_proc_info_t *row, pg_proc_desc_t *d)
+{
+    pg_proc_t p = { nspace, rank };
+    pmix_status_t rc = pg_proc_describe(e, &p, d);
+
+    if (rc != PMIX_SUCCESS)
+        return rc;
+    PMIX_LOAD_PROCID(&row->proc, nspace, rank);
+    row->hostname = d->hostname != NULL ? strdup(d->hostname) : NULL;
+    row->executable_name = d->executable != NULL ? strdup(d->executable) : NULL;
+    row->pid = (pid_t)d->pid;
+    row->exit_code = 0;
+    row->state = d->state;
+    if ((d->hostname != NULL && row->hostname == NULL) ||
+        (d->executable != NULL && row->executable_name == NULL))
+        return PMIX_ERR_NOMEM;
+    return PMIX_SUCCESS;
+}
+
+/* PMIX_QUERY_PROC_TABLE (every rank of the nspace) or, `local`,
+ * PMIX_QUERY_LOCAL_PROC_TABLE (the ranks on the requester's node). */
+static pmix_status_t query_proc_table(query_out_t *o, pg_engine_t *e, const pg_proc_t *self,
+                                      const query_target_t *t, bool local)
+{
+    pg_proc_desc_t mine, d;
+    pmix_data_array_t *arr;
+    pmix_proc_info_t *rows;
+    size_t size = 0, n = 0;
+    pmix_info_t *slot;
+    pmix_status_t rc;
+    pg_value_t v;
+
+    if (pg_ns_attr(e, t->nspace, "universeSize", &v) != PMIX_SUCCESS)
+        return PMIX_ERR_NOT_FOUND; /* not a namespace of this gateway */
+    rc = pg_proc_describe(e, self, &mine);
+    if (rc != PMIX_SUCCESS)
+        return rc;
+    while (pg_proc_describe(e, &(pg_proc_t){ t->nspace, (pmix_rank_t)size }, &d) == PMIX_SUCCESS)
+        size++;
+    arr = PMIx_Data_array_create(size, PMIX_PROC_INFO);
+    if (arr == NULL && size > 0)
+        return PMIX_ERR_NOMEM;
+    rows = arr != NULL ? arr->array : NULL;
+    for (size_t r = 0; r < size && rc == PMIX_SUCCESS; r++) {
+        rc = proc_row(e, t->nspace, (pmix_rank_t)r, &rows[n], &d);
+        if (rc == PMIX_SUCCESS && (!local || (d.hostname != NULL && mine.hostname != NULL &&
+                                              strcmp(d.hostname, mine.hostname) == 0)))
+            n++;
+        else
+            PMIX_PROC_INFO_DESTRUCT(&rows[n]);
+    }
+    if (arr != NULL)
+        arr->size = n;
+    if (rc == PMIX_SUCCESS && (slot = query_slot(o, local ? PMIX_QUERY_LOCAL_PROC_TABLE
+                                                        : PMIX_QUERY_PROC_TABLE)) != NULL) {
+        slot->value.type = PMIX_DATA_ARRAY;
+        slot->value.data.darray = arr; /* the result owns it */
+        return PMIX_SUCCESS;
+    }
+    PMIx_Data_array_free(arr);
+    return rc == PMIX_SUCCESS ? PMIX_ERR_NOMEM : rc;
+}
+
+static void query_value_done(pmix_status_t status, const pg_value_t *value, pmix_rank_t poster,
+                             void *cbdata)
+{
+    pmix_value_t *out = cbdata;
+
+    (void)poster;
+    if (status != PMIX_SUCCESS || pg_pmix_value_from_engine(value, out) != PMIX_SUCCESS)
+        out->type = PMIX_UNDEF;
+}
+
+/* Any other reserved key (PMIX_JOB_SIZE, PMIX_LOCAL_PEERS, ...): the job
+ * data a PMIx_Get of {nspace, rank} would read, at once. */
+static pmix_status_t query_reserved(query_out_t *o, pg_engine_t *e, const pg_proc_t *self,
+                                    const query_target_t *t, const char *key)
+{
+    pg_proc_t target = { t->nspace, t->rank };
+    pmix_value_t v;
+    pmix_info_t *slot;
+    pg_get_req_t q;
+
+    if (!PMIX_CHECK_RESERVED_KEY(key))
+        return PMIX_ERR_NOT_FOUND; /* a query is about the system, not posted data */
+    PMIX_VALUE_CONSTRUCT(&v);
+    v.type = PMIX_UNDEF;
+    pg_get_req_init(&q, self, &target, key);
+    q.flags |= PG_GET_IMMEDIATE;
+    (void)pg_get(e, &q, 0, query_value_done, &v); /* IMMEDIATE: inline, no clock */
+    if (v.type == PMIX_UNDEF)
+        return PMIX_ERR_NOT_FOUND;
+    slot = query_slot(o, key);
+    if (slot == NULL) {
+        PMIX_VALUE_DESTRUCT(&v);
+        return PMIX_ERR_NOMEM;
+    }
+    slot->value = v; /* moved */
+    return PMIX_SUCCESS;
+}
+
+/* The query keys pmigate answers (PMIX_QUERY_SUPPORTED_KEYS); any other
+ * reserved key is answered as job data (query_reserved). */
+static const char *const query_keys[] = {
+    PMIX_QUERY_NAMESPACES,      PMIX_QUERY_PROC_TABLE,   PMIX_QUERY_LOCAL_PROC_TABLE,
+    PMIX_QUERY_SPAWN_SUPPORT,   PMIX_QUERY_DEBUG_SUPPORT, PMIX_QUERY_NUM_PSETS,
+    PMIX_QUERY_PSET_NAMES,      PMIX_QUERY_SUPPORTED_KEYS, PMIX_QUERY_NUM_GROUPS,
+};
+
+static pmix_status_t query_supported_keys(query_out_t *o)
+{
+    char *list = NULL;
+    pmix_status_t rc;
+
+    for (size_t i = 0; i < sizeof(query_keys) / sizeof(query_keys[0]); i++)
+        strlist_append(&list, query_keys[i]);
+    rc = query_add(o, PMIX_QUERY_SUPPORTED_KEYS, list != NULL ? list : "", PMIX_STRING);
+    free(list);
+    return rc;
+}
+
+/* One key of one query. */
+static pmix_status_t query_one(query_out_t *o, pg_engine_t *e, const pg_proc_t *self,
+                               const char *key, const pmix_info_t *q, size_t nq)
+{
+    query_target_t t = query_target_of(q, nq, self);
+    size_t zero = 0;
+
+    if (strcmp(key, PMIX_QUERY_NAMESPACES) == 0)
+        return query_namespaces(o, e);
+    if (strcmp(key, PMIX_QUERY_PROC_TABLE) == 0 || strcmp(key, PMIX_QUERY_LOCAL_PROC_TABLE) == 0)
+        return query_proc_table(o, e, self, &t, strcmp(key, PMIX_QUERY_LOCAL_PROC_TABLE) == 0);
+    /* no spawn or debugger attributes are served, and there are no psets
+     * or groups: empty answers, not missing ones */
+    if (strcmp(key, PMIX_QUERY_SPAWN_SUPPORT) == 0 || strcmp(key, PMIX_QUERY_DEBUG_SUPPORT) == 0 ||
+        strcmp(key, PMIX_QUERY_PSET_NAMES) == 0)
+        return query_add(o, key, "", PMIX_STRING);
+    if (strcmp(key, PMIX_QUERY_NUM_PSETS) == 0 || strcmp(key, PMIX_QUERY_NUM_GROUPS) == 0)
+        return query_add(o, key, &zero, PMIX_SIZE);
+    if (strcmp(key, PMIX_QUERY_SUPPORTED_KEYS) == 0)
+        return query_supported_keys(o);
+    return query_reserved(o, e, self, &t, key);
+}
+
+/* One pmix_query_t off the wire: keys[], qualifiers[]. */
+static pmix_status_t query_unpack_run(pmix_in_t *in, query_out_t *o, pg_engine_t *e,
+                                      const pg_proc_t *self)
+{
+    char **keys = NULL;
+    pmix_info_t *q = NULL;
+    size_t nkeys = 0, nq = 0;
+    pmix_status_t rc;
+
+    rc = pg_pmix_unpack_array(in->args, (void **)&keys, &nkeys, PMIX_STRING);
+    if (rc == PMIX_SUCCESS)
+        rc = pg_pmix_unpack_array(in->args, (void **)&q, &nq, PMIX_INFO);
+    for (size_t k = 0; k < nkeys && rc == PMIX_SUCCESS; k++) {
+        pmix_status_t one = keys[k] != NULL ? query_one(o, e, self, keys[k], q, nq)
+                                            : PMIX_ERR_NOT_FOUND;
+        o->asked++;
+        if (one == PMIX_SUCCESS)
+            o->answered++;
+        else if (one == PMIX_ERR_NOMEM)
+            rc = one;
+    }
+    pg_pmix_array_free(keys, nkeys, PMIX_STRING);
+    pg_pmix_array_free(q, nq, PMIX_INFO);
+    return rc;
+}
+
+static int cmd_query(pmix_in_t *in)
+{
+    pg_engine_t *e = in->peer->job->engine;
+    pg_proc_t self = session_proc(in->s);
+    query_out_t o = { NULL, 0, 0, 0, 0 };
+    pmix_data_buffer_t buf;
+    pmix_status_t rc, status;
+    uint32_t n = 0;
+
+    if (pg_pmix_unpack_one(in->args, &n, PMIX_UINT32) != PMIX_SUCCESS ||
+        n > pg_buffer_unread(in->args))
+        return PG_HANDLER_FAIL;
+    if (e == NULL || n == 0)
+        return reply_status(in->peer, in->cmd, in->id,
+                            e == NULL ? PMIX_ERR_NOT_SUPPORTED : PMIX_ERR_BAD_PARAM),
+               PG_HANDLER_OK;
+    rc = PMIX_SUCCESS;
+    for (uint32_t i = 0; i < n && rc == PMIX_SUCCESS; i++)
+        rc = query_unpack_run(in, &o, e, &self);
+    if (rc == PMIX_ERR_NOMEM || rc == PMIX_SUCCESS)
+        status = rc != PMIX_SUCCESS           ? rc
+                 : o.answered == o.asked      ? PMIX_SUCCESS
+                 : o.answered > 0             ? PMIX_ERR_PARTIAL_SUCCESS
+                                              : PMIX_ERR_NOT_FOUND;
+    else {
+        pg_pmix_array_free(o.info, o.n, PMIX_INFO);
+        return PG_HANDLER_FAIL; /* not what libpmix sends */
+    }
+    pg_buffer_construct(&buf);
+    rc = pg_pmix_msg_begin_reply(&buf, in->cmd, in->id, status);
+    if (rc == PMIX_SUCCESS && (status == PMIX_SUCCESS || status == PMIX_ERR_PARTIAL_SUCCESS))
+        rc = pg_pmix_pack_array(&buf, o.info, o.n, PMIX_INFO);
+    pg_pmix_array_free(o.info, o.n, PMIX_INFO);
+    if (rc != PMIX_SUCCESS) {
+        pg_buffer_destruct(&buf);
+        return reply_status(in->peer, in->cmd, in->id, rc), PG_HANDLER_OK;
+    }
+    return reply_send(in->peer, &buf) == 0 ? PG_HANDLER_OK : PG_HANDLER_FAIL;
+}
+
+/* ---- log ------------------------------------------------------------------ */
+
+/* The channels the gateway serves: its own stderr (the job's log, where a
+ * rank's text is escaped so it cannot forge a line).  stdout, syslog,
+ * email, the job record... are not served. */
+static bool log_channel_served(const pmix_info_t *i)
+{
+    return info_is(i, PMIX_LOG_STDERR) && i->value.type == PMIX_STRING &&
+           i->value.data.string != NULL; /* the channel's value is its text */
+}
+
+static bool log_is_channel(const pmix_info_t *i)
+{
+    static const char *const channels[] = {
+        PMIX_LOG_STDERR,      PMIX_LOG_STDOUT,     PMIX_LOG_SYSLOG,    PMIX_LOG_LOCAL_SYSLOG,
+        PMIX_LOG_GLOBAL_SYSLOG, PMIX_LOG_EMAIL,    PMIX_LOG_GLOBAL_DATASTORE,
+        PMIX_LOG_JOB_RECORD,  PMIX_LOG_MSG,
+    };
+
+    for (size_t k = 0; k < sizeof(channels) / sizeof(channels[0]); k++)
+        if (info_is(i, channels[k]))
+            return true;
+    return false;
+}
+
+static void log_write(pg_peer_t *peer, const pmix_info_t *i)
+{
+    pg_peer_log(peer, "rank %d logged: %s", peer->rank, i->value.data.string);
+}
+
+/* PMIx_Log: data[] names the channels and texts, directives[] how.  All
+ * requested channels served: SUCCESS; some: PARTIAL_SUCCESS; none:
+ * NOT_SUPPORTED.  PMIX_LOG_ONCE: the first served channel only. */
+static pmix_status_t log_run(pg_peer_t *peer, const pmix_info_t *data, size_t ndata,
+                             const pmix_info_t *dirs, size_t ndirs)
+{
+    bool once = false;
+    size_t asked = 0, served = 0;
+
+    for (size_t i = 0; i < ndirs; i++)
+        if (info_is(&dirs[i], PMIX_LOG_ONCE) && info_true(&dirs[i]))
+            once = true;
+    for (size_t i = 0; i < ndata; i++) {
+        if (!log_is_channel(&data[i]))
+            continue; /* a directive given among the data (PMIX_LOG_SOURCE...) */
+        asked++;
+        if (!log_channel_served(&data[i]) || (once && served > 0))
+            continue;
+        log_write(peer, &data[i]);
+        served++;
+    }
+    if (asked == 0)
+        return PMIX_ERR_BAD_PARAM; /* nothing to log */
+    if (served == 0)
+        return PMIX_ERR_NOT_SUPPORTED;
+    return served == asked || once ? PMIX_SUCCESS : PMIX_ERR_PARTIAL_SUCCESS;
+}
+
+static int cmd_log(pmix_in_t *in)
+{
+    pmix_info_t *data = NULL, *dirs = NULL;
+    size_t ndata = 0, ndirs = 0;
+    pmix_status_t rc;
+
+    if (pg_pmix_unpack_array(in->args, (void **)&data, &ndata, PMIX_INFO) != PMIX_SUCCESS ||
+        pg_pmix_unpack_array(in->args, (void **)&dirs, &ndirs, PMIX_INFO) != PMIX_SUCCESS) {
+        pg_pmix_array_free(data, ndata, PMIX_INFO);
+        return PG_HANDLER_FAIL;
+    }
+    rc = log_run(in->peer, data, ndata, dirs, ndirs);
+    pg_pmix_array_free(data, ndata, PMIX_INFO);
+    pg_pmix_array_free(dirs, ndirs, PMIX_INFO);
+    return reply_status(in->peer, in->cmd, in->id, rc), PG_HANDLER_OK;
 }
 
 /* ---- dispatch ------------------------------------------------------------ */
@@ -796,7 +1330,8 @@ static const pmix_cmd_fn cmd_fns[PG_PMIX_CMD_MAX] = {
     [PG_PMIX_CMD_FENCE] = cmd_fence,       [PG_PMIX_CMD_GET] = cmd_get,
     [PG_PMIX_CMD_PUBLISH] = cmd_publish,   [PG_PMIX_CMD_LOOKUP] = cmd_lookup,
     [PG_PMIX_CMD_UNPUBLISH] = cmd_unpublish, [PG_PMIX_CMD_ABORT] = cmd_abort,
-    [PG_PMIX_CMD_FINALIZE] = cmd_finalize,
+    [PG_PMIX_CMD_FINALIZE] = cmd_finalize, [PG_PMIX_CMD_NOTIFY] = cmd_notify,
+    [PG_PMIX_CMD_QUERY] = cmd_query,       [PG_PMIX_CMD_LOG] = cmd_log,
 };
 
 static int pmix_on_open(pg_peer_t *peer)

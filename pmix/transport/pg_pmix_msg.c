@@ -15,7 +15,9 @@ static const char *const cmd_names[PG_PMIX_CMD_MAX] = {
     [PG_PMIX_CMD_FENCE] = "fence",       [PG_PMIX_CMD_GET] = "get",
     [PG_PMIX_CMD_PUBLISH] = "publish",   [PG_PMIX_CMD_LOOKUP] = "lookup",
     [PG_PMIX_CMD_UNPUBLISH] = "unpublish", [PG_PMIX_CMD_ABORT] = "abort",
-    [PG_PMIX_CMD_FINALIZE] = "finalize",
+    [PG_PMIX_CMD_FINALIZE] = "finalize", [PG_PMIX_CMD_NOTIFY] = "notify",
+    [PG_PMIX_CMD_EVENT] = "event",       [PG_PMIX_CMD_QUERY] = "query",
+    [PG_PMIX_CMD_LOG] = "log",
 };
 
 const char *pg_pmix_cmd_name(int cmd)

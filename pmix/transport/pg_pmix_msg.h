@@ -37,7 +37,14 @@ typedef enum pg_pmix_cmd {
     PG_PMIX_CMD_UNPUBLISH,  /* keys[] (0 = all mine), info[] -> status */
     PG_PMIX_CMD_ABORT,      /* status, message, procs[] -> status */
     PG_PMIX_CMD_FINALIZE,   /* info[] -> status */
-    PG_PMIX_CMD_MAX
+    /* events, queries, logging (docs/pmix-transport.md) */
+    PG_PMIX_CMD_NOTIFY = 16, /* status, source, range, targets[], info[] -> status */
+    PG_PMIX_CMD_EVENT = 17,  /* gateway -> client, unasked, id 0: "reply" whose status is the
+                                event code, then source, range, info[] */
+    PG_PMIX_CMD_QUERY = 18,  /* nqueries, then per query keys[], qualifiers[]
+                                -> status, results info[] */
+    PG_PMIX_CMD_LOG = 19,    /* data info[], directives info[] -> status */
+    PG_PMIX_CMD_MAX = 32
 } pg_pmix_cmd_t;
 
 /* "get" etc. for messages; "?" for unknown codes. */

@@ -281,18 +281,20 @@ typedef struct fz_arg {
 static const fz_arg_t fz_args[] = {
     { 'p', PMIX_PROC },  { 's', PMIX_STRING }, { 'i', PMIX_INFO },   { 'b', PMIX_BOOL },
     { 'v', PMIX_VALUE }, { 'r', PMIX_PROC_RANK }, { 't', PMIX_STATUS }, { 'd', PMIX_PDATA },
-    { 'o', PMIX_SCOPE },
+    { 'o', PMIX_SCOPE }, { 'g', PMIX_DATA_RANGE }, { 'u', PMIX_UINT32 },
 };
 
 static const char *const request_layout[PG_PMIX_CMD_MAX] = {
     [PG_PMIX_CMD_INIT] = "",      [PG_PMIX_CMD_COMMIT] = "c",  [PG_PMIX_CMD_FENCE] = "PI",
     [PG_PMIX_CMD_GET] = "psIb",   [PG_PMIX_CMD_PUBLISH] = "I", [PG_PMIX_CMD_LOOKUP] = "SI",
     [PG_PMIX_CMD_UNPUBLISH] = "SI", [PG_PMIX_CMD_ABORT] = "tsP", [PG_PMIX_CMD_FINALIZE] = "I",
+    [PG_PMIX_CMD_NOTIFY] = "tpgPI", [PG_PMIX_CMD_QUERY] = "uSI", [PG_PMIX_CMD_LOG] = "II",
 };
 
 /* after the status, on success */
 static const char *const reply_layout[PG_PMIX_CMD_MAX] = {
     [PG_PMIX_CMD_INIT] = "srII", [PG_PMIX_CMD_GET] = "vr", [PG_PMIX_CMD_LOOKUP] = "D",
+    [PG_PMIX_CMD_QUERY] = "I",
 };
 
 static pmix_data_type_t fz_type_of(char letter)
@@ -414,6 +416,12 @@ static void fz_check_reply(const char *bytes, size_t len)
     view = fz_view(bytes + PG_PMIX_HEADER_LEN, plen);
     FZ_ASSERT(pg_pmix_msg_read_header(&view, &cmd, &id) == PMIX_SUCCESS);
     FZ_ASSERT(pg_pmix_unpack_one(&view, &status, PMIX_STATUS) == PMIX_SUCCESS);
+    if (cmd == PG_PMIX_CMD_EVENT) { /* unasked, id 0: the status is the event's code */
+        FZ_ASSERT(id == 0);
+        fz_layout(&view, "pgI", false);
+        FZ_ASSERT(pg_buffer_unread(&view) == 0);
+        return;
+    }
     if (status == PMIX_SUCCESS || status == PMIX_ERR_PARTIAL_SUCCESS) {
         if (cmd < PG_PMIX_CMD_MAX && reply_layout[cmd] != NULL) {
             fz_layout(&view, reply_layout[cmd], false);

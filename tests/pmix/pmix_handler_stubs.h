@@ -38,6 +38,7 @@ struct pmix_fake_host {
     pg_peer_job_t job;
     char kvsname[32];
     uint64_t clock; /* what clock_now answers */
+    char last_log[256]; /* the last line written to the job's log */
     /* Sees every reply (one whole frame) after it is counted; may be NULL. */
     void (*on_reply)(pmix_fake_peer_t *p, const char *bytes, size_t len);
 };
@@ -86,7 +87,9 @@ static inline uint64_t pmix_fake_clock_now(pg_peer_t *peer)
 
 static inline void pmix_fake_log_write(pg_peer_t *peer, const char *line)
 {
-    (void)peer, (void)line;
+    pmix_fake_host_t *host = pmix_fake_peer_of(peer)->host;
+
+    snprintf(host->last_log, sizeof(host->last_log), "%s", line);
 }
 
 static const pg_peer_ops_t pmix_fake_ops = {

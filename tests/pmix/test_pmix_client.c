@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "pmix/client/pg_cache.h"
@@ -1007,6 +1008,264 @@ static void api_concurrent_commits_reach_gateway_in_put_order(void)
     gw_stop(&gw);
 }
 
+/* ---- events against the fake gateway ------------------------------------ */
+
+/* What an event handler saw, with a bounded wait (a missing event fails the
+ * test instead of hanging it). */
+typedef struct ev_seen {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int calls;
+    pmix_status_t status;
+    pmix_rank_t source;
+    int have_affected;
+    void *object; /* PMIX_EVENT_RETURN_OBJECT as the handler got it */
+} ev_seen_t;
+
+static ev_seen_t ev_a, ev_b;
+
+static void ev_seen_init(ev_seen_t *s)
+{
+    memset(s, 0, sizeof(*s));
+    pthread_mutex_init(&s->lock, NULL);
+    pthread_cond_init(&s->cond, NULL);
+}
+
+static bool ev_seen_wait(ev_seen_t *s, int calls)
+{
+    struct timespec until;
+    bool ok;
+
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 10;
+    pthread_mutex_lock(&s->lock);
+    while (s->calls < calls && pthread_cond_timedwait(&s->cond, &s->lock, &until) == 0)
+        ;
+    ok = s->calls >= calls;
+    pthread_mutex_unlock(&s->lock);
+    return ok;
+}
+
+static void ev_record(ev_seen_t *s, pmix_status_t status, const pmix_proc_t *source,
+                      pmix_info_t info[], size_t ninfo)
+{
+    pthread_mutex_lock(&s->lock);
+    s->calls++;
+    s->status = status;
+    s->source = source != NULL ? source->rank : PMIX_RANK_UNDEF;
+    for (size_t i = 0; i < ninfo; i++)
+        if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_AFFECTED_PROC))
+            s->have_affected = 1;
+        else if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_RETURN_OBJECT) &&
+                 info[i].value.type == PMIX_POINTER)
+            s->object = info[i].value.data.ptr;
+    pthread_cond_broadcast(&s->cond);
+    pthread_mutex_unlock(&s->lock);
+}
+
+#define EV_HANDLER(name, rec)                                                                 \
+    static void name(size_t id, pmix_status_t status, const pmix_proc_t *source,             \
+                     pmix_info_t info[], size_t ninfo, pmix_info_t *results, size_t nresults, \
+                     pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata)               \
+    {                                                                                         \
+        (void)id, (void)results, (void)nresults;                                              \
+        ev_record(&(rec), status, source, info, ninfo);                                      \
+        cbfunc(PMIX_SUCCESS, NULL, 0, NULL, NULL, cbdata);                                    \
+    }
+
+EV_HANDLER(ev_handler_a, ev_a)
+EV_HANDLER(ev_handler_b, ev_b)
+
+/* The gateway answers a notify, then sends an event of its own: code
+ * -3200 from rank 1 of its namespace, naming rank 1 as affected. */
+static void gw_answer_notify_with_event(gw_t *gw, uint8_t cmd, uint32_t id)
+{
+    pmix_data_buffer_t buf;
+    pmix_proc_t src;
+    pmix_info_t affected = { .flags = 0 };
+    pmix_data_range_t range = PMIX_RANGE_NAMESPACE;
+
+    gw_reply_status(gw, cmd, id, cmd == PG_PMIX_CMD_NOTIFY ? PMIX_SUCCESS : PMIX_ERROR);
+    if (cmd != PG_PMIX_CMD_NOTIFY)
+        return;
+    PMIX_LOAD_PROCID(&src, gw_nspace, 1);
+    PMIX_INFO_LOAD(&affected, PMIX_EVENT_AFFECTED_PROC, &src, PMIX_PROC);
+    pg_buffer_construct(&buf);
+    pg_pmix_msg_begin_reply(&buf, PG_PMIX_CMD_EVENT, 0, -3200);
+    pg_pmix_pack_one(&buf, &src, PMIX_PROC);
+    pg_pmix_pack_one(&buf, &range, PMIX_DATA_RANGE);
+    pg_pmix_pack_array(&buf, &affected, 1, PMIX_INFO);
+    gw_send(gw, &buf);
+    PMIX_INFO_DESTRUCT(&affected);
+}
+
+/* An event frame from the gateway reaches the handler registered for its
+ * code, with its source and info, and no other handler. */
+static void api_gateway_event_reaches_its_handler_only(void)
+{
+    pmix_status_t code_a = -3200, code_b = -3201;
+    pmix_info_t object;
+    gw_t gw;
+    pmix_proc_t me;
+
+    ev_seen_init(&ev_a);
+    ev_seen_init(&ev_b);
+    gw_start(&gw, gw_answer_notify_with_event, &me);
+    PMIX_INFO_LOAD(&object, PMIX_EVENT_RETURN_OBJECT, &ev_a, PMIX_POINTER);
+    CU_ASSERT(PMIx_Register_event_handler(&code_a, 1, &object, 1, ev_handler_a, NULL, NULL) > 0);
+    CU_ASSERT(PMIx_Register_event_handler(&code_b, 1, NULL, 0, ev_handler_b, NULL, NULL) > 0);
+    /* RM range: not this process's own handlers, only the gateway's answer */
+    CU_ASSERT_EQUAL(PMIx_Notify_event(-3300, NULL, PMIX_RANGE_RM, NULL, 0, NULL, NULL),
+                    PMIX_SUCCESS);
+    CU_ASSERT_TRUE(ev_seen_wait(&ev_a, 1));
+    CU_ASSERT_EQUAL(ev_a.status, -3200);
+    CU_ASSERT_EQUAL(ev_a.source, 1);
+    CU_ASSERT_EQUAL(ev_a.have_affected, 1);
+    CU_ASSERT_PTR_EQUAL(ev_a.object, &ev_a); /* the registration's object comes back */
+    CU_ASSERT_EQUAL(ev_b.calls, 0);
+    gw_stop(&gw);
+}
+
+/* The gateway's socket closing is PMIX_ERR_LOST_CONNECTION for the
+ * handlers registered for it -- but finalize's own close is not. */
+static void api_lost_gateway_is_an_event(void)
+{
+    pmix_status_t lost = PMIX_ERR_LOST_CONNECTION;
+    gw_t gw;
+    pmix_proc_t me;
+
+    ev_seen_init(&ev_a);
+    gw_start(&gw, NULL, &me);
+    CU_ASSERT(PMIx_Register_event_handler(&lost, 1, NULL, 0, ev_handler_a, NULL, NULL) > 0);
+    CU_ASSERT_EQUAL(shutdown(gw.fd, SHUT_RDWR), 0); /* the gateway goes away */
+    CU_ASSERT_TRUE(ev_seen_wait(&ev_a, 1));
+    CU_ASSERT_EQUAL(ev_a.status, PMIX_ERR_LOST_CONNECTION);
+    CU_ASSERT_EQUAL(ev_a.source, GW_RANK);
+    (void)PMIx_Finalize(NULL, 0); /* nobody answers */
+    pthread_join(gw.thread, NULL);
+    close(gw.fd);
+
+    ev_seen_init(&ev_a);
+    gw_start(&gw, NULL, &me);
+    CU_ASSERT(PMIx_Register_event_handler(&lost, 1, NULL, 0, ev_handler_a, NULL, NULL) > 0);
+    gw_stop(&gw);
+    CU_ASSERT_EQUAL(ev_a.calls, 0);
+}
+
+/* Registration answers through its callback, on the progress thread; a
+ * deregistered id is gone (a second deregistration is NOT_FOUND). */
+static void reg_cb_record(pmix_status_t status, size_t refid, void *cbdata)
+{
+    ev_seen_t *s = cbdata;
+
+    pthread_mutex_lock(&s->lock);
+    s->calls++;
+    s->status = status;
+    s->source = (pmix_rank_t)refid;
+    pthread_cond_broadcast(&s->cond);
+    pthread_mutex_unlock(&s->lock);
+}
+
+static void api_registration_callback_and_deregistration(void)
+{
+    gw_t gw;
+    pmix_proc_t me;
+    ev_seen_t reg;
+
+    ev_seen_init(&reg);
+    gw_start(&gw, NULL, &me);
+    CU_ASSERT_EQUAL(PMIx_Register_event_handler(NULL, 0, NULL, 0, ev_handler_a, reg_cb_record,
+                                                &reg),
+                    PMIX_SUCCESS);
+    CU_ASSERT_TRUE(ev_seen_wait(&reg, 1));
+    CU_ASSERT_EQUAL(reg.status, PMIX_SUCCESS);
+    CU_ASSERT_NOT_EQUAL(reg.source, 0);
+    CU_ASSERT_EQUAL(PMIx_Deregister_event_handler(reg.source, NULL, NULL), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(PMIx_Deregister_event_handler(reg.source, NULL, NULL), PMIX_ERR_NOT_FOUND);
+    gw_stop(&gw);
+    CU_ASSERT_EQUAL(PMIx_Register_event_handler(NULL, 0, NULL, 0, ev_handler_a, NULL, NULL),
+                    PMIX_ERR_INIT);
+}
+
+/* ---- handler order ----------------------------------------------------------- */
+
+static char order_seen[8];
+static ev_seen_t order_done;
+
+static void order_note(char c)
+{
+    size_t n = strlen(order_seen);
+
+    if (n + 1 < sizeof(order_seen))
+        order_seen[n] = c;
+}
+
+#define ORDER_HANDLER(name, letter, last)                                                     \
+    static void name(size_t id, pmix_status_t status, const pmix_proc_t *source,             \
+                     pmix_info_t info[], size_t ninfo, pmix_info_t *results, size_t nresults, \
+                     pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata)               \
+    {                                                                                         \
+        (void)id, (void)status, (void)source, (void)info, (void)ninfo, (void)results,         \
+            (void)nresults;                                                                   \
+        order_note(letter);                                                                   \
+        if (last) /* before the completion: the event's data is not ours after it */          \
+            ev_record(&order_done, status, source, NULL, 0);                                  \
+        cbfunc(PMIX_SUCCESS, NULL, 0, NULL, NULL, cbdata);                                    \
+    }
+
+ORDER_HANDLER(order_x, 'x', false)
+ORDER_HANDLER(order_y, 'y', false)
+ORDER_HANDLER(order_z, 'z', false)
+ORDER_HANDLER(order_f, 'f', false)
+ORDER_HANDLER(order_d, 'd', true)
+
+static void register_named(pmix_status_t *code, const char *name, const char *place,
+                           const char *ref, pmix_notification_fn_t fn)
+{
+    pmix_info_t info[2];
+    size_t n = 0;
+
+    PMIX_INFO_LOAD(&info[n++], PMIX_EVENT_HDLR_NAME, name, PMIX_STRING);
+    if (place != NULL)
+        PMIX_INFO_LOAD(&info[n++], place, ref, ref != NULL ? PMIX_STRING : PMIX_BOOL);
+    CU_ASSERT(PMIx_Register_event_handler(code, code != NULL, info, n, fn, NULL, NULL) > 0);
+    for (size_t i = 0; i < n; i++)
+        PMIX_INFO_DESTRUCT(&info[i]);
+}
+
+/* The FIRST handler, then single-code handlers in their placed order
+ * (BEFORE / AFTER a named one), then default handlers; a second FIRST
+ * and a placement next to an unknown name are refused. */
+static void api_handler_order(void)
+{
+    pmix_status_t code = -3400;
+    pmix_info_t info;
+    gw_t gw;
+    pmix_proc_t me;
+
+    memset(order_seen, 0, sizeof(order_seen));
+    ev_seen_init(&order_done);
+    gw_start(&gw, NULL, &me);
+    register_named(NULL, "d", NULL, NULL, order_d);
+    register_named(&code, "x", NULL, NULL, order_x);
+    register_named(&code, "z", PMIX_EVENT_HDLR_AFTER, "x", order_z);
+    register_named(&code, "y", PMIX_EVENT_HDLR_BEFORE, "x", order_y);
+    register_named(&code, "f", PMIX_EVENT_HDLR_FIRST, NULL, order_f);
+    PMIX_INFO_LOAD(&info, PMIX_EVENT_HDLR_FIRST, NULL, PMIX_BOOL);
+    CU_ASSERT_EQUAL(PMIx_Register_event_handler(&code, 1, &info, 1, order_x, NULL, NULL),
+                    PMIX_ERR_EVENT_REGISTRATION);
+    PMIX_INFO_DESTRUCT(&info);
+    PMIX_INFO_LOAD(&info, PMIX_EVENT_HDLR_BEFORE, "nobody", PMIX_STRING);
+    CU_ASSERT_EQUAL(PMIx_Register_event_handler(&code, 1, &info, 1, order_x, NULL, NULL),
+                    PMIX_ERR_NOT_FOUND);
+    PMIX_INFO_DESTRUCT(&info);
+    CU_ASSERT_EQUAL(PMIx_Notify_event(code, NULL, PMIX_RANGE_PROC_LOCAL, NULL, 0, NULL, NULL),
+                    PMIX_SUCCESS);
+    CU_ASSERT_TRUE(ev_seen_wait(&order_done, 1));
+    CU_ASSERT_STRING_EQUAL(order_seen, "fyxzd");
+    gw_stop(&gw);
+}
+
 static const pg_cunit_test_t mux_tests[] = {
     { "mux_out_of_order_replies_reach_their_callers",
       mux_out_of_order_replies_reach_their_callers },
@@ -1030,6 +1289,11 @@ static const pg_cunit_test_t cache_tests[] = {
 };
 
 static const pg_cunit_test_t api_tests[] = {
+    { "api_gateway_event_reaches_its_handler_only", api_gateway_event_reaches_its_handler_only },
+    { "api_lost_gateway_is_an_event", api_lost_gateway_is_an_event },
+    { "api_handler_order", api_handler_order },
+    { "api_registration_callback_and_deregistration",
+      api_registration_callback_and_deregistration },
     { "api_refused_commit_in_callback_keeps_puts_staged",
       api_refused_commit_in_callback_keeps_puts_staged },
     { "api_finalize_in_callback_refused", api_finalize_in_callback_refused },

@@ -525,6 +525,187 @@ static void handler_get_with_null_hostname_refused(void)
     handler_stop(&f);
 }
 
+
+/* ---- events, queries and logging in the handler ------------------------------ */
+
+/* The last frame rank 1 was sent, kept by the host's on_reply hook. */
+static char rank1_frame[1024];
+static size_t rank1_len;
+
+static void keep_rank1_frame(pmix_fake_peer_t *p, const char *bytes, size_t len)
+{
+    if (p->peer.rank == 1 && len <= sizeof(rank1_frame)) {
+        memcpy(rank1_frame, bytes, len);
+        rank1_len = len;
+    }
+}
+
+/* Opens and inits rank 1 beside the fixture's rank 0. */
+static void handler_second_rank(handler_fixture_t *f, pmix_fake_peer_t *p1)
+{
+    pg_proc_t one = { "hjob", 1 };
+    pmix_data_buffer_t init;
+
+    pmix_fake_peer_init(p1, &f->host, 1);
+    CU_ASSERT_EQUAL(pg_proc_connect(f->host.job.engine, &one), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(pg_pmix_handler.on_open(&p1->peer), 0);
+    pg_buffer_construct(&init);
+    pg_pmix_msg_begin(&init, PG_PMIX_CMD_INIT, 1);
+    CU_ASSERT_EQUAL(pg_pmix_handler.on_frame(&p1->peer, init.base_ptr + PG_PMIX_HEADER_LEN,
+                                             init.bytes_used - PG_PMIX_HEADER_LEN),
+                    PG_HANDLER_OK);
+    pg_buffer_destruct(&init);
+    f->host.on_reply = keep_rank1_frame;
+    rank1_len = 0;
+}
+
+/* A PMIx_Abort of rank 0: rank 1 is sent PMIX_ERR_PROC_ABORTED (id 0)
+ * from rank 0, naming it as affected and carrying the exit code, before
+ * the host is asked to end the job. */
+static void handler_abort_tells_the_other_ranks(void)
+{
+    handler_fixture_t f;
+    pmix_fake_peer_t p1;
+    pmix_data_buffer_t req, view;
+    pmix_status_t code = 7, status = PMIX_SUCCESS;
+    char *msg = "gone";
+    pmix_proc_t src;
+    pmix_data_range_t range = 0;
+    pmix_info_t *info = NULL;
+    size_t ninfo = 0;
+    uint8_t cmd = 0;
+    uint32_t id = 1;
+    int exit_code = -1;
+
+    handler_start(&f);
+    handler_second_rank(&f, &p1);
+    pg_buffer_construct(&req);
+    pg_pmix_msg_begin(&req, PG_PMIX_CMD_ABORT, 5);
+    pg_pmix_pack_one(&req, &code, PMIX_STATUS);
+    pg_pmix_pack_one(&req, &msg, PMIX_STRING);
+    pg_pmix_pack_array(&req, NULL, 0, PMIX_PROC);
+    CU_ASSERT_EQUAL(handler_send(&f, &req), PG_HANDLER_OK);
+    CU_ASSERT_EQUAL(f.conn.aborts, 1);
+    CU_ASSERT_FATAL(rank1_len > PG_PMIX_HEADER_LEN);
+    pg_pmix_msg_view(&view, rank1_frame + PG_PMIX_HEADER_LEN, rank1_len - PG_PMIX_HEADER_LEN);
+    CU_ASSERT_EQUAL(pg_pmix_msg_read_header(&view, &cmd, &id), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(cmd, PG_PMIX_CMD_EVENT);
+    CU_ASSERT_EQUAL(id, 0);
+    CU_ASSERT_EQUAL(pg_pmix_unpack_one(&view, &status, PMIX_STATUS), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(status, PMIX_ERR_PROC_ABORTED);
+    CU_ASSERT_EQUAL(pg_pmix_unpack_one(&view, &src, PMIX_PROC), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(src.rank, 0);
+    CU_ASSERT_EQUAL(pg_pmix_unpack_one(&view, &range, PMIX_DATA_RANGE), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(range, PMIX_RANGE_NAMESPACE);
+    CU_ASSERT_EQUAL(pg_pmix_unpack_array(&view, (void **)&info, &ninfo, PMIX_INFO), PMIX_SUCCESS);
+    for (size_t i = 0; i < ninfo; i++)
+        if (PMIX_CHECK_KEY(&info[i], PMIX_EXIT_CODE))
+            exit_code = info[i].value.data.integer;
+    CU_ASSERT_EQUAL(exit_code, 7);
+    pg_pmix_array_free(info, ninfo, PMIX_INFO);
+    pg_pmix_handler.on_close(&p1.peer);
+    handler_stop(&f);
+}
+
+/* A notify cut short is not what libpmix sends: the connection fails; a
+ * custom range without members is a bad parameter. */
+static void handler_notify_bad_requests(void)
+{
+    handler_fixture_t f;
+    pmix_data_buffer_t req;
+    pmix_status_t code = -3001;
+    pmix_proc_t src;
+    pmix_data_range_t range = PMIX_RANGE_CUSTOM;
+
+    handler_start(&f);
+    pg_buffer_construct(&req);
+    pg_pmix_msg_begin(&req, PG_PMIX_CMD_NOTIFY, 2);
+    pg_pmix_pack_one(&req, &code, PMIX_STATUS);
+    CU_ASSERT_EQUAL(handler_send(&f, &req), PG_HANDLER_FAIL);
+    PMIX_LOAD_PROCID(&src, "", 0);
+    pg_buffer_construct(&req);
+    pg_pmix_msg_begin(&req, PG_PMIX_CMD_NOTIFY, 3);
+    pg_pmix_pack_one(&req, &code, PMIX_STATUS);
+    pg_pmix_pack_one(&req, &src, PMIX_PROC);
+    pg_pmix_pack_one(&req, &range, PMIX_DATA_RANGE);
+    pg_pmix_pack_array(&req, NULL, 0, PMIX_PROC);
+    pg_pmix_pack_array(&req, NULL, 0, PMIX_INFO);
+    CU_ASSERT_EQUAL(handler_send(&f, &req), PG_HANDLER_OK);
+    CU_ASSERT_EQUAL(f.conn.last_status, PMIX_ERR_BAD_PARAM);
+    handler_stop(&f);
+}
+
+/* One query of one key, qualified by `nspace` when given. */
+static pmix_status_t handler_query(handler_fixture_t *f, uint32_t count, const char *key,
+                                   const char *nspace)
+{
+    pmix_data_buffer_t req;
+    char *k = (char *)key;
+    pmix_info_t q;
+
+    pg_buffer_construct(&req);
+    pg_pmix_msg_begin(&req, PG_PMIX_CMD_QUERY, 4);
+    pg_pmix_pack_one(&req, &count, PMIX_UINT32);
+    if (count > 0) {
+        pg_pmix_pack_array(&req, &k, 1, PMIX_STRING);
+        if (nspace != NULL)
+            PMIX_INFO_LOAD(&q, PMIX_NSPACE, nspace, PMIX_STRING);
+        pg_pmix_pack_array(&req, nspace != NULL ? &q : NULL, nspace != NULL, PMIX_INFO);
+        if (nspace != NULL)
+            PMIX_INFO_DESTRUCT(&q);
+    }
+    CU_ASSERT_EQUAL(handler_send(f, &req), PG_HANDLER_OK);
+    return f->conn.last_status;
+}
+
+static void handler_query_answers(void)
+{
+    handler_fixture_t f;
+
+    handler_start(&f);
+    CU_ASSERT_EQUAL(handler_query(&f, 0, NULL, NULL), PMIX_ERR_BAD_PARAM);
+    CU_ASSERT_EQUAL(handler_query(&f, 1, PMIX_QUERY_PROC_TABLE, "hjob"), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(handler_query(&f, 1, PMIX_QUERY_PROC_TABLE, "nojob"), PMIX_ERR_NOT_FOUND);
+    CU_ASSERT_EQUAL(handler_query(&f, 1, PMIX_JOB_SIZE, "nojob"), PMIX_ERR_NOT_FOUND);
+    CU_ASSERT_EQUAL(handler_query(&f, 1, "user.key", NULL), PMIX_ERR_NOT_FOUND);
+    CU_ASSERT_EQUAL(handler_query(&f, 1, PMIX_QUERY_NAMESPACES, NULL), PMIX_SUCCESS);
+    handler_stop(&f);
+}
+
+/* PMIx_Log's stderr channel is a line of the job's log naming the rank;
+ * channels the gateway does not serve are refused. */
+static pmix_status_t handler_log(handler_fixture_t *f, const char *channel, const void *data,
+                                 pmix_data_type_t type)
+{
+    pmix_data_buffer_t req;
+    pmix_info_t d;
+
+    PMIX_INFO_LOAD(&d, channel, data, type);
+    pg_buffer_construct(&req);
+    pg_pmix_msg_begin(&req, PG_PMIX_CMD_LOG, 6);
+    pg_pmix_pack_array(&req, &d, 1, PMIX_INFO);
+    pg_pmix_pack_array(&req, NULL, 0, PMIX_INFO);
+    PMIX_INFO_DESTRUCT(&d);
+    CU_ASSERT_EQUAL(handler_send(f, &req), PG_HANDLER_OK);
+    return f->conn.last_status;
+}
+
+static void handler_log_channels(void)
+{
+    handler_fixture_t f;
+    int n = 5;
+
+    handler_start(&f);
+    CU_ASSERT_EQUAL(handler_log(&f, PMIX_LOG_STDERR, "disk full", PMIX_STRING), PMIX_SUCCESS);
+    CU_ASSERT_STRING_EQUAL(f.host.last_log, "rank 0 logged: disk full");
+    f.host.last_log[0] = '\0';
+    CU_ASSERT_EQUAL(handler_log(&f, PMIX_LOG_SYSLOG, "x", PMIX_STRING), PMIX_ERR_NOT_SUPPORTED);
+    CU_ASSERT_EQUAL(handler_log(&f, PMIX_LOG_STDERR, &n, PMIX_INT), PMIX_ERR_NOT_SUPPORTED);
+    CU_ASSERT_EQUAL(handler_log(&f, "user.key", "x", PMIX_STRING), PMIX_ERR_BAD_PARAM);
+    CU_ASSERT_STRING_EQUAL(f.host.last_log, "");
+    handler_stop(&f);
+}
+
 static const pg_cunit_test_t preamble_tests[] = {
     { "preamble_round_trip_carries_rank", preamble_round_trip_carries_rank },
     { "preamble_any_prefix_needs_more", preamble_any_prefix_needs_more },
@@ -568,6 +749,10 @@ static const pg_cunit_test_t value_tests[] = {
 
 static const pg_cunit_test_t handler_tests[] = {
     { "handler_get_with_null_hostname_refused", handler_get_with_null_hostname_refused },
+    { "handler_abort_tells_the_other_ranks", handler_abort_tells_the_other_ranks },
+    { "handler_notify_bad_requests", handler_notify_bad_requests },
+    { "handler_query_answers", handler_query_answers },
+    { "handler_log_channels", handler_log_channels },
     { NULL, NULL },
 };
 

@@ -1,0 +1,325 @@
+/*
+ * test_engine_event: event subscriptions and delivery by range
+ * (pmix/engine/pg_event.c), the event pg_proc_lost raises, and the
+ * process table.  A process relies on these to hear of exactly the events
+ * in its range: a peer's notification reaches its job and not another's,
+ * a custom range reaches only its members, the sender never gets its own
+ * event back from the server (its library delivers it), and a peer lost
+ * before finalize is announced once to the rest of its job.
+ */
+#include <CUnit/CUnit.h>
+#include <string.h>
+
+#include "tests/engine/engine_fixture.h"
+#include "tests/pg_cunit.h"
+
+#define NSUBS 8
+
+/* What one subscriber received. */
+typedef struct heard {
+    int calls;
+    pmix_status_t status;
+    pmix_rank_t source;
+    char info[32];
+} heard_t;
+
+static void heard_cb(const pg_event_t *ev, void *cbdata)
+{
+    heard_t *h = cbdata;
+
+    h->calls++;
+    h->status = ev->status;
+    h->source = ev->source.rank;
+    h->info[0] = '\0';
+    if (ev->info != NULL && ev->info_size < sizeof(h->info)) {
+        memcpy(h->info, ev->info, ev->info_size);
+        h->info[ev->info_size] = '\0';
+    }
+}
+
+/* Two jobs: "a" with 4 ranks on 2 nodes (0,1 | 2,3), "b" with 2 ranks on
+ * node0 too; every rank subscribed; heard[0..3] = a, heard[4..5] = b. */
+typedef struct world {
+    pg_engine_t *e;
+    heard_t heard[NSUBS];
+    uint64_t id[NSUBS];
+} world_t;
+
+static void world_new(world_t *w)
+{
+    memset(w, 0, sizeof(*w));
+    w->e = pg_engine_new(&(pg_host_ops_t){ 0 }, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(w->e);
+    CU_ASSERT_EQUAL(job_block(w->e, "a", 4, 2, NULL), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(job_block(w->e, "b", 2, 1, NULL), PMIX_SUCCESS);
+    for (int i = 0; i < 6; i++) {
+        pg_proc_t p = i < 4 ? P("a", (pmix_rank_t)i) : P("b", (pmix_rank_t)(i - 4));
+        CU_ASSERT_EQUAL(pg_event_subscribe(w->e, &p, heard_cb, &w->heard[i], &w->id[i]),
+                        PMIX_SUCCESS);
+        CU_ASSERT_NOT_EQUAL(w->id[i], 0);
+    }
+}
+
+/* Raises `status` from rank `rank` of job a over `range`; returns how many
+ * subscribers got it. */
+static size_t raise_from_a(world_t *w, pmix_rank_t rank, pmix_data_range_t range,
+                           const pg_proc_t *targets, size_t ntargets)
+{
+    pg_event_t ev = { -3001, P("a", rank), P("a", rank), range, targets, ntargets, "x", 1 };
+    size_t n = 99;
+
+    CU_ASSERT_EQUAL(pg_event_notify(w->e, &ev, &n), PMIX_SUCCESS);
+    return n;
+}
+
+static int heard_by(const world_t *w, int i)
+{
+    return w->heard[i].calls;
+}
+
+static void test_namespace_range_reaches_the_job_but_not_the_sender(void)
+{
+    world_t w;
+
+    world_new(&w);
+    CU_ASSERT_EQUAL(raise_from_a(&w, 1, PMIX_RANGE_NAMESPACE, NULL, 0), 3);
+    CU_ASSERT_EQUAL(heard_by(&w, 0), 1);
+    CU_ASSERT_EQUAL(heard_by(&w, 1), 0); /* the sender's library delivers its own */
+    CU_ASSERT_EQUAL(heard_by(&w, 2), 1);
+    CU_ASSERT_EQUAL(heard_by(&w, 3), 1);
+    CU_ASSERT_EQUAL(heard_by(&w, 4), 0); /* another job */
+    CU_ASSERT_EQUAL(w.heard[0].status, -3001);
+    CU_ASSERT_EQUAL(w.heard[0].source, 1);
+    CU_ASSERT_STRING_EQUAL(w.heard[0].info, "x");
+    pg_engine_free(w.e);
+}
+
+static void test_local_range_is_the_senders_node(void)
+{
+    world_t w;
+
+    world_new(&w);
+    /* rank 0 of a is on node0 with a:1 and both ranks of b */
+    CU_ASSERT_EQUAL(raise_from_a(&w, 0, PMIX_RANGE_LOCAL, NULL, 0), 3);
+    CU_ASSERT_EQUAL(heard_by(&w, 1), 1);
+    CU_ASSERT_EQUAL(heard_by(&w, 2) + heard_by(&w, 3), 0);
+    CU_ASSERT_EQUAL(heard_by(&w, 4) + heard_by(&w, 5), 2);
+    pg_engine_free(w.e);
+}
+
+static void test_session_and_global_reach_every_job(void)
+{
+    world_t w;
+
+    world_new(&w);
+    CU_ASSERT_EQUAL(raise_from_a(&w, 2, PMIX_RANGE_SESSION, NULL, 0), 5);
+    CU_ASSERT_EQUAL(raise_from_a(&w, 2, PMIX_RANGE_GLOBAL, NULL, 0), 5);
+    CU_ASSERT_EQUAL(heard_by(&w, 5), 2);
+    CU_ASSERT_EQUAL(heard_by(&w, 2), 0);
+    pg_engine_free(w.e);
+}
+
+static void test_custom_range_reaches_only_its_members(void)
+{
+    world_t w;
+    pg_proc_t targets[] = { P("a", 3), P("b", PMIX_RANK_WILDCARD), P("", 0) };
+
+    world_new(&w);
+    /* "" is the sender's own nspace */
+    CU_ASSERT_EQUAL(raise_from_a(&w, 1, PMIX_RANGE_CUSTOM, targets, 3), 4);
+    CU_ASSERT_EQUAL(heard_by(&w, 0), 1);
+    CU_ASSERT_EQUAL(heard_by(&w, 2), 0);
+    CU_ASSERT_EQUAL(heard_by(&w, 3), 1);
+    CU_ASSERT_EQUAL(heard_by(&w, 4) + heard_by(&w, 5), 2);
+    pg_engine_free(w.e);
+}
+
+static void test_proc_local_and_rm_reach_no_process(void)
+{
+    world_t w;
+
+    world_new(&w);
+    CU_ASSERT_EQUAL(raise_from_a(&w, 0, PMIX_RANGE_PROC_LOCAL, NULL, 0), 0);
+    CU_ASSERT_EQUAL(raise_from_a(&w, 0, PMIX_RANGE_RM, NULL, 0), 0);
+    pg_engine_free(w.e);
+}
+
+static void test_bad_ranges_are_errors(void)
+{
+    world_t w;
+    pg_event_t ev = { -3001, P("a", 0), P("a", 0), PMIX_RANGE_CUSTOM, NULL, 0, NULL, 0 };
+
+    world_new(&w);
+    CU_ASSERT_EQUAL(pg_event_notify(w.e, &ev, NULL), PMIX_ERR_BAD_PARAM); /* no members */
+    ev.range = 42;
+    CU_ASSERT_EQUAL(pg_event_notify(w.e, &ev, NULL), PMIX_ERR_BAD_PARAM);
+    CU_ASSERT_EQUAL(heard_by(&w, 1) + heard_by(&w, 2), 0);
+    pg_engine_free(w.e);
+}
+
+static void test_unsubscribed_hears_nothing_and_twice_is_not_found(void)
+{
+    world_t w;
+    pg_proc_t nobody = P("zz", 0), wild = P("a", PMIX_RANK_WILDCARD);
+    uint64_t id;
+
+    world_new(&w);
+    CU_ASSERT_EQUAL(pg_event_unsubscribe(w.e, w.id[2]), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(pg_event_unsubscribe(w.e, w.id[2]), PMIX_ERR_NOT_FOUND);
+    CU_ASSERT_EQUAL(raise_from_a(&w, 0, PMIX_RANGE_NAMESPACE, NULL, 0), 2);
+    CU_ASSERT_EQUAL(heard_by(&w, 2), 0);
+    CU_ASSERT_EQUAL(pg_event_subscribe(w.e, &nobody, heard_cb, &w.heard[6], &id),
+                    PMIX_ERR_NOT_FOUND);
+    CU_ASSERT_EQUAL(pg_event_subscribe(w.e, &wild, heard_cb, &w.heard[6], &id),
+                    PMIX_ERR_BAD_PARAM);
+    pg_engine_free(w.e);
+}
+
+/* A subscriber whose callback ends another subscription (the gateway's
+ * write failing closes that connection) during the walk. */
+static world_t *reentrant_world;
+
+static void unsubscribe_next_cb(const pg_event_t *ev, void *cbdata)
+{
+    heard_cb(ev, cbdata);
+    (void)pg_event_unsubscribe(reentrant_world->e, reentrant_world->id[3]);
+}
+
+static void test_unsubscribe_inside_a_callback_is_safe(void)
+{
+    world_t w;
+    pg_proc_t p0 = P("a", 0), p3 = P("a", 3);
+
+    world_new(&w);
+    reentrant_world = &w;
+    for (int i = 0; i < 4; i++)
+        CU_ASSERT_EQUAL(pg_event_unsubscribe(w.e, w.id[i]), PMIX_SUCCESS);
+    /* a:0 first, then a:3, which a:0's callback unsubscribes mid-walk */
+    CU_ASSERT_EQUAL(pg_event_subscribe(w.e, &p0, unsubscribe_next_cb, &w.heard[0], &w.id[0]),
+                    PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(pg_event_subscribe(w.e, &p3, heard_cb, &w.heard[3], &w.id[3]),
+                    PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(raise_from_a(&w, 1, PMIX_RANGE_NAMESPACE, NULL, 0), 1);
+    CU_ASSERT_EQUAL(heard_by(&w, 0), 1);
+    CU_ASSERT_EQUAL(heard_by(&w, 3), 0);
+    CU_ASSERT_EQUAL(pg_event_unsubscribe(w.e, w.id[3]), PMIX_ERR_NOT_FOUND);
+    pg_engine_free(w.e);
+}
+
+static void test_lost_process_is_announced_once_to_its_job(void)
+{
+    world_t w;
+    pg_proc_t p2 = P("a", 2);
+
+    world_new(&w);
+    CU_ASSERT_EQUAL(pg_proc_connect(w.e, &p2), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(pg_proc_lost(w.e, &p2), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(pg_proc_lost(w.e, &p2), PMIX_SUCCESS); /* said once */
+    CU_ASSERT_EQUAL(heard_by(&w, 0), 1);
+    CU_ASSERT_EQUAL(heard_by(&w, 2), 0);
+    CU_ASSERT_EQUAL(heard_by(&w, 4), 0);
+    CU_ASSERT_EQUAL(w.heard[0].status, PMIX_ERR_PROC_TERM_WO_SYNC);
+    CU_ASSERT_EQUAL(w.heard[0].source, 2);
+    CU_ASSERT_STRING_EQUAL(w.heard[0].info, ""); /* no info: the handler adds the proc */
+    pg_engine_free(w.e);
+}
+
+static void test_finalized_process_is_not_announced(void)
+{
+    world_t w;
+    pg_proc_t p2 = P("a", 2);
+
+    world_new(&w);
+    CU_ASSERT_EQUAL(pg_proc_finalize(w.e, &p2), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(heard_by(&w, 0) + heard_by(&w, 1) + heard_by(&w, 3), 0);
+    pg_engine_free(w.e);
+}
+
+static void test_ended_job_takes_its_subscriptions(void)
+{
+    world_t w;
+
+    world_new(&w);
+    CU_ASSERT_EQUAL(pg_ns_deregister(w.e, "b"), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(pg_event_unsubscribe(w.e, w.id[4]), PMIX_ERR_NOT_FOUND);
+    CU_ASSERT_EQUAL(raise_from_a(&w, 0, PMIX_RANGE_GLOBAL, NULL, 0), 3);
+    CU_ASSERT_EQUAL(heard_by(&w, 4), 0);
+    pg_engine_free(w.e);
+}
+
+static void test_process_table_rows(void)
+{
+    world_t w;
+    pg_proc_t p1 = P("a", 1), p3 = P("a", 3), bad = P("a", 9);
+    pg_proc_desc_t d;
+
+    world_new(&w);
+    CU_ASSERT_EQUAL(pg_proc_describe(w.e, &p1, &d), PMIX_SUCCESS);
+    CU_ASSERT_PTR_NULL(d.executable); /* never said */
+    CU_ASSERT_EQUAL(d.pid, 0);
+    CU_ASSERT_EQUAL(d.state, PMIX_PROC_STATE_LAUNCH_UNDERWAY);
+    CU_ASSERT_EQUAL(pg_proc_set_exec(w.e, &p1, 4242, "./prog"), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(pg_proc_connect(w.e, &p1), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(pg_proc_describe(w.e, &p1, &d), PMIX_SUCCESS);
+    CU_ASSERT_STRING_EQUAL(d.executable, "./prog");
+    CU_ASSERT_STRING_EQUAL(d.hostname, "node0");
+    CU_ASSERT_EQUAL(d.pid, 4242);
+    CU_ASSERT_EQUAL(d.state, PMIX_PROC_STATE_CONNECTED);
+    CU_ASSERT_EQUAL(pg_proc_describe(w.e, &p3, &d), PMIX_SUCCESS);
+    CU_ASSERT_STRING_EQUAL(d.hostname, "node1");
+    CU_ASSERT_EQUAL(d.state, PMIX_PROC_STATE_LAUNCH_UNDERWAY);
+    CU_ASSERT_EQUAL(pg_proc_lost(w.e, &p1), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(pg_proc_describe(w.e, &p1, &d), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(d.state, PMIX_PROC_STATE_TERM_WO_SYNC);
+    CU_ASSERT_EQUAL(pg_proc_describe(w.e, &bad, &d), PMIX_ERR_BAD_PARAM);
+    CU_ASSERT_EQUAL(pg_proc_set_exec(w.e, &bad, 1, "x"), PMIX_ERR_BAD_PARAM);
+    pg_engine_free(w.e);
+}
+
+static void count_ns(void *arg, const char *nspace)
+{
+    (void)nspace;
+    (*(int *)arg)++;
+}
+
+static void test_namespaces_are_listed(void)
+{
+    world_t w;
+    int n = 0;
+
+    world_new(&w);
+    pg_ns_foreach(w.e, count_ns, &n);
+    CU_ASSERT_EQUAL(n, 2);
+    pg_engine_free(w.e);
+}
+
+static const pg_cunit_test_t tests[] = {
+    { "namespace_range_reaches_the_job_but_not_the_sender",
+      test_namespace_range_reaches_the_job_but_not_the_sender },
+    { "local_range_is_the_senders_node", test_local_range_is_the_senders_node },
+    { "session_and_global_reach_every_job", test_session_and_global_reach_every_job },
+    { "custom_range_reaches_only_its_members", test_custom_range_reaches_only_its_members },
+    { "proc_local_and_rm_reach_no_process", test_proc_local_and_rm_reach_no_process },
+    { "bad_ranges_are_errors", test_bad_ranges_are_errors },
+    { "unsubscribed_hears_nothing_and_twice_is_not_found",
+      test_unsubscribed_hears_nothing_and_twice_is_not_found },
+    { "unsubscribe_inside_a_callback_is_safe", test_unsubscribe_inside_a_callback_is_safe },
+    { "lost_process_is_announced_once_to_its_job",
+      test_lost_process_is_announced_once_to_its_job },
+    { "finalized_process_is_not_announced", test_finalized_process_is_not_announced },
+    { "ended_job_takes_its_subscriptions", test_ended_job_takes_its_subscriptions },
+    { "process_table_rows", test_process_table_rows },
+    { "namespaces_are_listed", test_namespaces_are_listed },
+    { NULL, NULL },
+};
+
+static const pg_cunit_suite_t suites[] = {
+    { "engine_event", tests, NULL, NULL },
+    { NULL, NULL, NULL, NULL },
+};
+
+int main(int argc, char **argv)
+{
+    (void)argc;
+    return pg_cunit_run(argv[0], suites);
+}
