@@ -63,6 +63,14 @@ static const cmd_schema_t schemas[PG_PMIX_CMD_MAX] = {
                                          { "message", PMIX_STRING, ARG_ONE },
                                          { "procs", PMIX_PROC, ARG_ARRAY } } },
     [PG_PMIX_CMD_FINALIZE] = { .request = { { "info", PMIX_INFO, ARG_ARRAY } } },
+    [PG_PMIX_CMD_GROUP_CONSTRUCT] = { .request = { { "group", PMIX_STRING, ARG_ONE },
+                                                   { "procs", PMIX_PROC, ARG_ARRAY },
+                                                   { "info", PMIX_INFO, ARG_ARRAY } },
+                                      .results = { { "context_id", PMIX_SIZE, ARG_ONE } } },
+    [PG_PMIX_CMD_GROUP_DESTRUCT] = { .request = { { "group", PMIX_STRING, ARG_ONE },
+                                                  { "info", PMIX_INFO, ARG_ARRAY } } },
+    [PG_PMIX_CMD_JOB_CONTROL] = { .request = { { "targets", PMIX_PROC, ARG_ARRAY },
+                                               { "directives", PMIX_INFO, ARG_ARRAY } } },
 };
 
 int pg_trace_pmix_key_is_volatile(const char *key)

@@ -2021,6 +2021,117 @@ PMIX_EXPORT void PMIx_Info_list_release(void *ptr);
 #define PMIX_ARGV_APPEND_UNIQUE(r, a, b) ((r) = PMIx_Argv_append_unique_nosize((a), (b)))
 #define PMIX_SETENV(r, a, b, c)          ((r) = PMIx_Setenv((a), (b), true, (c)))
 
+/* ------------------------------------------------------------------ */
+/* Lower-case helpers: OpenPMIx's header defines these as inline       */
+/* functions and programs call them by name (argv handling above all), */
+/* so they are inline here too, on top of libpmix's PMIx_* helpers.    */
+/* ------------------------------------------------------------------ */
+
+static inline void *pmix_malloc(size_t n) { return malloc(n); }
+static inline void *pmix_calloc(size_t n, size_t m) { return calloc(n, m); }
+static inline void pmix_free(void *p) { free(p); }
+
+/* copies at most len characters and always terminates dest[len] */
+static inline void pmix_strncpy(char *dest, const char *src, size_t len)
+{
+    size_t i = 0;
+    for (; NULL != src && i < len && '\0' != src[i]; i++)
+        dest[i] = src[i];
+    dest[i] = '\0';
+}
+/* strnlen is POSIX, not C99: counted here so strict programs compile */
+static inline size_t pmix_pg_bounded_len(const char *src, size_t max)
+{
+    size_t n = 0;
+    while (NULL != src && n < max && '\0' != src[n])
+        n++;
+    return n;
+}
+static inline size_t pmix_keylen(const char *src)
+{
+    return pmix_pg_bounded_len(src, PMIX_MAX_KEYLEN);
+}
+static inline size_t pmix_nslen(const char *src)
+{
+    return pmix_pg_bounded_len(src, PMIX_MAX_NSLEN);
+}
+
+static inline int pmix_argv_count(char **argv) { return PMIx_Argv_count(argv); }
+static inline void pmix_argv_free(char **argv) { PMIx_Argv_free(argv); }
+static inline char **pmix_argv_split(const char *src, int delimiter)
+{
+    return PMIx_Argv_split(src, delimiter);
+}
+/* like pmix_argv_split, but "a,,b" gives an empty middle entry */
+static inline char **pmix_argv_split_with_empty(const char *src, int delimiter)
+{
+    char **argv = NULL;
+    const char *p = src;
+    while (NULL != p) {
+        const char *end = strchr(p, delimiter);
+        size_t len = (NULL == end) ? strlen(p) : (size_t)(end - p);
+        char *item = (char *)malloc(len + 1);
+        if (NULL == item || PMIX_SUCCESS != (memcpy(item, p, len), item[len] = '\0',
+                                             PMIx_Argv_append_nosize(&argv, item))) {
+            free(item);
+            PMIx_Argv_free(argv);
+            return NULL;
+        }
+        free(item);
+        p = (NULL == end) ? NULL : end + 1;
+    }
+    return argv;
+}
+static inline char *pmix_argv_join(char **argv, int delimiter)
+{
+    return PMIx_Argv_join(argv, delimiter);
+}
+static inline char **pmix_argv_copy(char **argv) { return PMIx_Argv_copy(argv); }
+static inline pmix_status_t pmix_argv_append_nosize(char ***argv, const char *arg)
+{
+    return PMIx_Argv_append_nosize(argv, arg);
+}
+static inline pmix_status_t pmix_argv_prepend_nosize(char ***argv, const char *arg)
+{
+    return PMIx_Argv_prepend_nosize(argv, arg);
+}
+static inline pmix_status_t pmix_argv_append_unique_nosize(char ***argv, const char *arg)
+{
+    return PMIx_Argv_append_unique_nosize(argv, arg);
+}
+static inline pmix_status_t pmix_setenv(const char *name, const char *value, bool overwrite,
+                                        char ***env)
+{
+    return PMIx_Setenv(name, value, overwrite, env);
+}
+static inline pmix_boolean_t pmix_check_true(const pmix_value_t *value)
+{
+    return PMIx_Value_true(value);
+}
+/* the stats helpers destruct n records; the FREE macros free the array */
+static inline void pmix_proc_stats_free(pmix_proc_stats_t *ps, size_t n)
+{
+    for (size_t i = 0; NULL != ps && i < n; i++)
+        PMIX_PROC_STATS_DESTRUCT(&ps[i]);
+}
+static inline void pmix_disk_stats_free(pmix_disk_stats_t *d, size_t n)
+{
+    for (size_t i = 0; NULL != d && i < n; i++)
+        PMIX_DISK_STATS_DESTRUCT(&d[i]);
+}
+static inline void pmix_net_stats_free(pmix_net_stats_t *ns, size_t n)
+{
+    for (size_t i = 0; NULL != ns && i < n; i++)
+        PMIX_NET_STATS_DESTRUCT(&ns[i]);
+}
+static inline void pmix_node_stats_free(pmix_node_stats_t *nd, size_t n)
+{
+    for (size_t i = 0; NULL != nd && i < n; i++)
+        PMIX_NODE_STATS_DESTRUCT(&nd[i]);
+}
+static inline void pmix_app_free(pmix_app_t *ap, size_t n) { PMIx_App_free(ap, n); }
+static inline void pmix_pdata_free(pmix_pdata_t *pd, size_t n) { PMIx_Pdata_free(pd, n); }
+
 #if defined(c_plusplus) || defined(__cplusplus)
 }
 #endif

@@ -16,6 +16,9 @@ static const char *const cmd_names[PG_PMIX_CMD_MAX] = {
     [PG_PMIX_CMD_PUBLISH] = "publish",   [PG_PMIX_CMD_LOOKUP] = "lookup",
     [PG_PMIX_CMD_UNPUBLISH] = "unpublish", [PG_PMIX_CMD_ABORT] = "abort",
     [PG_PMIX_CMD_FINALIZE] = "finalize",
+    [PG_PMIX_CMD_GROUP_CONSTRUCT] = "group-construct",
+    [PG_PMIX_CMD_GROUP_DESTRUCT] = "group-destruct",
+    [PG_PMIX_CMD_JOB_CONTROL] = "job-control",
 };
 
 const char *pg_pmix_cmd_name(int cmd)

@@ -37,7 +37,11 @@ typedef enum pg_pmix_cmd {
     PG_PMIX_CMD_UNPUBLISH,  /* keys[] (0 = all mine), info[] -> status */
     PG_PMIX_CMD_ABORT,      /* status, message, procs[] -> status */
     PG_PMIX_CMD_FINALIZE,   /* info[] -> status */
-    PG_PMIX_CMD_MAX
+    /* groups and job control (explicit values: 32-47 are this family's) */
+    PG_PMIX_CMD_GROUP_CONSTRUCT = 32, /* grp, procs[], info[] -> status, SIZE context id */
+    PG_PMIX_CMD_GROUP_DESTRUCT = 33,  /* grp, info[] -> status */
+    PG_PMIX_CMD_JOB_CONTROL = 34,     /* targets[], directives[] -> status */
+    PG_PMIX_CMD_MAX = 48
 } pg_pmix_cmd_t;
 
 /* "get" etc. for messages; "?" for unknown codes. */

@@ -288,6 +288,8 @@ static const char *const request_layout[PG_PMIX_CMD_MAX] = {
     [PG_PMIX_CMD_INIT] = "",      [PG_PMIX_CMD_COMMIT] = "c",  [PG_PMIX_CMD_FENCE] = "PI",
     [PG_PMIX_CMD_GET] = "psIb",   [PG_PMIX_CMD_PUBLISH] = "I", [PG_PMIX_CMD_LOOKUP] = "SI",
     [PG_PMIX_CMD_UNPUBLISH] = "SI", [PG_PMIX_CMD_ABORT] = "tsP", [PG_PMIX_CMD_FINALIZE] = "I",
+    [PG_PMIX_CMD_GROUP_CONSTRUCT] = "sPI", [PG_PMIX_CMD_GROUP_DESTRUCT] = "sI",
+    [PG_PMIX_CMD_JOB_CONTROL] = "PI",
 };
 
 /* after the status, on success */
