@@ -107,6 +107,16 @@ static pg_group_t *group_new(pg_engine_t *e, const char *name, const pg_proc_t *
     return g;
 }
 
+/* Is proc one of g's members (by rank or by a wildcard entry)? */
+static bool is_member(const pg_group_t *g, const pg_proc_t *proc)
+{
+    for (size_t i = 0; i < g->nmembers; i++)
+        if (strcmp(g->members[i].nspace, proc->nspace) == 0 &&
+            (g->members[i].rank == proc->rank || g->members[i].rank == PMIX_RANK_WILDCARD))
+            return true;
+    return false;
+}
+
 static bool same_members(const pg_group_t *a, const pg_group_t *b)
 {
     if (a->nmembers != b->nmembers)
@@ -225,7 +235,9 @@ pmix_status_t pg_group_construct(pg_engine_t *e, const pg_proc_t *proc, const ch
         return PMIX_ERR_NOMEM;
     pg_group_t *g = group_find(e, name);
     bool created = g == NULL;
-    if (g != NULL && g->state == GROUP_ACTIVE)
+    if (!is_member(want, proc))
+        rc = PMIX_ERR_BAD_PARAM; /* a non-member learns nothing about the group */
+    else if (g != NULL && g->state == GROUP_ACTIVE)
         rc = PMIX_ERR_EXISTS;
     else if (g != NULL && !same_members(g, want))
         rc = PMIX_ERR_BAD_PARAM;
