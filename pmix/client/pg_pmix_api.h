@@ -29,4 +29,10 @@ const pmix_proc_t *pg_pmix_self(void);
 pmix_status_t pg_pmix_defer_op(pmix_op_cbfunc_t cbfunc, void *cbdata, pmix_status_t status);
 pmix_status_t pg_pmix_defer_info(pmix_info_cbfunc_t cbfunc, void *cbdata, pmix_status_t status);
 
+/* Sends a request whose reply is only a status, for a *_nb call: the
+ * status goes to `op` or (with no results) to `info`, whichever is set.
+ * req is consumed; on an error return no callback runs. */
+pmix_status_t pg_pmix_send_status_nb(pmix_data_buffer_t *req, uint32_t id, pmix_op_cbfunc_t op,
+                                     pmix_info_cbfunc_t info, void *cbdata);
+
 #endif

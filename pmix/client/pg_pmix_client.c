@@ -1242,6 +1242,32 @@ static pmix_status_t defer_status(pmix_op_cbfunc_t op, pmix_info_cbfunc_t info, 
     return rc;
 }
 
+static void status_reply(pmix_status_t status, pmix_data_buffer_t *reply, void *arg)
+{
+    deferred_status_t *d = arg;
+
+    (void)reply;
+    d->status = status;
+    deferred_run(d);
+}
+
+pmix_status_t pg_pmix_send_status_nb(pmix_data_buffer_t *req, uint32_t id, pmix_op_cbfunc_t op,
+                                     pmix_info_cbfunc_t info, void *cbdata)
+{
+    deferred_status_t *d = calloc(1, sizeof(*d));
+    pmix_status_t rc;
+
+    if (d == NULL) {
+        pg_buffer_destruct(req);
+        return PMIX_ERR_NOMEM;
+    }
+    *d = (deferred_status_t){ op, info, cbdata, PMIX_SUCCESS };
+    rc = pg_mux_send_nb(client.mux, req, id, status_reply, d);
+    if (rc != PMIX_SUCCESS)
+        free(d);
+    return rc;
+}
+
 pmix_status_t pg_pmix_defer_op(pmix_op_cbfunc_t cbfunc, void *cbdata, pmix_status_t status)
 {
     return defer_status(cbfunc, NULL, cbdata, status);

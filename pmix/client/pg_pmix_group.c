@@ -178,41 +178,15 @@ pmix_status_t PMIx_Group_destruct(const char grp[], const pmix_info_t info[], si
     return rc;
 }
 
-typedef struct op_nb {
-    pmix_op_cbfunc_t cb;
-    void *cbdata;
-} op_nb_t;
-
-static void op_nb_reply(pmix_status_t status, pmix_data_buffer_t *reply, void *arg)
-{
-    op_nb_t *o = arg;
-
-    (void)reply;
-    if (o->cb != NULL)
-        o->cb(status, o->cbdata);
-    free(o);
-}
-
 pmix_status_t PMIx_Group_destruct_nb(const char grp[], const pmix_info_t info[], size_t ninfo,
                                      pmix_op_cbfunc_t cbfunc, void *cbdata)
 {
     pmix_data_buffer_t req;
     uint32_t id;
-    op_nb_t *o;
     pmix_status_t rc = group_request(PG_PMIX_CMD_GROUP_DESTRUCT, grp, NULL, 0, info, ninfo,
                                      &req, &id);
 
-    if (rc != PMIX_SUCCESS)
-        return rc;
-    if ((o = calloc(1, sizeof(*o))) == NULL) {
-        pg_buffer_destruct(&req);
-        return PMIX_ERR_NOMEM;
-    }
-    *o = (op_nb_t){ cbfunc, cbdata };
-    rc = pg_mux_send_nb(pg_pmix_mux(), &req, id, op_nb_reply, o);
-    if (rc != PMIX_SUCCESS)
-        free(o);
-    return rc;
+    return rc == PMIX_SUCCESS ? pg_pmix_send_status_nb(&req, id, cbfunc, NULL, cbdata) : rc;
 }
 
 /* ---- the event-driven forms: not offered (see the top of the file) ---- */

@@ -74,41 +74,15 @@ pmix_status_t PMIx_Job_control(const pmix_proc_t targets[], size_t ntargets,
     return rc;
 }
 
-typedef struct jobctl_nb {
-    pmix_info_cbfunc_t cb;
-    void *cbdata;
-} jobctl_nb_t;
-
-static void jobctl_nb_reply(pmix_status_t status, pmix_data_buffer_t *reply, void *arg)
-{
-    jobctl_nb_t *j = arg;
-
-    (void)reply;
-    if (j->cb != NULL)
-        j->cb(status, NULL, 0, j->cbdata, NULL, NULL);
-    free(j);
-}
-
 pmix_status_t PMIx_Job_control_nb(const pmix_proc_t targets[], size_t ntargets,
                                   const pmix_info_t directives[], size_t ndirs,
                                   pmix_info_cbfunc_t cbfunc, void *cbdata)
 {
     pmix_data_buffer_t req;
     uint32_t id;
-    jobctl_nb_t *j;
     pmix_status_t rc = jobctl_request(targets, ntargets, directives, ndirs, &req, &id);
 
-    if (rc != PMIX_SUCCESS)
-        return rc;
-    if ((j = calloc(1, sizeof(*j))) == NULL) {
-        pg_buffer_destruct(&req);
-        return PMIX_ERR_NOMEM;
-    }
-    *j = (jobctl_nb_t){ cbfunc, cbdata };
-    rc = pg_mux_send_nb(pg_pmix_mux(), &req, id, jobctl_nb_reply, j);
-    if (rc != PMIX_SUCCESS)
-        free(j);
-    return rc;
+    return rc == PMIX_SUCCESS ? pg_pmix_send_status_nb(&req, id, NULL, cbfunc, cbdata) : rc;
 }
 
 /* ---- monitoring and allocations: not offered -------------------------- */
