@@ -344,6 +344,13 @@ static int push_element(pg_trace_pmix_msg_t *m, const char *arg, int index,
         return push_field(m, arg, index, NULL, type, rank_text(*(const pmix_rank_t *)elem));
     case PMIX_STATUS:
         return push_field(m, arg, index, NULL, type, status_text(*(const pmix_status_t *)elem));
+    case PMIX_SIZE: { /* a group's context id */
+        char *text = NULL;
+
+        if (asprintf(&text, "%zu", *(const size_t *)elem) < 0)
+            text = NULL;
+        return push_field(m, arg, index, NULL, type, text);
+    }
     default:
         return push_field(m, arg, index, NULL, type, strdup("?"));
     }
