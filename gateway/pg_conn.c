@@ -737,8 +737,17 @@ static void peer_log_write(pg_peer_t *peer, const char *line)
         c->ops->log_write(c->owner, c, line);
 }
 
+static void peer_job_signal(pg_peer_t *peer, const int *ranks, size_t nranks, int signo)
+{
+    pg_conn_t *c = pg_conn_of(peer);
+
+    if (c->ops != NULL && c->ops->job_signal != NULL)
+        c->ops->job_signal(c->owner, c, ranks, nranks, signo);
+}
+
 static const pg_peer_ops_t conn_peer_ops = {
     .reply_send = peer_reply_send,
+    .job_signal = peer_job_signal,
     .job_abort = peer_job_abort,
     .peer_finalize = peer_finalize,
     .clock_now = peer_clock_now,

@@ -66,6 +66,9 @@ typedef struct pg_conn_owner_ops {
     void (*job_abort)(void *owner, pg_conn_t *conn, int code, const char *msg);
     /* A line the handler wrote for the job's log. */
     void (*log_write)(void *owner, pg_conn_t *conn, const char *line);
+    /* The rank asked for signal `signo` to go to ranks[] (nranks 0: every
+     * rank) of its job (PMIx_Job_control).  NULL: not offered. */
+    void (*job_signal)(void *owner, pg_conn_t *conn, const int *ranks, size_t nranks, int signo);
     /* A batch of requests was handled (or replies were written): engine
      * calls may have moved the engine's next deadline. */
     void (*served)(void *owner, pg_conn_t *conn);

@@ -680,6 +680,23 @@ static void conn_job_abort(void *owner, pg_conn_t *conn, int code, const char *m
     pg_job_abort(owner, pg_conn_rank(conn), code, msg);
 }
 
+/* PMIx_Job_control: the signal goes to the named ranks still running; the
+ * job's log says who asked, so an exit "killed by signal" is explained. */
+static void conn_job_signal(void *owner, pg_conn_t *conn, const int *ranks, size_t nranks,
+                            int signo)
+{
+    pg_job_t *job = owner;
+    size_t n = nranks > 0 ? nranks : (size_t)job->size;
+
+    pg_job_log(job, "rank %d asked (job control) for signal %d (%s) to %s", pg_conn_rank(conn),
+               signo, strsignal(signo), nranks > 0 ? "some ranks" : "every rank");
+    for (size_t i = 0; i < n; i++) {
+        int r = nranks > 0 ? ranks[i] : (int)i;
+        if (r >= 0 && r < job->size && job->ranks[r].pid > 0 && !job->ranks[r].reaped)
+            (void)kill(job->ranks[r].pid, signo);
+    }
+}
+
 static void conn_log_write(void *owner, pg_conn_t *conn, const char *line)
 {
     (void)conn;
@@ -1443,6 +1460,7 @@ pg_job_t *pg_job_new(struct event_base *base, const pg_run_opts_t *opts,
     job->conn_ops = (pg_conn_owner_ops_t){
         .identify = conn_identify, .opened = conn_opened, .finalized = conn_finalized,
         .job_abort = conn_job_abort, .log_write = conn_log_write, .served = conn_served,
+        .job_signal = conn_job_signal,
         .closed = conn_closed,
     };
     job->size = opts->nprocs;

@@ -74,6 +74,11 @@ typedef struct pg_peer_ops {
     uint64_t (*clock_now)(pg_peer_t *peer);
     /* One line for the job's log (no trailing newline). */
     void (*log_write)(pg_peer_t *peer, const char *line);
+    /* Job control (PMIx_Job_control): send signal `signo` to ranks[] of
+     * the peer's job (nranks 0: every rank), those still running.  May be
+     * NULL: the host cannot signal its ranks (the request is then answered
+     * PMIX_ERR_NOT_SUPPORTED). */
+    void (*job_signal)(pg_peer_t *peer, const int *ranks, size_t nranks, int signo);
 } pg_peer_ops_t;
 
 /* One connected process as its handler sees it.  The host embeds it in its

@@ -75,6 +75,14 @@ static const cmd_schema_t schemas[PG_PMIX_CMD_MAX] = {
     [PG_PMIX_CMD_QUERY] = { .results = { { "results", PMIX_INFO, ARG_ARRAY } } },
     [PG_PMIX_CMD_LOG] = { .request = { { "data", PMIX_INFO, ARG_ARRAY },
                                        { "directives", PMIX_INFO, ARG_ARRAY } } },
+    [PG_PMIX_CMD_GROUP_CONSTRUCT] = { .request = { { "group", PMIX_STRING, ARG_ONE },
+                                                   { "procs", PMIX_PROC, ARG_ARRAY },
+                                                   { "info", PMIX_INFO, ARG_ARRAY } },
+                                      .results = { { "context_id", PMIX_SIZE, ARG_ONE } } },
+    [PG_PMIX_CMD_GROUP_DESTRUCT] = { .request = { { "group", PMIX_STRING, ARG_ONE },
+                                                  { "info", PMIX_INFO, ARG_ARRAY } } },
+    [PG_PMIX_CMD_JOB_CONTROL] = { .request = { { "targets", PMIX_PROC, ARG_ARRAY },
+                                               { "directives", PMIX_INFO, ARG_ARRAY } } },
 };
 
 int pg_trace_pmix_key_is_volatile(const char *key)
@@ -364,6 +372,13 @@ static int push_element(pg_trace_pmix_msg_t *m, const char *arg, int index,
     case PMIX_DATA_RANGE:
         return push_field(m, arg, index, NULL, type,
                           strdup(range_name(*(const pmix_data_range_t *)elem)));
+    case PMIX_SIZE: { /* a group's context id */
+        char *text = NULL;
+
+        if (asprintf(&text, "%zu", *(const size_t *)elem) < 0)
+            text = NULL;
+        return push_field(m, arg, index, NULL, type, text);
+    }
     default:
         return push_field(m, arg, index, NULL, type, strdup("?"));
     }

@@ -41,6 +41,7 @@
 #include "pmix/client/pg_cache.h"
 #include "pmix/client/pg_mux.h"
 #include "pmix/client/pg_pmix_client_int.h"
+#include "pmix/client/pg_pmix_api.h"
 #include "pmix/pack/pg_pack.h"
 #include "pmix/transport/pg_pmix_msg.h"
 #include "wire/pg_pmix_frame.h"
@@ -1214,4 +1215,93 @@ out:
     free(nodes);
     free(map);
     return rc; /* a node of no concern to the job: success, no peers */
+}
+
+/* ---- for the other API files (pmix/client/pg_pmix_api.h) ---------------- */
+
+bool pg_pmix_ready(void)
+{
+    return client_ready();
+}
+
+pg_mux_t *pg_pmix_mux(void)
+{
+    return client.mux;
+}
+
+const pmix_proc_t *pg_pmix_self(void)
+{
+    return &client.self;
+}
+
+/* A status delivered later through one of the two callback shapes. */
+typedef struct deferred_status {
+    pmix_op_cbfunc_t op;
+    pmix_info_cbfunc_t info;
+    void *cbdata;
+    pmix_status_t status;
+} deferred_status_t;
+
+static void deferred_run(void *arg)
+{
+    deferred_status_t *d = arg;
+
+    if (d->op != NULL)
+        d->op(d->status, d->cbdata);
+    else if (d->info != NULL)
+        d->info(d->status, NULL, 0, d->cbdata, NULL, NULL);
+    free(d);
+}
+
+static pmix_status_t defer_status(pmix_op_cbfunc_t op, pmix_info_cbfunc_t info, void *cbdata,
+                                  pmix_status_t status)
+{
+    deferred_status_t *d;
+    pmix_status_t rc;
+
+    if (!client_ready())
+        return PMIX_ERR_INIT;
+    if ((d = calloc(1, sizeof(*d))) == NULL)
+        return PMIX_ERR_NOMEM;
+    *d = (deferred_status_t){ op, info, cbdata, status };
+    rc = pg_mux_defer(client.mux, deferred_run, d);
+    if (rc != PMIX_SUCCESS)
+        free(d);
+    return rc;
+}
+
+static void status_reply(pmix_status_t status, pmix_data_buffer_t *reply, void *arg)
+{
+    deferred_status_t *d = arg;
+
+    (void)reply;
+    d->status = status;
+    deferred_run(d);
+}
+
+pmix_status_t pg_pmix_send_status_nb(pmix_data_buffer_t *req, uint32_t id, pmix_op_cbfunc_t op,
+                                     pmix_info_cbfunc_t info, void *cbdata)
+{
+    deferred_status_t *d = calloc(1, sizeof(*d));
+    pmix_status_t rc;
+
+    if (d == NULL) {
+        pg_buffer_destruct(req);
+        return PMIX_ERR_NOMEM;
+    }
+    *d = (deferred_status_t){ op, info, cbdata, PMIX_SUCCESS };
+    rc = pg_mux_send_nb(client.mux, req, id, status_reply, d);
+    if (rc != PMIX_SUCCESS)
+        free(d);
+    return rc;
+}
+
+pmix_status_t pg_pmix_defer_op(pmix_op_cbfunc_t cbfunc, void *cbdata, pmix_status_t status)
+{
+    return defer_status(cbfunc, NULL, cbdata, status);
+}
+
+pmix_status_t pg_pmix_defer_info(pmix_info_cbfunc_t cbfunc, void *cbdata, pmix_status_t status)
+{
+    return defer_status(NULL, cbfunc, cbdata, status);
 }

@@ -248,6 +248,7 @@ void pg_engine_free(pg_engine_t *e)
         pg_req_complete(e, e->lookups, PMIX_ERR_JOB_TERMINATED, NULL);
     pg_engine_flush(e);
     pg_names_free_all(e);
+    pg_groups_free_all(e);
     free(e);
 }
 

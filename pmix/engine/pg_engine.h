@@ -395,6 +395,39 @@ pmix_status_t pg_fence_host_done(pg_engine_t *engine, uint64_t id, pmix_status_t
                                  const void *data, size_t size);
 
 /* ------------------------------------------------------------------ */
+/* Process groups (PMIx_Group_construct / _destruct)                   */
+/* ------------------------------------------------------------------ */
+
+/* status: PMIX_SUCCESS, PMIX_ERR_LOST_CONNECTION (a member was lost or
+ * finalized before joining), PMIX_ERR_TIMEOUT, PMIX_ERR_JOB_TERMINATED.
+ * context_id: the group's context id (construct; identical for every
+ * member, unique in the engine, never 0), 0 otherwise. */
+typedef void (*pg_group_cb_t)(pmix_status_t status, uint64_t context_id, void *cbdata);
+
+/* `proc` joins the construction of group `name` over `members` (ranks or
+ * WILDCARD; proc must be one of them).  The group exists once every member
+ * joined with the same member set; the callback then runs on each joiner.
+ * Errors returned at once (callback NOT called): PMIX_ERR_BAD_PARAM (empty
+ * or over-long name, no members, proc not a member, another member set
+ * than the joins before), PMIX_ERR_EXISTS (the group exists, or proc
+ * already joined), PMIX_ERR_NOT_SUPPORTED (a member this engine does not
+ * serve: groups span one engine), PMIX_ERR_NOT_FOUND (unknown proc). */
+pmix_status_t pg_group_construct(pg_engine_t *engine, const pg_proc_t *proc, const char *name,
+                                 const pg_proc_t *members, size_t nmembers, pg_time_t timeout,
+                                 pg_time_t now, pg_group_cb_t cb, void *cbdata);
+
+/* `proc` joins the destruction of group `name`: a collective over its
+ * members; the group is gone once all joined.  PMIX_ERR_NOT_FOUND (no such
+ * group), PMIX_ERR_BAD_PARAM (proc not a member), as above otherwise. */
+pmix_status_t pg_group_destruct(pg_engine_t *engine, const pg_proc_t *proc, const char *name,
+                                pg_time_t timeout, pg_time_t now, pg_group_cb_t cb,
+                                void *cbdata);
+
+/* The members of an existing group (borrowed until the next engine call),
+ * or NULL when there is no such (fully constructed) group. */
+const pg_proc_t *pg_group_members(pg_engine_t *engine, const char *name, size_t *nmembers);
+
+/* ------------------------------------------------------------------ */
 /* Snapshots of committed data (the host's per-node shared segment)    */
 /* ------------------------------------------------------------------ */
 

@@ -167,6 +167,7 @@ typedef struct pg_fence {
     size_t nmembers, nlocal, njoined;
     uint8_t *joined;              /* [nmembers] */
     bool collect, mismatch, host_pending, whole_job;
+    bool tagged;                  /* a group collective (pg_group.c): local only */
     pg_time_t deadline;
     pg_req_t *joiners;            /* utlist DL on wprev/wnext */
 } pg_fence_t;
@@ -208,6 +209,8 @@ struct pg_engine {
     pg_host_t *hosts;
     pg_fence_t *fences;
     pg_name_t *names;
+    struct pg_group *groups;      /* pg_group.c (utlist DL) */
+    uint64_t next_cid;            /* last group context id handed out */
     pg_req_t *held;               /* all held requests (utlist DL) */
     pg_req_t *lookups;            /* held lookups (wprev/wnext) */
     pg_req_t *done;               /* completion queue (utlist DL) */
@@ -274,6 +277,18 @@ pg_time_t pg_fence_next_deadline(const pg_engine_t *e);
 void pg_fence_keys_unref(pg_engine_t *e, struct pg_fence_keys *k);
 size_t pg_fence_mem(const pg_engine_t *e);
 bool pg_fence_can_complete(const pg_fence_t *f);
+/* pg_fence_join whose signature also carries `tag` (NULL = a plain fence):
+ * joins with another tag, or none, never meet.  A tagged collective is
+ * completed locally (its caller checks every member is served here) and
+ * never closes the job's key epoch. */
+pmix_status_t pg_fence_join_tagged(pg_engine_t *e, const pg_proc_t *proc, const pg_proc_t *procs,
+                                   size_t nprocs, const char *tag, unsigned flags,
+                                   pg_time_t timeout, pg_time_t now, pg_fence_cb_t cb,
+                                   void *cbdata);
+
+/* pg_group.c */
+void pg_groups_drop_job(pg_engine_t *e, pg_ns_t *job);
+void pg_groups_free_all(pg_engine_t *e);
 
 /* pg_hang.c */
 void pg_hang_check(pg_engine_t *e);

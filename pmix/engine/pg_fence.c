@@ -57,15 +57,23 @@ static pmix_status_t parts_build(pg_engine_t *e, pg_ns_t *own, const pg_proc_t *
     return PMIX_SUCCESS;
 }
 
-/* The signature as hash key: "nspace\0" + 4 rank bytes per entry. */
-static char *sig_build(const part_t *p, size_t n, size_t *len)
+/* The signature as hash key: "nspace\0" + 4 rank bytes per entry.  A
+ * tagged collective (a group operation) is prefixed with "\0tag\0": no
+ * nspace is empty, so it never meets a plain fence of the same set. */
+static char *sig_build(const part_t *p, size_t n, const char *tag, size_t *len)
 {
-    size_t total = 0;
+    size_t taglen = tag != NULL ? strlen(tag) + 2 : 0;
+    size_t total = taglen;
     for (size_t i = 0; i < n; i++)
         total += strlen(p[i].job->nspace) + 1 + 4;
     char *s = malloc(total ? total : 1), *w = s;
     if (s == NULL)
         return NULL;
+    if (tag != NULL) {
+        w[0] = '\0';
+        memcpy(w + 1, tag, taglen - 1);
+        w += taglen;
+    }
     for (size_t i = 0; i < n; i++) {
         size_t l = strlen(p[i].job->nspace) + 1;
         memcpy(w, p[i].job->nspace, l);
@@ -120,7 +128,8 @@ static void fence_free(pg_engine_t *e, pg_fence_t *f)
     pg_mem_free(e, f, sizeof(*f));
 }
 
-static pg_fence_t *fence_new(pg_engine_t *e, const part_t *p, size_t n, char *sig, size_t siglen)
+static pg_fence_t *fence_new(pg_engine_t *e, const part_t *p, size_t n, char *sig, size_t siglen,
+                             bool tagged)
 {
     pg_fence_t *f = pg_mem_alloc(e, sizeof(*f));
     if (f == NULL)
@@ -145,7 +154,9 @@ static pg_fence_t *fence_new(pg_engine_t *e, const part_t *p, size_t n, char *si
             f->nlocal += member_local(p[i].job, r);
     }
     memcpy(f->sig, sig, siglen);
-    f->whole_job = n == 1 && p[0].rank == PMIX_RANK_WILDCARD;
+    f->tagged = tagged;
+    /* only a plain fence closes the job's key epoch */
+    f->whole_job = !tagged && n == 1 && p[0].rank == PMIX_RANK_WILDCARD;
     f->deadline = PG_TIME_NEVER;
     f->joined = pg_mem_alloc(e, f->nmembers ? f->nmembers : 1);
     if (f->joined == NULL) {
@@ -307,7 +318,7 @@ static void fence_local_done(pg_engine_t *e, pg_fence_t *f)
         fence_finish(e, f, PMIX_ERR_INVALID_ARG);
         return;
     }
-    if (e->ops.fence == NULL) {
+    if (e->ops.fence == NULL || f->tagged) { /* tagged: every member is local */
         fence_finish(e, f, PMIX_SUCCESS);
         return;
     }
@@ -362,6 +373,14 @@ pmix_status_t pg_fence_join(pg_engine_t *e, const pg_proc_t *proc, const pg_proc
                             size_t nprocs, unsigned flags, pg_time_t timeout, pg_time_t now,
                             pg_fence_cb_t cb, void *cbdata)
 {
+    return pg_fence_join_tagged(e, proc, procs, nprocs, NULL, flags, timeout, now, cb, cbdata);
+}
+
+pmix_status_t pg_fence_join_tagged(pg_engine_t *e, const pg_proc_t *proc, const pg_proc_t *procs,
+                                   size_t nprocs, const char *tag, unsigned flags,
+                                   pg_time_t timeout, pg_time_t now, pg_fence_cb_t cb,
+                                   void *cbdata)
+{
     pmix_status_t rc;
     pg_ns_t *job = pg_ns_of(e, proc, &rc);
     if (job == NULL)
@@ -373,13 +392,13 @@ pmix_status_t pg_fence_join(pg_engine_t *e, const pg_proc_t *proc, const pg_proc
     rc = parts_build(e, job, procs, nprocs, &p, &n);
     if (rc != PMIX_SUCCESS)
         return rc;
-    char *sig = sig_build(p, n, &siglen);
+    char *sig = sig_build(p, n, tag, &siglen);
     pg_fence_t *f = NULL;
     bool created = false;
     if (sig != NULL) {
         HASH_FIND(hh, e->fences, sig, siglen, f);
         if (f == NULL)
-            created = (f = fence_new(e, p, n, sig, siglen)) != NULL;
+            created = (f = fence_new(e, p, n, sig, siglen, tag != NULL)) != NULL;
     }
     free(p);
     free(sig);

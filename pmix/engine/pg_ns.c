@@ -401,6 +401,7 @@ pmix_status_t pg_ns_deregister(pg_engine_t *e, const char *nspace)
     pg_fence_drop_job(e, job);
     pg_names_drop_job(e, job);
     pg_event_drop_job(e, job);
+    pg_groups_drop_job(e, job);
     pg_engine_flush(e);
     pg_ns_unref(job);
     return PMIX_SUCCESS;

@@ -98,7 +98,134 @@ PMIX_EXPORT pmix_status_t PMIx_Notify_event(pmix_status_t status, const pmix_pro
                                             size_t ninfo, pmix_op_cbfunc_t cbfunc,
                                             void *cbdata);
 
-/* ---- logging (to the gateway's stderr/stdout) ---- */
+/* ---- process groups ----
+ * A group is a named set of processes built collectively: every member
+ * calls construct with the same name and member list, and all return once
+ * all have called (PMIX_GROUP_ASSIGN_CONTEXT_ID: the results carry one
+ * PMIX_GROUP_CONTEXT_ID, the same on every member).  destruct is the
+ * matching collective over the members.  A member lost on the way fails
+ * the collective on the others instead of hanging them. */
+PMIX_EXPORT pmix_status_t PMIx_Group_construct(const char grp[], const pmix_proc_t procs[],
+                                               size_t nprocs, const pmix_info_t directives[],
+                                               size_t ndirs, pmix_info_t **results,
+                                               size_t *nresults);
+PMIX_EXPORT pmix_status_t PMIx_Group_construct_nb(const char grp[], const pmix_proc_t procs[],
+                                                  size_t nprocs, const pmix_info_t info[],
+                                                  size_t ninfo, pmix_info_cbfunc_t cbfunc,
+                                                  void *cbdata);
+PMIX_EXPORT pmix_status_t PMIx_Group_invite(const char grp[], const pmix_proc_t procs[],
+                                            size_t nprocs, const pmix_info_t info[],
+                                            size_t ninfo, pmix_info_t **results,
+                                            size_t *nresult);
+PMIX_EXPORT pmix_status_t PMIx_Group_invite_nb(const char grp[], const pmix_proc_t procs[],
+                                               size_t nprocs, const pmix_info_t info[],
+                                               size_t ninfo, pmix_info_cbfunc_t cbfunc,
+                                               void *cbdata);
+PMIX_EXPORT pmix_status_t PMIx_Group_join(const char grp[], const pmix_proc_t *leader,
+                                          pmix_group_opt_t opt, const pmix_info_t info[],
+                                          size_t ninfo, pmix_info_t **results, size_t *nresult);
+PMIX_EXPORT pmix_status_t PMIx_Group_join_nb(const char grp[], const pmix_proc_t *leader,
+                                             pmix_group_opt_t opt, const pmix_info_t info[],
+                                             size_t ninfo, pmix_info_cbfunc_t cbfunc,
+                                             void *cbdata);
+PMIX_EXPORT pmix_status_t PMIx_Group_leave(const char grp[], const pmix_info_t info[],
+                                           size_t ninfo);
+PMIX_EXPORT pmix_status_t PMIx_Group_leave_nb(const char grp[], const pmix_info_t info[],
+                                              size_t ninfo, pmix_op_cbfunc_t cbfunc,
+                                              void *cbdata);
+PMIX_EXPORT pmix_status_t PMIx_Group_destruct(const char grp[], const pmix_info_t info[],
+                                              size_t ninfo);
+PMIX_EXPORT pmix_status_t PMIx_Group_destruct_nb(const char grp[], const pmix_info_t info[],
+                                                 size_t ninfo, pmix_op_cbfunc_t cbfunc,
+                                                 void *cbdata);
+
+/* ---- resource manager requests ---- */
+PMIX_EXPORT pmix_status_t PMIx_Allocation_request(pmix_alloc_directive_t directive,
+                                                  pmix_info_t *info, size_t ninfo,
+                                                  pmix_info_t **results, size_t *nresults);
+PMIX_EXPORT pmix_status_t PMIx_Allocation_request_nb(pmix_alloc_directive_t directive,
+                                                     pmix_info_t *info, size_t ninfo,
+                                                     pmix_info_cbfunc_t cbfunc, void *cbdata);
+PMIX_EXPORT pmix_status_t PMIx_Job_control(const pmix_proc_t targets[], size_t ntargets,
+                                           const pmix_info_t directives[], size_t ndirs,
+                                           pmix_info_t **results, size_t *nresults);
+PMIX_EXPORT pmix_status_t PMIx_Job_control_nb(const pmix_proc_t targets[], size_t ntargets,
+                                              const pmix_info_t directives[], size_t ndirs,
+                                              pmix_info_cbfunc_t cbfunc, void *cbdata);
+PMIX_EXPORT pmix_status_t PMIx_Process_monitor(const pmix_info_t *monitor, pmix_status_t error,
+                                               const pmix_info_t directives[], size_t ndirs,
+                                               pmix_info_t **results, size_t *nresults);
+PMIX_EXPORT pmix_status_t PMIx_Process_monitor_nb(const pmix_info_t *monitor,
+                                                  pmix_status_t error,
+                                                  const pmix_info_t directives[], size_t ndirs,
+                                                  pmix_info_cbfunc_t cbfunc, void *cbdata);
+/* a heartbeat is a process-monitor request carrying PMIX_SEND_HEARTBEAT */
+#define PMIx_Heartbeat()                                                           \
+    do {                                                                           \
+        pmix_info_t _pg_hb;                                                        \
+        PMIX_INFO_CONSTRUCT(&_pg_hb);                                              \
+        PMIX_INFO_LOAD(&_pg_hb, PMIX_SEND_HEARTBEAT, NULL, PMIX_POINTER);          \
+        (void)PMIx_Process_monitor_nb(&_pg_hb, PMIX_SUCCESS, NULL, 0, NULL, NULL); \
+        PMIX_INFO_DESTRUCT(&_pg_hb);                                               \
+    } while (0)
+
+/* ---- security credentials ---- */
+PMIX_EXPORT pmix_status_t PMIx_Get_credential(const pmix_info_t info[], size_t ninfo,
+                                              pmix_byte_object_t *credential);
+PMIX_EXPORT pmix_status_t PMIx_Get_credential_nb(const pmix_info_t info[], size_t ninfo,
+                                                 pmix_credential_cbfunc_t cbfunc, void *cbdata);
+PMIX_EXPORT pmix_status_t PMIx_Validate_credential(const pmix_byte_object_t *cred,
+                                                   const pmix_info_t info[], size_t ninfo,
+                                                   pmix_info_t **results, size_t *nresults);
+PMIX_EXPORT pmix_status_t PMIx_Validate_credential_nb(const pmix_byte_object_t *cred,
+                                                      const pmix_info_t info[], size_t ninfo,
+                                                      pmix_validation_cbfunc_t cbfunc,
+                                                      void *cbdata);
+
+/* ---- fabrics ---- */
+PMIX_EXPORT pmix_status_t PMIx_Fabric_register(pmix_fabric_t *fabric,
+                                               const pmix_info_t directives[], size_t ndirs);
+PMIX_EXPORT pmix_status_t PMIx_Fabric_register_nb(pmix_fabric_t *fabric,
+                                                  const pmix_info_t directives[], size_t ndirs,
+                                                  pmix_op_cbfunc_t cbfunc, void *cbdata);
+PMIX_EXPORT pmix_status_t PMIx_Fabric_update(pmix_fabric_t *fabric);
+PMIX_EXPORT pmix_status_t PMIx_Fabric_update_nb(pmix_fabric_t *fabric, pmix_op_cbfunc_t cbfunc,
+                                                void *cbdata);
+PMIX_EXPORT pmix_status_t PMIx_Fabric_deregister(pmix_fabric_t *fabric);
+PMIX_EXPORT pmix_status_t PMIx_Fabric_deregister_nb(pmix_fabric_t *fabric,
+                                                    pmix_op_cbfunc_t cbfunc, void *cbdata);
+
+/* ---- topology, binding and locality ----
+ * PMIx_Load_topology fills topo with this node's hwloc topology
+ * (topo->source "hwloc"); release it with PMIx_Topology_destruct. */
+PMIX_EXPORT pmix_status_t PMIx_Load_topology(pmix_topology_t *topo);
+PMIX_EXPORT pmix_status_t PMIx_Get_relative_locality(const char *locality1,
+                                                     const char *locality2,
+                                                     pmix_locality_t *locality);
+PMIX_EXPORT pmix_status_t PMIx_Parse_cpuset_string(const char *cpuset_string,
+                                                   pmix_cpuset_t *cpuset);
+PMIX_EXPORT pmix_status_t PMIx_Get_cpuset(pmix_cpuset_t *cpuset, pmix_bind_envelope_t ref);
+PMIX_EXPORT pmix_status_t PMIx_Compute_distances(pmix_topology_t *topo, pmix_cpuset_t *cpuset,
+                                                 pmix_info_t info[], size_t ninfo,
+                                                 pmix_device_distance_t *distances[],
+                                                 size_t *ndist);
+PMIX_EXPORT pmix_status_t PMIx_Compute_distances_nb(pmix_topology_t *topo,
+                                                    pmix_cpuset_t *cpuset, pmix_info_t info[],
+                                                    size_t ninfo,
+                                                    pmix_device_dist_cbfunc_t cbfunc,
+                                                    void *cbdata);
+
+/* ---- progress ----
+ * pmigate's library progresses on its own thread: this returns at once. */
+PMIX_EXPORT void PMIx_Progress(void);
+
+/* ---- attribute names ----
+ * "PMIX_JOB_SIZE" -> "pmix.job.size" and back; NULL when unknown. */
+PMIX_EXPORT const char *PMIx_Get_attribute_string(const char *attribute);
+PMIX_EXPORT const char *PMIx_Get_attribute_name(const char *attrstring);
+
+/* ---- events, queries and logging: functions ----
+ * (kept apart: the event/query/log implementation owns this block) */
 PMIX_EXPORT pmix_status_t PMIx_Log(const pmix_info_t data[], size_t ndata,
                                    const pmix_info_t directives[], size_t ndirs);
 PMIX_EXPORT pmix_status_t PMIx_Log_nb(const pmix_info_t data[], size_t ndata,
@@ -113,6 +240,11 @@ PMIX_EXPORT const char *PMIx_Persistence_string(pmix_persistence_t persist);
 PMIX_EXPORT const char *PMIx_Data_range_string(pmix_data_range_t range);
 PMIX_EXPORT const char *PMIx_Data_type_string(pmix_data_type_t type);
 PMIX_EXPORT const char *PMIx_Value_comparison_string(pmix_value_cmp_t cmp);
+PMIX_EXPORT const char *PMIx_Alloc_directive_string(pmix_alloc_directive_t directive);
+PMIX_EXPORT const char *PMIx_IOF_channel_string(pmix_iof_channel_t channel);
+PMIX_EXPORT const char *PMIx_Job_state_string(pmix_job_state_t state);
+PMIX_EXPORT const char *PMIx_Link_state_string(pmix_link_state_t state);
+PMIX_EXPORT const char *PMIx_Device_type_string(pmix_device_type_t type);
 /* malloc'd renderings; the caller frees them */
 PMIX_EXPORT char *PMIx_Info_string(const pmix_info_t *info);
 PMIX_EXPORT char *PMIx_Value_string(const pmix_value_t *value);

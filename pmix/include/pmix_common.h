@@ -18,6 +18,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,7 @@
 extern "C" {
 #endif
 
+#define PMIX_HAVE_VISIBILITY 1
 #ifndef PMIX_EXPORT
 #define PMIX_EXPORT __attribute__((visibility("default")))
 #endif
@@ -120,6 +122,9 @@ typedef int pmix_status_t;
 #define PMIX_ERR_CONFLICTING_CLEANUP_DIRECTIVES -51
 #define PMIX_ERR_PARTIAL_SUCCESS                -52
 #define PMIX_ERR_DUPLICATE_KEY                  -53
+#define PMIX_PROCESS_SET_DEFINE                 -55
+#define PMIX_PROCESS_SET_DELETE                 -56
+#define PMIX_READY_FOR_DEBUG                    -58
 #define PMIX_ERR_PARAM_VALUE_NOT_SUPPORTED      -59
 #define PMIX_ERR_EMPTY                          -60
 #define PMIX_ERR_LOST_CONNECTION                -61
@@ -133,20 +138,46 @@ typedef int pmix_status_t;
 #define PMIX_ERR_LOST_CONNECTION_TO_SERVER     -101
 #define PMIX_ERR_LOST_PEER_CONNECTION          -102
 #define PMIX_ERR_LOST_CONNECTION_TO_CLIENT     -103
+#define PMIX_QUERY_PARTIAL_SUCCESS             -104
+#define PMIX_JCTRL_CHECKPOINT                  -106
+#define PMIX_JCTRL_CHECKPOINT_COMPLETE         -107
+#define PMIX_JCTRL_PREEMPT_ALERT               -108
+#define PMIX_MONITOR_HEARTBEAT_ALERT           -109
+#define PMIX_MONITOR_FILE_ALERT                -110
 #define PMIX_PROC_TERMINATED                   -111
 #define PMIX_ERR_INVALID_TERMINATION           -112
+#define PMIX_FABRIC_UPDATE_ENDPOINTS           -113
 #define PMIX_ERR_EVENT_REGISTRATION            -144
 #define PMIX_EVENT_JOB_END                     -145
 #define PMIX_ERR_JOB_TERMINATED                PMIX_EVENT_JOB_END
 #define PMIX_ERR_UPDATE_ENDPOINTS              -146
 #define PMIX_MODEL_DECLARED                    -147
 #define PMIX_MODEL_RESOURCES                   -151
+#define PMIX_OPENMP_PARALLEL_ENTERED           -152
+#define PMIX_OPENMP_PARALLEL_EXITED            -153
+#define PMIX_LAUNCHER_READY                    -155
 #define PMIX_OPERATION_IN_PROGRESS             -156
 #define PMIX_OPERATION_SUCCEEDED               -157
 #define PMIX_ERR_INVALID_OPERATION             -158
+/* group life cycle (the events a group's members are told about) */
+#define PMIX_GROUP_INVITED                     -159
+#define PMIX_GROUP_LEFT                        -160
+#define PMIX_GROUP_INVITE_ACCEPTED             -161
+#define PMIX_GROUP_INVITE_DECLINED             -162
+#define PMIX_GROUP_INVITE_FAILED               -163
+#define PMIX_GROUP_MEMBERSHIP_UPDATE           -164
+#define PMIX_GROUP_CONSTRUCT_ABORT             -165
+#define PMIX_GROUP_CONSTRUCT_COMPLETE          -166
+#define PMIX_GROUP_LEADER_SELECTED             -167
+#define PMIX_GROUP_LEADER_FAILED               -168
+#define PMIX_GROUP_CONTEXT_ID_ASSIGNED         -169
+#define PMIX_GROUP_MEMBER_FAILED               -170
 #define PMIX_ERR_REPEAT_ATTR_REGISTRATION      -171
 #define PMIX_ERR_IOF_FAILURE                   -172
 #define PMIX_ERR_IOF_COMPLETE                  -173
+#define PMIX_LAUNCH_COMPLETE                   -174
+#define PMIX_FABRIC_UPDATED                    -175
+#define PMIX_FABRIC_UPDATE_PENDING             -176
 #define PMIX_ERR_JOB_APP_NOT_EXECUTABLE        -177
 #define PMIX_ERR_JOB_NO_EXE_SPECIFIED          -178
 #define PMIX_ERR_JOB_FAILED_TO_MAP             -179
@@ -184,6 +215,24 @@ typedef int pmix_status_t;
 #define PMIX_ERR_PROC_ABORTED_BY_SIG           -402
 #define PMIX_ERR_PROC_SENSOR_BOUND_EXCEEDED    -403
 #define PMIX_ERR_EXIT_NONZERO_TERM             -404
+/* Older names OpenPMIx still accepts (same numbers). */
+#define PMIX_EXISTS                            PMIX_ERR_EXISTS
+#define PMIX_DEBUGGER_RELEASE                  PMIX_ERR_DEBUGGER_RELEASE
+#define PMIX_DEBUG_WAITING_FOR_NOTIFY          -58
+#define PMIX_ERR_SYS_LIMITS_PIPES              -70
+#define PMIX_ERR_SYS_LIMITS_CHILDREN           -71
+#define PMIX_ERR_PIPE_SETUP_FAILURE            -72
+#define PMIX_ERR_EXE_NOT_ACCESSIBLE            -73
+#define PMIX_ERR_JOB_WDIR_NOT_ACCESSIBLE       -74
+#define PMIX_ERR_SYS_LIMITS_FILES              -75
+#define PMIX_NOTIFY_ALLOC_COMPLETE             -105
+#define PMIX_GDS_ACTION_COMPLETE               -148
+#define PMIX_PROC_HAS_CONNECTED                -149
+#define PMIX_CONNECT_REQUESTED                 -150
+#define PMIX_ERR_SYS_BASE                      PMIX_EVENT_SYS_BASE
+#define PMIX_ERR_SYS_OTHER                     PMIX_EVENT_SYS_OTHER
+/* True for the system-event range of codes. */
+#define PMIX_SYSTEM_EVENT(a) ((a) <= PMIX_EVENT_SYS_BASE && PMIX_EVENT_SYS_OTHER <= (a))
 /* Codes a host or library defines for itself start below this base. */
 #define PMIX_EXTERNAL_ERR_BASE                -3000
 
@@ -220,6 +269,7 @@ typedef uint16_t pmix_data_type_t;
 #define PMIX_INFO                   24
 #define PMIX_PDATA                  25
 /* 26 was PMIX_BUFFER (removed) */
+#define PMIX_BUFFER                 26 /* kept for old code; never packed */
 #define PMIX_BYTE_OBJECT            27
 #define PMIX_KVAL                   28
 /* 29 was PMIX_MODEX (removed) */
@@ -350,6 +400,7 @@ typedef uint8_t pmix_proc_state_t;
 
 typedef uint8_t pmix_job_state_t;
 #define PMIX_JOB_STATE_UNDEF                  0
+#define PMIX_JOB_STATE_PREPPED                1 /* older name */
 #define PMIX_JOB_STATE_AWAITING_ALLOC         1
 #define PMIX_JOB_STATE_LAUNCH_UNDERWAY        2
 #define PMIX_JOB_STATE_RUNNING                3
@@ -389,6 +440,49 @@ typedef uint8_t pmix_coord_view_t;
 #define PMIX_COORD_VIEW_UNDEF    0x00
 #define PMIX_COORD_LOGICAL_VIEW  0x01
 #define PMIX_COORD_PHYSICAL_VIEW 0x02
+
+/* Where PMIx_Get_cpuset looks: the whole process or the calling thread. */
+typedef uint8_t pmix_bind_envelope_t;
+#define PMIX_CPUBIND_PROCESS 0
+#define PMIX_CPUBIND_THREAD  1
+
+/* Storage descriptions (bit sets; the values are the Standard's). */
+typedef uint64_t pmix_storage_medium_t;
+#define PMIX_STORAGE_MEDIUM_UNKNOWN 0x0000000000000001
+#define PMIX_STORAGE_MEDIUM_TAPE    0x0000000000000002
+#define PMIX_STORAGE_MEDIUM_HDD     0x0000000000000004
+#define PMIX_STORAGE_MEDIUM_SSD     0x0000000000000008
+#define PMIX_STORAGE_MEDIUM_NVME    0x0000000000000010
+#define PMIX_STORAGE_MEDIUM_PMEM    0x0000000000000020
+#define PMIX_STORAGE_MEDIUM_RAM     0x0000000000000040
+
+typedef uint64_t pmix_storage_accessibility_t;
+#define PMIX_STORAGE_ACCESSIBILITY_NODE    0x0000000000000001
+#define PMIX_STORAGE_ACCESSIBILITY_SESSION 0x0000000000000002
+#define PMIX_STORAGE_ACCESSIBILITY_JOB     0x0000000000000004
+#define PMIX_STORAGE_ACCESSIBILITY_RACK    0x0000000000000008
+#define PMIX_STORAGE_ACCESSIBILITY_CLUSTER 0x0000000000000010
+#define PMIX_STORAGE_ACCESSIBILITY_REMOTE  0x0000000000000020
+
+typedef uint64_t pmix_storage_persistence_t;
+#define PMIX_STORAGE_PERSISTENCE_TEMPORARY 0x0000000000000001
+#define PMIX_STORAGE_PERSISTENCE_NODE      0x0000000000000002
+#define PMIX_STORAGE_PERSISTENCE_SESSION   0x0000000000000004
+#define PMIX_STORAGE_PERSISTENCE_JOB       0x0000000000000008
+#define PMIX_STORAGE_PERSISTENCE_SCRATCH   0x0000000000000010
+#define PMIX_STORAGE_PERSISTENCE_PROJECT   0x0000000000000020
+#define PMIX_STORAGE_PERSISTENCE_ARCHIVE   0x0000000000000040
+
+typedef uint16_t pmix_storage_access_type_t;
+#define PMIX_STORAGE_ACCESS_RD   0x0001
+#define PMIX_STORAGE_ACCESS_WR   0x0002
+#define PMIX_STORAGE_ACCESS_RDWR 0x0003
+
+/* What a fabric query asks for. */
+typedef enum {
+    PMIX_FABRIC_REQUEST_INFO,
+    PMIX_FABRIC_UPDATE_INFO
+} pmix_fabric_operation_t;
 
 /* The wire command byte of a client/server request (opaque to users). */
 typedef uint8_t pmix_cmd_t;
@@ -541,6 +635,443 @@ typedef enum {
 #define PMIX_GDS_MODULE             "pmix.gds.mod"   /* string */
 #define PMIX_BFROPS_MODULE          "pmix.bfrops.mod" /* string */
 
+/* The rest of the Standard's reserved keys, by name (OpenPMIx 4.2 spells
+ * and numbers them the same way; the Standard gives each key's value type).
+ * pmigate answers or honours those its documentation names; the others are
+ * here so programs written for other hosts compile. */
+#define PMIX_ABORT_NON_ZERO_TERM               "pmix.abnz"
+#define PMIX_ACCESS_GRPIDS                     "pmix.agids"
+#define PMIX_ACCESS_PERMISSIONS                "pmix.aperms"
+#define PMIX_ACCESS_USERIDS                    "pmix.auids"
+#define PMIX_ADD_ENVAR                         "pmix.envar.add"
+#define PMIX_ADD_HOST                          "pmix.addhost"
+#define PMIX_ADD_HOSTFILE                      "pmix.addhostfile"
+#define PMIX_AGGREGATE_HELP                    "pmix.agg.help"
+#define PMIX_ALLOCATED_NODELIST                "pmix.alist"
+#define PMIX_ALLOC_BANDWIDTH                   "pmix.alloc.bw"
+#define PMIX_ALLOC_CPU_LIST                    "pmix.alloc.cpulist"
+#define PMIX_ALLOC_FABRIC                      "pmix.alloc.net"
+#define PMIX_ALLOC_FABRIC_ENDPTS               "pmix.alloc.endpts"
+#define PMIX_ALLOC_FABRIC_ENDPTS_NODE          "pmix.alloc.endpts.nd"
+#define PMIX_ALLOC_FABRIC_ID                   "pmix.alloc.netid"
+#define PMIX_ALLOC_FABRIC_PLANE                "pmix.alloc.netplane"
+#define PMIX_ALLOC_FABRIC_QOS                  "pmix.alloc.netqos"
+#define PMIX_ALLOC_FABRIC_SEC_KEY              "pmix.alloc.nsec"
+#define PMIX_ALLOC_FABRIC_TYPE                 "pmix.alloc.nettype"
+#define PMIX_ALLOC_ID                          "pmix.alloc.id"
+#define PMIX_ALLOC_MEM_SIZE                    "pmix.alloc.msize"
+#define PMIX_ALLOC_NETWORK                     "pmix.alloc.net"
+#define PMIX_ALLOC_NETWORK_ENDPTS              "pmix.alloc.endpts"
+#define PMIX_ALLOC_NETWORK_ENDPTS_NODE         "pmix.alloc.endpts.nd"
+#define PMIX_ALLOC_NETWORK_ID                  "pmix.alloc.netid"
+#define PMIX_ALLOC_NETWORK_PLANE               "pmix.alloc.netplane"
+#define PMIX_ALLOC_NETWORK_QOS                 "pmix.alloc.netqos"
+#define PMIX_ALLOC_NETWORK_SEC_KEY             "pmix.alloc.nsec"
+#define PMIX_ALLOC_NETWORK_TYPE                "pmix.alloc.nettype"
+#define PMIX_ALLOC_NODE_LIST                   "pmix.alloc.nlist"
+#define PMIX_ALLOC_NUM_CPUS                    "pmix.alloc.ncpus"
+#define PMIX_ALLOC_NUM_CPU_LIST                "pmix.alloc.ncpulist"
+#define PMIX_ALLOC_NUM_NODES                   "pmix.alloc.nnodes"
+#define PMIX_ALLOC_QUEUE                       "pmix.alloc.queue"
+#define PMIX_ALLOC_REQ_ID                      "pmix.alloc.reqid"
+#define PMIX_ALLOC_TIME                        "pmix.alloc.time"
+#define PMIX_ALL_CLONES_PARTICIPATE            "pmix.clone.part"
+#define PMIX_APPEND_ENVAR                      "pmix.envar.appnd"
+#define PMIX_ARCH                              "pmix.arch"
+#define PMIX_ATTR_UNDEF                        "pmix.undef"
+#define PMIX_BIND_PROGRESS_THREAD              "pmix.bind.pt"
+#define PMIX_BIND_REQUIRED                     "pmix.bind.reqd"
+#define PMIX_BREAKPOINT                        "pmix.brkpnt"
+#define PMIX_CLEANUP_EMPTY                     "pmix.clnup.empty"
+#define PMIX_CLEANUP_IGNORE                    "pmix.clnup.ignore"
+#define PMIX_CLEANUP_LEAVE_TOPDIR              "pmix.clnup.lvtop"
+#define PMIX_CLEANUP_RECURSIVE                 "pmix.clnup.recurse"
+#define PMIX_CLIENT_ATTRIBUTES                 "pmix.client.attrs"
+#define PMIX_CLIENT_AVG_MEMORY                 "pmix.cl.mem.avg"
+#define PMIX_CLIENT_FUNCTIONS                  "pmix.client.fns"
+#define PMIX_CMD_LINE                          "pmix.cmd.line"
+#define PMIX_COLLECTIVE_ALGO                   "pmix.calgo"
+#define PMIX_COLLECTIVE_ALGO_REQD              "pmix.calreqd"
+#define PMIX_COLOCATE_NPERNODE                 "pmix.colnum.node"
+#define PMIX_COLOCATE_NPERPROC                 "pmix.colnum.proc"
+#define PMIX_COLOCATE_PROCS                    "pmix.colproc"
+#define PMIX_CONNECT_MAX_RETRIES               "pmix.tool.mretries"
+#define PMIX_CONNECT_RETRY_DELAY               "pmix.tool.retry"
+#define PMIX_CONNECT_SYSTEM_FIRST              "pmix.cnct.sys.first"
+#define PMIX_CONNECT_TO_SYSTEM                 "pmix.cnct.sys"
+#define PMIX_COSPAWN_APP                       "pmix.cospawn"
+#define PMIX_CPUSET_BITMAP                     "pmix.bitmap"
+#define PMIX_CPUS_PER_PROC                     "pmix.cpuperproc"
+#define PMIX_CPU_LIST                          "pmix.cpulist"
+#define PMIX_CREDENTIAL                        "pmix.cred"
+#define PMIX_CRED_TYPE                         "pmix.sec.ctype"
+#define PMIX_CRYPTO_KEY                        "pmix.sec.key"
+#define PMIX_DAEMON_MEMORY                     "pmix.dmn.mem"
+#define PMIX_DEBUGGER_DAEMONS                  "pmix.debugger"
+#define PMIX_DEBUG_APP_DIRECTIVES              "pmix.dbg.adirs"
+#define PMIX_DEBUG_DAEMONS_PER_NODE            "pmix.dbg.dpnd"
+#define PMIX_DEBUG_DAEMONS_PER_PROC            "pmix.dbg.dpproc"
+#define PMIX_DEBUG_JOB                         "pmix.dbg.job"
+#define PMIX_DEBUG_JOB_DIRECTIVES              "pmix.dbg.jdirs"
+#define PMIX_DEBUG_STOP_IN_APP                 "pmix.dbg.notify"
+#define PMIX_DEBUG_STOP_ON_EXEC                "pmix.dbg.exec"
+#define PMIX_DEBUG_TARGET                      "pmix.dbg.tgt"
+#define PMIX_DEVICE_DISTANCES                  "pmix.dev.dist"
+#define PMIX_DEVICE_ID                         "pmix.dev.id"
+#define PMIX_DEVICE_TYPE                       "pmix.dev.type"
+#define PMIX_DISPLAY_ALLOCATION                "pmix.dispalloc"
+#define PMIX_DISPLAY_MAP                       "pmix.dispmap"
+#define PMIX_DISPLAY_MAP_DETAILED              "pmix.dispmapdet"
+#define PMIX_DISPLAY_TOPOLOGY                  "pmix.disptopo"
+#define PMIX_DO_NOT_LAUNCH                     "pmix.dnl"
+#define PMIX_DSTPATH                           "pmix.dstpath"
+#define PMIX_ENUM_VALUE                        "pmix.descr.enum"
+#define PMIX_ENVARS_HARVESTED                  "pmix.evar.hvstd"
+#define PMIX_EXEC_AGENT                        "pmix.exec.agnt"
+#define PMIX_FABRIC_COST_MATRIX                "pmix.fab.cm"
+#define PMIX_FABRIC_DEVICE                     "pmix.fabdev"
+#define PMIX_FABRIC_DEVICES                    "pmix.fab.devs"
+#define PMIX_FABRIC_DEVICE_ADDRESS             "pmix.fabdev.addr"
+#define PMIX_FABRIC_DEVICE_BUS_TYPE            "pmix.fabdev.btyp"
+#define PMIX_FABRIC_DEVICE_COORDINATES         "pmix.fab.coord"
+#define PMIX_FABRIC_DEVICE_DRIVER              "pmix.fabdev.driver"
+#define PMIX_FABRIC_DEVICE_FIRMWARE            "pmix.fabdev.fmwr"
+#define PMIX_FABRIC_DEVICE_INDEX               "pmix.fabdev.idx"
+#define PMIX_FABRIC_DEVICE_MTU                 "pmix.fabdev.mtu"
+#define PMIX_FABRIC_DEVICE_NAME                "pmix.fabdev.nm"
+#define PMIX_FABRIC_DEVICE_PCI_DEVID           "pmix.fabdev.pcidevid"
+#define PMIX_FABRIC_DEVICE_SPEED               "pmix.fabdev.speed"
+#define PMIX_FABRIC_DEVICE_STATE               "pmix.fabdev.state"
+#define PMIX_FABRIC_DEVICE_TYPE                "pmix.fabdev.type"
+#define PMIX_FABRIC_DEVICE_VENDOR              "pmix.fabdev.vndr"
+#define PMIX_FABRIC_DEVICE_VENDORID            "pmix.fabdev.vendid"
+#define PMIX_FABRIC_DIMS                       "pmix.fab.dims"
+#define PMIX_FABRIC_ENDPT                      "pmix.fab.endpt"
+#define PMIX_FABRIC_GROUPS                     "pmix.fab.grps"
+#define PMIX_FABRIC_IDENTIFIER                 "pmix.fab.id"
+#define PMIX_FABRIC_INDEX                      "pmix.fab.idx"
+#define PMIX_FABRIC_NUM_DEVICES                "pmix.fab.nverts"
+#define PMIX_FABRIC_PLANE                      "pmix.fab.plane"
+#define PMIX_FABRIC_SHAPE                      "pmix.fab.shape"
+#define PMIX_FABRIC_SHAPE_STRING               "pmix.fab.shapestr"
+#define PMIX_FABRIC_SWITCH                     "pmix.fab.switch"
+#define PMIX_FABRIC_VENDOR                     "pmix.fab.vndr"
+#define PMIX_FIRST_ENVAR                       "pmix.envar.first"
+#define PMIX_FORKEXEC_AGENT                    "pmix.fe.agnt"
+#define PMIX_FWD_STDDIAG                       "pmix.fwd.stddiag"
+#define PMIX_FWD_STDERR                        "pmix.fwd.stderr"
+#define PMIX_FWD_STDIN                         "pmix.fwd.stdin"
+#define PMIX_FWD_STDOUT                        "pmix.fwd.stdout"
+#define PMIX_GET_POINTER_VALUES                "pmix.get.pntrs"
+#define PMIX_GET_STATIC_VALUES                 "pmix.get.static"
+#define PMIX_GROUP_ADD_MEMBERS                 "pmix.grp.add"
+#define PMIX_GROUP_ASSIGN_CONTEXT_ID           "pmix.grp.actxid"
+#define PMIX_GROUP_CONTEXT_ID                  "pmix.grp.ctxid"
+#define PMIX_GROUP_ENDPT_DATA                  "pmix.grp.endpt"
+#define PMIX_GROUP_FT_COLLECTIVE               "pmix.grp.ftcoll"
+#define PMIX_GROUP_ID                          "pmix.grp.id"
+#define PMIX_GROUP_INFO                        "pmix.grp.info"
+#define PMIX_GROUP_LEADER                      "pmix.grp.ldr"
+#define PMIX_GROUP_LOCAL_CID                   "pmix.grp.lclid"
+#define PMIX_GROUP_LOCAL_ONLY                  "pmix.grp.lcl"
+#define PMIX_GROUP_MEMBERSHIP                  "pmix.grp.mbrs"
+#define PMIX_GROUP_NAMES                       "pmix.pgrp.nm"
+#define PMIX_GROUP_NOTIFY_TERMINATION          "pmix.grp.notterm"
+#define PMIX_GROUP_OPTIONAL                    "pmix.grp.opt"
+#define PMIX_HOMOGENEOUS_SYSTEM                "pmix.homo"
+#define PMIX_HOST                              "pmix.host"
+#define PMIX_HOSTFILE                          "pmix.hostfile"
+#define PMIX_HOST_ATTRIBUTES                   "pmix.host.attrs"
+#define PMIX_HOST_FUNCTIONS                    "pmix.host.fns"
+#define PMIX_HWLOC_HOLE_KIND                   "pmix.hwlocholek"
+#define PMIX_HWLOC_SHARE_TOPO                  "pmix.hwlocsh"
+#define PMIX_HWLOC_SHMEM_ADDR                  "pmix.hwlocaddr"
+#define PMIX_HWLOC_SHMEM_FILE                  "pmix.hwlocfile"
+#define PMIX_HWLOC_SHMEM_SIZE                  "pmix.hwlocsize"
+#define PMIX_HWLOC_XML_V1                      "pmix.hwlocxml1"
+#define PMIX_HWLOC_XML_V2                      "pmix.hwlocxml2"
+#define PMIX_INDEX_ARGV                        "pmix.indxargv"
+#define PMIX_IOF_BUFFERING_SIZE                "pmix.iof.bsize"
+#define PMIX_IOF_BUFFERING_TIME                "pmix.iof.btime"
+#define PMIX_IOF_CACHE_SIZE                    "pmix.iof.csize"
+#define PMIX_IOF_COMPLETE                      "pmix.iof.cmp"
+#define PMIX_IOF_COPY                          "pmix.iof.cpy"
+#define PMIX_IOF_DROP_NEWEST                   "pmix.iof.new"
+#define PMIX_IOF_DROP_OLDEST                   "pmix.iof.old"
+#define PMIX_IOF_FILE_ONLY                     "pmix.iof.fonly"
+#define PMIX_IOF_FILE_PATTERN                  "pmix.iof.fpt"
+#define PMIX_IOF_LOCAL_OUTPUT                  "pmix.iof.local"
+#define PMIX_IOF_MERGE_STDERR_STDOUT           "pmix.iof.mrg"
+#define PMIX_IOF_OUTPUT_RAW                    "pmix.iof.raw"
+#define PMIX_IOF_OUTPUT_TO_DIRECTORY           "pmix.iof.dir"
+#define PMIX_IOF_OUTPUT_TO_FILE                "pmix.iof.file"
+#define PMIX_IOF_PUSH_STDIN                    "pmix.iof.stdin"
+#define PMIX_IOF_RANK_OUTPUT                   "pmix.iof.rank"
+#define PMIX_IOF_REDIRECT                      "pmix.iof.redir"
+#define PMIX_IOF_STOP                          "pmix.iof.stop"
+#define PMIX_IOF_TAG_DETAILED_OUTPUT           "pmix.iof.tagdet"
+#define PMIX_IOF_TAG_FULLNAME_OUTPUT           "pmix.iof.tagfull"
+#define PMIX_IOF_TAG_OUTPUT                    "pmix.iof.tag"
+#define PMIX_IOF_TIMESTAMP_OUTPUT              "pmix.iof.ts"
+#define PMIX_IOF_XML_OUTPUT                    "pmix.iof.xml"
+#define PMIX_JOB_CONTINUOUS                    "pmix.continuous"
+#define PMIX_JOB_CTRL_CANCEL                   "pmix.jctrl.cancel"
+#define PMIX_JOB_CTRL_CHECKPOINT               "pmix.jctrl.ckpt"
+#define PMIX_JOB_CTRL_CHECKPOINT_EVENT         "pmix.jctrl.ckptev"
+#define PMIX_JOB_CTRL_CHECKPOINT_METHOD        "pmix.jctrl.ckmethod"
+#define PMIX_JOB_CTRL_CHECKPOINT_SIGNAL        "pmix.jctrl.ckptsig"
+#define PMIX_JOB_CTRL_CHECKPOINT_TIMEOUT       "pmix.jctrl.ckptsig"
+#define PMIX_JOB_CTRL_ID                       "pmix.jctrl.id"
+#define PMIX_JOB_CTRL_KILL                     "pmix.jctrl.kill"
+#define PMIX_JOB_CTRL_PAUSE                    "pmix.jctrl.pause"
+#define PMIX_JOB_CTRL_PREEMPTIBLE              "pmix.jctrl.preempt"
+#define PMIX_JOB_CTRL_PROVISION                "pmix.jctrl.pvn"
+#define PMIX_JOB_CTRL_PROVISION_IMAGE          "pmix.jctrl.pvnimg"
+#define PMIX_JOB_CTRL_RESTART                  "pmix.jctrl.restart"
+#define PMIX_JOB_CTRL_RESUME                   "pmix.jctrl.resume"
+#define PMIX_JOB_CTRL_SIGNAL                   "pmix.jctrl.sig"
+#define PMIX_JOB_CTRL_TERMINATE                "pmix.jctrl.term"
+#define PMIX_JOB_RECOVERABLE                   "pmix.recover"
+#define PMIX_JOB_TIMEOUT                       "pmix.job.time"
+#define PMIX_KEEPALIVE_PIPE                    "PMIX_KEEPALIVE_PIPE"
+#define PMIX_LAUNCHER                          "pmix.tool.launcher"
+#define PMIX_LAUNCHER_DAEMON                   "pmix.lnch.dmn"
+#define PMIX_LAUNCHER_RENDEZVOUS_FILE          "pmix.tool.lncrnd"
+#define PMIX_LAUNCHER_RNDZ_FILE                "PMIX_LAUNCHER_RNDZ_FILE"
+#define PMIX_LAUNCHER_RNDZ_URI                 "PMIX_LAUNCHER_RNDZ_URI"
+#define PMIX_LAUNCH_DIRECTIVES                 "pmix.lnch.dirs"
+#define PMIX_LOCAL_COLLECTIVE_STATUS           "pmix.loc.col.st"
+#define PMIX_LOCAL_TOPO                        "pmix.ltopo"
+#define PMIX_MAPPER                            "pmix.mapper"
+#define PMIX_MAP_BLOB                          "pmix.mblob"
+#define PMIX_MAX_RESTARTS                      "pmix.maxrestarts"
+#define PMIX_MAX_VALUE                         "pmix.descr.maxval"
+#define PMIX_MERGE_STDERR_STDOUT               "pmix.mergeerrout"
+#define PMIX_MIN_VALUE                         "pmix.descr.minval"
+#define PMIX_MODEL_AFFINITY_POLICY             "pmix.mdl.tap"
+#define PMIX_MODEL_CPU_TYPE                    "pmix.mdl.cputype"
+#define PMIX_MODEL_NUM_CPUS                    "pmix.mdl.ncpu"
+#define PMIX_MODEL_NUM_THREADS                 "pmix.mdl.nthrds"
+#define PMIX_MODEL_PHASE_NAME                  "pmix.mdl.phase"
+#define PMIX_MODEL_PHASE_TYPE                  "pmix.mdl.ptype"
+#define PMIX_MONITOR_APP_CONTROL               "pmix.monitor.appctrl"
+#define PMIX_MONITOR_CANCEL                    "pmix.monitor.cancel"
+#define PMIX_MONITOR_FILE                      "pmix.monitor.fmon"
+#define PMIX_MONITOR_FILE_ACCESS               "pmix.monitor.faccess"
+#define PMIX_MONITOR_FILE_CHECK_TIME           "pmix.monitor.ftime"
+#define PMIX_MONITOR_FILE_DROPS                "pmix.monitor.fdrop"
+#define PMIX_MONITOR_FILE_MODIFY               "pmix.monitor.fmod"
+#define PMIX_MONITOR_FILE_SIZE                 "pmix.monitor.fsize"
+#define PMIX_MONITOR_HEARTBEAT                 "pmix.monitor.mbeat"
+#define PMIX_MONITOR_HEARTBEAT_DROPS           "pmix.monitor.bdrop"
+#define PMIX_MONITOR_HEARTBEAT_TIME            "pmix.monitor.btime"
+#define PMIX_MONITOR_ID                        "pmix.monitor.id"
+#define PMIX_MYSERVER_URI                      "pmix.mysrvr.uri"
+#define PMIX_NOHUP                             "pmix.nohup"
+#define PMIX_NON_PMI                           "pmix.nonpmi"
+#define PMIX_NOTIFY_JOB_EVENTS                 "pmix.note.jev"
+#define PMIX_NOTIFY_LAUNCH                     "pmix.note.lnch"
+#define PMIX_NOTIFY_PROC_ABNORMAL_TERMINATION  "pmix.noteabproc"
+#define PMIX_NOTIFY_PROC_TERMINATION           "pmix.noteproc"
+#define PMIX_NO_OVERSUBSCRIBE                  "pmix.noover"
+#define PMIX_NO_PROCS_ON_HEAD                  "pmix.nolocal"
+#define PMIX_NUM_ALLOCATED_NODES               "pmix.num.anodes"
+#define PMIX_NUM_SLOTS                         "pmix.num.slots"
+#define PMIX_OUTPUT_NOCOPY                     "pmix.nocopy"
+#define PMIX_OUTPUT_TO_DIRECTORY               "pmix.outdir"
+#define PMIX_OUTPUT_TO_FILE                    "pmix.outfile"
+#define PMIX_PACKAGE_RANK                      "pmix.pkgrank"
+#define PMIX_PERSONALITY                       "pmix.pers"
+#define PMIX_PNET_SETUP_APP                    "pmix.pnet.setapp"
+#define PMIX_PPR                               "pmix.ppr"
+#define PMIX_PREFIX                            "pmix.prefix"
+#define PMIX_PRELOAD_BIN                       "pmix.preloadbin"
+#define PMIX_PRELOAD_FILES                     "pmix.preloadfiles"
+#define PMIX_PREPEND_ENVAR                     "pmix.envar.prepnd"
+#define PMIX_PRIMARY_SERVER                    "pmix.pri.srvr"
+#define PMIX_PROC_BLOB                         "pmix.pblob"
+#define PMIX_PROC_STATE_STATUS                 "pmix.proc.state"
+#define PMIX_PROC_TERM_STATUS                  "pmix.proc.term.status"
+#define PMIX_PROC_URI                          "pmix.puri"
+#define PMIX_PSET_NAMES                        "pmix.pset.nms"
+#define PMIX_QUALIFIED_VALUE                   "pmix.qual.val"
+#define PMIX_RECONNECT_SERVER                  "pmix.cnct.recon"
+#define PMIX_REGISTER_CLEANUP                  "pmix.reg.cleanup"
+#define PMIX_REGISTER_CLEANUP_DIR              "pmix.reg.cleanupdir"
+#define PMIX_REGISTER_NODATA                   "pmix.reg.nodata"
+#define PMIX_REPORT_BINDINGS                   "pmix.repbind"
+#define PMIX_REPORT_CHILD_SEP                  "pmix.rptchildsep"
+#define PMIX_REQUESTOR_IS_TOOL                 "pmix.req.tool"
+#define PMIX_RUNTIME_OPTIONS                   "pmix.runopt"
+#define PMIX_SEND_HEARTBEAT                    "pmix.monitor.beat"
+#define PMIX_SERVER_ATTRIBUTES                 "pmix.srvr.attrs"
+#define PMIX_SERVER_ENABLE_MONITORING          "pmix.srv.monitor"
+#define PMIX_SERVER_FUNCTIONS                  "pmix.srvr.fns"
+#define PMIX_SERVER_GATEWAY                    "pmix.srv.gway"
+#define PMIX_SERVER_HOSTNAME                   "pmix.srvr.host"
+#define PMIX_SERVER_INFO_ARRAY                 "pmix.srv.arr"
+#define PMIX_SERVER_PIDINFO                    "pmix.srvr.pidinfo"
+#define PMIX_SERVER_REMOTE_CONNECTIONS         "pmix.srvr.remote"
+#define PMIX_SERVER_SCHEDULER                  "pmix.srv.sched"
+#define PMIX_SERVER_SESSION_SUPPORT            "pmix.srvr.sess"
+#define PMIX_SERVER_SHARE_TOPOLOGY             "pmix.srvr.share"
+#define PMIX_SERVER_START_TIME                 "pmix.srv.strtime"
+#define PMIX_SERVER_SYSTEM_SUPPORT             "pmix.srvr.sys"
+#define PMIX_SERVER_TMPDIR                     "pmix.srvr.tmpdir"
+#define PMIX_SERVER_TOOL_SUPPORT               "pmix.srvr.tool"
+#define PMIX_SETUP_APP_ALL                     "pmix.setup.all"
+#define PMIX_SETUP_APP_ENVARS                  "pmix.setup.env"
+#define PMIX_SETUP_APP_NONENVARS               "pmix.setup.nenv"
+#define PMIX_SET_ENVAR                         "pmix.envar.set"
+#define PMIX_SET_SESSION_CWD                   "pmix.ssncwd"
+#define PMIX_SHOW_LAUNCH_PROGRESS              "pmix.showprog"
+#define PMIX_SINGLE_LISTENER                   "pmix.sing.listnr"
+#define PMIX_SOCKET_MODE                       "pmix.sockmode"
+#define PMIX_SORTED_PROC_ARRAY                 "pmix.sorted.parr"
+#define PMIX_SPAWN_TIMEOUT                     "pmix.sp.time"
+#define PMIX_SPAWN_TOOL                        "pmix.spwn.tool"
+#define PMIX_STDIN_TGT                         "pmix.stdin"
+#define PMIX_STORAGE_ACCESSIBILITY             "pmix.strg.access"
+#define PMIX_STORAGE_ACCESS_TYPE               "pmix.strg.atype"
+#define PMIX_STORAGE_BW_CUR                    "pmix.strg.bwcur"
+#define PMIX_STORAGE_BW_MAX                    "pmix.strg.bwmax"
+#define PMIX_STORAGE_CAPACITY_LIMIT            "pmix.strg.cap"
+#define PMIX_STORAGE_CAPACITY_USED             "pmix.strg.capuse"
+#define PMIX_STORAGE_ID                        "pmix.strg.id"
+#define PMIX_STORAGE_IOPS_CUR                  "pmix.strg.iopscur"
+#define PMIX_STORAGE_IOPS_MAX                  "pmix.strg.iopsmax"
+#define PMIX_STORAGE_MEDIUM                    "pmix.strg.medium"
+#define PMIX_STORAGE_MINIMAL_XFER_SIZE         "pmix.strg.minxfer"
+#define PMIX_STORAGE_OBJECTS_USED              "pmix.strg.objuse"
+#define PMIX_STORAGE_OBJECT_LIMIT              "pmix.strg.obj"
+#define PMIX_STORAGE_PATH                      "pmix.strg.path"
+#define PMIX_STORAGE_PERSISTENCE               "pmix.strg.persist"
+#define PMIX_STORAGE_SUGGESTED_XFER_SIZE       "pmix.strg.sxfer"
+#define PMIX_STORAGE_TYPE                      "pmix.strg.type"
+#define PMIX_STORAGE_VERSION                   "pmix.strg.ver"
+#define PMIX_SWITCH_PEERS                      "pmix.speers"
+#define PMIX_SYSTEM_TMPDIR                     "pmix.sys.tmpdir"
+#define PMIX_TAG_OUTPUT                        "pmix.tagout"
+#define PMIX_TCP_DISABLE_IPV4                  "pmix.tcp.disipv4"
+#define PMIX_TCP_DISABLE_IPV6                  "pmix.tcp.disipv6"
+#define PMIX_TCP_IF_EXCLUDE                    "pmix.tcp.ifexclude"
+#define PMIX_TCP_IF_INCLUDE                    "pmix.tcp.ifinclude"
+#define PMIX_TCP_IPV4_PORT                     "pmix.tcp.ipv4"
+#define PMIX_TCP_IPV6_PORT                     "pmix.tcp.ipv6"
+#define PMIX_TCP_REPORT_URI                    "pmix.tcp.repuri"
+#define PMIX_TCP_URI                           "pmix.tcp.uri"
+#define PMIX_TIMEOUT_REPORT_STATE              "pmix.tim.state"
+#define PMIX_TIMEOUT_STACKTRACES               "pmix.tim.stack"
+#define PMIX_TIMESTAMP_OUTPUT                  "pmix.tsout"
+#define PMIX_TIME_REMAINING                    "pmix.time.remaining"
+#define PMIX_TOOL_ATTACHMENT_FILE              "pmix.tool.attach"
+#define PMIX_TOOL_ATTRIBUTES                   "pmix.tool.attrs"
+#define PMIX_TOOL_CONNECT_OPTIONAL             "pmix.tool.conopt"
+#define PMIX_TOOL_DO_NOT_CONNECT               "pmix.tool.nocon"
+#define PMIX_TOOL_FUNCTIONS                    "pmix.tool.fns"
+#define PMIX_TOOL_NSPACE                       "pmix.tool.nspace"
+#define PMIX_TOOL_RANK                         "pmix.tool.rank"
+#define PMIX_TOPOLOGY                          "pmix.topo"
+#define PMIX_TOPOLOGY2                         "pmix.topo2"
+#define PMIX_TOPOLOGY_FILE                     "pmix.topo.file"
+#define PMIX_TOPOLOGY_SIGNATURE                "pmix.toposig"
+#define PMIX_TOPOLOGY_XML                      "pmix.topo.xml"
+#define PMIX_UNSET_ENVAR                       "pmix.envar.unset"
+#define PMIX_USOCK_DISABLE                     "pmix.usock.disable"
+#define PMIX_VERSION_INFO                      "pmix.version"
+#define PMIX_WAIT_FOR_CONNECTION               "pmix.wait.conn"
+#define PMIX_WDIR_USER_SPECIFIED               "pmix.wdir.user"
+
+/* ---- events, queries and logging: keys -------------------------------- */
+/* (one block, kept apart: the event/query/log implementation owns it) */
+#define PMIX_EVENT_ACTION_TIMEOUT              "pmix.evtimeout"
+#define PMIX_EVENT_AFFECTED_PROC               "pmix.evproc"
+#define PMIX_EVENT_AFFECTED_PROCS              "pmix.evaffected"
+#define PMIX_EVENT_BASE                        "pmix.evbase"
+#define PMIX_EVENT_CUSTOM_RANGE                "pmix.evrange"
+#define PMIX_EVENT_DO_NOT_CACHE                "pmix.evnocache"
+#define PMIX_EVENT_HDLR_AFTER                  "pmix.evafter"
+#define PMIX_EVENT_HDLR_APPEND                 "pmix.evappend"
+#define PMIX_EVENT_HDLR_BEFORE                 "pmix.evbefore"
+#define PMIX_EVENT_HDLR_FIRST                  "pmix.evfirst"
+#define PMIX_EVENT_HDLR_FIRST_IN_CATEGORY      "pmix.evfirstcat"
+#define PMIX_EVENT_HDLR_LAST                   "pmix.evlast"
+#define PMIX_EVENT_HDLR_LAST_IN_CATEGORY       "pmix.evlastcat"
+#define PMIX_EVENT_HDLR_PREPEND                "pmix.evprepend"
+#define PMIX_EVENT_NON_DEFAULT                 "pmix.evnondef"
+#define PMIX_EVENT_NO_TERMINATION              "pmix.evnoterm"
+#define PMIX_EVENT_ONESHOT                     "pmix.evone"
+#define PMIX_EVENT_PROXY                       "pmix.evproxy"
+#define PMIX_EVENT_RETURN_OBJECT               "pmix.evobject"
+#define PMIX_EVENT_SILENT_TERMINATION          "pmix.evsilentterm"
+#define PMIX_EVENT_TERMINATE_JOB               "pmix.evterm.job"
+#define PMIX_EVENT_TERMINATE_NODE              "pmix.evterm.node"
+#define PMIX_EVENT_TERMINATE_PROC              "pmix.evterm.proc"
+#define PMIX_EVENT_TERMINATE_SESSION           "pmix.evterm.sess"
+#define PMIX_EVENT_TEXT_MESSAGE                "pmix.evtext"
+#define PMIX_EVENT_TIMESTAMP                   "pmix.evtstamp"
+#define PMIX_EVENT_WANT_TERMINATION            "pmix.evterm"
+#define PMIX_LOG_AGG                           "pmix.log.agg"
+#define PMIX_LOG_COMPLETION                    "pmix.logcomp"
+#define PMIX_LOG_EMAIL                         "pmix.log.email"
+#define PMIX_LOG_EMAIL_ADDR                    "pmix.log.emaddr"
+#define PMIX_LOG_EMAIL_MSG                     "pmix.log.emmsg"
+#define PMIX_LOG_EMAIL_SENDER_ADDR             "pmix.log.emfaddr"
+#define PMIX_LOG_EMAIL_SERVER                  "pmix.log.esrvr"
+#define PMIX_LOG_EMAIL_SRVR_PORT               "pmix.log.esrvrprt"
+#define PMIX_LOG_EMAIL_SUBJECT                 "pmix.log.emsub"
+#define PMIX_LOG_GENERATE_TIMESTAMP            "pmix.log.gtstmp"
+#define PMIX_LOG_GLOBAL_DATASTORE              "pmix.log.gstore"
+#define PMIX_LOG_GLOBAL_SYSLOG                 "pmix.log.gsys"
+#define PMIX_LOG_JOB_EVENTS                    "pmix.log.jev"
+#define PMIX_LOG_JOB_RECORD                    "pmix.log.jrec"
+#define PMIX_LOG_KEY                           "pmix.log.key"
+#define PMIX_LOG_LOCAL_SYSLOG                  "pmix.log.lsys"
+#define PMIX_LOG_MSG                           "pmix.log.msg"
+#define PMIX_LOG_ONCE                          "pmix.log.once"
+#define PMIX_LOG_PROC_ABNORMAL_TERMINATION     "pmix.logabproc"
+#define PMIX_LOG_PROC_TERMINATION              "pmix.logproc"
+#define PMIX_LOG_SOURCE                        "pmix.log.source"
+#define PMIX_LOG_STDERR                        "pmix.log.stderr"
+#define PMIX_LOG_STDOUT                        "pmix.log.stdout"
+#define PMIX_LOG_SYSLOG                        "pmix.log.syslog"
+#define PMIX_LOG_SYSLOG_PRI                    "pmix.log.syspri"
+#define PMIX_LOG_TAG_OUTPUT                    "pmix.log.tag"
+#define PMIX_LOG_TIMESTAMP                     "pmix.log.tstmp"
+#define PMIX_LOG_TIMESTAMP_OUTPUT              "pmix.log.tsout"
+#define PMIX_LOG_VAL                           "pmix.log.val"
+#define PMIX_LOG_XML_OUTPUT                    "pmix.log.xml"
+#define PMIX_QUERY_ALLOC_STATUS                "pmix.query.alloc"
+#define PMIX_QUERY_ATTRIBUTE_SUPPORT           "pmix.qry.attrs"
+#define PMIX_QUERY_AUTHORIZATIONS              "pmix.qry.auths"
+#define PMIX_QUERY_AVAIL_SERVERS               "pmix.qry.asrvrs"
+#define PMIX_QUERY_DEBUG_SUPPORT               "pmix.qry.debug"
+#define PMIX_QUERY_GROUP_MEMBERSHIP            "pmix.qry.pgrpmems"
+#define PMIX_QUERY_GROUP_NAMES                 "pmix.qry.pgrp"
+#define PMIX_QUERY_JOB_STATUS                  "pmix.qry.jst"
+#define PMIX_QUERY_LOCAL_ONLY                  "pmix.qry.local"
+#define PMIX_QUERY_LOCAL_PROC_TABLE            "pmix.qry.lptable"
+#define PMIX_QUERY_MEMORY_USAGE                "pmix.qry.mem"
+#define PMIX_QUERY_NAMESPACE_INFO              "pmix.qry.nsinfo"
+#define PMIX_QUERY_NUM_GROUPS                  "pmix.qry.pgrpnum"
+#define PMIX_QUERY_NUM_PSETS                   "pmix.qry.psetnum"
+#define PMIX_QUERY_PROC_TABLE                  "pmix.qry.ptable"
+#define PMIX_QUERY_PROVISIONAL_ABI_VERSION     "pmix.qry.prabiver"
+#define PMIX_QUERY_PSET_MEMBERSHIP             "pmix.qry.pmems"
+#define PMIX_QUERY_PSET_NAMES                  "pmix.qry.psets"
+#define PMIX_QUERY_QUALIFIERS                  "pmix.qry.quals"
+#define PMIX_QUERY_QUEUE_LIST                  "pmix.qry.qlst"
+#define PMIX_QUERY_QUEUE_STATUS                "pmix.qry.qst"
+#define PMIX_QUERY_REFRESH_CACHE               "pmix.qry.rfsh"
+#define PMIX_QUERY_REPORT_AVG                  "pmix.qry.avg"
+#define PMIX_QUERY_REPORT_MINMAX               "pmix.qry.minmax"
+#define PMIX_QUERY_RESULTS                     "pmix.qry.res"
+#define PMIX_QUERY_SPAWN_SUPPORT               "pmix.qry.spawn"
+#define PMIX_QUERY_STABLE_ABI_VERSION          "pmix.qry.stabiver"
+#define PMIX_QUERY_STORAGE_LIST                "pmix.strg.list"
+#define PMIX_QUERY_SUPPORTED_KEYS              "pmix.qry.keys"
+#define PMIX_QUERY_SUPPORTED_QUALIFIERS        "pmix.qry.quals"
+
 /* The Standard's reserved-key test: a 4-character "pmix" prefix. */
 #define PMIX_CHECK_RESERVED_KEY(a) (0 == strncmp((a), "pmix", 4))
 
@@ -627,11 +1158,70 @@ typedef struct pmix_endpoint {
     pmix_byte_object_t endpt;
 } pmix_endpoint_t;
 
-/* Statistics records: pmigate never fills them; only pointers travel. */
-typedef struct pmix_proc_stats pmix_proc_stats_t;
-typedef struct pmix_disk_stats pmix_disk_stats_t;
-typedef struct pmix_net_stats pmix_net_stats_t;
-typedef struct pmix_node_stats pmix_node_stats_t;
+/* Statistics records (the Standard's monitoring types).  pmigate never
+ * fills them itself; programs may build and pass them. Sizes in MBytes. */
+typedef struct pmix_proc_stats {
+    char *node;
+    pmix_proc_t proc;
+    pid_t pid;
+    char *cmd;
+    char state;
+    struct timeval time;
+    float percent_cpu;
+    int32_t priority;
+    uint16_t num_threads;
+    float pss;
+    float vsize;
+    float rss;
+    float peak_vsize;
+    uint16_t processor;
+    struct timeval sample_time;
+} pmix_proc_stats_t;
+
+typedef struct pmix_disk_stats {
+    char *disk;
+    uint64_t num_reads_completed;
+    uint64_t num_reads_merged;
+    uint64_t num_sectors_read;
+    uint64_t milliseconds_reading;
+    uint64_t num_writes_completed;
+    uint64_t num_writes_merged;
+    uint64_t num_sectors_written;
+    uint64_t milliseconds_writing;
+    uint64_t num_ios_in_progress;
+    uint64_t milliseconds_io;
+    uint64_t weighted_milliseconds_io;
+} pmix_disk_stats_t;
+
+typedef struct pmix_net_stats {
+    char *net_interface;
+    uint64_t num_bytes_recvd;
+    uint64_t num_packets_recvd;
+    uint64_t num_recv_errs;
+    uint64_t num_bytes_sent;
+    uint64_t num_packets_sent;
+    uint64_t num_send_errs;
+} pmix_net_stats_t;
+
+typedef struct pmix_node_stats {
+    char *node;
+    float la;
+    float la5;
+    float la15;
+    float total_mem;
+    float free_mem;
+    float buffers;
+    float cached;
+    float swap_cached;
+    float swap_total;
+    float swap_free;
+    float mapped;
+    struct timeval sample_time;
+    pmix_disk_stats_t *diskstats;
+    size_t ndiskstats;
+    pmix_net_stats_t *netstats;
+    size_t nnetstats;
+} pmix_node_stats_t;
 
 /* A typed value.  Which union member is live is given by `type`; pointer
  * members are owned by the value and released by PMIX_VALUE_DESTRUCT. */
@@ -725,6 +1315,16 @@ typedef struct pmix_regattr_t {
     char **description;
 } pmix_regattr_t;
 
+/* A fabric a program registered with PMIx_Fabric_register; `module` is the
+ * library's. */
+typedef struct pmix_fabric_s {
+    char *name;
+    size_t index;
+    pmix_info_t *info;
+    size_t ninfo;
+    void *module;
+} pmix_fabric_t;
+
 /* ------------------------------------------------------------------ */
 /* Callback types                                                      */
 /* ------------------------------------------------------------------ */
@@ -751,6 +1351,13 @@ typedef void (*pmix_notification_fn_t)(size_t evhdlr_registration_id, pmix_statu
                                        void *cbdata);
 typedef void (*pmix_hdlr_reg_cbfunc_t)(pmix_status_t status, size_t refid, void *cbdata);
 typedef void (*pmix_evhdlr_reg_cbfunc_t)(pmix_status_t status, size_t refid, void *cbdata);
+typedef void (*pmix_credential_cbfunc_t)(pmix_status_t status, pmix_byte_object_t *credential,
+                                         pmix_info_t info[], size_t ninfo, void *cbdata);
+typedef void (*pmix_validation_cbfunc_t)(pmix_status_t status, pmix_info_t info[], size_t ninfo,
+                                         void *cbdata);
+typedef void (*pmix_device_dist_cbfunc_t)(pmix_status_t status, pmix_device_distance_t *dist,
+                                          size_t ndist, void *cbdata,
+                                          pmix_release_cbfunc_t release_fn, void *release_cbdata);
 
 /* ------------------------------------------------------------------ */
 /* Helper functions behind the macros below (implemented in libpmix,   */
@@ -815,6 +1422,29 @@ PMIX_EXPORT void PMIx_Argv_free(char **argv);
 PMIX_EXPORT char **PMIx_Argv_split(const char *src, int delimiter);
 PMIX_EXPORT char *PMIx_Argv_join(char **argv, int delimiter);
 PMIX_EXPORT char **PMIx_Argv_copy(char **argv);
+/* arg goes first; the rest move up one */
+PMIX_EXPORT pmix_status_t PMIx_Argv_prepend_nosize(char ***argv, const char *arg);
+/* appends arg unless an equal string is already there */
+PMIX_EXPORT pmix_status_t PMIx_Argv_append_unique_nosize(char ***argv, const char *arg);
+/* sets name=value in the NULL-terminated *env (overwrite: replace an
+ * existing entry; else leave it and return PMIX_ERR_EXISTS) */
+PMIX_EXPORT pmix_status_t PMIx_Setenv(const char *name, const char *value, bool overwrite,
+                                      char ***env);
+
+/* Release what a cpuset / topology holds (not the struct itself). */
+PMIX_EXPORT void PMIx_Cpuset_destruct(pmix_cpuset_t *cpuset);
+PMIX_EXPORT void PMIx_Topology_destruct(pmix_topology_t *topo);
+
+/* Info lists: an opaque, growable list of pmix_info_t a program builds
+ * before it knows how many it needs; _convert turns it into a data array
+ * of PMIX_INFO (deep copies); _release frees the list. */
+PMIX_EXPORT void *PMIx_Info_list_start(void);
+PMIX_EXPORT pmix_status_t PMIx_Info_list_add(void *ptr, const char *key, const void *value,
+                                             pmix_data_type_t type);
+PMIX_EXPORT pmix_status_t PMIx_Info_list_insert(void *ptr, pmix_info_t *info);
+PMIX_EXPORT pmix_status_t PMIx_Info_list_xfer(void *ptr, const pmix_info_t *info);
+PMIX_EXPORT pmix_status_t PMIx_Info_list_convert(void *ptr, pmix_data_array_t *par);
+PMIX_EXPORT void PMIx_Info_list_release(void *ptr);
 
 /* ------------------------------------------------------------------ */
 /* Macros                                                              */
@@ -1136,125 +1766,371 @@ PMIX_EXPORT char **PMIx_Argv_copy(char **argv);
 #define PMIX_ARGV_COPY(a, b) ((a) = PMIx_Argv_copy((b)))
 
 /* ------------------------------------------------------------------ */
-/* Events, queries and logging (OpenPMIx 4.2 values and strings).      */
+/* Static initialisers: `pmix_x_t v = PMIX_X_STATIC_INIT;` gives the   */
+/* same empty object as PMIX_X_CONSTRUCT(&v).                          */
 /* ------------------------------------------------------------------ */
 
-/* event handler registration and notification */
-#define PMIX_EVENT_HDLR_FIRST               "pmix.evfirst"          /* bool */
-#define PMIX_EVENT_HDLR_LAST                "pmix.evlast"           /* bool */
-#define PMIX_EVENT_HDLR_FIRST_IN_CATEGORY   "pmix.evfirstcat"       /* bool */
-#define PMIX_EVENT_HDLR_LAST_IN_CATEGORY    "pmix.evlastcat"        /* bool */
-#define PMIX_EVENT_HDLR_BEFORE              "pmix.evbefore"         /* char* */
-#define PMIX_EVENT_HDLR_AFTER               "pmix.evafter"          /* char* */
-#define PMIX_EVENT_HDLR_PREPEND             "pmix.evprepend"        /* bool */
-#define PMIX_EVENT_HDLR_APPEND              "pmix.evappend"         /* bool */
-#define PMIX_EVENT_CUSTOM_RANGE             "pmix.evrange"          /* pmix_data_array_t* of pmix_proc_t */
-#define PMIX_EVENT_AFFECTED_PROC            "pmix.evproc"           /* pmix_proc_t* */
-#define PMIX_EVENT_AFFECTED_PROCS           "pmix.evaffected"       /* pmix_data_array_t* of pmix_proc_t */
-#define PMIX_EVENT_NON_DEFAULT              "pmix.evnondef"         /* bool */
-#define PMIX_EVENT_RETURN_OBJECT            "pmix.evobject"         /* void* */
-#define PMIX_EVENT_DO_NOT_CACHE             "pmix.evnocache"        /* bool */
-#define PMIX_EVENT_SILENT_TERMINATION       "pmix.evsilentterm"     /* bool */
-#define PMIX_EVENT_PROXY                    "pmix.evproxy"          /* pmix_proc_t* */
-#define PMIX_EVENT_TEXT_MESSAGE             "pmix.evtext"           /* char* */
-#define PMIX_EVENT_TIMESTAMP                "pmix.evtstamp"         /* time_t */
-#define PMIX_EVENT_ONESHOT                  "pmix.evone"            /* bool */
-#define PMIX_PROC_TERM_STATUS               "pmix.proc.term.status" /* pmix_status_t */
-#define PMIX_PROC_STATE_STATUS              "pmix.proc.state"       /* pmix_proc_state_t */
+#define PMIX_PROC_STATIC_INIT        { .nspace = { 0 }, .rank = PMIX_RANK_UNDEF }
+#define PMIX_BYTE_OBJECT_STATIC_INIT { .bytes = NULL, .size = 0 }
+#define PMIX_DATA_ARRAY_STATIC_INIT  { .type = PMIX_UNDEF, .size = 0, .array = NULL }
+#define PMIX_VALUE_STATIC_INIT       { .type = PMIX_UNDEF, .data.ptr = NULL }
+#define PMIX_INFO_STATIC_INIT        { .key = { 0 }, .flags = 0, .value = PMIX_VALUE_STATIC_INIT }
+#define PMIX_LOOKUP_STATIC_INIT \
+    { .proc = PMIX_PROC_STATIC_INIT, .key = { 0 }, .value = PMIX_VALUE_STATIC_INIT }
+#define PMIX_APP_STATIC_INIT \
+    { .cmd = NULL, .argv = NULL, .env = NULL, .cwd = NULL, .maxprocs = 0, .info = NULL, .ninfo = 0 }
+#define PMIX_QUERY_STATIC_INIT       { .keys = NULL, .qualifiers = NULL, .nqual = 0 }
+#define PMIX_ENVAR_STATIC_INIT       { .envar = NULL, .value = NULL, .separator = '\0' }
+#define PMIX_COORD_STATIC_INIT       { .view = PMIX_COORD_VIEW_UNDEF, .coord = NULL, .dims = 0 }
+#define PMIX_CPUSET_STATIC_INIT      { .source = NULL, .bitmap = NULL }
+#define PMIX_TOPOLOGY_STATIC_INIT    { .source = NULL, .topology = NULL }
+#define PMIX_GEOMETRY_STATIC_INIT \
+    { .fabric = 0, .uuid = NULL, .osname = NULL, .coordinates = NULL, .ncoords = 0 }
+#define PMIX_DEVICE_DIST_STATIC_INIT \
+    { .uuid = NULL, .osname = NULL, .type = PMIX_DEVTYPE_UNKNOWN, .mindist = 0, .maxdist = 0 }
+#define PMIX_ENDPOINT_STATIC_INIT \
+    { .uuid = NULL, .osname = NULL, .endpt = PMIX_BYTE_OBJECT_STATIC_INIT }
+#define PMIX_PROC_INFO_STATIC_INIT                                                   \
+    { .proc = PMIX_PROC_STATIC_INIT, .hostname = NULL, .executable_name = NULL, .pid = 0, \
+      .exit_code = 0, .state = PMIX_PROC_STATE_UNDEF }
+#define PMIX_REGATTR_STATIC_INIT \
+    { .name = NULL, .string = { 0 }, .type = PMIX_UNDEF, .description = NULL }
+#define PMIX_FABRIC_STATIC_INIT \
+    { .name = NULL, .index = 0, .info = NULL, .ninfo = 0, .module = NULL }
+/* every field zero: the remaining numbers start at 0 by C's rules */
+#define PMIX_PROC_STATS_STATIC_INIT { .node = NULL, .proc = PMIX_PROC_STATIC_INIT }
+#define PMIX_DISK_STATS_STATIC_INIT { .disk = NULL }
+#define PMIX_NET_STATS_STATIC_INIT  { .net_interface = NULL }
+#define PMIX_NODE_STATS_STATIC_INIT { .node = NULL }
 
-/* queries */
-#define PMIX_QUERY_PARTIAL_SUCCESS          -104
-#define PMIX_QUERY_SUPPORTED_KEYS           "pmix.qry.keys"         /* char* */
-#define PMIX_QUERY_NAMESPACE_INFO           "pmix.qry.nsinfo"       /* pmix_data_array_t* */
-#define PMIX_QUERY_JOB_STATUS               "pmix.qry.jst"          /* pmix_status_t */
-#define PMIX_QUERY_QUEUE_LIST               "pmix.qry.qlst"         /* char* */
-#define PMIX_QUERY_QUEUE_STATUS             "pmix.qry.qst"          /* pmix_data_array_t* */
-#define PMIX_QUERY_PROC_TABLE               "pmix.qry.ptable"       /* pmix_data_array_t* of pmix_proc_info_t */
-#define PMIX_QUERY_LOCAL_PROC_TABLE         "pmix.qry.lptable"      /* pmix_data_array_t* of pmix_proc_info_t */
-#define PMIX_QUERY_AUTHORIZATIONS           "pmix.qry.auths"        /* pmix_data_array_t* */
-#define PMIX_QUERY_SPAWN_SUPPORT            "pmix.qry.spawn"        /* char* */
-#define PMIX_QUERY_DEBUG_SUPPORT            "pmix.qry.debug"        /* char* */
-#define PMIX_QUERY_MEMORY_USAGE             "pmix.qry.mem"          /* pmix_data_array_t* */
-#define PMIX_QUERY_ALLOC_STATUS             "pmix.query.alloc"      /* char* */
-#define PMIX_QUERY_NUM_PSETS                "pmix.qry.psetnum"      /* size_t */
-#define PMIX_QUERY_PSET_NAMES               "pmix.qry.psets"        /* char* */
-#define PMIX_QUERY_PSET_MEMBERSHIP          "pmix.qry.pmems"        /* pmix_data_array_t* */
-#define PMIX_QUERY_NUM_GROUPS               "pmix.qry.pgrpnum"      /* size_t */
-#define PMIX_QUERY_GROUP_NAMES              "pmix.qry.pgrp"         /* pmix_data_array_t* */
-#define PMIX_QUERY_GROUP_MEMBERSHIP         "pmix.qry.pgrpmems"     /* pmix_data_array_t* */
-#define PMIX_QUERY_ATTRIBUTE_SUPPORT        "pmix.qry.attrs"        /* pmix_data_array_t* */
-#define PMIX_QUERY_AVAIL_SERVERS            "pmix.qry.asrvrs"       /* pmix_data_array_t* */
-#define PMIX_QUERY_QUALIFIERS               "pmix.qry.quals"        /* pmix_data_array_t* */
-#define PMIX_QUERY_RESULTS                  "pmix.qry.res"          /* pmix_data_array_t* */
-#define PMIX_QUERY_REFRESH_CACHE            "pmix.qry.rfsh"         /* bool */
-#define PMIX_QUERY_LOCAL_ONLY               "pmix.qry.local"        /* bool */
-#define PMIX_QUERY_REPORT_AVG               "pmix.qry.avg"          /* bool */
-#define PMIX_QUERY_REPORT_MINMAX            "pmix.qry.minmax"       /* bool */
-#define PMIX_QUERY_SUPPORTED_QUALIFIERS     "pmix.qry.quals"        /* bool */
-#define PMIX_CLIENT_ATTRIBUTES              "pmix.client.attrs"     /* char* */
-#define PMIX_SERVER_ATTRIBUTES              "pmix.srvr.attrs"       /* char* */
-#define PMIX_HOST_ATTRIBUTES                "pmix.host.attrs"       /* char* */
-#define PMIX_CLIENT_FUNCTIONS               "pmix.client.fns"       /* char* */
-#define PMIX_TOOL_ATTRIBUTES                "pmix.tool.attrs"       /* char* */
+/* ------------------------------------------------------------------ */
+/* Arrays of the remaining types: CREATE callocs n zeroed elements     */
+/* (NULL for 0), FREE destructs n of them and frees, setting m NULL.   */
+/* ------------------------------------------------------------------ */
 
-#define PMIX_QUERY_STATIC_INIT { .keys = NULL, .qualifiers = NULL, .nqual = 0 }
-#define PMIX_QUERY_CONSTRUCT(m) memset((m), 0, sizeof(pmix_query_t))
-#define PMIX_QUERY_DESTRUCT(m)                                     \
+#define PMIX_PG_CALLOC(m, n, type) \
+    ((m) = (0 == (n)) ? NULL : (type *)calloc((size_t)(n), sizeof(type)))
+#define PMIX_PG_FREE_ARRAY(m, n, destruct)                         \
     do {                                                           \
-        if (NULL != (m)->keys) {                                   \
-            PMIx_Argv_free((m)->keys);                             \
-            (m)->keys = NULL;                                      \
+        if (NULL != (m)) {                                         \
+            for (size_t _pg_i = 0; _pg_i < (size_t)(n); _pg_i++) { \
+                destruct(&(m)[_pg_i]);                             \
+            }                                                      \
+            free((m));                                             \
+            (m) = NULL;                                            \
         }                                                          \
-        if (NULL != (m)->qualifiers) {                             \
-            PMIX_INFO_FREE((m)->qualifiers, (m)->nqual);           \
-            (m)->qualifiers = NULL;                                \
-            (m)->nqual = 0;                                        \
-        }                                                          \
-    } while (0)
-#define PMIX_QUERY_CREATE(m, n) \
-    ((m) = (0 == (n)) ? NULL : (pmix_query_t *)calloc((n), sizeof(pmix_query_t)))
-#define PMIX_QUERY_QUALIFIERS_CREATE(m, n)             \
-    do {                                               \
-        (m)->nqual = (n);                              \
-        PMIX_INFO_CREATE((m)->qualifiers, (m)->nqual); \
-    } while (0)
-#define PMIX_QUERY_RELEASE(m)     \
-    do {                          \
-        PMIX_QUERY_DESTRUCT((m)); \
-        free((m));                \
-        (m) = NULL;               \
-    } while (0)
-#define PMIX_QUERY_FREE(m, n)                         \
-    do {                                              \
-        if (NULL != (m)) {                            \
-            for (size_t _qs = 0; _qs < (n); _qs++)    \
-                PMIX_QUERY_DESTRUCT(&((m)[_qs]));     \
-            free((m));                                \
-            (m) = NULL;                               \
-        }                                             \
     } while (0)
 
-/* logging channels and directives */
-#define PMIX_LOG_SOURCE                     "pmix.log.source"       /* pmix_proc_t* */
-#define PMIX_LOG_STDERR                     "pmix.log.stderr"       /* char* */
-#define PMIX_LOG_STDOUT                     "pmix.log.stdout"       /* char* */
-#define PMIX_LOG_SYSLOG                     "pmix.log.syslog"       /* char* */
-#define PMIX_LOG_LOCAL_SYSLOG               "pmix.log.lsys"         /* char* */
-#define PMIX_LOG_GLOBAL_SYSLOG              "pmix.log.gsys"         /* char* */
-#define PMIX_LOG_SYSLOG_PRI                 "pmix.log.syspri"       /* int */
-#define PMIX_LOG_TIMESTAMP                  "pmix.log.tstmp"        /* time_t */
-#define PMIX_LOG_GENERATE_TIMESTAMP         "pmix.log.gtstmp"       /* bool */
-#define PMIX_LOG_TAG_OUTPUT                 "pmix.log.tag"          /* bool */
-#define PMIX_LOG_TIMESTAMP_OUTPUT           "pmix.log.tsout"        /* bool */
-#define PMIX_LOG_XML_OUTPUT                 "pmix.log.xml"          /* bool */
-#define PMIX_LOG_ONCE                       "pmix.log.once"         /* bool */
-#define PMIX_LOG_MSG                        "pmix.log.msg"          /* pmix_byte_object_t */
-#define PMIX_LOG_KEY                        "pmix.log.key"          /* char* */
-#define PMIX_LOG_VAL                        "pmix.log.val"          /* char* */
-#define PMIX_LOG_AGG                        "pmix.log.agg"          /* bool */
-#define PMIX_LOG_EMAIL                      "pmix.log.email"        /* pmix_data_array_t* */
-#define PMIX_LOG_GLOBAL_DATASTORE           "pmix.log.gstore"       /* bool */
-#define PMIX_LOG_JOB_RECORD                 "pmix.log.jrec"         /* bool */
+/* environment directives */
+#define PMIX_ENVAR_CREATE(m, n) PMIX_PG_CALLOC((m), (n), pmix_envar_t)
+#define PMIX_ENVAR_FREE(m, n)   PMIX_PG_FREE_ARRAY((m), (n), PMIX_ENVAR_DESTRUCT)
+
+/* coordinates: d of them, each with n zeroed dimensions */
+#define PMIX_COORD_CREATE(m, d, n)                                                 \
+    do {                                                                           \
+        PMIX_PG_CALLOC((m), (d), pmix_coord_t);                                    \
+        for (size_t _pg_c = 0; NULL != (m) && _pg_c < (size_t)(d); _pg_c++) {     \
+            (m)[_pg_c].dims = (n);                                                 \
+            (m)[_pg_c].coord = (0 == (n)) ? NULL : (uint32_t *)calloc((n), sizeof(uint32_t)); \
+        }                                                                          \
+    } while (0)
+#define PMIX_COORD_FREE(m, n) PMIX_PG_FREE_ARRAY((m), (n), PMIX_COORD_DESTRUCT)
+
+/* cpusets and topologies (their contents are released by the library) */
+#define PMIX_CPUSET_CONSTRUCT(m)   memset((m), 0, sizeof(pmix_cpuset_t))
+#define PMIX_CPUSET_DESTRUCT(m)    PMIx_Cpuset_destruct((m))
+#define PMIX_CPUSET_CREATE(m, n)   PMIX_PG_CALLOC((m), (n), pmix_cpuset_t)
+#define PMIX_CPUSET_FREE(m, n)     PMIX_PG_FREE_ARRAY((m), (n), PMIx_Cpuset_destruct)
+#define PMIX_TOPOLOGY_CONSTRUCT(m) memset((m), 0, sizeof(pmix_topology_t))
+#define PMIX_TOPOLOGY_DESTRUCT(m)  PMIx_Topology_destruct((m))
+#define PMIX_TOPOLOGY_CREATE(m, n) PMIX_PG_CALLOC((m), (n), pmix_topology_t)
+#define PMIX_TOPOLOGY_FREE(m, n)   PMIX_PG_FREE_ARRAY((m), (n), PMIx_Topology_destruct)
+
+/* fabric geometry, device distances, endpoints */
+#define PMIX_GEOMETRY_CONSTRUCT(m) memset((m), 0, sizeof(pmix_geometry_t))
+#define PMIX_GEOMETRY_DESTRUCT(m)                                 \
+    do {                                                          \
+        free((m)->uuid);                                          \
+        (m)->uuid = NULL;                                         \
+        free((m)->osname);                                        \
+        (m)->osname = NULL;                                       \
+        PMIX_COORD_FREE((m)->coordinates, (m)->ncoords);          \
+        (m)->ncoords = 0;                                         \
+    } while (0)
+#define PMIX_GEOMETRY_CREATE(m, n) PMIX_PG_CALLOC((m), (n), pmix_geometry_t)
+#define PMIX_GEOMETRY_FREE(m, n)   PMIX_PG_FREE_ARRAY((m), (n), PMIX_GEOMETRY_DESTRUCT)
+/* an unknown distance is UINT16_MAX, as in the Standard */
+#define PMIX_DEVICE_DIST_CONSTRUCT(m)                         \
+    do {                                                      \
+        memset((m), 0, sizeof(pmix_device_distance_t));       \
+        (m)->mindist = UINT16_MAX;                            \
+        (m)->maxdist = UINT16_MAX;                            \
+    } while (0)
+#define PMIX_DEVICE_DIST_DESTRUCT(m) \
+    do {                             \
+        free((m)->uuid);             \
+        (m)->uuid = NULL;            \
+        free((m)->osname);           \
+        (m)->osname = NULL;          \
+    } while (0)
+#define PMIX_DEVICE_DIST_CREATE(m, n)                                        \
+    do {                                                                     \
+        PMIX_PG_CALLOC((m), (n), pmix_device_distance_t);                    \
+        for (size_t _pg_d = 0; NULL != (m) && _pg_d < (size_t)(n); _pg_d++) \
+            PMIX_DEVICE_DIST_CONSTRUCT(&(m)[_pg_d]);                         \
+    } while (0)
+#define PMIX_DEVICE_DIST_FREE(m, n) PMIX_PG_FREE_ARRAY((m), (n), PMIX_DEVICE_DIST_DESTRUCT)
+#define PMIX_ENDPOINT_CONSTRUCT(m)  memset((m), 0, sizeof(pmix_endpoint_t))
+#define PMIX_ENDPOINT_DESTRUCT(m)                \
+    do {                                         \
+        free((m)->uuid);                         \
+        (m)->uuid = NULL;                        \
+        free((m)->osname);                       \
+        (m)->osname = NULL;                      \
+        PMIX_BYTE_OBJECT_DESTRUCT(&(m)->endpt);  \
+    } while (0)
+#define PMIX_ENDPOINT_CREATE(m, n) PMIX_PG_CALLOC((m), (n), pmix_endpoint_t)
+#define PMIX_ENDPOINT_FREE(m, n)   PMIX_PG_FREE_ARRAY((m), (n), PMIX_ENDPOINT_DESTRUCT)
+
+/* statistics */
+#define PMIX_PROC_STATS_CONSTRUCT(m) memset((m), 0, sizeof(pmix_proc_stats_t))
+#define PMIX_PROC_STATS_DESTRUCT(m) \
+    do {                            \
+        free((m)->node);            \
+        (m)->node = NULL;           \
+        free((m)->cmd);             \
+        (m)->cmd = NULL;            \
+    } while (0)
+#define PMIX_PROC_STATS_CREATE(m, n) PMIX_PG_CALLOC((m), (n), pmix_proc_stats_t)
+#define PMIX_PROC_STATS_FREE(m, n)   PMIX_PG_FREE_ARRAY((m), (n), PMIX_PROC_STATS_DESTRUCT)
+#define PMIX_PROC_STATS_RELEASE(m)   PMIX_PROC_STATS_FREE((m), 1)
+#define PMIX_DISK_STATS_CONSTRUCT(m) memset((m), 0, sizeof(pmix_disk_stats_t))
+#define PMIX_DISK_STATS_DESTRUCT(m) \
+    do {                            \
+        free((m)->disk);            \
+        (m)->disk = NULL;           \
+    } while (0)
+#define PMIX_DISK_STATS_CREATE(m, n) PMIX_PG_CALLOC((m), (n), pmix_disk_stats_t)
+#define PMIX_DISK_STATS_FREE(m, n)   PMIX_PG_FREE_ARRAY((m), (n), PMIX_DISK_STATS_DESTRUCT)
+#define PMIX_DISK_STATS_RELEASE(m)   PMIX_DISK_STATS_FREE((m), 1)
+#define PMIX_NET_STATS_CONSTRUCT(m)  memset((m), 0, sizeof(pmix_net_stats_t))
+#define PMIX_NET_STATS_DESTRUCT(m) \
+    do {                           \
+        free((m)->net_interface);  \
+        (m)->net_interface = NULL; \
+    } while (0)
+#define PMIX_NET_STATS_CREATE(m, n) PMIX_PG_CALLOC((m), (n), pmix_net_stats_t)
+#define PMIX_NET_STATS_FREE(m, n)   PMIX_PG_FREE_ARRAY((m), (n), PMIX_NET_STATS_DESTRUCT)
+#define PMIX_NET_STATS_RELEASE(m)   PMIX_NET_STATS_FREE((m), 1)
+#define PMIX_NODE_STATS_CONSTRUCT(m) memset((m), 0, sizeof(pmix_node_stats_t))
+#define PMIX_NODE_STATS_DESTRUCT(m)                               \
+    do {                                                          \
+        free((m)->node);                                          \
+        (m)->node = NULL;                                         \
+        PMIX_DISK_STATS_FREE((m)->diskstats, (m)->ndiskstats);    \
+        (m)->ndiskstats = 0;                                      \
+        PMIX_NET_STATS_FREE((m)->netstats, (m)->nnetstats);       \
+        (m)->nnetstats = 0;                                       \
+    } while (0)
+#define PMIX_NODE_STATS_CREATE(m, n) PMIX_PG_CALLOC((m), (n), pmix_node_stats_t)
+#define PMIX_NODE_STATS_FREE(m, n)   PMIX_PG_FREE_ARRAY((m), (n), PMIX_NODE_STATS_DESTRUCT)
+#define PMIX_NODE_STATS_RELEASE(m)   PMIX_NODE_STATS_FREE((m), 1)
+
+/* queries: keys is a NULL-terminated argv, qualifiers an info array */
+#define PMIX_QUERY_CONSTRUCT(m) memset((m), 0, sizeof(pmix_query_t))
+#define PMIX_QUERY_DESTRUCT(m)                           \
+    do {                                                 \
+        PMIx_Argv_free((m)->keys);                       \
+        (m)->keys = NULL;                                \
+        PMIX_INFO_FREE((m)->qualifiers, (m)->nqual);     \
+        (m)->nqual = 0;                                  \
+    } while (0)
+#define PMIX_QUERY_CREATE(m, n) PMIX_PG_CALLOC((m), (n), pmix_query_t)
+#define PMIX_QUERY_FREE(m, n)   PMIX_PG_FREE_ARRAY((m), (n), PMIX_QUERY_DESTRUCT)
+#define PMIX_QUERY_RELEASE(m)   PMIX_QUERY_FREE((m), 1)
+#define PMIX_QUERY_QUALIFIERS_CREATE(m, n)                  \
+    do {                                                    \
+        (m)->nqual = (n);                                   \
+        (m)->qualifiers = PMIx_Info_create((n));            \
+    } while (0)
+
+/* registered attributes (PMIx_Register_attributes, queries) */
+#define PMIX_REGATTR_CONSTRUCT(a) memset((a), 0, sizeof(pmix_regattr_t))
+#define PMIX_REGATTR_DESTRUCT(a)          \
+    do {                                  \
+        free((a)->name);                  \
+        (a)->name = NULL;                 \
+        PMIx_Argv_free((a)->description); \
+        (a)->description = NULL;          \
+    } while (0)
+#define PMIX_REGATTR_CREATE(m, n) PMIX_PG_CALLOC((m), (n), pmix_regattr_t)
+#define PMIX_REGATTR_FREE(m, n)   PMIX_PG_FREE_ARRAY((m), (n), PMIX_REGATTR_DESTRUCT)
+/* a: the attribute, n: its name ("PMIX_..."), k: its key string, t: its
+ * type, v: one line of description (or NULL) */
+#define PMIX_REGATTR_LOAD(a, n, k, t, v)                                   \
+    do {                                                                   \
+        (a)->name = (NULL == (n)) ? NULL : strdup((n));                    \
+        PMIX_LOAD_KEY((a)->string, (k));                                   \
+        (a)->type = (t);                                                   \
+        if (NULL != (v)) {                                                 \
+            (void)PMIx_Argv_append_nosize(&(a)->description, (v));         \
+        }                                                                  \
+    } while (0)
+#define PMIX_REGATTR_XFER(a, b)                                            \
+    do {                                                                   \
+        PMIX_REGATTR_CONSTRUCT((a));                                       \
+        (a)->name = (NULL == (b)->name) ? NULL : strdup((b)->name);        \
+        PMIX_LOAD_KEY((a)->string, (b)->string);                           \
+        (a)->type = (b)->type;                                             \
+        (a)->description = PMIx_Argv_copy((b)->description);               \
+    } while (0)
+
+/* fabrics */
+#define PMIX_FABRIC_CONSTRUCT(x) memset((x), 0, sizeof(pmix_fabric_t))
+
+/* "cluster:nspace" names of namespaces in other clusters */
+#define PMIX_MULTICLUSTER_NSPACE_CONSTRUCT(t, c, n)                                   \
+    do {                                                                              \
+        memset((t), 0, PMIX_MAX_NSLEN + 1);                                           \
+        if (strlen((c)) + 1 + strlen((n)) <= PMIX_MAX_NSLEN) {                        \
+            snprintf((char *)(t), PMIX_MAX_NSLEN + 1, "%s:%s", (const char *)(c),     \
+                     (const char *)(n));                                              \
+        }                                                                             \
+    } while (0)
+#define PMIX_MULTICLUSTER_NSPACE_PARSE(t, c, n)                                       \
+    do {                                                                              \
+        const char *_pg_t = (const char *)(t);                                        \
+        const char *_pg_colon = strchr(_pg_t, ':');                                   \
+        size_t _pg_cl = (NULL == _pg_colon) ? strlen(_pg_t) : (size_t)(_pg_colon - _pg_t); \
+        memcpy((c), _pg_t, _pg_cl);                                                   \
+        (c)[_pg_cl] = '\0';                                                           \
+        strcpy((n), (NULL == _pg_colon) ? "" : _pg_colon + 1);                        \
+    } while (0)
+
+/* info lists (the PMIx_Info_list_* functions as macros) */
+#define PMIX_INFO_LIST_START(p)            ((p) = PMIx_Info_list_start())
+#define PMIX_INFO_LIST_ADD(r, p, a, v, t)  ((r) = PMIx_Info_list_add((p), (a), (v), (t)))
+#define PMIX_INFO_LIST_INSERT(r, p, i)     ((r) = PMIx_Info_list_insert((p), (i)))
+#define PMIX_INFO_LIST_XFER(r, p, a)       ((r) = PMIx_Info_list_xfer((p), (a)))
+#define PMIX_INFO_LIST_CONVERT(r, p, m)    ((r) = PMIx_Info_list_convert((p), (m)))
+#define PMIX_INFO_LIST_RELEASE(p)          PMIx_Info_list_release((p))
+
+/* more argv and environment helpers */
+#define PMIX_ARGV_PREPEND(r, a, b)       ((r) = PMIx_Argv_prepend_nosize(&(a), (b)))
+/* a is a char *** here, as in OpenPMIx */
+#define PMIX_ARGV_APPEND_UNIQUE(r, a, b) ((r) = PMIx_Argv_append_unique_nosize((a), (b)))
+#define PMIX_SETENV(r, a, b, c)          ((r) = PMIx_Setenv((a), (b), true, (c)))
+
+/* ------------------------------------------------------------------ */
+/* Lower-case helpers: OpenPMIx's header defines these as inline       */
+/* functions and programs call them by name (argv handling above all), */
+/* so they are inline here too, on top of libpmix's PMIx_* helpers.    */
+/* ------------------------------------------------------------------ */
+
+static inline void *pmix_malloc(size_t n) { return malloc(n); }
+static inline void *pmix_calloc(size_t n, size_t m) { return calloc(n, m); }
+static inline void pmix_free(void *p) { free(p); }
+
+/* copies at most len characters and always terminates dest[len] */
+static inline void pmix_strncpy(char *dest, const char *src, size_t len)
+{
+    size_t i = 0;
+    for (; NULL != src && i < len && '\0' != src[i]; i++)
+        dest[i] = src[i];
+    dest[i] = '\0';
+}
+/* strnlen is POSIX, not C99: counted here so strict programs compile */
+static inline size_t pmix_pg_bounded_len(const char *src, size_t max)
+{
+    size_t n = 0;
+    while (NULL != src && n < max && '\0' != src[n])
+        n++;
+    return n;
+}
+static inline size_t pmix_keylen(const char *src)
+{
+    return pmix_pg_bounded_len(src, PMIX_MAX_KEYLEN);
+}
+static inline size_t pmix_nslen(const char *src)
+{
+    return pmix_pg_bounded_len(src, PMIX_MAX_NSLEN);
+}
+
+static inline int pmix_argv_count(char **argv) { return PMIx_Argv_count(argv); }
+static inline void pmix_argv_free(char **argv) { PMIx_Argv_free(argv); }
+static inline char **pmix_argv_split(const char *src, int delimiter)
+{
+    return PMIx_Argv_split(src, delimiter);
+}
+/* like pmix_argv_split, but "a,,b" gives an empty middle entry */
+static inline char **pmix_argv_split_with_empty(const char *src, int delimiter)
+{
+    char **argv = NULL;
+    const char *p = src;
+    while (NULL != p) {
+        const char *end = strchr(p, delimiter);
+        size_t len = (NULL == end) ? strlen(p) : (size_t)(end - p);
+        char *item = (char *)malloc(len + 1);
+        if (NULL == item || PMIX_SUCCESS != (memcpy(item, p, len), item[len] = '\0',
+                                             PMIx_Argv_append_nosize(&argv, item))) {
+            free(item);
+            PMIx_Argv_free(argv);
+            return NULL;
+        }
+        free(item);
+        p = (NULL == end) ? NULL : end + 1;
+    }
+    return argv;
+}
+static inline char *pmix_argv_join(char **argv, int delimiter)
+{
+    return PMIx_Argv_join(argv, delimiter);
+}
+static inline char **pmix_argv_copy(char **argv) { return PMIx_Argv_copy(argv); }
+static inline pmix_status_t pmix_argv_append_nosize(char ***argv, const char *arg)
+{
+    return PMIx_Argv_append_nosize(argv, arg);
+}
+static inline pmix_status_t pmix_argv_prepend_nosize(char ***argv, const char *arg)
+{
+    return PMIx_Argv_prepend_nosize(argv, arg);
+}
+static inline pmix_status_t pmix_argv_append_unique_nosize(char ***argv, const char *arg)
+{
+    return PMIx_Argv_append_unique_nosize(argv, arg);
+}
+static inline pmix_status_t pmix_setenv(const char *name, const char *value, bool overwrite,
+                                        char ***env)
+{
+    return PMIx_Setenv(name, value, overwrite, env);
+}
+static inline pmix_boolean_t pmix_check_true(const pmix_value_t *value)
+{
+    return PMIx_Value_true(value);
+}
+/* the stats helpers destruct n records; the FREE macros free the array */
+static inline void pmix_proc_stats_free(pmix_proc_stats_t *ps, size_t n)
+{
+    for (size_t i = 0; NULL != ps && i < n; i++)
+        PMIX_PROC_STATS_DESTRUCT(&ps[i]);
+}
+static inline void pmix_disk_stats_free(pmix_disk_stats_t *d, size_t n)
+{
+    for (size_t i = 0; NULL != d && i < n; i++)
+        PMIX_DISK_STATS_DESTRUCT(&d[i]);
+}
+static inline void pmix_net_stats_free(pmix_net_stats_t *ns, size_t n)
+{
+    for (size_t i = 0; NULL != ns && i < n; i++)
+        PMIX_NET_STATS_DESTRUCT(&ns[i]);
+}
+static inline void pmix_node_stats_free(pmix_node_stats_t *nd, size_t n)
+{
+    for (size_t i = 0; NULL != nd && i < n; i++)
+        PMIX_NODE_STATS_DESTRUCT(&nd[i]);
+}
+static inline void pmix_app_free(pmix_app_t *ap, size_t n) { PMIx_App_free(ap, n); }
+static inline void pmix_pdata_free(pmix_pdata_t *pd, size_t n) { PMIx_Pdata_free(pd, n); }
 
 #if defined(c_plusplus) || defined(__cplusplus)
 }

@@ -8,6 +8,7 @@
  */
 #include "pmix/server/pg_pmix_server.h"
 
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -765,6 +766,183 @@ static int cmd_unpublish(pmix_in_t *in)
     return reply_status(in->peer, in->cmd, in->id, rc), PG_HANDLER_OK;
 }
 
+/* ---- groups ------------------------------------------------------------ */
+
+static void group_reply(pmix_status_t status, uint64_t cid, void *cbdata)
+{
+    pmix_req_t *r = cbdata;
+    pmix_data_buffer_t buf;
+    size_t context_id = (size_t)cid;
+
+    if (r->s != NULL) {
+        pg_buffer_construct(&buf);
+        if (pg_pmix_msg_begin_reply(&buf, r->cmd, r->id, status) == PMIX_SUCCESS &&
+            (status != PMIX_SUCCESS || r->cmd != PG_PMIX_CMD_GROUP_CONSTRUCT ||
+             pg_pmix_pack_one(&buf, &context_id, PMIX_SIZE) == PMIX_SUCCESS))
+            (void)reply_send(r->s->peer, &buf);
+        else
+            pg_buffer_destruct(&buf);
+    }
+    req_free(r);
+}
+
+/* The directives a group collective honours: PMIX_TIMEOUT. */
+static pg_time_t group_timeout(const pmix_info_t *info, size_t ninfo)
+{
+    for (size_t i = 0; i < ninfo; i++)
+        if (info_is(&info[i], PMIX_TIMEOUT))
+            return info_timeout(&info[i]);
+    return 0;
+}
+
+/* grp, procs[], info[] -> status, context id */
+static int cmd_group_construct(pmix_in_t *in)
+{
+    pg_engine_t *e = in->peer->job->engine;
+    pg_proc_t self = session_proc(in->s);
+    char *grp = NULL;
+    pmix_proc_t *procs = NULL;
+    pmix_info_t *info = NULL;
+    size_t nprocs = 0, ninfo = 0;
+    pg_proc_t *members = NULL;
+    pmix_req_t *r = NULL;
+    pmix_status_t rc;
+    int ret = PG_HANDLER_OK;
+
+    if (pg_pmix_unpack_one(in->args, &grp, PMIX_STRING) != PMIX_SUCCESS ||
+        pg_pmix_unpack_array(in->args, (void **)&procs, &nprocs, PMIX_PROC) != PMIX_SUCCESS ||
+        pg_pmix_unpack_array(in->args, (void **)&info, &ninfo, PMIX_INFO) != PMIX_SUCCESS) {
+        ret = PG_HANDLER_FAIL;
+        goto out;
+    }
+    rc = e == NULL ? PMIX_ERR_NOT_SUPPORTED : PMIX_ERR_NOMEM;
+    if (e != NULL && (members = fence_participants(procs, nprocs, self.nspace)) != NULL &&
+        (r = req_new(in)) != NULL) {
+        rc = pg_group_construct(e, &self, grp, members, nprocs, group_timeout(info, ninfo),
+                                pg_peer_now(in->peer), group_reply, r);
+        if (rc == PMIX_SUCCESS)
+            r = NULL; /* group_reply owns it now */
+    }
+    if (rc != PMIX_SUCCESS)
+        (void)reply_status(in->peer, in->cmd, in->id, rc);
+out:
+    req_free(r);
+    free(members);
+    free(grp);
+    pg_pmix_array_free(procs, nprocs, PMIX_PROC);
+    pg_pmix_array_free(info, ninfo, PMIX_INFO);
+    return ret;
+}
+
+/* grp, info[] -> status */
+static int cmd_group_destruct(pmix_in_t *in)
+{
+    pg_engine_t *e = in->peer->job->engine;
+    pg_proc_t self = session_proc(in->s);
+    char *grp = NULL;
+    pmix_info_t *info = NULL;
+    size_t ninfo = 0;
+    pmix_req_t *r = NULL;
+    pmix_status_t rc;
+
+    if (pg_pmix_unpack_one(in->args, &grp, PMIX_STRING) != PMIX_SUCCESS ||
+        pg_pmix_unpack_array(in->args, (void **)&info, &ninfo, PMIX_INFO) != PMIX_SUCCESS) {
+        free(grp);
+        return PG_HANDLER_FAIL;
+    }
+    rc = e == NULL ? PMIX_ERR_NOT_SUPPORTED : PMIX_ERR_NOMEM;
+    if (e != NULL && (r = req_new(in)) != NULL) {
+        rc = pg_group_destruct(e, &self, grp, group_timeout(info, ninfo),
+                               pg_peer_now(in->peer), group_reply, r);
+        if (rc == PMIX_SUCCESS)
+            r = NULL;
+    }
+    if (rc != PMIX_SUCCESS)
+        (void)reply_status(in->peer, in->cmd, in->id, rc);
+    req_free(r);
+    free(grp);
+    pg_pmix_array_free(info, ninfo, PMIX_INFO);
+    return PG_HANDLER_OK;
+}
+
+/* ---- job control ---------------------------------------------------------- */
+
+/* The signal a job-control request asks for: PMIX_JOB_CTRL_KILL (SIGKILL),
+ * PMIX_JOB_CTRL_TERMINATE (SIGTERM), PMIX_JOB_CTRL_SIGNAL (its number);
+ * 0 with *rc set when there is none we can serve. */
+static int jobctl_signal(const pmix_info_t *info, size_t ninfo, pmix_status_t *rc)
+{
+    uint64_t n;
+
+    *rc = PMIX_ERR_NOT_SUPPORTED;
+    for (size_t i = 0; i < ninfo; i++) {
+        if (info_is(&info[i], PMIX_JOB_CTRL_KILL) && info_true(&info[i]))
+            return SIGKILL;
+        if (info_is(&info[i], PMIX_JOB_CTRL_TERMINATE) && info_true(&info[i]))
+            return SIGTERM;
+        if (info_is(&info[i], PMIX_JOB_CTRL_SIGNAL)) {
+            if (pg_pmix_value_uint(&info[i].value, &n) && n > 0 && n < 65)
+                return (int)n;
+            *rc = PMIX_ERR_BAD_PARAM;
+            return 0;
+        }
+    }
+    return 0;
+}
+
+/* The ranks of this job the targets name (wildcard or none: all of them). */
+static pmix_status_t jobctl_ranks(pg_peer_t *peer, const pmix_proc_t *t, size_t n, int **ranks,
+                                  size_t *nranks)
+{
+    const char *own = peer->job->kvsname;
+
+    *ranks = NULL;
+    *nranks = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (t[i].nspace[0] != '\0' && strcmp(t[i].nspace, own) != 0)
+            return PMIX_ERR_NOT_SUPPORTED; /* another job: not ours to signal */
+        if (t[i].rank == PMIX_RANK_WILDCARD)
+            return PMIX_SUCCESS;
+        if (t[i].rank >= (pmix_rank_t)peer->job->size)
+            return PMIX_ERR_BAD_PARAM;
+    }
+    if (n > 0 && (*ranks = calloc(n, sizeof(**ranks))) == NULL)
+        return PMIX_ERR_NOMEM;
+    for (size_t i = 0; i < n; i++)
+        (*ranks)[i] = (int)t[i].rank;
+    *nranks = n;
+    return PMIX_SUCCESS;
+}
+
+/* targets[], directives[] -> status.  The host delivers the signal; the
+ * reply goes first, so a caller that signals itself still hears back. */
+static int cmd_job_control(pmix_in_t *in)
+{
+    pmix_proc_t *targets = NULL;
+    pmix_info_t *info = NULL;
+    size_t ntargets = 0, ninfo = 0, nranks = 0;
+    int *ranks = NULL, signo;
+    pmix_status_t rc;
+
+    if (pg_pmix_unpack_array(in->args, (void **)&targets, &ntargets, PMIX_PROC) != PMIX_SUCCESS ||
+        pg_pmix_unpack_array(in->args, (void **)&info, &ninfo, PMIX_INFO) != PMIX_SUCCESS) {
+        pg_pmix_array_free(targets, ntargets, PMIX_PROC);
+        return PG_HANDLER_FAIL;
+    }
+    signo = jobctl_signal(info, ninfo, &rc);
+    if (signo != 0 && in->peer->ops->job_signal == NULL)
+        rc = PMIX_ERR_NOT_SUPPORTED;
+    else if (signo != 0)
+        rc = jobctl_ranks(in->peer, targets, ntargets, &ranks, &nranks);
+    (void)reply_status(in->peer, in->cmd, in->id, rc);
+    if (signo != 0 && rc == PMIX_SUCCESS)
+        in->peer->ops->job_signal(in->peer, ranks, nranks, signo);
+    free(ranks);
+    pg_pmix_array_free(targets, ntargets, PMIX_PROC);
+    pg_pmix_array_free(info, ninfo, PMIX_INFO);
+    return PG_HANDLER_OK;
+}
+
 /* ---- life cycle -------------------------------------------------------- */
 
 static void events_raise_abort(pmix_in_t *in, int code, const char *msg);
@@ -1332,6 +1510,9 @@ static const pmix_cmd_fn cmd_fns[PG_PMIX_CMD_MAX] = {
     [PG_PMIX_CMD_UNPUBLISH] = cmd_unpublish, [PG_PMIX_CMD_ABORT] = cmd_abort,
     [PG_PMIX_CMD_FINALIZE] = cmd_finalize, [PG_PMIX_CMD_NOTIFY] = cmd_notify,
     [PG_PMIX_CMD_QUERY] = cmd_query,       [PG_PMIX_CMD_LOG] = cmd_log,
+    [PG_PMIX_CMD_GROUP_CONSTRUCT] = cmd_group_construct,
+    [PG_PMIX_CMD_GROUP_DESTRUCT] = cmd_group_destruct,
+    [PG_PMIX_CMD_JOB_CONTROL] = cmd_job_control,
 };
 
 static int pmix_on_open(pg_peer_t *peer)

@@ -18,6 +18,9 @@ static const char *const cmd_names[PG_PMIX_CMD_MAX] = {
     [PG_PMIX_CMD_FINALIZE] = "finalize", [PG_PMIX_CMD_NOTIFY] = "notify",
     [PG_PMIX_CMD_EVENT] = "event",       [PG_PMIX_CMD_QUERY] = "query",
     [PG_PMIX_CMD_LOG] = "log",
+    [PG_PMIX_CMD_GROUP_CONSTRUCT] = "group-construct",
+    [PG_PMIX_CMD_GROUP_DESTRUCT] = "group-destruct",
+    [PG_PMIX_CMD_JOB_CONTROL] = "job-control",
 };
 
 const char *pg_pmix_cmd_name(int cmd)

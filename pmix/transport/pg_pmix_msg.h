@@ -44,7 +44,11 @@ typedef enum pg_pmix_cmd {
     PG_PMIX_CMD_QUERY = 18,  /* nqueries, then per query keys[], qualifiers[]
                                 -> status, results info[] */
     PG_PMIX_CMD_LOG = 19,    /* data info[], directives info[] -> status */
-    PG_PMIX_CMD_MAX = 32
+    /* groups and job control (explicit values: 32-47 are this family's) */
+    PG_PMIX_CMD_GROUP_CONSTRUCT = 32, /* grp, procs[], info[] -> status, SIZE context id */
+    PG_PMIX_CMD_GROUP_DESTRUCT = 33,  /* grp, info[] -> status */
+    PG_PMIX_CMD_JOB_CONTROL = 34,     /* targets[], directives[] -> status */
+    PG_PMIX_CMD_MAX = 48
 } pg_pmix_cmd_t;
 
 /* "get" etc. for messages; "?" for unknown codes. */

@@ -289,6 +289,8 @@ static const char *const request_layout[PG_PMIX_CMD_MAX] = {
     [PG_PMIX_CMD_GET] = "psIb",   [PG_PMIX_CMD_PUBLISH] = "I", [PG_PMIX_CMD_LOOKUP] = "SI",
     [PG_PMIX_CMD_UNPUBLISH] = "SI", [PG_PMIX_CMD_ABORT] = "tsP", [PG_PMIX_CMD_FINALIZE] = "I",
     [PG_PMIX_CMD_NOTIFY] = "tpgPI", [PG_PMIX_CMD_QUERY] = "uSI", [PG_PMIX_CMD_LOG] = "II",
+    [PG_PMIX_CMD_GROUP_CONSTRUCT] = "sPI", [PG_PMIX_CMD_GROUP_DESTRUCT] = "sI",
+    [PG_PMIX_CMD_JOB_CONTROL] = "PI",
 };
 
 /* after the status, on success */

@@ -30,6 +30,9 @@ typedef struct pmix_fake_peer {
     bool open;                 /* for the harness: between on_open and on_close */
     bool finalized;            /* the handler said so (peer_finalize) */
     int aborts;                /* job_abort calls */
+    int signals;               /* job_signal calls (job control) */
+    int last_signo;            /* ... the last one's signal */
+    size_t last_nranks;        /* ... and how many ranks it named (0 = all) */
     pmix_status_t last_status; /* of the last reply sent */
     int replies;               /* replies sent */
 } pmix_fake_peer_t;
@@ -75,6 +78,17 @@ static inline void pmix_fake_job_abort(pg_peer_t *peer, int code, const char *ms
     pmix_fake_peer_of(peer)->aborts++;
 }
 
+static inline void pmix_fake_job_signal(pg_peer_t *peer, const int *ranks, size_t nranks,
+                                        int signo)
+{
+    pmix_fake_peer_t *p = pmix_fake_peer_of(peer);
+
+    (void)ranks;
+    p->signals++;
+    p->last_signo = signo;
+    p->last_nranks = nranks;
+}
+
 static inline void pmix_fake_peer_finalize(pg_peer_t *peer)
 {
     pmix_fake_peer_of(peer)->finalized = true;
@@ -98,6 +112,7 @@ static const pg_peer_ops_t pmix_fake_ops = {
     .peer_finalize = pmix_fake_peer_finalize,
     .clock_now = pmix_fake_clock_now,
     .log_write = pmix_fake_log_write,
+    .job_signal = pmix_fake_job_signal,
 };
 
 /* Job `kvsname` of the fake host, in `engine` (registered by the caller). */

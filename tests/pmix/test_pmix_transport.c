@@ -8,6 +8,7 @@
  * may arrive in any pieces, and truncated or hostile input is an error,
  * never a crash or an allocation the input does not justify.
  */
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -706,6 +707,58 @@ static void handler_log_channels(void)
     handler_stop(&f);
 }
 
+/* A job-control request with one directive for `targets`. */
+static int handler_job_control(handler_fixture_t *f, const pmix_proc_t *targets, size_t n,
+                               const pmix_info_t *dir)
+{
+    pmix_data_buffer_t req;
+
+    pg_buffer_construct(&req);
+    pg_pmix_msg_begin(&req, PG_PMIX_CMD_JOB_CONTROL, 3);
+    pg_pmix_pack_array(&req, targets, n, PMIX_PROC);
+    pg_pmix_pack_array(&req, dir, 1, PMIX_INFO);
+    return handler_send(f, &req);
+}
+
+/* Job control reaches the host only for what it can do, in this job. */
+static void handler_job_control_signals_only_what_it_can(void)
+{
+    handler_fixture_t f;
+    pmix_proc_t target, stranger, beyond;
+    pmix_info_t kill, pause, bad;
+    bool yes = true;
+    int zero = 0;
+
+    handler_start(&f);
+    PMIX_LOAD_PROCID(&target, "hjob", 1);
+    PMIX_LOAD_PROCID(&stranger, "otherjob", 1);
+    PMIX_LOAD_PROCID(&beyond, "hjob", 2);
+    PMIX_INFO_LOAD(&kill, PMIX_JOB_CTRL_KILL, &yes, PMIX_BOOL);
+    PMIX_INFO_LOAD(&pause, PMIX_JOB_CTRL_PAUSE, &yes, PMIX_BOOL);
+    PMIX_INFO_LOAD(&bad, PMIX_JOB_CTRL_SIGNAL, &zero, PMIX_INT);
+    CU_ASSERT_EQUAL(handler_job_control(&f, &target, 1, &kill), PG_HANDLER_OK);
+    CU_ASSERT_EQUAL(f.conn.last_status, PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(f.conn.signals, 1);
+    CU_ASSERT_EQUAL(f.conn.last_signo, SIGKILL);
+    CU_ASSERT_EQUAL(f.conn.last_nranks, 1);
+    CU_ASSERT_EQUAL(handler_job_control(&f, NULL, 0, &kill), PG_HANDLER_OK);
+    CU_ASSERT_EQUAL(f.conn.signals, 2);
+    CU_ASSERT_EQUAL(f.conn.last_nranks, 0); /* no targets: the whole job */
+    CU_ASSERT_EQUAL(handler_job_control(&f, &target, 1, &pause), PG_HANDLER_OK);
+    CU_ASSERT_EQUAL(f.conn.last_status, PMIX_ERR_NOT_SUPPORTED);
+    CU_ASSERT_EQUAL(handler_job_control(&f, &stranger, 1, &kill), PG_HANDLER_OK);
+    CU_ASSERT_EQUAL(f.conn.last_status, PMIX_ERR_NOT_SUPPORTED);
+    CU_ASSERT_EQUAL(handler_job_control(&f, &beyond, 1, &kill), PG_HANDLER_OK);
+    CU_ASSERT_EQUAL(f.conn.last_status, PMIX_ERR_BAD_PARAM);
+    CU_ASSERT_EQUAL(handler_job_control(&f, &target, 1, &bad), PG_HANDLER_OK);
+    CU_ASSERT_EQUAL(f.conn.last_status, PMIX_ERR_BAD_PARAM);
+    CU_ASSERT_EQUAL(f.conn.signals, 2); /* none of the refused ones signalled */
+    PMIX_INFO_DESTRUCT(&kill);
+    PMIX_INFO_DESTRUCT(&pause);
+    PMIX_INFO_DESTRUCT(&bad);
+    handler_stop(&f);
+}
+
 static const pg_cunit_test_t preamble_tests[] = {
     { "preamble_round_trip_carries_rank", preamble_round_trip_carries_rank },
     { "preamble_any_prefix_needs_more", preamble_any_prefix_needs_more },
@@ -753,6 +806,8 @@ static const pg_cunit_test_t handler_tests[] = {
     { "handler_notify_bad_requests", handler_notify_bad_requests },
     { "handler_query_answers", handler_query_answers },
     { "handler_log_channels", handler_log_channels },
+    { "handler_job_control_signals_only_what_it_can",
+      handler_job_control_signals_only_what_it_can },
     { NULL, NULL },
 };
 

@@ -207,6 +207,37 @@ static void test_show_decodes_command_id_and_arguments(void)
     free(b);
 }
 
+/* A group construct and its reply: the context id is a number. */
+static void test_group_construct_shows_members_and_context_id(void)
+{
+    pmix_data_buffer_t b;
+    frame_t req, rep;
+    pmix_proc_t members[2];
+    const char *grp = "pair";
+    size_t cid = 7;
+    char *a, *r;
+
+    PMIX_LOAD_PROCID(&members[0], "kvs_1_0", 0);
+    PMIX_LOAD_PROCID(&members[1], "kvs_1_0", 1);
+    pg_buffer_construct(&b);
+    CU_ASSERT(pg_pmix_msg_begin(&b, PG_PMIX_CMD_GROUP_CONSTRUCT, 9) == PMIX_SUCCESS);
+    CU_ASSERT(pg_pmix_pack_one(&b, &grp, PMIX_STRING) == PMIX_SUCCESS);
+    CU_ASSERT(pg_pmix_pack_array(&b, members, 2, PMIX_PROC) == PMIX_SUCCESS);
+    CU_ASSERT(pg_pmix_pack_array(&b, NULL, 0, PMIX_INFO) == PMIX_SUCCESS);
+    frame_take(&req, &b);
+    pg_buffer_construct(&b);
+    CU_ASSERT(pg_pmix_msg_begin_reply(&b, PG_PMIX_CMD_GROUP_CONSTRUCT, 9, PMIX_SUCCESS) ==
+              PMIX_SUCCESS);
+    CU_ASSERT(pg_pmix_pack_one(&b, &cid, PMIX_SIZE) == PMIX_SUCCESS);
+    frame_take(&rep, &b);
+    a = formatted(&req, 1);
+    r = formatted(&rep, 0);
+    CU_ASSERT_STRING_EQUAL(a, "group-construct #9 group=\"pair\" procs=[kvs_1_0:0, kvs_1_0:1] info=[]");
+    CU_ASSERT_STRING_EQUAL(r, "group-construct #9 SUCCESS context_id=7");
+    free(a);
+    free(r);
+}
+
 static void test_truncated_frame_is_reported_not_misread(void)
 {
     frame_t req;
@@ -411,6 +442,8 @@ static void test_compare_names_the_first_difference(void)
 
 static const pg_cunit_test_t decode_tests[] = {
     { "show decodes command, request id and arguments", test_show_decodes_command_id_and_arguments },
+    { "a group construct shows its members and the context id",
+      test_group_construct_shows_members_and_context_id },
     { "a truncated frame is reported, not misread", test_truncated_frame_is_reported_not_misread },
     { "several where one belongs is reported", test_several_where_one_belongs_is_reported },
     { NULL, NULL },
