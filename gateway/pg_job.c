@@ -42,6 +42,7 @@
 #include "gateway/pg_status.h"
 #include "gateway/pg_stdin.h"
 #include "gateway/pg_tmpdir.h"
+#include "gateway/pg_env_pmix.h"
 #include "gateway/pg_trace_rec.h"
 #include "wire/pg_clock.h"
 
@@ -951,6 +952,7 @@ static int rank_plan(pg_job_t *job, const pg_rank_t *r, const child_fds_t *fds, 
         .local_rank = r->local_rank, .local_size = job->nlocal, .jobid = job->kvsname,
         .port = job->listen ? pg_listen_path(job->listen) : NULL,
         .shm = pg_job_engine_shm_path(job->je),
+        .libpmix_dir = pg_env_libpmix_dir(),
     };
 
     memset(plan, 0, sizeof(*plan));
