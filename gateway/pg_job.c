@@ -337,7 +337,7 @@ static void log_silent_ranks(pg_job_t *job, const char *level, int nsilent)
         pg_job_log(job,
                    "%s: rank %d (%s) exited without ever speaking PMI while other ranks did: "
                    "if it is an MPI program, it ran alone as rank 0 of 1 (built for another "
-                   "launcher, e.g. Open MPI?)",
+                   "launcher, or with a PMI library of its own?)",
                    level, r->rank, job->opts->segments[r->appnum].argv[0]);
     }
     if (nsilent > named)
@@ -374,7 +374,8 @@ static void judge_silent_ranks(pg_job_t *job)
     else
         pg_job_log(job,
                    "%s: none of the %d rank%s%s spoke PMI: if they are MPI programs, each "
-                   "ran alone as rank 0 of 1 (built for another launcher, e.g. Open MPI?)%s",
+                   "ran alone as rank 0 of 1 (built for another launcher, or with a PMI "
+                   "library of its own?)%s",
                    level, job->nlocal, job->nlocal == 1 ? "" : "s",
                    job->node != NULL ? " of this node" : "",
                    job->opts->strict ? "" : "; --strict makes this an error");
