@@ -54,6 +54,7 @@ bool pg_pmix_reserved_store(const char *key, pmix_status_t *rc)
 
 typedef struct cleanup_path {
     struct cleanup_path *next;
+    pid_t owner; /* the process that registered it */
     bool directory, recursive, empty_only, leave_top;
     char path[];
 } cleanup_path_t;
@@ -61,10 +62,9 @@ typedef struct cleanup_path {
 static struct {
     pthread_mutex_t lock;
     cleanup_path_t *paths;
-    char **ignore;     /* names never removed, NULL-terminated */
+    char **ignore; /* names never removed, NULL-terminated */
     size_t nignore;
-    pid_t owner;       /* the process that registered them */
-} cleanup = { PTHREAD_MUTEX_INITIALIZER, NULL, NULL, 0, 0 };
+} cleanup = { PTHREAD_MUTEX_INITIALIZER, NULL, NULL, 0 };
 
 static bool is_key(const pmix_info_t *i, const char *key)
 {
@@ -110,6 +110,7 @@ static pmix_status_t add_path(const char *path, size_t len, bool directory,
     if (p == NULL)
         return PMIX_ERR_NOMEM;
     memcpy(p->path, path, len);
+    p->owner = getpid();
     p->directory = directory;
     p->recursive = info_true(dirs, ndirs, PMIX_CLEANUP_RECURSIVE);
     p->empty_only = info_true(dirs, ndirs, PMIX_CLEANUP_EMPTY);
@@ -171,7 +172,6 @@ pmix_status_t pg_pmix_cleanup_request(const pmix_proc_t targets[], size_t ntarge
     if (!targets_are_self(targets, ntargets))
         return PMIX_ERR_NOT_SUPPORTED;
     pthread_mutex_lock(&cleanup.lock);
-    cleanup.owner = getpid();
     for (size_t i = 0; i < ndirs && rc == PMIX_SUCCESS; i++)
         if (is_cleanup_key(&directives[i]))
             rc = add_list(&directives[i], directives, ndirs);
@@ -232,7 +232,7 @@ static void cleanup_at_exit(void)
     pthread_mutex_lock(&cleanup.lock);
     for (p = cleanup.paths; p != NULL; p = next) {
         next = p->next;
-        if (cleanup.owner == getpid())
+        if (p->owner == getpid())
             remove_path(p);
         free(p);
     }
