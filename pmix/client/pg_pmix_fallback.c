@@ -9,10 +9,11 @@
  * waits for the deregistration callback).  Where no real implementation is
  * linked, these keep what they can promise: handlers register (and, no
  * event being raised, are never called), job control serves the cleanup
- * registrations Open MPI needs, the rest answers PMIX_ERR_NOT_SUPPORTED; a
- * caller that gave a callback hears through it, so an Open MPI rank
- * neither fails to load nor hangs.  A strong definition
- * elsewhere in libpmix replaces each of them at link time.
+ * registrations Open MPI needs, the rest returns PMIX_ERR_NOT_SUPPORTED (and,
+ * as the Standard has it for an error return, calls no callback); what
+ * succeeds calls the callback it was given, so an Open MPI rank neither
+ * fails to load nor hangs.  A strong definition elsewhere in libpmix
+ * replaces each of them at link time.
  */
 #include "config/config.h"
 
