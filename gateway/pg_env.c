@@ -2,6 +2,7 @@
  * pg_env: a rank's environment.  See pg_env.h for the rules.
  */
 #include "gateway/pg_env.h"
+#include "gateway/pg_env_pmix.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,10 +19,20 @@ struct pg_env {
 static const char *const foreign_names[] = {
     "PMI_FD", "PMI_PORT", "PMI_ID", "PMI_RANK", "PMI_SIZE", "PMI_JOBID", "PMI_SPAWNED",
     "MPI_LOCALNRANKS", "MPI_LOCALRANKID", "PMIX_NAMESPACE", "PMIX_RANK", "PMIX_VERSION",
-    "PMIX_SERVER_TMPDIR", "PMIX_SYSTEM_TMPDIR", "PRTE_LAUNCHED", "HYDI_CONTROL_FD", NULL,
+    "PMIX_SERVER_TMPDIR", "PMIX_SYSTEM_TMPDIR", "PRTE_LAUNCHED", "HYDI_CONTROL_FD",
+    /* what Open MPI's mpirun gives its ranks (a pmigate proxy is one): an
+     * Open MPI rank below pmigate that saw them would call mpirun's daemon */
+    "PMIX_ID", "PMIX_HOSTNAME", "PMIX_SECURITY_MODE", "PMIX_BFROP_BUFFER_TYPE",
+    "PMIX_GDS_MODULE", "OMPI_MCA_orte_local_daemon_uri", "OMPI_MCA_orte_hnp_uri",
+    "OMPI_MCA_orte_launch", "OMPI_MCA_ess", "OMPI_MCA_ess_base_jobid", "OMPI_MCA_ess_base_vpid",
+    "OMPI_MCA_orte_ess_num_procs", "OMPI_MCA_orte_ess_node_rank", "OMPI_MCA_orte_app_num",
+    "OMPI_MCA_orte_num_nodes", "OMPI_MCA_orte_bound_at_launch", "OMPI_MCA_orte_jobfam_session_dir",
+    "OMPI_MCA_orte_precondition_transports", "OMPI_MCA_pmix", "OMPI_COMMAND", "OMPI_FILE_LOCATION",
+    "OMPI_UNIVERSE_SIZE", "OMPI_FIRST_RANKS", "OMPI_APP_CTX_NUM_PROCS", "OMPI_NUM_APP_CTX", NULL,
 };
 /* Prefixes of the same kind. */
-static const char *const foreign_prefixes[] = { "PMIX_SERVER_URI", "PMIGATE_", NULL };
+static const char *const foreign_prefixes[] = { "PMIX_SERVER_URI", "PMIGATE_", "PMIX_DSTORE_",
+                                                 "OMPI_COMM_WORLD_", NULL };
 
 static size_t key_len(const char *kv)
 {
@@ -209,7 +220,7 @@ int pg_env_set_rank(pg_env_t *env, const pg_rank_env_t *r)
      * only when they know they talk to pmigate. */
     if (pg_env_set(env, "PMIGATE_PMI_EXT", "1") != 0)
         return -1;
-    return 0;
+    return pg_env_set_pmix_clients(env, r->libpmix_dir);
 }
 
 char **pg_env_array(pg_env_t *env)

@@ -9,7 +9,9 @@
  *   - then the PMI variables, which always win (PMI_FD with PMI_RANK and
  *     PMI_SIZE, because newer MPICH ignores PMI_FD without PMI_SIZE).
  * PMIx variables are deliberately not set: MPICH takes them to mean "a PMIx
- * launcher is present" and would not use PMI_FD.
+ * launcher is present" and would not use PMI_FD.  What programs built for
+ * OpenPMIx (Open MPI) need instead is set by pg_env_pmix.h, unless the
+ * user set it.
  *
  * Ownership: a pg_env_t owns copies of all its strings.
  */
@@ -30,6 +32,7 @@ typedef struct pg_rank_env {
     const char *jobid;    /* the kvsname, also PMI_JOBID (borrowed) */
     const char *port;     /* the listener path for PMIGATE_PMI_PORT, or NULL */
     const char *shm;      /* the job's shared key segment for PMIGATE_SHM, or NULL */
+    const char *libpmix_dir; /* put first on LD_LIBRARY_PATH (pg_env_pmix.h), or NULL */
 } pg_rank_env_t;
 
 /* Copies base (a NULL-terminated "K=V" array such as environ), minus the
@@ -45,7 +48,8 @@ int pg_env_set(pg_env_t *env, const char *key, const char *value);
 int pg_env_put(pg_env_t *env, const char *kv);
 /* The value of key, or NULL.  Points into env. */
 const char *pg_env_get(const pg_env_t *env, const char *key);
-/* Sets the PMI variables of one rank (see the header comment). */
+/* Sets the PMI variables of one rank (see the header comment), and the
+ * PMIx-client settings of pg_env_pmix.h. */
 int pg_env_set_rank(pg_env_t *env, const pg_rank_env_t *r);
 
 /* NULL-terminated array for execve; owned by env, valid until its next change. */

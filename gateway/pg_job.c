@@ -42,6 +42,7 @@
 #include "gateway/pg_status.h"
 #include "gateway/pg_stdin.h"
 #include "gateway/pg_tmpdir.h"
+#include "gateway/pg_env_pmix.h"
 #include "gateway/pg_trace_rec.h"
 #include "wire/pg_clock.h"
 
@@ -336,7 +337,7 @@ static void log_silent_ranks(pg_job_t *job, const char *level, int nsilent)
         pg_job_log(job,
                    "%s: rank %d (%s) exited without ever speaking PMI while other ranks did: "
                    "if it is an MPI program, it ran alone as rank 0 of 1 (built for another "
-                   "launcher, e.g. Open MPI?)",
+                   "launcher, or with a PMI library of its own?)",
                    level, r->rank, job->opts->segments[r->appnum].argv[0]);
     }
     if (nsilent > named)
@@ -373,7 +374,8 @@ static void judge_silent_ranks(pg_job_t *job)
     else
         pg_job_log(job,
                    "%s: none of the %d rank%s%s spoke PMI: if they are MPI programs, each "
-                   "ran alone as rank 0 of 1 (built for another launcher, e.g. Open MPI?)%s",
+                   "ran alone as rank 0 of 1 (built for another launcher, or with a PMI "
+                   "library of its own?)%s",
                    level, job->nlocal, job->nlocal == 1 ? "" : "s",
                    job->node != NULL ? " of this node" : "",
                    job->opts->strict ? "" : "; --strict makes this an error");
@@ -968,6 +970,7 @@ static int rank_plan(pg_job_t *job, const pg_rank_t *r, const child_fds_t *fds, 
         .local_rank = r->local_rank, .local_size = job->nlocal, .jobid = job->kvsname,
         .port = job->listen ? pg_listen_path(job->listen) : NULL,
         .shm = pg_job_engine_shm_path(job->je),
+        .libpmix_dir = pg_env_libpmix_dir(),
     };
 
     memset(plan, 0, sizeof(*plan));

@@ -42,6 +42,7 @@
 #include "pmix/client/pg_mux.h"
 #include "pmix/client/pg_pmix_client_int.h"
 #include "pmix/client/pg_pmix_api.h"
+#include "pmix/client/pg_pmix_compat.h"
 #include "pmix/pack/pg_pack.h"
 #include "pmix/transport/pg_pmix_msg.h"
 #include "wire/pg_pmix_frame.h"
@@ -458,8 +459,10 @@ pmix_status_t PMIx_Put(pmix_scope_t scope, const char key[], pmix_value_t *val)
 
     if (!client_ready())
         return PMIX_ERR_INIT;
-    if (!key_ok(key) || PMIX_CHECK_RESERVED_KEY(key) || !value_ok(val))
-        return PMIX_ERR_BAD_PARAM; /* reserved keys belong to the host (Standard) */
+    if (!key_ok(key) || !value_ok(val))
+        return PMIX_ERR_BAD_PARAM;
+    if (PMIX_CHECK_RESERVED_KEY(key))
+        return pg_pmix_reserved_put(key); /* reserved keys belong to the host (Standard) */
     if (scope != PMIX_LOCAL && scope != PMIX_REMOTE && scope != PMIX_GLOBAL &&
         scope != PMIX_INTERNAL)
         return PMIX_ERR_NOT_SUPPORTED;
@@ -537,9 +540,10 @@ pmix_status_t PMIx_Store_internal(const pmix_proc_t *proc, const char key[], pmi
 
     if (!client_ready())
         return PMIX_ERR_INIT;
-    if (proc == NULL || !key_ok(key) || PMIX_CHECK_RESERVED_KEY(key) || val == NULL ||
-        !pg_type_is_supported(val->type))
+    if (proc == NULL || !key_ok(key) || val == NULL || !pg_type_is_supported(val->type))
         return PMIX_ERR_BAD_PARAM;
+    if (PMIX_CHECK_RESERVED_KEY(key) && !pg_pmix_reserved_store(key, &rc))
+        return rc;
     ns = proc->nspace[0] != '\0' ? proc->nspace : client.self.nspace;
     pthread_mutex_lock(&client.lock);
     rc = pg_cache_store(client.cache, ns, proc->rank, key, val, true);

@@ -4,7 +4,9 @@
  *
  * Why it exists: programs written for a full resource manager call these;
  * pmigate serves what a launcher of one job can do and answers the rest
- * plainly.  Job control with PMIX_JOB_CTRL_KILL, PMIX_JOB_CTRL_TERMINATE or
+ * plainly.  Cleanup registrations for the caller itself (PMIX_REGISTER_CLEANUP,
+ * _DIR: Open MPI's MPI_Init makes them and waits for the answer) are served
+ * here, in the process (pg_pmix_compat).  Job control with PMIX_JOB_CTRL_KILL, PMIX_JOB_CTRL_TERMINATE or
  * PMIX_JOB_CTRL_SIGNAL goes to the gateway, which signals the named ranks
  * of the job (or all of them).  Every other request -- other job-control
  * actions, monitoring, allocations, credentials, fabric registration --
@@ -19,6 +21,7 @@
 #include <stdlib.h>
 
 #include "pmix/client/pg_pmix_api.h"
+#include "pmix/client/pg_pmix_compat.h"
 #include "pmix/pack/pg_pack.h"
 #include "pmix/transport/pg_pmix_msg.h"
 
@@ -64,9 +67,15 @@ pmix_status_t PMIx_Job_control(const pmix_proc_t targets[], size_t ntargets,
 {
     pmix_data_buffer_t req, reply;
     uint32_t id;
-    pmix_status_t rc = jobctl_request(targets, ntargets, directives, ndirs, &req, &id);
+    pmix_status_t rc;
 
     no_results(results, nresults);
+    if (!pg_pmix_ready())
+        return PMIX_ERR_INIT;
+    rc = pg_pmix_cleanup_request(targets, ntargets, directives, ndirs);
+    if (rc != PMIX_ERR_NOT_FOUND)
+        return rc; /* a cleanup registration, served here */
+    rc = jobctl_request(targets, ntargets, directives, ndirs, &req, &id);
     if (rc != PMIX_SUCCESS)
         return rc;
     rc = pg_mux_call(pg_pmix_mux(), &req, id, &reply);
@@ -80,8 +89,16 @@ pmix_status_t PMIx_Job_control_nb(const pmix_proc_t targets[], size_t ntargets,
 {
     pmix_data_buffer_t req;
     uint32_t id;
-    pmix_status_t rc = jobctl_request(targets, ntargets, directives, ndirs, &req, &id);
+    pmix_status_t rc;
 
+    if (!pg_pmix_ready())
+        return PMIX_ERR_INIT;
+    rc = pg_pmix_cleanup_request(targets, ntargets, directives, ndirs);
+    if (rc == PMIX_SUCCESS)
+        return cbfunc != NULL ? pg_pmix_defer_info(cbfunc, cbdata, PMIX_SUCCESS) : PMIX_SUCCESS;
+    if (rc != PMIX_ERR_NOT_FOUND)
+        return rc;
+    rc = jobctl_request(targets, ntargets, directives, ndirs, &req, &id);
     return rc == PMIX_SUCCESS ? pg_pmix_send_status_nb(&req, id, NULL, cbfunc, cbdata) : rc;
 }
 

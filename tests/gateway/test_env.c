@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "gateway/pg_env.h"
+#include "gateway/pg_env_pmix.h"
 #include "tests/pg_cunit.h"
 
 static void test_rank_variables_are_set(void)
@@ -72,7 +73,8 @@ static void test_user_env_overrides_inherited_but_not_pmi(void)
     CU_ASSERT_STRING_EQUAL(pg_env_get(env, "A"), "segment");
     CU_ASSERT_STRING_EQUAL(pg_env_get(env, "PMI_RANK"), "0");
     CU_ASSERT_PTR_NULL(pg_env_get(env, "PMIGATE_PMI_PORT")); /* no listener, no variable */
-    CU_ASSERT_EQUAL(pg_env_count(env), 8); /* A, 6 PMI/MPI variables, PMIGATE_PMI_EXT */
+    /* A, 6 PMI/MPI variables, PMIGATE_PMI_EXT, OMPI_MCA_pmix and _schizo */
+    CU_ASSERT_EQUAL(pg_env_count(env), 10);
     pg_env_free(env);
 }
 
@@ -119,6 +121,67 @@ static void test_clone_is_independent(void)
     pg_env_free(copy);
 }
 
+/* An Open MPI 4.1 binary reaches pmigate through its PMIx component and
+ * pmigate's libpmix.so.2, with nothing typed by the user. */
+static void test_open_mpi_ranks_find_libpmix_and_their_component(void)
+{
+    char *base[] = { "LD_LIBRARY_PATH=/opt/x/lib", NULL };
+    pg_env_t *env = pg_env_new(base);
+    pg_rank_env_t r = { .pmi_fd = 5, .rank = 0, .size = 2, .local_rank = 0, .local_size = 2,
+                        .jobid = "kvs_1_0", .libpmix_dir = "/opt/pmigate/lib" };
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(env);
+    CU_ASSERT_EQUAL(pg_env_set_rank(env, &r), 0);
+    CU_ASSERT_STRING_EQUAL(pg_env_get(env, "LD_LIBRARY_PATH"), "/opt/pmigate/lib:/opt/x/lib");
+    CU_ASSERT_STRING_EQUAL(pg_env_get(env, "OMPI_MCA_pmix"), "ext3x");
+    CU_ASSERT_STRING_EQUAL(pg_env_get(env, "OMPI_MCA_schizo"), "^orte");
+    /* the segment's env serves rank after rank: no second copy of the dir */
+    r.rank = 1;
+    CU_ASSERT_EQUAL(pg_env_set_rank(env, &r), 0);
+    CU_ASSERT_STRING_EQUAL(pg_env_get(env, "LD_LIBRARY_PATH"), "/opt/pmigate/lib:/opt/x/lib");
+    /* still no PMIx variable for MPICH to misread */
+    CU_ASSERT_PTR_NULL(pg_env_get(env, "PMIX_SERVER_URI41"));
+    CU_ASSERT_PTR_NULL(pg_env_get(env, "PMIX_ID"));
+    pg_env_free(env);
+}
+
+static void test_user_ompi_settings_win_and_system_dirs_stay_out(void)
+{
+    pg_env_t *env = pg_env_new(NULL);
+    pg_rank_env_t r = { .pmi_fd = 5, .rank = 0, .size = 1, .local_rank = 0, .local_size = 1,
+                        .jobid = "kvs_1_0", .libpmix_dir = "/usr/lib/x86_64-linux-gnu" };
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(env);
+    CU_ASSERT_EQUAL(pg_env_put(env, "OMPI_MCA_pmix=isolated"), 0); /* --genv */
+    CU_ASSERT_EQUAL(pg_env_set_rank(env, &r), 0);
+    CU_ASSERT_STRING_EQUAL(pg_env_get(env, "OMPI_MCA_pmix"), "isolated");
+    CU_ASSERT_STRING_EQUAL(pg_env_get(env, "OMPI_MCA_schizo"), "^orte");
+    /* the loader searches it anyway; prepending would reorder the user's path */
+    CU_ASSERT_PTR_NULL(pg_env_get(env, "LD_LIBRARY_PATH"));
+    pg_env_free(env);
+}
+
+/* A pmigate started by Open MPI's mpirun (a proxy) inherits the identity of
+ * an mpirun rank; an Open MPI rank below it must not take it. */
+static void test_mpirun_rank_identity_is_dropped(void)
+{
+    char *base[] = { "OMPI_MCA_orte_local_daemon_uri=1.0;tcp://h:1", "OMPI_MCA_orte_hnp_uri=x",
+                     "OMPI_MCA_ess=^singleton", "OMPI_MCA_pmix=^s1,s2,cray,isolated",
+                     "OMPI_COMM_WORLD_RANK=0", "PMIX_ID=1.0", "OMPI_MCA_ess_base_vpid=0",
+                     "PMIX_DSTORE_21_BASE_PATH=/tmp/x", "OMPI_MCA_btl=self,vader", NULL };
+    pg_env_t *env = pg_env_new(base);
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(env);
+    CU_ASSERT_PTR_NULL(pg_env_get(env, "OMPI_MCA_orte_local_daemon_uri"));
+    CU_ASSERT_PTR_NULL(pg_env_get(env, "OMPI_MCA_pmix"));
+    CU_ASSERT_PTR_NULL(pg_env_get(env, "PMIX_ID"));
+    CU_ASSERT_PTR_NULL(pg_env_get(env, "OMPI_COMM_WORLD_RANK"));
+    /* a user's own MCA choice stays */
+    CU_ASSERT_STRING_EQUAL(pg_env_get(env, "OMPI_MCA_btl"), "self,vader");
+    CU_ASSERT_EQUAL(pg_env_count(env), 1);
+    pg_env_free(env);
+}
+
 static const pg_cunit_test_t env_tests[] = {
     { "PMI_FD, PMI_RANK, PMI_SIZE, PMI_JOBID, MPI_LOCAL* are set", test_rank_variables_are_set },
     { "identities left by other launchers are dropped", test_other_launchers_variables_are_dropped },
@@ -126,6 +189,11 @@ static const pg_cunit_test_t env_tests[] = {
     { "the array is NULL-terminated K=V for execve", test_array_is_exec_ready },
     { "empty keys and keys with '=' are refused", test_bad_keys_are_refused },
     { "a clone is independent", test_clone_is_independent },
+    { "Open MPI ranks find pmigate's libpmix and their PMIx component",
+      test_open_mpi_ranks_find_libpmix_and_their_component },
+    { "the user's OMPI_MCA_* win; loader dirs stay off LD_LIBRARY_PATH",
+      test_user_ompi_settings_win_and_system_dirs_stay_out },
+    { "the identity mpirun gives its ranks is dropped", test_mpirun_rank_identity_is_dropped },
     { NULL, NULL },
 };
 

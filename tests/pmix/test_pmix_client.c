@@ -17,10 +17,13 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "pmix/client/pg_cache.h"
 #include "pmix/client/pg_mux.h"
+#include "pmix/client/pg_pmix_compat.h"
 #include "pmix/pack/pg_pack.h"
 #include "pmix/transport/pg_pmix_msg.h"
 #include "tests/pg_cunit.h"
@@ -884,6 +887,112 @@ static void api_store_internal_unknown_type_is_bad_param(void)
     gw_stop(&gw);
 }
 
+/* What Open MPI 4.1 writes into reserved keys during MPI_Init: its hostname
+ * and cpuset (the host's values stand), each local peer's PMIX_LOCALITY
+ * (kept, and read back); any other reserved key is still refused. */
+static void api_reserved_keys_open_mpi_writes(void)
+{
+    gw_t gw;
+    pmix_proc_t me, peer;
+    pmix_value_t v, *got = NULL;
+    uint16_t loc = 5;
+    char *host = "node7";
+
+    gw_start(&gw, NULL, &me);
+    PMIX_VALUE_CONSTRUCT(&v);
+    PMIX_VALUE_LOAD(&v, host, PMIX_STRING);
+    CU_ASSERT_EQUAL(PMIx_Put(PMIX_GLOBAL, PMIX_HOSTNAME, &v), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(PMIx_Put(PMIX_GLOBAL, PMIX_CPUSET, &v), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(PMIx_Put(PMIX_GLOBAL, "pmix.mykey", &v), PMIX_ERR_BAD_PARAM);
+    CU_ASSERT_EQUAL(PMIx_Store_internal(&me, PMIX_LOCALITY_STRING, &v), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(PMIx_Store_internal(&me, "pmix.mine", &v), PMIX_ERR_BAD_PARAM);
+    PMIX_VALUE_DESTRUCT(&v);
+    /* dropped, not staged: the commit carries nothing */
+    CU_ASSERT_EQUAL(PMIx_Commit(), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(gw.commit_puts, 0);
+
+    PMIX_LOAD_PROCID(&peer, me.nspace, 1);
+    PMIX_VALUE_CONSTRUCT(&v);
+    PMIX_VALUE_LOAD(&v, &loc, PMIX_UINT16);
+    CU_ASSERT_EQUAL(PMIx_Store_internal(&peer, PMIX_LOCALITY, &v), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(PMIx_Get(&peer, PMIX_LOCALITY, NULL, 0, &got), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(got->type, PMIX_UINT16);
+    CU_ASSERT_EQUAL(got->data.uint16, 5);
+    PMIX_VALUE_RELEASE(got);
+    gw_stop(&gw);
+}
+
+static int make_tree(const char *top)
+{
+    char path[512];
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/sub", top);
+    if (mkdir(path, 0700) != 0)
+        return -1;
+    snprintf(path, sizeof(path), "%s/sub/file", top);
+    f = fopen(path, "w");
+    return f != NULL && fclose(f) == 0 ? 0 : -1;
+}
+
+/* Registers dir for recursive cleanup in a child process, which then exits
+ * (when forked_child_too, after forking one that exits first); returns the
+ * child's exit status. */
+static int register_in_child(const pmix_proc_t *me, const char *dir, bool forked_child_too)
+{
+    pmix_info_t dirs[2] = { { .flags = 0 }, { .flags = 0 } };
+    int status = -1;
+    pid_t pid = fork();
+
+    if (pid == 0) {
+        PMIX_INFO_LOAD(&dirs[0], PMIX_REGISTER_CLEANUP_DIR, dir, PMIX_STRING);
+        PMIX_INFO_LOAD(&dirs[1], PMIX_CLEANUP_RECURSIVE, NULL, PMIX_BOOL);
+        if (pg_pmix_cleanup_request(me, 1, dirs, 2) != PMIX_SUCCESS)
+            _exit(2);
+        if (forked_child_too) {
+            pid_t grandchild = fork();
+
+            if (grandchild == 0)
+                exit(0); /* runs the destructors: must remove nothing */
+            if (grandchild < 0 || waitpid(grandchild, NULL, 0) != grandchild)
+                _exit(3);
+            if (access(dir, F_OK) != 0)
+                _exit(4); /* the forked child removed its parent's registration */
+        }
+        exit(0);
+    }
+    if (pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status))
+        return WEXITSTATUS(status);
+    return -1;
+}
+
+/* Open MPI's MPI_Init registers its session directory for removal at the
+ * rank's exit (and fails if refused): the registering process removes it
+ * when it exits, a process it forked does not. */
+static void api_cleanup_registration_removes_tree_at_exit(void)
+{
+    gw_t gw;
+    pmix_proc_t me, other;
+    pmix_info_t dirs[1] = { { .flags = 0 } };
+    char top[] = "/tmp/pg_cleanup.XXXXXX";
+
+    gw_start(&gw, NULL, &me);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(top));
+    CU_ASSERT_EQUAL_FATAL(make_tree(top), 0);
+    CU_ASSERT_EQUAL(register_in_child(&me, top, true), 0);
+    CU_ASSERT_NOT_EQUAL(access(top, F_OK), 0); /* the whole tree is gone */
+
+    /* not a cleanup request; another process's; a relative path */
+    PMIX_INFO_LOAD(&dirs[0], PMIX_REGISTER_CLEANUP_DIR, "relative/dir", PMIX_STRING);
+    CU_ASSERT_EQUAL(pg_pmix_cleanup_request(&me, 1, NULL, 0), PMIX_ERR_NOT_FOUND);
+    PMIX_LOAD_PROCID(&other, me.nspace, me.rank + 1);
+    CU_ASSERT_EQUAL(pg_pmix_cleanup_request(&other, 1, dirs, 1), PMIX_ERR_NOT_SUPPORTED);
+    CU_ASSERT_EQUAL(pg_pmix_cleanup_request(NULL, 0, dirs, 1), PMIX_ERR_NOT_SUPPORTED);
+    CU_ASSERT_EQUAL(pg_pmix_cleanup_request(&me, 1, dirs, 1), PMIX_ERR_BAD_PARAM);
+    PMIX_INFO_DESTRUCT(&dirs[0]);
+    gw_stop(&gw);
+}
+
 /* A gateway that holds every get (never answers). */
 static void gw_answer_nothing(gw_t *gw, uint8_t cmd, uint32_t id)
 {
@@ -1304,6 +1413,9 @@ static const pg_cunit_test_t api_tests[] = {
     { "api_store_internal_unknown_type_is_bad_param",
       api_store_internal_unknown_type_is_bad_param },
     { "api_finalize_releases_waiting_caller", api_finalize_releases_waiting_caller },
+    { "api_reserved_keys_open_mpi_writes", api_reserved_keys_open_mpi_writes },
+    { "api_cleanup_registration_removes_tree_at_exit",
+      api_cleanup_registration_removes_tree_at_exit },
     { "api_concurrent_commits_reach_gateway_in_put_order",
       api_concurrent_commits_reach_gateway_in_put_order },
     { NULL, NULL },
