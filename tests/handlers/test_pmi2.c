@@ -460,20 +460,39 @@ static void test_connect_disconnect_spawn_are_refused_clearly(void)
 {
     hh_t *h = pmi2_job(1, 1);
 
+    /* a job this gateway does not have: refused, kvscopy kept */
     hh_send2(h, 0, "cmd=job-connect;jobid=other;");
     EXPECT(h, 0, hh_reply, "job-connect-response");
     CU_ASSERT_STRING_NOT_EQUAL(hh_get(hh_reply, "rc"), "0");
     CU_ASSERT_STRING_EQUAL(hh_get(hh_reply, "kvscopy"), "FALSE");
-    CU_ASSERT_PTR_NOT_NULL(strstr(hh_get(hh_reply, "errmsg"), "not_supported"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(hh_get(hh_reply, "errmsg"), "no_such_job"));
+    /* disconnecting from a job never connected */
     hh_send2(h, 0, "cmd=job-disconnect;jobid=other;");
     EXPECT(h, 0, hh_reply, "job-disconnect-response");
     CU_ASSERT_STRING_NOT_EQUAL(hh_get(hh_reply, "rc"), "0");
+    CU_ASSERT_PTR_NOT_NULL(strstr(hh_get(hh_reply, "errmsg"), "not_connected"));
+    /* a host without the spawn op (this harness) */
     hh_send2(h, 0, "cmd=spawn;ncmds=1;preputcount=0;subcmd=a.out;maxprocs=1;argc=0;infokeycount=0;");
     EXPECT(h, 0, hh_reply, "spawn-response");
     CU_ASSERT_STRING_NOT_EQUAL(hh_get(hh_reply, "rc"), "0");
-    CU_ASSERT_PTR_NOT_NULL(hh_get(hh_reply, "errmsg"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(hh_get(hh_reply, "errmsg"), "not_supported"));
     hh_send2(h, 0, "cmd=job-getid;");
     EXPECT(h, 0, hh_reply, "job-getid-response");
+    hh_free(h);
+}
+
+/* job-connect to a job of this gateway (here the only one: its own)
+ * succeeds with kvscopy=FALSE, as MPICH's and Slurm's clients require. */
+static void test_connect_to_a_known_job_succeeds_without_kvscopy(void)
+{
+    hh_t *h = pmi2_job(1, 1);
+    char line[256];
+
+    snprintf(line, sizeof(line), "cmd=job-connect;jobid=%s;", hh_kvsname(h));
+    hh_send2(h, 0, line);
+    EXPECT(h, 0, hh_reply, "job-connect-response");
+    CU_ASSERT_STRING_EQUAL(hh_get(hh_reply, "rc"), "0");
+    CU_ASSERT_STRING_EQUAL(hh_get(hh_reply, "kvscopy"), "FALSE");
     hh_free(h);
 }
 
@@ -585,6 +604,7 @@ static const pg_cunit_test_t life_tests[] = {
 
 static const pg_cunit_test_t bad_input_tests[] = {
     { "job-connect/disconnect/spawn refused clearly", test_connect_disconnect_spawn_are_refused_clearly },
+    { "job-connect to a known job: rc=0 kvscopy=FALSE", test_connect_to_a_known_job_succeeds_without_kvscopy },
     { "unknown command: error reply, connection stays", test_unknown_command_gets_an_error_and_conn_stays },
     { "long key / long value refused, connection stays", test_long_key_and_long_value_are_refused_and_conn_stays },
     { "malformed body refused, connection stays", test_malformed_body_is_refused_and_conn_stays },
