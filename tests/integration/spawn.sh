@@ -1,6 +1,7 @@
 #!/bin/sh
 # Dynamic jobs through `pmigate run` (issue 15): Slurm's libpmi2
 # PMI2_Job_Spawn with one preput from rank 0, 1 and 2 commands, maxprocs 2
+# (and the same program on pmigate's libpmi2)
 # (children check the preput before their first fence, spawned, appnum;
 # the parent checks errcodes and jobid, job-connects and reads every
 # child's key); [job.rank] tags; PMI-1 mcmd=spawn blocks over the raw wire
@@ -26,6 +27,16 @@ for shape in "1 1" "1 2" "2 2"; do
         { fail "spawn of $1 x $2: not every child ok and tagged [1.rank]"; cat "$WORK/out"; }
 done
 [ "$(grep -c 'appnum 1: ok' "$WORK/out")" -eq 2 ] || fail "the second command's children are not appnum 1"
+
+# the same program built against pmigate's libpmi2 (MPICH's signature)
+OWN=$top_builddir/tests/clients/pmi2_spawn_own
+run_job 60 --tag-output -n 2 "$OWN" parent 2 2
+[ $rc -eq 0 ] && grep -q "^\[0\] pmi2_spawn parent: ok jobid=kvs_[0-9]*_1 procs=4" "$WORK/out" &&
+    [ "$(grep -c '^\[1\.[0-3]\] pmi2_spawn child [0-3] of 4 appnum [01]: ok' "$WORK/out")" -eq 4 ] ||
+    { fail "pmigate's libpmi2 PMI2_Job_Spawn of 2 x 2 (exit $rc)"; cat "$WORK/out"; }
+run_job 30 -n 1 "$OWN" missing
+[ $rc -eq 0 ] && grep -q "pmi2_spawn missing: refused" "$WORK/out" ||
+    { fail "pmigate's libpmi2: a missing program did not fail with errcode ENOENT (exit $rc)"; cat "$WORK/out"; }
 
 run_job 30 -n 2 "$PROGS/pmi2_spawn" missing
 [ $rc -eq 0 ] && grep -q "pmi2_spawn missing: refused" "$WORK/out" &&

@@ -10,7 +10,8 @@
  *       "pmi2_spawn parent: ok jobid=<id> procs=<n>".
  *   pmi2_spawn missing                 rank 0 spawns a program that does
  *       not exist: the call must fail (Slurm's libpmi2 reads no errcodes
- *       without a jobid); prints "pmi2_spawn missing: refused".
+ *       without a jobid; with pmigate's the errcode must be ENOENT); prints
+ *       "pmi2_spawn missing: refused".
  *   pmi2_spawn fail abort|die CODE     rank 0 spawns one child that calls
  *       PMI2_Abort (Slurm's libpmi2 sends no code: the job ends with 1) or
  *       exits with CODE before finalize; the launcher must end every job.
@@ -21,8 +22,20 @@
  *       before the first fence; puts child-<rank>; fences; prints
  *       "pmi2_spawn child R of S appnum A: ok".
  * Any broken rule is named on stderr and the process exits 1.
+ *
+ * Built twice: against Slurm's libpmi2 (its PMI2_Job_Spawn takes MPID_Info
+ * pointers) and, with PMI2_SPAWN_PMIGATE, against pmigate's libpmi2 (MPICH's
+ * PMI2_keyval_t arrays) as tests/clients/pmi2_spawn_own.
  */
+#ifdef PMI2_SPAWN_PMIGATE
+#include "pmi2.h"
+typedef PMI2_keyval_t spawn_kv_t;
+#define KV(k, v) { .key = k, .val = v }
+#else
 #include <slurm/pmi2.h>
+typedef MPID_Info spawn_kv_t;
+#define KV(k, v) { .key = k, .value = v }
+#endif
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,12 +79,16 @@ static int spawn(const char *self, int ncmds, int maxprocs, const char *extra1, 
     const char *cmds[8], **argvs[8], *args[8][4];
     int argcs[8], procs[8], infosizes[8];
     char idx[8][8];
-    MPID_Info wdir = { .key = "wdir", .value = "/tmp" };
-    MPID_Info unknown = { .key = "pmi2_spawn_unknown_key", .value = "ignored" };
-    MPID_Info infos[8][2];
-    const MPID_Info *infovecs[8];
-    MPID_Info pre = { .key = PREPUT_KEY, .value = PREPUT_VAL };
-    const MPID_Info *prevec[1] = { &pre };
+    spawn_kv_t wdir = KV("wdir", "/tmp");
+    spawn_kv_t unknown = KV("pmi2_spawn_unknown_key", "ignored");
+    spawn_kv_t infos[8][2];
+    const spawn_kv_t *infovecs[8];
+    spawn_kv_t pre = KV(PREPUT_KEY, PREPUT_VAL);
+#ifdef PMI2_SPAWN_PMIGATE
+    const spawn_kv_t *prevec = &pre;  /* MPICH: an array of pairs */
+#else
+    const spawn_kv_t *prevec[1] = { &pre }; /* Slurm: an array of pointers */
+#endif
 
     for (int i = 0; i < ncmds; i++) {
         snprintf(idx[i], sizeof idx[i], "%d", i);
@@ -176,6 +193,10 @@ int main(int argc, char **argv)
         if (PMI2_Job_Spawn(1, cmds, argcs, NULL, procs, NULL, NULL, 0, NULL, jobid, sizeof jobid,
                            errors) == PMI2_SUCCESS)
             fail("spawning a program that does not exist succeeded");
+#ifdef PMI2_SPAWN_PMIGATE
+        if (errors[0] != 2) /* ENOENT: pmigate's libpmi2 reads a failed spawn's errcodes */
+            fail("errcode %d for a program that does not exist, expected ENOENT", errors[0]);
+#endif
         printf("pmi2_spawn missing: refused\n");
     } else if (rank == 0 && strcmp(mode, "fail") == 0 && argc > 3) {
         char jobid[256];
