@@ -162,6 +162,8 @@ struct pg_job {
     int discarded;           /* spawned: a child could not start, the job was
                               * taken back: its exits decide nothing */
     int spawned_live;        /* root: spawned processes not yet reaped */
+    int trace_rank_base;     /* spawned: its rank 0's row in the trace (the
+                              * root's size plus the earlier spawned jobs') */
     struct event *ev_chld, *ev_int, *ev_term, *ev_hup, *ev_timeout, *ev_kill;
 };
 
@@ -632,8 +634,8 @@ static pg_conn_t *job_conn_new(pg_job_t *job, int fd, int rank)
         pg_conn_new(job->base, fd, rank, &job->peer_job, job->handlers, &job->conn_ops, job);
 
     if (conn != NULL && job->trace != NULL &&
-        pg_trace_recorder_attach(job->trace, conn, job->opts->verbose ? trace_verbose : NULL,
-                                 job) != 0)
+        pg_trace_recorder_attach_as(job->trace, conn, job->trace_rank_base,
+                                    job->opts->verbose ? trace_verbose : NULL, job) != 0)
         pg_job_log(job, "out of memory: a connection is missing from the trace");
     else if (conn != NULL && job->trace == NULL && job->opts->verbose)
         pg_conn_set_trace(conn, trace_verbose, job);
@@ -1586,6 +1588,9 @@ static pg_job_t *spawned_new(pg_job_t *parent, pg_run_opts_t *opts, char **wdirs
         .out_sink = root->out_sink, .err_sink = root->err_sink, .trace = root->trace,
         .teardown = root->teardown,
     };
+    sub->trace_rank_base = root->size;
+    for (int k = 0; k < root->nsubs; k++)
+        sub->trace_rank_base += root->subs[k]->size;
     snprintf(sub->kvsname, sizeof(sub->kvsname), "kvs_%d_%d", (int)root->parent, sub->jobno);
     snprintf(sub->hostname, sizeof(sub->hostname), "%s", root->hostname);
     snprintf(sub->parent_kvsname, sizeof(sub->parent_kvsname), "%s", parent->kvsname);

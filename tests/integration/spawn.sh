@@ -38,6 +38,13 @@ run_job 30 -n 1 "$OWN" missing
 [ $rc -eq 0 ] && grep -q "pmi2_spawn missing: refused" "$WORK/out" ||
     { fail "pmigate's libpmi2: a missing program did not fail with errcode ENOENT (exit $rc)"; cat "$WORK/out"; }
 
+# traces record spawned jobs: their ranks get rows after the root's
+run_job 60 --trace "$WORK/spawn.trace" -n 2 "$PROGS/pmi2_spawn" parent 1 2
+"$PMIGATE" trace timeline "$WORK/spawn.trace" -o "$WORK/spawn.svg" >"$WORK/tl" 2>&1 &&
+    grep -q '>rank 3<\|rank 3' "$WORK/spawn.svg" &&
+    "$PMIGATE" trace show "$WORK/spawn.trace" --rank 3 | grep -q 'spawner-jobid=kvs_[0-9]*_0' ||
+    { fail "the trace does not show the spawned job's ranks as rows 2-3"; cat "$WORK/tl"; }
+
 run_job 30 -n 2 "$PROGS/pmi2_spawn" missing
 [ $rc -eq 0 ] && grep -q "pmi2_spawn missing: refused" "$WORK/out" &&
     grep -q "spawn refused: cannot run '/nonexistent/pmi2_spawn_missing'" "$WORK/out" ||
