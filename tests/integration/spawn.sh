@@ -38,6 +38,11 @@ run_job 30 -n 1 "$OWN" missing
 [ $rc -eq 0 ] && grep -q "pmi2_spawn missing: refused" "$WORK/out" ||
     { fail "pmigate's libpmi2: a missing program did not fail with errcode ENOENT (exit $rc)"; cat "$WORK/out"; }
 
+# a name published by one spawned job is found from an unrelated one
+run_job 60 -n 1 "$PROGS/pmi2_spawn" names
+[ $rc -eq 0 ] && grep -q "pmi2_spawn names: ok" "$WORK/out" ||
+    { fail "a name published by one job was not found from another (exit $rc)"; cat "$WORK/out"; }
+
 # traces record spawned jobs: their ranks get rows after the root's
 run_job 60 --trace "$WORK/spawn.trace" -n 2 "$PROGS/pmi2_spawn" parent 1 2
 "$PMIGATE" trace timeline "$WORK/spawn.trace" -o "$WORK/spawn.svg" >"$WORK/tl" 2>&1 &&

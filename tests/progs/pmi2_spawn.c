@@ -15,6 +15,11 @@
  *   pmi2_spawn fail abort|die CODE     rank 0 spawns one child that calls
  *       PMI2_Abort (Slurm's libpmi2 sends no code: the job ends with 1) or
  *       exits with CODE before finalize; the launcher must end every job.
+ *   pmi2_spawn names                   rank 0 spawns job A, whose child
+ *       publishes a name (and puts "published" after it); once the parent
+ *       read that key (job-connect), it spawns job B, whose child looks the
+ *       name up: a name published by one job is found from an unrelated
+ *       one.  Prints "pmi2_spawn names: ok".
  *   pmi2_spawn bench N                 rank 0 spawns N children (child
  *       mode, quiet) and prints "spawn_ns N <ns>": request to reply.
  *   pmi2_spawn child CMD [quiet|abort CODE|die CODE] (spawned): checks PMI2_Init's
@@ -162,6 +167,17 @@ static void child(int argc, char **argv, int spawned, int size, int appnum)
         PMI2_Abort(1, "pmi2_spawn child aborts on purpose");
     if (argc > 4 && strcmp(argv[3], "die") == 0 && rank == 0)
         exit(atoi(argv[4]));
+    if (argc > 4 && strcmp(argv[3], "publish") == 0 &&
+        (PMI2_Nameserv_publish(argv[4], NULL, "tag#9$sibling$") != PMI2_SUCCESS ||
+         PMI2_KVS_Put("published", "yes") != PMI2_SUCCESS))
+        fail("publishing %s failed", argv[4]);
+    if (argc > 4 && strcmp(argv[3], "lookup") == 0) {
+        char port[PMI2_MAX_VALLEN] = "";
+
+        if (PMI2_Nameserv_lookup(argv[4], NULL, port, sizeof port) != PMI2_SUCCESS ||
+            strcmp(port, "tag#9$sibling$") != 0)
+            fail("the name %s published by another job was not found ('%s')", argv[4], port);
+    }
     snprintf(key, sizeof key, "child-%d", rank);
     snprintf(mine, sizeof mine, "hello from %d", rank);
     if (PMI2_KVS_Put(key, mine) != PMI2_SUCCESS || PMI2_KVS_Fence() != PMI2_SUCCESS)
@@ -206,6 +222,18 @@ int main(int argc, char **argv)
             fail("PMI2_Job_Spawn failed");
         sleep(30); /* the child's abort ends this job too */
         fail("still running 30 s after the child aborted");
+    } else if (rank == 0 && strcmp(mode, "names") == 0) {
+        char job_a[256], job_b[256], value[64];
+        int errors[1], len;
+
+        if (spawn(argv[0], 1, 1, "publish", "pmi2-spawn-sibling", job_a, errors) != PMI2_SUCCESS ||
+            PMI2_Job_Connect(job_a, NULL) != PMI2_SUCCESS ||
+            PMI2_KVS_Get(job_a, PMI2_ID_NULL, "published", value, sizeof value, &len) !=
+                PMI2_SUCCESS)
+            fail("job A did not publish");
+        if (spawn(argv[0], 1, 1, "lookup", "pmi2-spawn-sibling", job_b, errors) != PMI2_SUCCESS)
+            fail("spawning job B failed");
+        printf("pmi2_spawn names: ok\n");
     } else if (rank == 0 && strcmp(mode, "bench") == 0 && argc > 2) {
         char jobid[256];
         int n = atoi(argv[2]), *errors = calloc((size_t)n, sizeof(int));
