@@ -40,6 +40,7 @@
 #include "client/pg_cl_shm.h"
 #include "pmix/client/pg_cache.h"
 #include "pmix/client/pg_mux.h"
+#include "pmix/client/pg_pmix_spawn.h"
 #include "pmix/pack/pg_pack.h"
 #include "pmix/transport/pg_pmix_msg.h"
 #include "wire/pg_pmix_frame.h"
@@ -1186,4 +1187,11 @@ out:
     free(nodes);
     free(map);
     return rc; /* a node of no concern to the job: success, no peers */
+}
+
+/* ---- for pg_pmix_spawn.c ------------------------------------------------- */
+
+pg_mux_t *pg_pmix_spawn_mux(void)
+{
+    return client_ready() ? client.mux : NULL;
 }

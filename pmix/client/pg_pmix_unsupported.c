@@ -1,6 +1,6 @@
 /*
  * pg_pmix_unsupported: the <pmix.h> entry points outside pmigate's scope
- * (queries, spawn, connect/disconnect, events).
+ * (queries, events).  Spawn and connect/disconnect are pg_pmix_spawn.c.
  *
  * Why it exists: a program written against OpenPMIx may reference them even
  * if it never calls them on pmigate's path; they must link, and answer
@@ -29,62 +29,6 @@ pmix_status_t PMIx_Query_info_nb(pmix_query_t queries[], size_t nqueries,
     (void)cbfunc;
     (void)cbdata;
     return PMIX_ERR_NOT_SUPPORTED;
-}
-
-pmix_status_t PMIx_Spawn(const pmix_info_t job_info[], size_t ninfo, const pmix_app_t apps[],
-                         size_t napps, pmix_nspace_t nspace)
-{
-    (void)job_info;
-    (void)ninfo;
-    (void)apps;
-    (void)napps;
-    (void)nspace;
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-pmix_status_t PMIx_Spawn_nb(const pmix_info_t job_info[], size_t ninfo, const pmix_app_t apps[],
-                            size_t napps, pmix_spawn_cbfunc_t cbfunc, void *cbdata)
-{
-    (void)job_info;
-    (void)ninfo;
-    (void)apps;
-    (void)napps;
-    (void)cbfunc;
-    (void)cbdata;
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-pmix_status_t PMIx_Connect(const pmix_proc_t procs[], size_t nprocs, const pmix_info_t info[],
-                           size_t ninfo)
-{
-    (void)procs;
-    (void)nprocs;
-    (void)info;
-    (void)ninfo;
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-pmix_status_t PMIx_Connect_nb(const pmix_proc_t procs[], size_t nprocs, const pmix_info_t info[],
-                              size_t ninfo, pmix_op_cbfunc_t cbfunc, void *cbdata)
-{
-    (void)cbfunc;
-    (void)cbdata;
-    return PMIx_Connect(procs, nprocs, info, ninfo);
-}
-
-pmix_status_t PMIx_Disconnect(const pmix_proc_t procs[], size_t nprocs,
-                              const pmix_info_t info[], size_t ninfo)
-{
-    return PMIx_Connect(procs, nprocs, info, ninfo);
-}
-
-pmix_status_t PMIx_Disconnect_nb(const pmix_proc_t procs[], size_t nprocs,
-                                 const pmix_info_t info[], size_t ninfo, pmix_op_cbfunc_t cbfunc,
-                                 void *cbdata)
-{
-    (void)cbfunc;
-    (void)cbdata;
-    return PMIx_Connect(procs, nprocs, info, ninfo);
 }
 
 pmix_status_t PMIx_Register_event_handler(pmix_status_t codes[], size_t ncodes,

@@ -16,6 +16,8 @@ static const char *const cmd_names[PG_PMIX_CMD_MAX] = {
     [PG_PMIX_CMD_PUBLISH] = "publish",   [PG_PMIX_CMD_LOOKUP] = "lookup",
     [PG_PMIX_CMD_UNPUBLISH] = "unpublish", [PG_PMIX_CMD_ABORT] = "abort",
     [PG_PMIX_CMD_FINALIZE] = "finalize",
+    [PG_PMIX_CMD_SPAWN] = "spawn", [PG_PMIX_CMD_CONNECT] = "connect",
+    [PG_PMIX_CMD_DISCONNECT] = "disconnect",
 };
 
 const char *pg_pmix_cmd_name(int cmd)

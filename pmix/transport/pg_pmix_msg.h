@@ -37,7 +37,12 @@ typedef enum pg_pmix_cmd {
     PG_PMIX_CMD_UNPUBLISH,  /* keys[] (0 = all mine), info[] -> status */
     PG_PMIX_CMD_ABORT,      /* status, message, procs[] -> status */
     PG_PMIX_CMD_FINALIZE,   /* info[] -> status */
-    PG_PMIX_CMD_MAX
+    /* dynamic jobs (issue 15): explicit values, 48-63 reserved for them */
+    PG_PMIX_CMD_SPAWN = 48, /* job info[], UINT32 napps, per app: cmd, argv[], env[], cwd
+                               ("" = none), INT32 maxprocs, info[] -> status, nspace */
+    PG_PMIX_CMD_CONNECT = 49,    /* procs[], info[] -> status */
+    PG_PMIX_CMD_DISCONNECT = 50, /* procs[], info[] -> status */
+    PG_PMIX_CMD_MAX = 64
 } pg_pmix_cmd_t;
 
 /* "get" etc. for messages; "?" for unknown codes. */

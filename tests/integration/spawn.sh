@@ -38,6 +38,15 @@ run_job 30 -n 1 "$OWN" missing
 [ $rc -eq 0 ] && grep -q "pmi2_spawn missing: refused" "$WORK/out" ||
     { fail "pmigate's libpmi2: a missing program did not fail with errcode ENOENT (exit $rc)"; cat "$WORK/out"; }
 
+# pmigate's libpmix: PMIx_Spawn (argv, env, PMIX_WDIR), PMIx_Connect and a
+# get of the children's keys, PMIx_Disconnect, PMIx_Spawn_nb, failures
+PMIX_PROG=$top_builddir/tests/integration/pmix_spawn
+run_job 60 --tag-output -n 2 "$PMIX_PROG"
+[ $rc -eq 0 ] && grep -q "^\[0\] pmix_spawn parent: ok nspace=kvs_[0-9]*_1" "$WORK/out" &&
+    [ "$(grep -c '^\[1\.[01]\] pmix_spawn child [01]: ok' "$WORK/out")" -eq 2 ] &&
+    grep -q '^\[2\.0\] pmix_spawn child 0: ok' "$WORK/out" ||
+    { fail "PMIx_Spawn / PMIx_Connect through libpmix (exit $rc)"; cat "$WORK/out"; }
+
 # a name published by one spawned job is found from an unrelated one
 run_job 60 -n 1 "$PROGS/pmi2_spawn" names
 [ $rc -eq 0 ] && grep -q "pmi2_spawn names: ok" "$WORK/out" ||
