@@ -1096,6 +1096,7 @@ static int rank_launch(pg_job_t *job, pg_rank_t *r)
     child_fds_t fds;
     child_plan_t plan;
     pid_t pid;
+    int saved;
 
     if (rank_make_fds(sv, out, err) != 0)
         goto fail;
@@ -1127,14 +1128,17 @@ static int rank_launch(pg_job_t *job, pg_rank_t *r)
     }
     return 0;
 fail:
-    if (pg_verdict_launch_failed(job->v, r->rank, errno))
-        pg_job_log(job, "cannot start rank %d: %s", r->rank, strerror(errno));
+    saved = errno;
+    /* a spawned job's launch failure is the spawn's errcode, not the job's end */
+    if (job->root != NULL || pg_verdict_launch_failed(job->v, r->rank, saved))
+        pg_job_log(job, "cannot start rank %d: %s", r->rank, strerror(saved));
     close_fd(&sv[0]);
     close_fd(&sv[1]);
     close_fd(&out[0]);
     close_fd(&out[1]);
     close_fd(&err[0]);
     close_fd(&err[1]);
+    errno = saved;
     return -1;
 }
 
@@ -1556,7 +1560,7 @@ static int spawned_launch(pg_job_t *sub, int *errcodes)
         pg_rank_t *r = &sub->ranks[i];
 
         errno = 0;
-        if (rank_launch(sub, r) != 0 && r->pid == 0)
+        if (rank_launch(sub, r) != 0) /* not started, or started but not watched */
             errcodes[i] = errno != 0 ? errno : EAGAIN;
         else
             errcodes[i] = r->exec_err;
