@@ -53,7 +53,7 @@ typedef struct pg_run_opts {
     int strict;             /* --strict: a rank that never spoke PMI fails the job */
     const char *trace_path; /* --trace FILE: record every PMI message (borrowed) */
     int help;               /* --help was given: print usage, launch nothing */
-    int max_procs;          /* --max-procs N: spawned processes running at once */
+    int max_procs;          /* --max-procs N: processes spawned over the run */
     int max_procs_set;      /* 0: PG_SPAWN_MAX_PROCS_DEFAULT (gateway/pg_spawn.h) */
 } pg_run_opts_t;
 

@@ -162,6 +162,7 @@ struct pg_job {
     int discarded;           /* spawned: a child could not start, the job was
                               * taken back: its exits decide nothing */
     int spawned_live;        /* root: spawned processes not yet reaped */
+    int spawned_total;       /* root: spawned processes started so far */
     int trace_rank_base;     /* spawned: its rank 0's row in the trace (the
                               * root's size plus the earlier spawned jobs') */
     struct event *ev_chld, *ev_int, *ev_term, *ev_hup, *ev_timeout, *ev_kill;
@@ -1115,8 +1116,10 @@ static int rank_launch(pg_job_t *job, pg_rank_t *r)
     job->pids[r->rank] = pid;
     r->exec_err = plan.exec_err; /* vfork returned: the child exec'd or gave up */
     job->nlive++;
-    if (job->root != NULL)
+    if (job->root != NULL) {
         job->root->spawned_live++;
+        job->root->spawned_total++;
+    }
     close_fd(&sv[1]);
     close_fd(&out[1]);
     close_fd(&err[1]);
@@ -1514,9 +1517,9 @@ const pg_run_opts_t *pg_job_opts(const pg_job_t *job)
     return job->opts;
 }
 
-int pg_job_spawned_live(const pg_job_t *job)
+int pg_job_spawned_total(const pg_job_t *job)
 {
-    return job->root != NULL ? job->root->spawned_live : job->spawned_live;
+    return job->root != NULL ? job->root->spawned_total : job->spawned_total;
 }
 
 /* The spawned job's namespace in the root's engine, its preput keys

@@ -86,8 +86,8 @@ const pg_run_opts_t *pg_job_opts(const pg_job_t *job);
 /* Is `prog` (searched in PATH unless it has a '/') there and executable?
  * 0 or an errno; checked before anything forks. */
 int pg_job_program_check(const char *prog);
-/* Spawned processes of the whole gateway not yet reaped. */
-int pg_job_spawned_live(const pg_job_t *job);
+/* Processes the whole gateway has spawned so far (exited ones included). */
+int pg_job_spawned_total(const pg_job_t *job);
 
 /* Starts a job of opts->nprocs ranks for a rank of `parent`, its preput
  * keys readable before they start.  Takes opts (pg_spawn_opts_free) and

@@ -249,18 +249,20 @@ static int add_spawn_env(spawn_call_t *c, pg_segment_t *seg)
     return 0;
 }
 
-/* The per-gateway cap: 0 when the spawn fits, else the message is set. */
+/* The per-gateway cap, on every process spawned over the run (so a chain
+ * of children each spawning one more ends too, not only a fan-out): 0 when
+ * the spawn fits, else the message is set. */
 static int check_cap(spawn_call_t *c)
 {
     const pg_run_opts_t *ro = pg_job_opts(pg_job_root(c->parent));
     int cap = ro->max_procs_set ? ro->max_procs : PG_SPAWN_MAX_PROCS_DEFAULT;
-    int live = pg_job_spawned_live(c->parent);
+    int so_far = pg_job_spawned_total(c->parent);
 
-    if (c->total <= cap - live)
+    if (c->total <= cap - so_far)
         return 0;
     snprintf(c->errmsg, sizeof(c->errmsg),
-             "spawning %d process%s would exceed --max-procs %d (%d spawned running)", c->total,
-             c->total == 1 ? "" : "es", cap, live);
+             "spawning %d process%s would exceed --max-procs %d (%d spawned so far)", c->total,
+             c->total == 1 ? "" : "es", cap, so_far);
     return -1;
 }
 

@@ -23,8 +23,9 @@
 #include "gateway/pg_job.h"
 #include "server/pg_handler.h"
 
-/* Spawned processes running at once over the whole gateway without
- * --max-procs: a spawn loop stops there instead of fork-bombing the host. */
+/* Processes spawned over the whole run of the gateway without --max-procs:
+ * a spawn loop (a fan-out or a chain) stops there instead of fork-bombing
+ * the host. */
 enum { PG_SPAWN_MAX_PROCS_DEFAULT = 256 };
 
 /* Serves `req` from rank `rank` of `parent`; `done` runs before it returns

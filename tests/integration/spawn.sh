@@ -72,9 +72,16 @@ run_job 30 -n 2 "$PROGS/pmi2_spawn" fail die 9
     { fail "a child dying before finalize did not end the job with its status, named (exit $rc)"; cat "$WORK/out"; }
 
 run_job 30 --max-procs 3 -n 1 "$PROGS/pmi2_spawn" parent 2 2
-[ $rc -ne 0 ] && grep -q "spawn refused: spawning 4 processes would exceed --max-procs 3" "$WORK/out" &&
+[ $rc -ne 0 ] && grep -q "spawn refused: spawning 4 processes would exceed --max-procs 3 (0 spawned so far)" "$WORK/out" &&
     ! grep -q "pmi2_spawn child" "$WORK/out" ||
     { fail "the spawn cap was not enforced (exit $rc)"; cat "$WORK/out"; }
+
+# a chain of children each spawning one more ends at the cap
+run_job 60 --max-procs 4 -n 1 "$PROGS/pmi2_spawn" loop
+[ $rc -eq 0 ] && [ "$(grep -c 'pmi2_spawn loop: spawned' "$WORK/out")" -eq 3 ] &&
+    [ "$(grep -c 'pmi2_spawn loop: refused' "$WORK/out")" -eq 1 ] &&
+    grep -q "would exceed --max-procs 4 (4 spawned so far)" "$WORK/out" ||
+    { fail "a spawn chain did not stop at --max-procs 4 (exit $rc)"; cat "$WORK/out"; }
 
 # ---- PMI-1, the exact mcmd blocks MPICH 4.0 sends (wire-protocol 3.13) ----
 for app in 0 1; do

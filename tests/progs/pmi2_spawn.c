@@ -20,6 +20,10 @@
  *       read that key (job-connect), it spawns job B, whose child looks the
  *       name up: a name published by one job is found from an unrelated
  *       one.  Prints "pmi2_spawn names: ok".
+ *   pmi2_spawn loop                    a spawn loop: rank 0 spawns one child
+ *       in loop mode, which spawns one more, and so on, each printing
+ *       "pmi2_spawn loop: spawned" or, once the launcher refuses,
+ *       "pmi2_spawn loop: refused" (the chain must end there).
  *   pmi2_spawn bench N                 rank 0 spawns N children (child
  *       mode, quiet) and prints "spawn_ns N <ns>": request to reply.
  *   pmi2_spawn child CMD [quiet|abort CODE|die CODE] (spawned): checks PMI2_Init's
@@ -171,6 +175,15 @@ static void child(int argc, char **argv, int spawned, int size, int appnum)
         (PMI2_Nameserv_publish(argv[4], NULL, "tag#9$sibling$") != PMI2_SUCCESS ||
          PMI2_KVS_Put("published", "yes") != PMI2_SUCCESS))
         fail("publishing %s failed", argv[4]);
+    if (argc > 3 && strcmp(argv[3], "loop") == 0 && rank == 0) {
+        char jobid[256];
+        int errors[1];
+
+        if (spawn(argv[0], 1, 1, "loop", NULL, jobid, errors) == PMI2_SUCCESS)
+            printf("pmi2_spawn loop: spawned %s\n", jobid);
+        else
+            printf("pmi2_spawn loop: refused\n");
+    }
     if (argc > 4 && strcmp(argv[3], "lookup") == 0) {
         char port[PMI2_MAX_VALLEN] = "";
 
@@ -222,6 +235,12 @@ int main(int argc, char **argv)
             fail("PMI2_Job_Spawn failed");
         sleep(30); /* the child's abort ends this job too */
         fail("still running 30 s after the child aborted");
+    } else if (rank == 0 && strcmp(mode, "loop") == 0) {
+        char jobid[256];
+        int errors[1];
+
+        if (spawn(argv[0], 1, 1, "loop", NULL, jobid, errors) != PMI2_SUCCESS)
+            fail("the first spawn of the loop failed");
     } else if (rank == 0 && strcmp(mode, "names") == 0) {
         char job_a[256], job_b[256], value[64];
         int errors[1], len;
