@@ -43,7 +43,10 @@ const char pg_cli_run_usage[] =
     "                         or another rank: faster PMI wire-up on busy cores\n"
     "                         (default normal)\n"
     "  --timeout S            kill the job after S seconds, exit status 124\n"
-    "  --tag-output           prefix every output line with [rank]\n"
+    "  --tag-output           prefix every output line with [rank] ([job.rank]\n"
+    "                         for the ranks of a spawned job)\n"
+    "  --max-procs N          at most N processes spawned by the ranks over the\n"
+    "                         whole run (default 256; 0 refuses spawn)\n"
     "  --verbose              print every PMI command and reply with its rank\n"
     "  --trace FILE           record every PMI message to FILE (see pmigate trace)\n"
     "  --strict               fail the job (status 125) when a rank ran without\n"
@@ -221,6 +224,14 @@ static int parse_option(cli_state_t *st, int argc, char **argv, int *i, pg_segme
         val = opt_value(argc, argv, i, iv);
         if (pg_decimal_parse(val, 1, PG_CLI_NPROCS_MAX, &opts->ppn) != 0)
             return fail(st, "--ppn expects a positive number, got '%s'", val ? val : "");
+        return 0;
+    }
+    if (opt_is(arg, "max-procs", &iv)) {
+        val = opt_value(argc, argv, i, iv);
+        if (pg_decimal_parse(val, 0, PG_CLI_NPROCS_MAX, &opts->max_procs) != 0)
+            return fail(st, "--max-procs expects a number of processes, got '%s'",
+                        val ? val : "");
+        opts->max_procs_set = 1;
         return 0;
     }
     if (opt_is(arg, "bind-to", &iv)) {

@@ -57,6 +57,8 @@ typedef struct pg_run_opts {
      * (trace_nnodes <= 1: a single-node job) */
     int trace_node, trace_nnodes;
     const char *trace_host; /* borrowed */
+    int max_procs;          /* --max-procs N: processes spawned over the run */
+    int max_procs_set;      /* 0: PG_SPAWN_MAX_PROCS_DEFAULT (gateway/pg_spawn.h) */
 } pg_run_opts_t;
 
 /* Parses the arguments that follow `run` (argv[0] is the first of them).

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "parser/pg_parse.h"
+#include "pmix_common.h"
 #include "wire/pg_clock.h"
 #include "wire/pg_frame.h"
 #include "wire/pg_pmix_frame.h"
@@ -745,7 +746,21 @@ static void peer_job_signal(pg_peer_t *peer, const int *ranks, size_t nranks, in
         c->ops->job_signal(c->owner, c, ranks, nranks, signo);
 }
 
+static void peer_spawn(pg_peer_t *peer, const pg_spawn_req_t *req, pg_spawn_done_fn done,
+                       void *cbdata)
+{
+    pg_conn_t *c = pg_conn_of(peer);
+    pg_spawn_result_t no = { .rc = PMIX_ERR_NOT_SUPPORTED, .errmsg = "spawn_is_not_supported_here",
+                             .nprocs = 0 };
+
+    if (c->ops != NULL && c->ops->spawn != NULL)
+        c->ops->spawn(c->owner, c, req, done, cbdata);
+    else
+        done(&no, cbdata);
+}
+
 static const pg_peer_ops_t conn_peer_ops = {
+    .spawn = peer_spawn,
     .reply_send = peer_reply_send,
     .job_signal = peer_job_signal,
     .job_abort = peer_job_abort,

@@ -77,6 +77,10 @@ typedef struct pg_conn_owner_ops {
      * what went wrong ("closed its PMI connection before finalize").  The
      * owner may call pg_conn_free() here. */
     void (*closed)(void *owner, pg_conn_t *conn, const char *reason);
+    /* The rank asks for a new job (pg_peer_ops_t.spawn).  NULL: the owner
+     * cannot spawn, the request is refused as not supported. */
+    void (*spawn)(void *owner, pg_conn_t *conn, const pg_spawn_req_t *req,
+                  pg_spawn_done_fn done, void *cbdata);
 } pg_conn_owner_ops_t;
 
 /* Takes ownership of fd (made non-blocking).  rank < 0: a listener

@@ -39,6 +39,7 @@
 #include "gateway/pg_output.h"
 #include "gateway/pg_place.h"
 #include "gateway/pg_proc.h"
+#include "gateway/pg_spawn.h"
 #include "gateway/pg_status.h"
 #include "gateway/pg_stdin.h"
 #include "gateway/pg_tmpdir.h"
@@ -147,6 +148,24 @@ struct pg_job {
     int teardown;
     int done;
     pg_verdict_t verdict;
+    pg_verdict_t *v;         /* the verdict that decides: the root job's, which
+                              * every spawned job shares (one exit status) */
+    /* jobs that ranks spawned (gateway/pg_spawn.c): the job `pmigate run`
+     * started is the root (root NULL); a spawned job shares its loop, output
+     * sinks, process group, engine and verdict */
+    pg_job_t *root;
+    pg_job_t **subs;         /* root: every spawned job, owned */
+    int nsubs;
+    int jobno;               /* 0: the root; 1, 2, ...: spawned, in order */
+    char parent_kvsname[64]; /* spawned: the job whose rank asked */
+    char **wdirs;            /* spawned: [nsegments] working directory or NULL, owned */
+    pg_run_opts_t *own_opts; /* spawned: opts is this, owned (pg_spawn_opts_free) */
+    int discarded;           /* spawned: a child could not start, the job was
+                              * taken back: its exits decide nothing */
+    int spawned_live;        /* root: spawned processes not yet reaped */
+    int spawned_total;       /* root: spawned processes started so far */
+    int trace_rank_base;     /* spawned: its rank 0's row in the trace (the
+                              * root's size plus the earlier spawned jobs') */
     struct event *ev_chld, *ev_int, *ev_term, *ev_hup, *ev_timeout, *ev_kill;
 };
 
@@ -160,8 +179,9 @@ void pg_job_log(const pg_job_t *job, const char *fmt, ...)
     va_list ap;
     int n;
 
+    n = job != NULL && job->jobno > 0 ? snprintf(line, sizeof(line), "job %d: ", job->jobno) : 0;
     va_start(ap, fmt);
-    n = vsnprintf(line, sizeof(line), fmt, ap);
+    n = vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
     va_end(ap);
     if (n < 0)
         return;
@@ -207,6 +227,8 @@ static void signal_job(pg_job_t *job, int signo)
     for (int i = 0; i < job->size; i++)
         if (job->ranks[i].pid > 0 && !job->ranks[i].reaped)
             (void)kill(job->ranks[i].pid, signo);
+    for (int k = 0; k < job->nsubs; k++)
+        signal_job(job->subs[k], signo);
 }
 
 static void on_kill_grace(evutil_socket_t fd, short what, void *arg)
@@ -221,14 +243,20 @@ static void job_teardown(pg_job_t *job, int signo)
 {
     struct timeval grace = ms_to_tv(PG_JOB_KILL_GRACE_MS);
 
+    if (job->root != NULL) { /* a failure in any job ends them all */
+        job_teardown(job->root, signo);
+        return;
+    }
     if (job->teardown)
         return;
     job->teardown = 1;
+    for (int k = 0; k < job->nsubs; k++)
+        job->subs[k]->teardown = 1;
     pg_listen_stop(job->listen);
     pg_stdin_stop(job->stdin_fwd);
     if (job->ev_timeout != NULL)
         event_del(job->ev_timeout);
-    if (job->nlive == 0)
+    if (job->nlive + job->spawned_live == 0)
         return;
     if (job->opts->verbose)
         pg_job_log(job, "killing the job (%d rank%s still running)", job->nlive,
@@ -239,7 +267,7 @@ static void job_teardown(pg_job_t *job, int signo)
 
 void pg_job_abort(pg_job_t *job, int rank, int code, const char *msg)
 {
-    if (pg_verdict_abort(&job->verdict, rank, code)) {
+    if (pg_verdict_abort(job->v, rank, code)) {
         if (rank >= 0)
             pg_job_log(job, "rank %d aborted the job (code %d)%s%s", rank, code,
                        msg && *msg ? ": " : "", msg ? msg : "");
@@ -261,6 +289,11 @@ static int output_flushed(const pg_job_t *job)
         if ((job->ranks[i].out != NULL && !pg_output_finished(job->ranks[i].out)) ||
             (job->ranks[i].err != NULL && !pg_output_finished(job->ranks[i].err)))
             return 0;
+    for (int k = 0; k < job->nsubs; k++)
+        if (!output_flushed(job->subs[k]))
+            return 0;
+    if (job->root != NULL)
+        return 1;
     return pg_sink_queued(job->out_sink) == 0 && pg_sink_queued(job->err_sink) == 0;
 }
 
@@ -286,6 +319,18 @@ static void on_flush_check(evutil_socket_t fd, short what, void *arg)
         flush_end(job);
 }
 
+static void outputs_finish(pg_job_t *job)
+{
+    for (int i = 0; i < job->size; i++) {
+        if (job->ranks[i].out != NULL)
+            pg_output_finish(job->ranks[i].out);
+        if (job->ranks[i].err != NULL)
+            pg_output_finish(job->ranks[i].err);
+    }
+    for (int k = 0; k < job->nsubs; k++)
+        outputs_finish(job->subs[k]);
+}
+
 /* The ranks are gone: the loop goes on until their output is written, so a
  * reader that resumes late still gets every line. */
 static void job_flush_output(pg_job_t *job)
@@ -293,12 +338,7 @@ static void job_flush_output(pg_job_t *job)
     struct timeval every = ms_to_tv(PG_JOB_FLUSH_CHECK_MS);
 
     pg_listen_stop(job->listen);
-    for (int i = 0; i < job->size; i++) {
-        if (job->ranks[i].out != NULL)
-            pg_output_finish(job->ranks[i].out);
-        if (job->ranks[i].err != NULL)
-            pg_output_finish(job->ranks[i].err);
-    }
+    outputs_finish(job);
     job->flushing = 1;
     if (output_flushed(job) || event_add(job->ev_flush, &every) != 0)
         flush_end(job);
@@ -358,7 +398,7 @@ static void judge_silent_ranks(pg_job_t *job)
     const char *level = job->opts->strict ? "error" : "warning";
     int nspoke = 0, nsilent = 0, first_silent = -1;
 
-    if (pg_verdict_failed(&job->verdict))
+    if (pg_verdict_failed(job->v))
         return;
     for (int i = job->first; i < job->first + job->nlocal; i++) { /* this node's */
         if (job->ranks[i].connected) {
@@ -380,12 +420,16 @@ static void judge_silent_ranks(pg_job_t *job)
                    job->node != NULL ? " of this node" : "",
                    job->opts->strict ? "" : "; --strict makes this an error");
     if (job->opts->strict)
-        pg_verdict_silent(&job->verdict, nspoke > 0 ? first_silent : -1);
+        pg_verdict_silent(job->v, nspoke > 0 ? first_silent : -1);
 }
 
 static void job_maybe_done(pg_job_t *job)
 {
-    if (job->done || job->launching || job->nlive > 0)
+    if (job->root != NULL) { /* spawned: the root ends once every job is gone */
+        job_maybe_done(job->root);
+        return;
+    }
+    if (job->done || job->launching || job->nlive > 0 || job->spawned_live > 0)
         return;
     job->done = 1;
     judge_silent_ranks(job);
@@ -398,7 +442,7 @@ static void job_maybe_done(pg_job_t *job)
 
 static void rank_fail_lost(pg_job_t *job, pg_rank_t *r, const char *reason)
 {
-    if (pg_verdict_rank_lost(&job->verdict, r->rank, 0))
+    if (pg_verdict_rank_lost(job->v, r->rank, 0))
         pg_job_log(job, "rank %d %s", r->rank, reason);
     pg_job_engine_lost(job->je, r->rank);
     job_teardown(job, SIGTERM);
@@ -422,8 +466,10 @@ static void rank_judge_exit(pg_job_t *job, pg_rank_t *r, int wstatus)
     char fate[128];
 
     describe_wait(wstatus, fate, sizeof(fate));
+    if (job->discarded)
+        return;
     if (job->teardown) {
-        pg_verdict_rank_exit(&job->verdict, r->rank, code);
+        pg_verdict_rank_exit(job->v, r->rank, code);
         if (job->opts->verbose)
             pg_job_log(job, "rank %d %s", r->rank, fate);
         return;
@@ -431,9 +477,9 @@ static void rank_judge_exit(pg_job_t *job, pg_rank_t *r, int wstatus)
     if (code == 0 && !unfinished)
         return;
     if (unfinished)
-        pg_verdict_rank_lost(&job->verdict, r->rank, code);
+        pg_verdict_rank_lost(job->v, r->rank, code);
     else
-        pg_verdict_rank_exit(&job->verdict, r->rank, code);
+        pg_verdict_rank_exit(job->v, r->rank, code);
     pg_job_log(job, "rank %d %s%s", r->rank, fate, unfinished ? " before PMI finalize" : "");
     if (unfinished)
         pg_job_engine_lost(job->je, r->rank);
@@ -450,7 +496,7 @@ static void rank_report_exec_error(pg_job_t *job, pg_rank_t *r)
     if (err == 0)
         return;
     r->exec_err = 0;
-    if (pg_verdict_launch_failed(&job->verdict, r->rank, err))
+    if (pg_verdict_launch_failed(job->v, r->rank, err))
         pg_job_log(job, "cannot start rank %d (%s): %s", r->rank, seg->argv[0], strerror(err));
     job_teardown(job, SIGTERM);
 }
@@ -469,6 +515,8 @@ static void rank_reaped(pg_job_t *job, pg_rank_t *r, int wstatus)
 {
     r->reaped = 1;
     job->nlive--;
+    if (job->root != NULL)
+        job->root->spawned_live--;
     if (r->lost_timer != NULL)
         event_del(r->lost_timer);
     rank_report_exec_error(job, r);
@@ -478,7 +526,7 @@ static void rank_reaped(pg_job_t *job, pg_rank_t *r, int wstatus)
         pg_output_drain(r->out);
     if (r->err != NULL)
         pg_output_drain(r->err);
-    if (r->rank == 0)
+    if (r->rank == 0 && job->root == NULL)
         pg_stdin_stop(job->stdin_fwd);
     rank_judge_exit(job, r, wstatus);
     rank_close_conns(r);
@@ -494,6 +542,13 @@ static void on_sigchld(evutil_socket_t fd, short what, void *arg)
     (void)what;
     while ((pid = waitpid(-1, &wstatus, WNOHANG)) > 0) {
         pg_rank_t *r = rank_of_pid(job, pid);
+
+        for (int k = 0; r == NULL && k < job->nsubs; k++)
+            r = rank_of_pid(job->subs[k], pid);
+        if (r != NULL && !r->reaped && r->job != job) {
+            rank_reaped(r->job, r, wstatus);
+            continue;
+        }
 
         if (r != NULL && !r->reaped)
             rank_reaped(job, r, wstatus);
@@ -512,7 +567,7 @@ static void on_signal(evutil_socket_t signo, short what, void *arg)
     (void)what;
     job->hurry = 1;
     if (job->flushing) { /* the ranks are gone: stop waiting for the reader */
-        if (pg_verdict_signal(&job->verdict, (int)signo))
+        if (pg_verdict_signal(job->v, (int)signo))
             pg_job_log(job, "got %s while writing the ranks' output", strsignal((int)signo));
         flush_end(job);
         return;
@@ -521,7 +576,7 @@ static void on_signal(evutil_socket_t signo, short what, void *arg)
         signal_job(job, SIGKILL); /* asked twice: no more grace */
         return;
     }
-    if (pg_verdict_signal(&job->verdict, (int)signo))
+    if (pg_verdict_signal(job->v, (int)signo))
         pg_job_log(job, "got %s, forwarding it to the job", strsignal((int)signo));
     job_teardown(job, (int)signo);
 }
@@ -533,7 +588,7 @@ static void on_timeout(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     job->hurry = 1; /* while flushing: the output is given up once stalled */
-    if (pg_verdict_timeout(&job->verdict)) {
+    if (pg_verdict_timeout(job->v)) {
         if (job->flushing)
             pg_job_log(job, "timed out after %g s writing the ranks' output (exit status %d)",
                        job->opts->timeout, PG_EXIT_TIMEOUT);
@@ -582,8 +637,8 @@ static pg_conn_t *job_conn_new(pg_job_t *job, int fd, int rank)
         pg_conn_new(job->base, fd, rank, &job->peer_job, job->handlers, &job->conn_ops, job);
 
     if (conn != NULL && job->trace != NULL &&
-        pg_trace_recorder_attach(job->trace, conn, job->opts->verbose ? trace_verbose : NULL,
-                                 job) != 0)
+        pg_trace_recorder_attach_as(job->trace, conn, job->trace_rank_base,
+                                    job->opts->verbose ? trace_verbose : NULL, job) != 0)
         pg_job_log(job, "out of memory: a connection is missing from the trace");
     else if (conn != NULL && job->trace == NULL && job->opts->verbose)
         pg_conn_set_trace(conn, trace_verbose, job);
@@ -860,7 +915,7 @@ static void on_port_refuse(void *arg, const char *why)
 
 /* Is the program there and executable?  Checked before anything is forked,
  * so a typo costs no processes.  Returns 0 or an errno. */
-static int program_check(const char *prog)
+int pg_job_program_check(const char *prog)
 {
     const char *path = getenv("PATH");
     char candidate[PATH_MAX];
@@ -907,6 +962,7 @@ typedef struct child_plan {
     int bound;          /* apply cpus */
     cpu_set_t cpus;
     int batch;          /* run under SCHED_BATCH (--sched batch) */
+    const char *wdir;   /* chdir here first, or NULL */
     /* The child's errno when it cannot exec.  vfork lends the child the
      * parent's memory until exec or _exit, so this is how it reports;
      * volatile: the parent reads what another process wrote. */
@@ -942,6 +998,10 @@ static void child_exec(child_plan_t *p)
     in = p->fds.stdin_fd >= 0 ? p->fds.stdin_fd : open("/dev/null", O_RDONLY);
     if (in < 0 || dup2(in, 0) < 0 || dup2(p->fds.out_w, 1) < 0 || dup2(p->fds.err_w, 2) < 0 ||
         fcntl(p->fds.pmi, F_SETFD, 0) != 0) {
+        err = errno;
+        goto fail;
+    }
+    if (p->wdir != NULL && chdir(p->wdir) != 0) {
         err = errno;
         goto fail;
     }
@@ -983,7 +1043,8 @@ static int rank_plan(pg_job_t *job, const pg_rank_t *r, const child_fds_t *fds, 
         return -1;
     }
     plan->envp = pg_env_array(env);
-    plan->bound = pg_place_affinity(job->place, r->local_rank, &plan->cpus) > 0;
+    plan->bound = job->place != NULL && pg_place_affinity(job->place, r->local_rank, &plan->cpus) > 0;
+    plan->wdir = job->wdirs != NULL ? job->wdirs[r->appnum] : NULL;
     plan->batch = job->opts->sched == PG_SCHED_BATCH;
     return 0;
 }
@@ -1031,12 +1092,19 @@ static int rank_watch(pg_job_t *job, pg_rank_t *r, int pmi_fd, int out_r, int er
 {
     int tag = job->opts->tag_output ? r->rank : -1;
 
+    char label[32];
+
     r->out = pg_output_new(job->base, out_r, job->out_sink, tag);
     if (r->out == NULL)
         close(out_r);
     r->err = pg_output_new(job->base, err_r, job->err_sink, tag);
     if (r->err == NULL)
         close(err_r);
+    if (tag >= 0 && job->jobno > 0) { /* "[job.rank] ": a spawned job's rank */
+        snprintf(label, sizeof(label), "%d.%d", job->jobno, r->rank);
+        pg_output_set_label(r->out, label);
+        pg_output_set_label(r->err, label);
+    }
     r->fd_conn = job_conn_new(job, pmi_fd, r->rank);
     if (r->out == NULL || r->err == NULL || r->fd_conn == NULL)
         return -1;
@@ -1049,11 +1117,12 @@ static int rank_launch(pg_job_t *job, pg_rank_t *r)
     child_fds_t fds;
     child_plan_t plan;
     pid_t pid;
+    int saved;
 
     if (rank_make_fds(sv, out, err) != 0)
         goto fail;
     fds = (child_fds_t){ sv[1], out[1], err[1], -1 };
-    if (r->rank == 0)
+    if (r->rank == 0 && job->stdin_fwd != NULL)
         fds.stdin_fd = pg_stdin_child_fd(job->stdin_fwd);
     if (rank_plan(job, r, &fds, &plan) != 0 || (pid = spawn_child(&plan)) < 0)
         goto fail;
@@ -1068,10 +1137,14 @@ static int rank_launch(pg_job_t *job, pg_rank_t *r)
     pg_job_engine_started(job->je, r->rank, pid, job->opts->segments[r->appnum].argv[0]);
     r->exec_err = plan.exec_err; /* vfork returned: the child exec'd or gave up */
     job->nlive++;
+    if (job->root != NULL) {
+        job->root->spawned_live++;
+        job->root->spawned_total++;
+    }
     close_fd(&sv[1]);
     close_fd(&out[1]);
     close_fd(&err[1]);
-    if (r->rank == 0)
+    if (r->rank == 0 && job->stdin_fwd != NULL)
         pg_stdin_start(job->stdin_fwd);
     if (rank_watch(job, r, sv[0], out[0], err[0]) != 0) {
         pg_job_log(job, "out of resources watching rank %d", r->rank);
@@ -1079,14 +1152,17 @@ static int rank_launch(pg_job_t *job, pg_rank_t *r)
     }
     return 0;
 fail:
-    if (pg_verdict_launch_failed(&job->verdict, r->rank, errno))
-        pg_job_log(job, "cannot start rank %d: %s", r->rank, strerror(errno));
+    saved = errno;
+    /* a spawned job's launch failure is the spawn's errcode, not the job's end */
+    if (job->root != NULL || pg_verdict_launch_failed(job->v, r->rank, saved))
+        pg_job_log(job, "cannot start rank %d: %s", r->rank, strerror(saved));
     close_fd(&sv[0]);
     close_fd(&sv[1]);
     close_fd(&out[0]);
     close_fd(&out[1]);
     close_fd(&err[0]);
     close_fd(&err[1]);
+    errno = saved;
     return -1;
 }
 
@@ -1103,7 +1179,7 @@ static void launch_batch(pg_job_t *job)
     for (; job->next_launch < last && job->next_launch < end && !job->teardown;
          job->next_launch++) {
         if (rank_launch(job, &job->ranks[job->next_launch]) != 0) {
-            pg_verdict_launch_failed(&job->verdict, job->next_launch, EAGAIN);
+            pg_verdict_launch_failed(job->v, job->next_launch, EAGAIN);
             job_teardown(job, SIGTERM);
         }
     }
@@ -1111,7 +1187,7 @@ static void launch_batch(pg_job_t *job)
         evtimer_add(job->ev_launch, &next_turn) == 0)
         return;
     if (job->next_launch < last && !job->teardown) {
-        pg_verdict_launch_failed(&job->verdict, job->next_launch, EAGAIN);
+        pg_verdict_launch_failed(job->v, job->next_launch, EAGAIN);
         pg_job_log(job, "out of resources starting rank %d", job->next_launch);
         job_teardown(job, SIGTERM);
     }
@@ -1136,10 +1212,10 @@ static int check_programs(pg_job_t *job)
 {
     for (int s = 0; s < job->opts->nsegments; s++) {
         const char *prog = job->opts->segments[s].argv[0];
-        int err = program_check(prog);
+        int err = pg_job_program_check(prog);
 
         if (err != 0) {
-            pg_verdict_launch_failed(&job->verdict, -1, err);
+            pg_verdict_launch_failed(job->v, -1, err);
             pg_job_log(job, "cannot run '%s': %s", prog,
                        err == ENOENT && strchr(prog, '/') == NULL ? "command not found"
                                                                    : strerror(err));
@@ -1350,7 +1426,7 @@ static int job_prepare(pg_job_t *job)
 oom:
     pg_job_log(job, "out of memory preparing the job");
 fail:
-    pg_verdict_launch_failed(&job->verdict, -1, ENOMEM);
+    pg_verdict_launch_failed(job->v, -1, ENOMEM);
     return -1;
 }
 
@@ -1365,7 +1441,8 @@ static void log_layout(const pg_job_t *job)
                    job->first + job->nlocal - 1);
     for (int i = job->first; i < job->first + job->nlocal; i++)
         pg_job_log(job, "rank %d: pid %d, appnum %d, cpuset %s", i, (int)job->ranks[i].pid,
-                   job->ranks[i].appnum, pg_place_cpuset_str(job->place, i - job->first));
+                   job->ranks[i].appnum,
+                   job->place != NULL ? pg_place_cpuset_str(job->place, i - job->first) : "-");
 }
 
 /* Reaps whatever children have ended, for up to `ms`.  1 once pmigate has
@@ -1425,7 +1502,174 @@ int pg_job_run(pg_job_t *job)
     pg_keeper_stop(job->keeper); /* pmigate lived to the end: dismissed */
     job->keeper = NULL;
     kill_leftovers(job);
-    return pg_verdict_exit_code(&job->verdict);
+    return pg_verdict_exit_code(job->v);
+}
+
+/* ---------------------------------------------------------------- */
+/* spawned jobs                                                       */
+/* ---------------------------------------------------------------- */
+
+static int job_alloc_ranks(pg_job_t *job);
+
+static void seg_envs_free(pg_env_t **envs, int n)
+{
+    for (int s = 0; envs != NULL && s < n; s++)
+        pg_env_free(envs[s]);
+    free(envs);
+}
+
+pg_job_t *pg_job_root(pg_job_t *job)
+{
+    return job->root != NULL ? job->root : job;
+}
+
+const char *pg_job_kvsname(const pg_job_t *job)
+{
+    return job->kvsname;
+}
+
+const char *pg_job_hostname(const pg_job_t *job)
+{
+    return job->hostname;
+}
+
+const pg_run_opts_t *pg_job_opts(const pg_job_t *job)
+{
+    return job->opts;
+}
+
+int pg_job_spawned_total(const pg_job_t *job)
+{
+    return job->root != NULL ? job->root->spawned_total : job->spawned_total;
+}
+
+/* The spawned job's namespace in the root's engine, its preput keys
+ * committed (as rank 0's) before any child can read. */
+static int spawned_attach_engine(pg_job_t *sub, const pg_kv_t *preput, int npreput,
+                                 const char **why)
+{
+    int slots = sub->size;
+    pg_job_engine_layout_t layout = {
+        .nspace = sub->kvsname, .size = sub->size, .hostname = sub->hostname,
+        .appnum = sub->appnum, .mapping = sub->mapping, .spawned = true,
+    };
+
+    pg_mapping_format(&slots, 1, sub->size, sub->mapping, sizeof(sub->mapping));
+    sub->je = pg_job_engine_attach(sub->base, sub->root->je, &layout, why);
+    if (sub->je == NULL)
+        return -1;
+    sub->peer_job.engine = pg_job_engine_get(sub->je);
+    return pg_job_engine_preput(sub->je, preput, npreput, why);
+}
+
+/* A child could not start: the job is taken back (its started ranks are
+ * killed, their exits decide nothing) and the parent gets the errcodes. */
+static void spawned_discard(pg_job_t *sub)
+{
+    sub->discarded = 1;
+    for (int i = 0; i < sub->size; i++) {
+        sub->ranks[i].exec_err = 0;
+        if (sub->ranks[i].pid > 0 && !sub->ranks[i].reaped)
+            (void)kill(sub->ranks[i].pid, SIGKILL);
+    }
+}
+
+/* Starts every rank now: the parent's spawn call returns once each child
+ * has exec'd or failed (vfork returns only then). */
+static int spawned_launch(pg_job_t *sub, int *errcodes)
+{
+    int failed = 0;
+
+    for (int i = 0; i < sub->size; i++) {
+        pg_rank_t *r = &sub->ranks[i];
+
+        errno = 0;
+        if (rank_launch(sub, r) != 0) /* not started, or started but not watched */
+            errcodes[i] = errno != 0 ? errno : EAGAIN;
+        else
+            errcodes[i] = r->exec_err;
+        failed += errcodes[i] != 0;
+    }
+    if (failed > 0)
+        spawned_discard(sub);
+    else if (sub->opts->verbose)
+        log_layout(sub);
+    return failed;
+}
+
+static pg_job_t *spawned_new(pg_job_t *parent, pg_run_opts_t *opts, char **wdirs)
+{
+    pg_job_t *root = pg_job_root(parent), *sub = calloc(1, sizeof(*sub));
+    pg_job_t **grown = realloc(root->subs, (size_t)(root->nsubs + 1) * sizeof(*grown));
+
+    if (grown != NULL)
+        root->subs = grown;
+    if (sub == NULL || grown == NULL) {
+        free(sub);
+        return NULL;
+    }
+    *sub = (pg_job_t){
+        .base = root->base, .opts = opts, .own_opts = opts, .wdirs = wdirs,
+        .handlers = root->handlers, .conn_ops = root->conn_ops, .root = root,
+        .jobno = root->nsubs + 1, .size = opts->nprocs, .nlocal = opts->nprocs,
+        .parent = root->parent, .pgid = root->pgid, .v = root->v,
+        .out_sink = root->out_sink, .err_sink = root->err_sink, .trace = root->trace,
+        .teardown = root->teardown,
+    };
+    sub->trace_rank_base = root->size;
+    for (int k = 0; k < root->nsubs; k++)
+        sub->trace_rank_base += root->subs[k]->size;
+    snprintf(sub->kvsname, sizeof(sub->kvsname), "kvs_%d_%d", (int)root->parent, sub->jobno);
+    snprintf(sub->hostname, sizeof(sub->hostname), "%s", root->hostname);
+    snprintf(sub->parent_kvsname, sizeof(sub->parent_kvsname), "%s", parent->kvsname);
+    if (job_alloc_ranks(sub) != 0) {
+        free(sub);
+        return NULL;
+    }
+    sub->peer_job.parent_kvsname = sub->parent_kvsname;
+    /* MPI_UNIVERSE_SIZE: at least the spawned world itself */
+    sub->peer_job.universe_size = sub->size > root->size ? sub->size : root->size;
+    root->subs[root->nsubs++] = sub;
+    return sub;
+}
+
+int pg_job_spawn(pg_job_t *parent, pg_run_opts_t *opts, char **wdirs, const pg_kv_t *preput,
+                 int npreput, int *errcodes, const char **kvsname, const char **why)
+{
+    pg_job_t *sub;
+
+    *why = "out of memory";
+    if (pg_job_root(parent)->teardown) {
+        *why = "the job is being torn down";
+        goto refuse;
+    }
+    if (pg_job_root(parent)->node != NULL) {
+        *why = "spawn is not supported in a job over several nodes (pmigate proxy)";
+        goto refuse;
+    }
+    sub = spawned_new(parent, opts, wdirs);
+    if (sub == NULL)
+        goto refuse;
+    /* from here on the job owns opts and wdirs */
+    *kvsname = sub->kvsname;
+    if (build_envs(sub) != 0 || spawned_attach_engine(sub, preput, npreput, why) != 0) {
+        sub->discarded = 1;
+        return -1;
+    }
+    return spawned_launch(sub, errcodes);
+refuse:
+    for (int s = 0; wdirs != NULL && s < opts->nsegments; s++)
+        free(wdirs[s]);
+    free(wdirs);
+    pg_spawn_opts_free(opts);
+    return -1;
+}
+
+/* The seam's spawn, from one of this job's ranks. */
+static void conn_spawn(void *owner, pg_conn_t *conn, const pg_spawn_req_t *req,
+                       pg_spawn_done_fn done, void *cbdata)
+{
+    pg_spawn_start(owner, pg_conn_rank(conn), req, done, cbdata);
 }
 
 /* ---------------------------------------------------------------- */
@@ -1453,7 +1697,6 @@ pg_job_t *pg_job_new(struct event_base *base, const pg_run_opts_t *opts,
                      const pg_handler_table_t *handlers)
 {
     pg_job_t *job = calloc(1, sizeof(*job));
-    int rank = 0;
 
     if (job == NULL || opts->nprocs < 1)
         goto oom;
@@ -1464,21 +1707,41 @@ pg_job_t *pg_job_new(struct event_base *base, const pg_run_opts_t *opts,
         .identify = conn_identify, .opened = conn_opened, .finalized = conn_finalized,
         .job_abort = conn_job_abort, .log_write = conn_log_write, .served = conn_served,
         .job_signal = conn_job_signal,
-        .closed = conn_closed,
+        .closed = conn_closed, .spawn = conn_spawn,
     };
     job->size = opts->nprocs;
     job->nlocal = job->size;
     job->parent = getpid();
-    pg_verdict_init(&job->verdict);
+    job->v = &job->verdict;
+    pg_verdict_init(job->v);
     snprintf(job->kvsname, sizeof(job->kvsname), "kvs_%d_0", (int)job->parent);
     if (gethostname(job->hostname, sizeof(job->hostname) - 1) != 0)
         strcpy(job->hostname, "localhost");
     job->hello_timeout_ns = hello_timeout_ns();
+    if (job_alloc_ranks(job) != 0)
+        goto oom;
+    return job;
+oom:
+    pg_job_log(NULL, "out of memory");
+    free(job);
+    return NULL;
+}
+
+/* The rank records and the layout arrays of job->opts's segments. */
+static int job_alloc_ranks(pg_job_t *job)
+{
+    const pg_run_opts_t *opts = job->opts;
+    int rank = 0;
+
     job->ranks = calloc((size_t)job->size, sizeof(*job->ranks));
     job->appnum = calloc((size_t)job->size, sizeof(*job->appnum));
     job->pids = calloc((size_t)job->size, sizeof(*job->pids));
-    if (job->ranks == NULL || job->appnum == NULL || job->pids == NULL)
-        goto oom;
+    if (job->ranks == NULL || job->appnum == NULL || job->pids == NULL) {
+        free(job->ranks);
+        free(job->appnum);
+        free(job->pids);
+        return -1;
+    }
     for (int s = 0; s < opts->nsegments; s++) {
         for (int k = 0; k < opts->segments[s].nprocs; k++, rank++) {
             pg_rank_t *r = &job->ranks[rank];
@@ -1493,16 +1756,7 @@ pg_job_t *pg_job_new(struct event_base *base, const pg_run_opts_t *opts,
     /* the engine joins in attach_engine() */
     job->peer_job = (pg_peer_job_t){ .kvsname = job->kvsname, .size = job->size,
                                      .universe_size = job->size, .appnum = job->appnum };
-    return job;
-oom:
-    pg_job_log(NULL, "out of memory");
-    if (job != NULL) {
-        free(job->ranks);
-        free(job->appnum);
-        free(job->pids);
-    }
-    free(job);
-    return NULL;
+    return 0;
 }
 
 static void rank_free(pg_rank_t *r)
@@ -1525,8 +1779,24 @@ void pg_job_free(pg_job_t *job)
 {
     if (job == NULL)
         return;
+    for (int k = 0; k < job->nsubs; k++) /* before the engine they are registered with */
+        pg_job_free(job->subs[k]);
+    free(job->subs);
     for (int i = 0; i < job->size; i++)
         rank_free(&job->ranks[i]);
+    if (job->root != NULL) { /* the rest is the root's */
+        pg_job_engine_free(job->je);
+        seg_envs_free(job->seg_env, job->opts->nsegments);
+        for (int s = 0; job->wdirs != NULL && s < job->opts->nsegments; s++)
+            free(job->wdirs[s]);
+        free(job->wdirs);
+        free(job->pids);
+        free(job->ranks);
+        free(job->appnum);
+        pg_spawn_opts_free(job->own_opts);
+        free(job);
+        return;
+    }
     while (job->nport_conns > 0)
         pg_conn_free(job->port_conns[--job->nport_conns].conn);
     free(job->port_conns);
@@ -1537,9 +1807,7 @@ void pg_job_free(pg_job_t *job)
         pg_job_log(job, "writing the trace %s failed: it is incomplete", job->opts->trace_path);
     pg_listen_free(job->listen);
     pg_stdin_free(job->stdin_fwd);
-    for (int s = 0; job->seg_env != NULL && s < job->opts->nsegments; s++)
-        pg_env_free(job->seg_env[s]);
-    free(job->seg_env);
+    seg_envs_free(job->seg_env, job->opts->nsegments);
     for (int i = 0; job->cpusets != NULL && i < job->size; i++)
         free(job->cpusets[i]);
     free(job->cpusets);
@@ -1587,5 +1855,5 @@ int pg_job_set_node(pg_job_t *job, const pg_job_node_t *node)
 
 int pg_job_ended_by_signal(const pg_job_t *job)
 {
-    return job->verdict.cause == PG_CAUSE_SIGNAL;
+    return job->v->cause == PG_CAUSE_SIGNAL;
 }

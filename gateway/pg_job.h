@@ -73,6 +73,33 @@ int pg_job_ended_by_signal(const pg_job_t *job);
  * NULL.  Safe to call more than once; the first failure wins. */
 void pg_job_abort(pg_job_t *job, int rank, int code, const char *msg);
 
+/* ---- jobs that ranks spawn (gateway/pg_spawn.c) ----
+ * A spawned job is a new namespace (kvs_<pid>_<n>) in the root job's engine,
+ * sharing the root's loop, output, process group and exit status: a failure
+ * in any job ends them all, and pmigate ends when every job has. */
+
+/* The job `pmigate run` started (job itself when it is that one). */
+pg_job_t *pg_job_root(pg_job_t *job);
+const char *pg_job_kvsname(const pg_job_t *job);
+const char *pg_job_hostname(const pg_job_t *job);
+const pg_run_opts_t *pg_job_opts(const pg_job_t *job);
+/* Is `prog` (searched in PATH unless it has a '/') there and executable?
+ * 0 or an errno; checked before anything forks. */
+int pg_job_program_check(const char *prog);
+/* Processes the whole gateway has spawned so far (exited ones included). */
+int pg_job_spawned_total(const pg_job_t *job);
+
+/* Starts a job of opts->nprocs ranks for a rank of `parent`, its preput
+ * keys readable before they start.  Takes opts (pg_spawn_opts_free) and
+ * wdirs ([nsegments] malloc'd paths or NULL entries, NULL) whatever
+ * happens.  Every rank is started before it returns: errcodes[nprocs] gets
+ * 0 or the errno of each child that could not start; when one could not,
+ * the job is taken back (the others are killed).  Returns the number of
+ * children that failed, with *kvsname the new job's name (valid while the
+ * gateway runs), or -1 with *why when nothing was started. */
+int pg_job_spawn(pg_job_t *parent, pg_run_opts_t *opts, char **wdirs, const pg_kv_t *preput,
+                 int npreput, int *errcodes, const char **kvsname, const char **why);
+
 /* Prints "pmigate: " + message + "\n" on stderr. */
 void pg_job_log(const pg_job_t *job, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

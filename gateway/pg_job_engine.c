@@ -17,6 +17,7 @@
 #include "gateway/pg_job.h"
 #include "gateway/pg_shm.h"
 #include "pmix/engine/pg_engine.h"
+#include "wire/pg_enc.h"
 #include "wire/pg_clock.h"
 
 struct pg_job_engine {
@@ -42,6 +43,7 @@ struct pg_job_engine {
     unsigned names_poll_ms;
     /* the last cross-node fence's merge of the peers' keys and segment write */
     uint64_t xfence_ingest_ns, xfence_segment_ns;
+    bool borrowed;       /* a spawned job's: the engine is another job's */
 };
 
 /* A publish on another node wakes no lookup held here: while any is held,
@@ -246,6 +248,7 @@ static int register_layout(pg_job_engine_t *je, const pg_job_engine_layout_t *l)
         .appnum = l->appnum,
         .cpuset = l->cpuset,
         .node_served = multi ? served : NULL, /* the other nodes' gateways serve theirs */
+        .spawned = l->spawned,
     };
     pmix_status_t st = PMIX_ERR_NOMEM;
 
@@ -313,10 +316,62 @@ fail:
     return NULL;
 }
 
+pg_job_engine_t *pg_job_engine_attach(struct event_base *base, pg_job_engine_t *host,
+                                      const pg_job_engine_layout_t *l, const char **why)
+{
+    pg_job_engine_t *je = calloc(1, sizeof(*je));
+
+    *why = "out of memory";
+    if (je == NULL)
+        return NULL;
+    je->borrowed = true;
+    je->engine = host->engine;
+    je->size = (uint32_t)l->size;
+    je->nspace = strdup(l->nspace);
+    je->timer = evtimer_new(base, on_deadline, je);
+    if (je->nspace == NULL || je->timer == NULL)
+        goto fail;
+    if (register_layout(je, l) != 0) {
+        *why = "the engine refused the spawned job's layout";
+        free(je->nspace);
+        je->nspace = NULL; /* not registered: nothing to deregister */
+        goto fail;
+    }
+    return je;
+fail:
+    pg_job_engine_free(je);
+    return NULL;
+}
+
+int pg_job_engine_preput(pg_job_engine_t *je, const pg_kv_t *preput, int npreput,
+                         const char **why)
+{
+    pg_proc_t owner = { je->nspace, 0 };
+
+    for (int i = 0; i < npreput; i++) {
+        pg_value_t v = pg_value_string(preput[i].val);
+
+        if (pg_put(je->engine, &owner, PMIX_GLOBAL, preput[i].key, &v, 0) != PMIX_SUCCESS) {
+            *why = "a preput key was refused (empty, too long or reserved)";
+            return -1;
+        }
+    }
+    if (npreput > 0 && pg_commit(je->engine, &owner) != PMIX_SUCCESS) {
+        *why = "the preput keys could not be stored";
+        return -1;
+    }
+    return 0;
+}
+
 void pg_job_engine_free(pg_job_engine_t *je)
 {
     if (je == NULL)
         return;
+    if (je->borrowed) {
+        if (je->nspace != NULL)
+            pg_ns_deregister(je->engine, je->nspace);
+        je->engine = NULL;
+    }
     if (je->engine != NULL) {
         pg_ns_deregister(je->engine, je->nspace);
         pg_engine_free(je->engine);

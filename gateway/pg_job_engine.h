@@ -18,6 +18,7 @@
 
 struct event_base;
 struct pg_host_ops;
+typedef struct pg_kv pg_kv_t;
 typedef struct pg_engine pg_engine_t;
 typedef struct pg_job_engine pg_job_engine_t;
 
@@ -46,11 +47,21 @@ typedef struct pg_job_engine_layout {
     const uint32_t *appnum;     /* [size] */
     const char *const *cpuset;  /* [size] hwloc list strings */
     const char *mapping;        /* PMI_process_mapping */
+    bool spawned;               /* a job a rank spawned (PMIX_SPAWNED) */
 } pg_job_engine_layout_t;
 
 /* Returns NULL with *why set to a static message on failure. */
 pg_job_engine_t *pg_job_engine_new(struct event_base *base, const pg_job_engine_layout_t *l,
                                    const char **why);
+/* A spawned job: one more namespace in `host`'s engine (one node, no key
+ * segment: its gets use the socket).  Freeing it deregisters the
+ * namespace only; free it before `host`. */
+pg_job_engine_t *pg_job_engine_attach(struct event_base *base, pg_job_engine_t *host,
+                                      const pg_job_engine_layout_t *l, const char **why);
+/* Stores a spawned job's preput keys (as its rank 0's, committed), so its
+ * ranks read them before their first fence.  0, or -1 with *why. */
+int pg_job_engine_preput(pg_job_engine_t *je, const pg_kv_t *preput, int npreput,
+                         const char **why);
 /* Deregisters the job (every held request completes first) and frees. */
 void pg_job_engine_free(pg_job_engine_t *je);
 

@@ -39,7 +39,7 @@ enum {
     PG_SINK_IOV = 64,           /* chunks per writev */
     PG_SINK_RETRY_MS = 10,      /* when the fd cannot be watched (epoll refuses it) */
     PG_OUTPUT_DRAIN_READS = 64, /* reads per drain: a writing descendant must not hold us */
-    PG_OUTPUT_TAG_MAX = 24,     /* "[2147483647+] " */
+    PG_OUTPUT_TAG_MAX = 40,     /* "[2147483647.2147483647+] " (spawned jobs) */
     PG_LOG_LINE_MAX = 4096,     /* a sanitized log line */
     PG_SINK_LOG_ROOM = 1024 * 1024, /* pmigate's own lines beyond the sink's bound */
 };
@@ -745,6 +745,14 @@ static void on_readable(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     read_some(arg, 1);
+}
+
+void pg_output_set_label(pg_output_t *out, const char *label)
+{
+    if (out == NULL)
+        return;
+    snprintf(out->tag, sizeof(out->tag), "[%s] ", label);
+    snprintf(out->cont_tag, sizeof(out->cont_tag), "[%s+] ", label);
 }
 
 pg_output_t *pg_output_new(struct event_base *base, int src_fd, pg_sink_t *sink, int rank)

@@ -77,6 +77,9 @@ size_t pg_output_sanitize(const char *in, char *out, size_t cap);
  * rank >= 0.  Returns NULL when out of memory (src_fd is then not closed). */
 pg_output_t *pg_output_new(struct event_base *base, int src_fd, pg_sink_t *sink, int rank);
 void pg_output_free(pg_output_t *out);
+/* Tags lines "[label] " instead (a spawned job's rank: "[1.0] "), before
+ * the first line is read.  NULL out is ignored. */
+void pg_output_set_label(pg_output_t *out, const char *label);
 
 /* Reads what the pipe holds now, as far as back-pressure allows, without
  * waiting: a reaped rank's last words go before pmigate's verdict on it. */

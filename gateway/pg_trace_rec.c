@@ -33,6 +33,7 @@ typedef struct rec_conn {
     pg_proto_t proto;         /* as detected from the first message */
     pg_conn_trace_fn also;
     void *also_arg;
+    int rank_offset;          /* a spawned job's ranks: after the root's rows */
 } rec_conn_t;
 
 struct pg_trace_recorder {
@@ -151,6 +152,8 @@ static void rec_hook(void *arg, const pg_conn_t *conn, pg_conn_dir_t dir, const 
     int rank = pg_conn_rank(conn);
     pg_proto_t proto;
 
+    if (rank >= 0)
+        rank += rc->rank_offset;
     if (rc->also != NULL)
         rc->also(rc->also_arg, conn, dir, bytes, len);
     proto = conn_proto(rc, conn, bytes, len);
@@ -225,6 +228,12 @@ fail:
 int pg_trace_recorder_attach(pg_trace_recorder_t *rec, pg_conn_t *conn, pg_conn_trace_fn also,
                              void *also_arg)
 {
+    return pg_trace_recorder_attach_as(rec, conn, 0, also, also_arg);
+}
+
+int pg_trace_recorder_attach_as(pg_trace_recorder_t *rec, pg_conn_t *conn, int rank_offset,
+                                pg_conn_trace_fn also, void *also_arg)
+{
     rec_conn_t *rc;
 
     if (rec->nconns == rec->cap) {
@@ -239,7 +248,7 @@ int pg_trace_recorder_attach(pg_trace_recorder_t *rec, pg_conn_t *conn, pg_conn_
     rc = calloc(1, sizeof(*rc));
     if (rc == NULL)
         return -1;
-    *rc = (rec_conn_t){ rec, rec->nconns, PG_PROTO_NONE, also, also_arg };
+    *rc = (rec_conn_t){ rec, rec->nconns, PG_PROTO_NONE, also, also_arg, rank_offset };
     rec->conns[rec->nconns++] = rc;
     pg_conn_set_trace(conn, rec_hook, rc);
     return 0;

@@ -36,6 +36,12 @@ pg_trace_recorder_t *pg_trace_recorder_open(struct event_base *base, const pg_ru
 int pg_trace_recorder_attach(pg_trace_recorder_t *rec, pg_conn_t *conn, pg_conn_trace_fn also,
                              void *also_arg);
 
+/* The same for a connection of a spawned job: its ranks are recorded as
+ * rank_offset + rank, so each spawned job gets rows of its own after the
+ * root job's (docs/trace-format.md). */
+int pg_trace_recorder_attach_as(pg_trace_recorder_t *rec, pg_conn_t *conn, int rank_offset,
+                                pg_conn_trace_fn also, void *also_arg);
+
 /* The path given to open (borrowed from the recorder). */
 const char *pg_trace_recorder_path(const pg_trace_recorder_t *rec);
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "server/pg_pmi_common.h"
+#include "server/pg_pmi_spawn.h"
 
 /* Longest abort message passed on to the job log. */
 enum { PMI1_ABORT_MSG_MAX = 1024 };
@@ -493,10 +494,60 @@ static int pmi1_lookup_name(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t
     return PG_HANDLER_OK;
 }
 
+/* ---- spawn ------------------------------------------------------------------- */
+
+/* spawn_result rc=... [jobid=...] errcodes=... (Slurm's form; hydra's
+ * clients read errcodes when present and assume zeros otherwise). */
+static void pmi1_spawn_done(const pg_spawn_result_t *res, void *cbdata)
+{
+    pg_pmi_req_t *req = cbdata;
+    pg_peer_t *peer = pg_pmi_req_peer(req);
+    pg_pmi_reply_t r;
+    int rc = res->rc == 0 ? 0 : pg_pmi_status_err(res->rc)->pmi1_rc;
+
+    if (peer != NULL)
+        pmi1_send(peer, &r,
+                  pg_enc_pmi1_spawn_result(pg_pmi_reply_init(&r), rc != 0 || res->rc == 0 ? rc : -1,
+                                           res->jobid, res->errcodes,
+                                           res->errcodes != NULL ? res->nprocs : 0),
+                  PG_CMD_PMI1_SPAWN_RESULT);
+    pg_pmi_req_free(req);
+}
+
+/* One mcmd=spawn block; the reply comes once, after the last
+ * (spawnssofar = totspawns).  A bad block ends the spawn with a refusal
+ * and drops the blocks so far. */
+static int pmi1_spawn(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg)
+{
+    char err[160];
+    pg_pmi_req_t *req;
+    int last;
+
+    if (peer->ops->spawn == NULL)
+        return pmi1_refuse(peer, PG_CMD_PMI1_SPAWN_RESULT, -1, "spawn_is_not_supported_by_this_host"),
+               PG_HANDLER_OK;
+    if (s->spawn == NULL && (s->spawn = pg_pmi_spawn_new()) == NULL)
+        return pmi1_refuse_status(peer, PG_CMD_PMI1_SPAWN_RESULT, PMIX_ERR_NOMEM), PG_HANDLER_OK;
+    last = pg_pmi_spawn_add_pmi1_block(s->spawn, msg, err, sizeof(err));
+    if (last == 0)
+        return PG_HANDLER_OK;
+    if (last < 0) {
+        pg_pmi_sanitize(err);
+        pmi1_refuse(peer, PG_CMD_PMI1_SPAWN_RESULT, -1, err);
+    } else if ((req = pg_pmi_req_new(s, PG_CMD_PMI1_SPAWN, (pg_str_t){ NULL, 0 })) == NULL) {
+        pmi1_refuse_status(peer, PG_CMD_PMI1_SPAWN_RESULT, PMIX_ERR_NOMEM);
+    } else {
+        peer->ops->spawn(peer, pg_pmi_spawn_req(s->spawn), pmi1_spawn_done, req); /* done always runs */
+    }
+    pg_pmi_spawn_free(s->spawn);
+    s->spawn = NULL;
+    return PG_HANDLER_OK;
+}
+
 /* ---- not (yet) supported ---------------------------------------------------- */
 
-/* spawn, create_kvs, destroy_kvs, singinit: parsed, answered with a clear
- * refusal (spawn comes in a later issue). */
+/* create_kvs, destroy_kvs, singinit: parsed, answered with a clear
+ * refusal. */
 static int pmi1_not_supported(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg)
 {
     char text[96];
@@ -524,7 +575,7 @@ static const pmi1_cmd_t pmi1_cmds[PG_CMD_COUNT] = {
     [PG_CMD_PMI1_PUBLISH_NAME] = { pmi1_publish_name, PG_CMD_PMI1_PUBLISH_RESULT, true },
     [PG_CMD_PMI1_UNPUBLISH_NAME] = { pmi1_unpublish_name, PG_CMD_PMI1_UNPUBLISH_RESULT, true },
     [PG_CMD_PMI1_LOOKUP_NAME] = { pmi1_lookup_name, PG_CMD_PMI1_LOOKUP_RESULT, true },
-    [PG_CMD_PMI1_SPAWN] = { pmi1_not_supported, PG_CMD_PMI1_SPAWN_RESULT, false },
+    [PG_CMD_PMI1_SPAWN] = { pmi1_spawn, PG_CMD_PMI1_SPAWN_RESULT, false },
     [PG_CMD_PMI1_CREATE_KVS] = { pmi1_not_supported, PG_CMD_PMI1_NEWKVS, false },
     [PG_CMD_PMI1_DESTROY_KVS] = { pmi1_not_supported, PG_CMD_PMI1_KVS_DESTROYED, false },
     [PG_CMD_PMI1_SINGINIT] = { pmi1_not_supported, PG_CMD_PMI1_SINGINIT_INFO, false },

@@ -6,10 +6,12 @@
  */
 #include "pmi2/pg_pmi2_server.h"
 
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "server/pg_pmi_common.h"
+#include "server/pg_pmi_spawn.h"
 #include "pmi2/pmi2.h" /* the PMI-2 rc numbers sent on the wire */
 
 /* The shared helpers (server/pg_pmi_common.h) send the same rc numbers as
@@ -201,8 +203,8 @@ static int pmi2_fullinit(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *m
     (void)s;
     return pmi2_send(peer, &r,
                      pg_enc_pmi2_fullinit_response(pg_pmi_reply_init(&r), &rep, rank,
-                                                   peer->job->size, pg_peer_appnum(peer), NULL,
-                                                   false, false),
+                                                   peer->job->size, pg_peer_appnum(peer),
+                                                   peer->job->parent_kvsname, false, false),
                      PG_CMD_PMI2_FULLINIT_RESPONSE, rep.thrid),
            PG_HANDLER_OK;
 }
@@ -381,8 +383,20 @@ static int pmi2_start_get(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *
     return PG_HANDLER_OK;
 }
 
-/* srcid is a hint (RANK_HINT); jobid is ignored as every server does.  Job
- * attributes (PMI_process_mapping, ...) are answered from the layout. */
+/* The connected job `jobid` names (its stored name, kept by the session),
+ * or NULL: not one this session job-connect'ed. */
+static const char *pmi2_connected_job(const pg_pmi_session_t *s, pg_str_t jobid)
+{
+    for (int i = 0; jobid.ptr != NULL && i < s->nconnected; i++)
+        if (pg_str_eq(jobid, s->connected[i]))
+            return s->connected[i];
+    return NULL;
+}
+
+/* srcid is a hint (RANK_HINT); jobid is ignored as every server does,
+ * unless it names a job this session job-connect'ed: then the key is that
+ * job's.  Job attributes (PMI_process_mapping, ...) are answered from the
+ * layout. */
 static int pmi2_kvs_get(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg)
 {
     char key[PG_PMI2_KEYLEN_MAX + 1];
@@ -394,6 +408,10 @@ static int pmi2_kvs_get(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *ms
 
     if (pmi2_require(peer, msg, "key", key, sizeof(key), PG_CMD_PMI2_KVS_GET_RESPONSE))
         return PG_HANDLER_OK;
+    target.nspace = pmi2_connected_job(s, pg_msg_get(msg, "jobid"));
+    if (target.nspace != NULL) /* a job-connect'ed job's keys: any rank's */
+        return pmi2_start_get(s, peer, msg, key, &target, 0); /* held until it commits */
+    target.nspace = proc.nspace;
     if (pg_ns_attr(peer->job->engine, proc.nspace, key, &v) == PMIX_SUCCESS) {
         pmi2_send_found(peer, PG_CMD_PMI2_KVS_GET_RESPONSE, pmi2_thrid(msg), &v);
         return PG_HANDLER_OK;
@@ -587,9 +605,128 @@ static int pmi2_name_lookup(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t
     return PG_HANDLER_OK;
 }
 
+/* ---- dynamic jobs ------------------------------------------------------------- */
+
+/* Is `jobid` a job of this gateway (a namespace of the engine)? */
+static bool pmi2_job_exists(pg_peer_t *peer, const char *jobid)
+{
+    pg_value_t v;
+
+    return pg_ns_attr(peer->job->engine, jobid, "universeSize", &v) == PMIX_SUCCESS;
+}
+
+/* Connects the session to another job of the gateway: from now on a
+ * kvs-get naming its jobid reads its keys.  kvscopy=FALSE: nothing is
+ * copied, the keys stay in the one engine. */
+static int pmi2_job_connect(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg)
+{
+    char jobid[PG_PMI2_VALLEN_MAX + 1];
+    pg_reply_t rep = pmi2_ok(pmi2_thrid(msg));
+    pg_pmi_reply_t r;
+    char **grown, *copy;
+
+    if (pmi2_require(peer, msg, "jobid", jobid, sizeof(jobid), PG_CMD_PMI2_JOB_CONNECT_RESPONSE))
+        return PG_HANDLER_OK;
+    if (!pmi2_job_exists(peer, jobid))
+        return pmi2_refuse(peer, PG_CMD_PMI2_JOB_CONNECT_RESPONSE, rep.thrid,
+                           PMI2_ERR_INVALID_ARG, "no_such_job_in_this_gateway"),
+               PG_HANDLER_OK;
+    if (pmi2_connected_job(s, pg_msg_get(msg, "jobid")) == NULL &&
+        strcmp(jobid, peer->job->kvsname) != 0) {
+        grown = realloc(s->connected, (size_t)(s->nconnected + 1) * sizeof(*grown));
+        if (grown != NULL)
+            s->connected = grown;
+        if (grown == NULL || (copy = strdup(jobid)) == NULL)
+            return pmi2_refuse_status(peer, PG_CMD_PMI2_JOB_CONNECT_RESPONSE, rep.thrid,
+                                      PMIX_ERR_NOMEM),
+                   PG_HANDLER_OK;
+        s->connected[s->nconnected++] = copy;
+    }
+    return pmi2_send(peer, &r, pg_enc_pmi2_job_connect_response(pg_pmi_reply_init(&r), &rep),
+                     PG_CMD_PMI2_JOB_CONNECT_RESPONSE, rep.thrid),
+           PG_HANDLER_OK;
+}
+
+static int pmi2_job_disconnect(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg)
+{
+    pg_reply_t rep = pmi2_ok(pmi2_thrid(msg));
+    const char *job = pmi2_connected_job(s, pg_msg_get(msg, "jobid"));
+
+    if (job == NULL)
+        return pmi2_refuse(peer, PG_CMD_PMI2_JOB_DISCONNECT_RESPONSE, rep.thrid,
+                           PMI2_ERR_INVALID_ARG, "not_connected_to_that_job"),
+               PG_HANDLER_OK;
+    for (int i = 0; i < s->nconnected; i++) {
+        if (s->connected[i] == job) {
+            free(s->connected[i]);
+            s->connected[i] = s->connected[--s->nconnected];
+            break;
+        }
+    }
+    return pmi2_reply(peer, PG_CMD_PMI2_JOB_DISCONNECT_RESPONSE, &rep), PG_HANDLER_OK;
+}
+
+/* spawn-response: rc, jobid and one errcode per process (Slurm's form,
+ * which both libpmi2s read). */
+static void pmi2_spawn_done(const pg_spawn_result_t *res, void *cbdata)
+{
+    pg_pmi_req_t *req = cbdata;
+    pg_peer_t *peer = pg_pmi_req_peer(req);
+    pg_str_t thrid = req->has_thrid ? req->thrid : (pg_str_t){ NULL, 0 };
+    char text[160];
+    pg_reply_t rep = pmi2_ok(thrid);
+    pg_pmi_reply_t r;
+
+    if (peer == NULL)
+        goto out;
+    if (res->rc != 0) {
+        snprintf(text, sizeof(text), "%s", res->errmsg ? res->errmsg : "spawn_failed");
+        pg_pmi_sanitize(text);
+        rep = pmi2_err(thrid, pg_pmi_status_err(res->rc)->pmi2_rc, text);
+        if (rep.rc == 0)
+            rep.rc = PMI2_ERR_OTHER;
+    }
+    pmi2_send(peer, &r,
+              pg_enc_pmi2_spawn_response(pg_pmi_reply_init(&r), &rep, res->jobid, res->errcodes,
+                                         res->errcodes != NULL ? res->nprocs : 0),
+              PG_CMD_PMI2_SPAWN_RESPONSE, thrid);
+out:
+    pg_pmi_req_free(req);
+}
+
+static int pmi2_spawn(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg)
+{
+    char err[160];
+    pg_str_t thrid = pmi2_thrid(msg);
+    pg_pmi_spawn_t *sp;
+    pg_pmi_req_t *req;
+
+    if (peer->ops->spawn == NULL)
+        return pmi2_refuse(peer, PG_CMD_PMI2_SPAWN_RESPONSE, thrid, PMI2_ERR_OTHER,
+                           "spawn_is_not_supported_by_this_host"),
+               PG_HANDLER_OK;
+    sp = pg_pmi_spawn_new();
+    req = pg_pmi_req_new(s, msg->cmd, thrid);
+    if (sp == NULL || req == NULL) {
+        pg_pmi_spawn_free(sp);
+        pg_pmi_req_free(req);
+        return pmi2_refuse_status(peer, PG_CMD_PMI2_SPAWN_RESPONSE, thrid, PMIX_ERR_NOMEM),
+               PG_HANDLER_OK;
+    }
+    if (pg_pmi_spawn_parse_pmi2(sp, msg, err, sizeof(err)) != 0) {
+        pg_pmi_sanitize(err);
+        pmi2_refuse(peer, PG_CMD_PMI2_SPAWN_RESPONSE, thrid, PMI2_ERR_INVALID_ARG, err);
+        pg_pmi_req_free(req);
+    } else {
+        peer->ops->spawn(peer, pg_pmi_spawn_req(sp), pmi2_spawn_done, req); /* done always runs */
+    }
+    pg_pmi_spawn_free(sp); /* the request is borrowed for the call only */
+    return PG_HANDLER_OK;
+}
+
 /* ---- not (yet) supported ---------------------------------------------------- */
 
-/* job-connect, job-disconnect, spawn (a later issue) and Slurm's ring. */
+/* Slurm's ring. */
 static int pmi2_not_supported(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg)
 {
     char text[96];
@@ -608,8 +745,9 @@ static const pmi2_cmd_t pmi2_cmds[PG_CMD_COUNT] = {
     [PG_CMD_PMI2_FINALIZE] = { pmi2_finalize, PG_CMD_PMI2_FINALIZE_RESPONSE, false },
     [PG_CMD_PMI2_ABORT] = { pmi2_abort, PG_CMD_UNKNOWN, false },
     [PG_CMD_PMI2_JOB_GETID] = { pmi2_job_getid, PG_CMD_PMI2_JOB_GETID_RESPONSE, false },
-    [PG_CMD_PMI2_JOB_CONNECT] = { pmi2_not_supported, PG_CMD_PMI2_JOB_CONNECT_RESPONSE, false },
-    [PG_CMD_PMI2_JOB_DISCONNECT] = { pmi2_not_supported, PG_CMD_PMI2_JOB_DISCONNECT_RESPONSE, false },
+    [PG_CMD_PMI2_JOB_CONNECT] = { pmi2_job_connect, PG_CMD_PMI2_JOB_CONNECT_RESPONSE, true },
+    [PG_CMD_PMI2_JOB_DISCONNECT] = { pmi2_job_disconnect, PG_CMD_PMI2_JOB_DISCONNECT_RESPONSE,
+                                     false },
     [PG_CMD_PMI2_KVS_PUT] = { pmi2_kvs_put, PG_CMD_PMI2_KVS_PUT_RESPONSE, true },
     [PG_CMD_PMI2_KVS_GET] = { pmi2_kvs_get, PG_CMD_PMI2_KVS_GET_RESPONSE, true },
     [PG_CMD_PMI2_KVS_FENCE] = { pmi2_kvs_fence, PG_CMD_PMI2_KVS_FENCE_RESPONSE, true },
@@ -622,7 +760,7 @@ static const pmi2_cmd_t pmi2_cmds[PG_CMD_COUNT] = {
     [PG_CMD_PMI2_NAME_PUBLISH] = { pmi2_name_publish, PG_CMD_PMI2_NAME_PUBLISH_RESPONSE, true },
     [PG_CMD_PMI2_NAME_UNPUBLISH] = { pmi2_name_unpublish, PG_CMD_PMI2_NAME_UNPUBLISH_RESPONSE, true },
     [PG_CMD_PMI2_NAME_LOOKUP] = { pmi2_name_lookup, PG_CMD_PMI2_NAME_LOOKUP_RESPONSE, true },
-    [PG_CMD_PMI2_SPAWN] = { pmi2_not_supported, PG_CMD_PMI2_SPAWN_RESPONSE, false },
+    [PG_CMD_PMI2_SPAWN] = { pmi2_spawn, PG_CMD_PMI2_SPAWN_RESPONSE, false },
     [PG_CMD_PMI2_RING] = { pmi2_not_supported, PG_CMD_PMI2_RING_RESPONSE, false },
 };
 

@@ -41,6 +41,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "wire/pg_enc.h"
 #include "wire/pg_wire.h"
 
 typedef struct pg_engine pg_engine_t;
@@ -56,10 +57,38 @@ typedef struct pg_peer_job {
     int universe_size;
     const uint32_t *appnum; /* [size] MPMD segment of each rank; NULL = all 0 */
     pg_engine_t *engine;    /* the job's store; NULL: the host keeps none */
+    const char *parent_kvsname; /* the job that spawned this one, NULL: none */
 } pg_peer_job_t;
 
-/* What a handler asks of its host.  Every hook is set (a host that has
- * nothing to do for one still provides it). */
+/* A spawn request (PMI-1 mcmd blocks, PMI-2 spawn, PMIx_Spawn), borrowed
+ * for the call: the commands make one new job, ranks numbered in command
+ * order, appnum = command index; the preput keys are in the new job's store
+ * before its first process starts. */
+typedef struct pg_spawn_req {
+    int ncmds;
+    const pg_spawn_cmd_t *cmds;  /* [ncmds] */
+    int npreput;
+    const pg_kv_t *preput;       /* [npreput] */
+    const pg_kv_t *env;          /* [nenv] variables set in every child, or NULL */
+    int nenv;
+} pg_spawn_req_t;
+
+/* How a spawn ended, borrowed for the completion call. */
+typedef struct pg_spawn_result {
+    int rc;                 /* 0: the job exists; else a PMIx status (< 0) and
+                               nothing runs */
+    const char *errmsg;     /* with rc != 0: one word-ish line, no spaces */
+    const char *jobid;      /* the new job's kvsname (NULL with rc != 0) */
+    int nprocs;             /* processes asked for */
+    const int *errcodes;    /* [nprocs] 0, or the errno of a child that could
+                               not start (the rest of the job is then torn
+                               down, see docs/user-guide.md); NULL: all 0 */
+} pg_spawn_result_t;
+
+typedef void (*pg_spawn_done_fn)(const pg_spawn_result_t *res, void *cbdata);
+
+/* What a handler asks of its host.  Every hook but spawn is set (a host that
+ * has nothing to do for one still provides it). */
 typedef struct pg_peer_ops {
     /* Sends bytes (one or more complete messages) to the peer, now or as
      * soon as it reads.  Returns 0, or -1 when the peer is gone or its
@@ -79,6 +108,12 @@ typedef struct pg_peer_ops {
      * NULL: the host cannot signal its ranks (the request is then answered
      * PMIX_ERR_NOT_SUPPORTED). */
     void (*job_signal)(pg_peer_t *peer, const int *ranks, size_t nranks, int signo);
+    /* Starts a new job (split-phase): `done` runs exactly once, when every
+     * child has started or failed -- possibly before spawn returns.  If
+     * the peer closes first, `done` still runs (the handler then only
+     * frees its record).  NULL: this host cannot spawn. */
+    void (*spawn)(pg_peer_t *peer, const pg_spawn_req_t *req, pg_spawn_done_fn done,
+                  void *cbdata);
 } pg_peer_ops_t;
 
 /* One connected process as its handler sees it.  The host embeds it in its

@@ -4,6 +4,7 @@
  * handlers.  See pg_pmi_common.h.
  */
 #include "server/pg_pmi_common.h"
+#include "server/pg_pmi_spawn.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -109,6 +110,10 @@ static void session_free(pg_pmi_session_t *s)
         r->session = NULL;
         r->prev = r->next = NULL;
     }
+    pg_pmi_spawn_free(s->spawn);
+    for (int i = 0; i < s->nconnected; i++)
+        free(s->connected[i]);
+    free(s->connected);
     free(s);
 }
 

@@ -80,6 +80,9 @@ struct pg_pmi_session {
     pg_peer_t *peer;         /* borrowed; valid until pg_pmi_on_close */
     pg_pmi_req_t *pending;   /* requests the engine has not answered yet */
     bool keyval_cache;       /* PMI-1: the client asked for keyval_cache lines */
+    struct pg_pmi_spawn *spawn; /* PMI-1: the mcmd blocks of a spawn so far, or NULL */
+    char **connected;        /* PMI-2: jobids job-connect'ed, whose keys kvs-get reads */
+    int nconnected;
 };
 
 struct pg_pmi_req {

@@ -83,6 +83,14 @@ static const cmd_schema_t schemas[PG_PMIX_CMD_MAX] = {
                                                   { "info", PMIX_INFO, ARG_ARRAY } } },
     [PG_PMIX_CMD_JOB_CONTROL] = { .request = { { "targets", PMIX_PROC, ARG_ARRAY },
                                                { "directives", PMIX_INFO, ARG_ARRAY } } },
+    /* the apps after napps vary in number: shown as the bytes left */
+    [PG_PMIX_CMD_SPAWN] = { .request = { { "jobinfo", PMIX_INFO, ARG_ARRAY },
+                                         { "napps", PMIX_UINT32, ARG_ONE } },
+                            .results = { { "nspace", PMIX_STRING, ARG_ONE } } },
+    [PG_PMIX_CMD_CONNECT] = { .request = { { "procs", PMIX_PROC, ARG_ARRAY },
+                                           { "info", PMIX_INFO, ARG_ARRAY } } },
+    [PG_PMIX_CMD_DISCONNECT] = { .request = { { "procs", PMIX_PROC, ARG_ARRAY },
+                                              { "info", PMIX_INFO, ARG_ARRAY } } },
 };
 
 int pg_trace_pmix_key_is_volatile(const char *key)

@@ -515,11 +515,12 @@ int pg_pmi1_cl_spawn(pg_pmi1_cl_t *cl, int count, const pg_spawn_cmd_t *cmds, in
             goto out;
         }
     }
-    if (pmi1_send(cl, &e) != PMI_SUCCESS ||
-        pmi1_await(cl, PG_CMD_PMI1_SPAWN_RESULT) != PMI_SUCCESS || reply_rc(&cl->reply) != 0)
+    if (pmi1_send(cl, &e) != PMI_SUCCESS || pmi1_await(cl, PG_CMD_PMI1_SPAWN_RESULT) != PMI_SUCCESS)
         goto out;
+    /* also after a failure: the errcodes say which children could not start */
     (void)pg_cl_int_list(pg_msg_get(&cl->reply, "errcodes"), errors, nerrors, &n);
-    rc = PMI_SUCCESS;
+    if (reply_rc(&cl->reply) == 0)
+        rc = PMI_SUCCESS;
 out:
     free(buf);
     return rc;

@@ -429,11 +429,13 @@ int PMI2_Job_GetRank(int *rank)
 static int spawn_request(const req_t *r, char jobId[], int jobIdSize, int errors[], int nerrors)
 {
     pg_pmi2_reply_t reply;
-    int rc = pmi2_call(r, build_pair, PG_CMD_PMI2_SPAWN_RESPONSE, &reply), n;
+    int mux = pg_pmi2_mux_call(pmi2.mux, build_pair, r, PG_CMD_PMI2_SPAWN_RESPONSE, &reply), n;
+    int rc = mux == PMI2_SUCCESS ? reply_rc(&reply.msg) : mux;
 
     for (int i = 0; errors != NULL && i < nerrors; i++)
         errors[i] = 0;
-    if (rc == PMI2_SUCCESS && errors != NULL)
+    /* a failed spawn's errcodes say which children could not start */
+    if (mux == PMI2_SUCCESS && errors != NULL)
         (void)pg_cl_int_list(pg_msg_get(&reply.msg, "errcodes"), errors, nerrors, &n);
     if (rc == PMI2_SUCCESS && jobId != NULL && jobIdSize > 0)
         rc = copy_out(pg_msg_get(&reply.msg, "jobid"), jobId, jobIdSize);

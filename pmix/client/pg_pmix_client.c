@@ -43,6 +43,7 @@
 #include "pmix/client/pg_pmix_client_int.h"
 #include "pmix/client/pg_pmix_api.h"
 #include "pmix/client/pg_pmix_compat.h"
+#include "pmix/client/pg_pmix_spawn.h"
 #include "pmix/pack/pg_pack.h"
 #include "pmix/transport/pg_pmix_msg.h"
 #include "wire/pg_pmix_frame.h"
@@ -1308,4 +1309,11 @@ pmix_status_t pg_pmix_defer_op(pmix_op_cbfunc_t cbfunc, void *cbdata, pmix_statu
 pmix_status_t pg_pmix_defer_info(pmix_info_cbfunc_t cbfunc, void *cbdata, pmix_status_t status)
 {
     return defer_status(NULL, cbfunc, cbdata, status);
+}
+
+/* ---- for pg_pmix_spawn.c ------------------------------------------------- */
+
+pg_mux_t *pg_pmix_spawn_mux(void)
+{
+    return client_ready() ? client.mux : NULL;
 }

@@ -21,6 +21,8 @@ static const char *const cmd_names[PG_PMIX_CMD_MAX] = {
     [PG_PMIX_CMD_GROUP_CONSTRUCT] = "group-construct",
     [PG_PMIX_CMD_GROUP_DESTRUCT] = "group-destruct",
     [PG_PMIX_CMD_JOB_CONTROL] = "job-control",
+    [PG_PMIX_CMD_SPAWN] = "spawn", [PG_PMIX_CMD_CONNECT] = "connect",
+    [PG_PMIX_CMD_DISCONNECT] = "disconnect",
 };
 
 const char *pg_pmix_cmd_name(int cmd)

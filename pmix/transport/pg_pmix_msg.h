@@ -48,7 +48,12 @@ typedef enum pg_pmix_cmd {
     PG_PMIX_CMD_GROUP_CONSTRUCT = 32, /* grp, procs[], info[] -> status, SIZE context id */
     PG_PMIX_CMD_GROUP_DESTRUCT = 33,  /* grp, info[] -> status */
     PG_PMIX_CMD_JOB_CONTROL = 34,     /* targets[], directives[] -> status */
-    PG_PMIX_CMD_MAX = 48
+    /* dynamic jobs (issue 15): explicit values, 48-63 reserved for them */
+    PG_PMIX_CMD_SPAWN = 48, /* job info[], UINT32 napps, per app: cmd, argv[], env[], cwd
+                               ("" = none), INT32 maxprocs, info[] -> status, nspace */
+    PG_PMIX_CMD_CONNECT = 49,    /* procs[], info[] -> status */
+    PG_PMIX_CMD_DISCONNECT = 50, /* procs[], info[] -> status */
+    PG_PMIX_CMD_MAX = 64
 } pg_pmix_cmd_t;
 
 /* "get" etc. for messages; "?" for unknown codes. */

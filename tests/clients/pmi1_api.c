@@ -6,9 +6,16 @@
  * barrier, a missing key failing, the clique from PMI_process_mapping
  * (checked against MPI_LOCALNRANKS when the launcher sets it), publish /
  * lookup / unpublish, and — when PMI1_API_SPAWN_FAILS=1 says the server
- * cannot spawn — a spawn that fails instead of hanging.  Prints
- * "pmi1_api rank R: ok" or names the first broken rule and exits 1.
+ * cannot spawn — a spawn that fails instead of hanging.  With
+ * PMI1_API_SPAWN=1 rank 0 spawns instead (PMI_Spawn_multiple): two
+ * commands of this program in child mode (one of 2 processes, one of 1)
+ * with a preput key, then a program that does not exist (the call fails,
+ * errcodes = ENOENT).  A child ("pmi1_api child") checks PMI_Init's
+ * spawned flag, its appnum, and the preput key before any barrier.  Prints
+ * "pmi1_api rank R: ok" / "pmi1_api child R: ok" or names the first broken
+ * rule and exits 1.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,10 +120,60 @@ static void check_spawn_refused(void)
           "spawn succeeded on a server that cannot spawn");
 }
 
-int main(void)
+#define PREPUT_KEY "PARENT_ROOT_PORT_NAME"
+#define PREPUT_VAL "tag#0$port#99$"
+
+static void check_spawn(const char *self)
+{
+    const char *cmds[] = { self, self }, *missing[] = { "/nonexistent/pmi1_api_child" };
+    const char *args0[] = { "child", "0", NULL }, *args1[] = { "child", "1", NULL };
+    const char **argvs[] = { args0, args1 };
+    const int maxprocs[] = { 2, 1 }, ninfo[] = { 1, 0 };
+    const PMI_keyval_t wdir[] = { { "wdir", "/tmp" } };
+    const PMI_keyval_t *infos[] = { wdir, NULL };
+    const PMI_keyval_t preput[] = { { PREPUT_KEY, PREPUT_VAL } };
+    int errors[3] = { -1, -1, -1 };
+
+    CHECK(PMI_Spawn_multiple(2, cmds, argvs, maxprocs, ninfo, infos, 1, preput, errors) ==
+                  PMI_SUCCESS &&
+              errors[0] == 0 && errors[1] == 0 && errors[2] == 0,
+          "PMI_Spawn_multiple of 2 commands (errcodes %d,%d,%d)", errors[0], errors[1], errors[2]);
+    errors[0] = -1;
+    CHECK(PMI_Spawn_multiple(1, missing, NULL, maxprocs + 1, NULL, NULL, 0, NULL, errors) !=
+                  PMI_SUCCESS &&
+              errors[0] == ENOENT,
+          "spawning a missing program: errcode %d, expected ENOENT", errors[0]);
+}
+
+static int child_main(int spawned, const char *want_appnum)
+{
+    char kvs[256], val[128];
+    int appnum = -2;
+
+    CHECK(spawned == PMI_TRUE, "a spawned child's PMI_Init says spawned = %d", spawned);
+    CHECK(PMI_Get_rank(&rank) == PMI_SUCCESS, "Get_rank");
+    CHECK(PMI_Get_appnum(&appnum) == PMI_SUCCESS && appnum == atoi(want_appnum),
+          "appnum %d, expected %s", appnum, want_appnum);
+    CHECK(PMI_KVS_Get_my_name(kvs, sizeof(kvs)) == PMI_SUCCESS, "KVS_Get_my_name");
+    CHECK(PMI_KVS_Get(kvs, PREPUT_KEY, val, sizeof(val)) == PMI_SUCCESS &&
+              strcmp(val, PREPUT_VAL) == 0,
+          "preput key not readable before the first barrier");
+    CHECK(PMI_Barrier() == PMI_SUCCESS, "child barrier");
+    CHECK(PMI_Finalize() == PMI_SUCCESS, "child PMI_Finalize");
+    printf("pmi1_api child %d: ok\n", rank);
+    return 0;
+}
+
+int main(int argc, char **argv)
 {
     int spawned = -1, init = 0, size = 0, usize = 0, appnum = -2;
     const char *spawn_fails = getenv("PMI1_API_SPAWN_FAILS");
+    const char *spawn_works = getenv("PMI1_API_SPAWN");
+
+    if (argc > 2 && strcmp(argv[1], "child") == 0) {
+        CHECK(PMI_Init(&spawned) == PMI_SUCCESS, "child PMI_Init");
+        return child_main(spawned, argv[2]);
+    }
 
     CHECK(PMI_Initialized(&init) == PMI_SUCCESS && !init, "initialized before PMI_Init");
     CHECK(PMI_Init(&spawned) == PMI_SUCCESS && spawned == PMI_FALSE, "PMI_Init");
@@ -132,6 +189,8 @@ int main(void)
     check_names();
     if (spawn_fails != NULL && strcmp(spawn_fails, "1") == 0)
         check_spawn_refused();
+    if (spawn_works != NULL && strcmp(spawn_works, "1") == 0 && rank == 0)
+        check_spawn(argv[0]);
     CHECK(PMI_Barrier() == PMI_SUCCESS, "final barrier");
     CHECK(PMI_Finalize() == PMI_SUCCESS, "PMI_Finalize");
     CHECK(PMI_Initialized(&init) == PMI_SUCCESS && !init, "initialized after PMI_Finalize");

@@ -1,7 +1,8 @@
 #!/bin/sh
 # pmi1_api.sh: the PMI-1 API program linked with pmigate's libpmi, under
 # mpiexec.hydra (a server we did not write) with 2 and 4 ranks, and under
-# pmigate with 4 ranks (where spawn must fail cleanly).
+# pmigate with 4 ranks, where rank 0 spawns 3 children with
+# PMI_Spawn_multiple (and a missing program, which must fail with ENOENT).
 . "$top_srcdir/tests/clients/clients_lib.sh"
 prog=$top_builddir/tests/clients/pmi1_api
 
@@ -23,7 +24,7 @@ else
     echo "SKIP: mpiexec.hydra not installed (apt-get install mpich)"
 fi
 if pmigate_ready; then
-    run_ok_job "pmi1_api under pmigate run -n 4" 4 180 env PMI1_API_SPAWN_FAILS=1 "$PMIGATE" run -n 4 "$prog"
+    run_ok_job "pmi1_api under pmigate run -n 4, spawning 3 children" 7 180 env PMI1_API_SPAWN=1 "$PMIGATE" run -n 4 "$prog"
 else
     echo "SKIP: pmigate run -n 1 /bin/true does not work yet"
 fi

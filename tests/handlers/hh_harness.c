@@ -45,6 +45,7 @@ struct hh {
     int nclients;
     int abort_code, abort_rank;
     char log[HH_LOG_MAX];
+    char spawned[HH_LOG_MAX]; /* the last spawn request, as hh_spawned() says */
 };
 
 hh_reply_t *hh_reply;
@@ -118,12 +119,76 @@ static void fake_log_write(pg_peer_t *peer, const char *line)
     log_append(client_of(peer)->h, line);
 }
 
+/* Appends `text` to the spawn summary. */
+static void spawn_note(hh_t *h, const char *fmt, const char *a, const char *b)
+{
+    size_t used = strlen(h->spawned);
+
+    snprintf(h->spawned + used, sizeof(h->spawned) - used, fmt, a, b);
+}
+
+/* A host that can spawn: it writes the request down (hh_spawned) and
+ * answers at once with job "kvs_spawned_1" and one errcode 0 per process,
+ * or, for a command named "missing", errcode 2 for its processes. */
+static void fake_spawn(pg_peer_t *peer, const pg_spawn_req_t *req, pg_spawn_done_fn done,
+                       void *cbdata)
+{
+    hh_t *h = client_of(peer)->h;
+    int codes[64] = { 0 }, n = 0, failed = 0;
+    char num[16];
+
+    h->spawned[0] = '\0';
+    for (int k = 0; k < req->npreput; k++)
+        spawn_note(h, "preput %s=%s\n", req->preput[k].key, req->preput[k].val);
+    for (int i = 0; i < req->ncmds; i++) {
+        const pg_spawn_cmd_t *c = &req->cmds[i];
+
+        snprintf(num, sizeof(num), "%d", c->maxprocs);
+        spawn_note(h, "cmd %s x%s", c->command, num);
+        for (int a = 0; a < c->argc; a++)
+            spawn_note(h, " [%s]%s", c->argv[a], "");
+        for (int k = 0; k < c->ninfo; k++)
+            spawn_note(h, " %s=%s", c->info[k].key, c->info[k].val);
+        spawn_note(h, "\n%s%s", "", "");
+        for (int p = 0; p < c->maxprocs && n < 64; p++, n++)
+            if (strcmp(c->command, "missing") == 0)
+                codes[n] = 2, failed = 1;
+    }
+    done(&(pg_spawn_result_t){ .rc = failed ? PMIX_ERR_NOT_FOUND : 0,
+                               .errmsg = failed ? "cannot run 'missing'" : NULL,
+                               .jobid = failed ? NULL : "kvs_spawned_1", .nprocs = n,
+                               .errcodes = codes },
+         cbdata);
+}
+
+const char *hh_spawned(const hh_t *h)
+{
+    return h->spawned;
+}
+
+static const pg_peer_ops_t fake_ops_spawn;
+
+void hh_enable_spawn(hh_t *h)
+{
+    for (int i = 0; i < h->nclients; i++)
+        h->clients[i].peer.ops = &fake_ops_spawn;
+}
+
 static const pg_peer_ops_t fake_ops = {
     .reply_send = fake_reply_send,
     .job_abort = fake_job_abort,
     .peer_finalize = fake_peer_finalize,
     .clock_now = fake_clock_now,
     .log_write = fake_log_write,
+};
+
+static const pg_peer_ops_t fake_ops_spawn = {
+    .reply_send = fake_reply_send,
+    .job_abort = fake_job_abort,
+    .peer_finalize = fake_peer_finalize,
+    .clock_now = fake_clock_now,
+    .log_write = fake_log_write,
+    .spawn = fake_spawn,
 };
 
 /* ---- the host: one client's messages to its handler ------------------- */

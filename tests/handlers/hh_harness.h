@@ -97,6 +97,11 @@ int hh_expect(hh_t *h, int c, hh_reply_t *r, const char *cmd);
 
 /* What the job saw. */
 int hh_abort_code(const hh_t *h);   /* -1 if nobody aborted */
+/* Gives every client a host that can spawn (the harness's own record of
+ * the request, answered at once); hh_spawned() is the last request:
+ * "preput K=V" lines, then per command "cmd PROG xN [arg]... k=v...". */
+void hh_enable_spawn(hh_t *h);
+const char *hh_spawned(const hh_t *h);
 int hh_abort_rank(const hh_t *h);
 const char *hh_log(const hh_t *h);  /* every line the handlers logged */
 /* The reason connection c was closed (NULL while open or after a clean

@@ -363,6 +363,95 @@ static void test_name_service_publish_duplicate_lookup_unpublish(void)
     hh_free(h);
 }
 
+/* ---- spawn ----------------------------------------------------------------------------- */
+
+/* The two blocks MPICH 4.0 sent hydra in wire-protocol §3.13 (argcnt after
+ * the args, preputs repeated), with an argument holding '=' and a tab. */
+static const char spawn_block1[] =
+    "mcmd=spawn\nnprocs=2\nexecname=python3\ntotspawns=2\nspawnssofar=1\narg1=probe6.py\n"
+    "arg2=v1\narg3=a b c\narg4=k=v\tx\nargcnt=4\npreput_num=1\npreput_key_0=PARENT_ROOT_PORT_NAME\n"
+    "preput_val_0=tag#0$port#99$\ninfo_num=1\ninfo_key_0=wdir\ninfo_val_0=/scratch/job\nendcmd\n";
+static const char spawn_block2[] =
+    "mcmd=spawn\nnprocs=1\nexecname=python3\ntotspawns=2\nspawnssofar=2\narg1=probe6.py\n"
+    "arg2=v1\nargcnt=2\npreput_num=1\npreput_key_0=PARENT_ROOT_PORT_NAME\n"
+    "preput_val_0=tag#0$port#99$\ninfo_num=0\nendcmd\n";
+
+static void test_spawn_blocks_make_one_request_and_one_reply(void)
+{
+    hh_t *h = pmi1_job(1);
+
+    hh_enable_spawn(h);
+    hh_send(h, 0, spawn_block1, strlen(spawn_block1));
+    CU_ASSERT(hh_quiet(h, 0)); /* no reply before the last block */
+    hh_send(h, 0, spawn_block2, strlen(spawn_block2));
+    EXPECT(h, 0, hh_reply, "spawn_result");
+    CU_ASSERT_STRING_EQUAL(hh_get(hh_reply, "rc"), "0");
+    CU_ASSERT_STRING_EQUAL(hh_get(hh_reply, "errcodes"), "0,0,0");
+    CU_ASSERT_STRING_EQUAL(hh_get(hh_reply, "jobid"), "kvs_spawned_1");
+    CU_ASSERT_STRING_EQUAL(hh_spawned(h),
+                           "preput PARENT_ROOT_PORT_NAME=tag#0$port#99$\n"
+                           "cmd python3 x2 [probe6.py] [v1] [a b c] [k=v\tx] wdir=/scratch/job\n"
+                           "cmd python3 x1 [probe6.py] [v1]\n");
+    CU_ASSERT(hh_quiet(h, 0));
+    hh_free(h);
+}
+
+/* Newer MPICH writes all blocks in one buffer, preputs in block 1 only. */
+static void test_spawn_blocks_in_one_write_preput_once(void)
+{
+    hh_t *h = pmi1_job(1);
+    const char both[] =
+        "mcmd=spawn\nnprocs=1\nexecname=a.out\ntotspawns=2\nspawnssofar=1\nargcnt=0\n"
+        "preput_num=1\npreput_key_0=k\npreput_val_0=v\ninfo_num=0\nendcmd\n"
+        "mcmd=spawn\nnprocs=2\nexecname=b.out\ntotspawns=2\nspawnssofar=2\nargcnt=0\n"
+        "info_num=0\nendcmd\n";
+
+    hh_enable_spawn(h);
+    hh_send(h, 0, both, strlen(both));
+    EXPECT(h, 0, hh_reply, "spawn_result");
+    CU_ASSERT_STRING_EQUAL(hh_get(hh_reply, "rc"), "0");
+    CU_ASSERT_STRING_EQUAL(hh_spawned(h), "preput k=v\ncmd a.out x1\ncmd b.out x2\n");
+    hh_free(h);
+}
+
+/* A failed spawn still says which processes could not start. */
+static void test_spawn_failure_carries_errcodes(void)
+{
+    hh_t *h = pmi1_job(1);
+
+    hh_enable_spawn(h);
+    hh_send1(h, 0, "mcmd=spawn\nnprocs=2\nexecname=missing\ntotspawns=1\nspawnssofar=1\n"
+                   "argcnt=0\npreput_num=0\ninfo_num=0\nendcmd\n");
+    EXPECT(h, 0, hh_reply, "spawn_result");
+    CU_ASSERT_STRING_NOT_EQUAL(hh_get(hh_reply, "rc"), "0");
+    CU_ASSERT_STRING_EQUAL(hh_get(hh_reply, "errcodes"), "2,2");
+    hh_free(h);
+}
+
+/* A block out of order or whose counts lie is refused, and the next spawn
+ * starts afresh. */
+static void test_spawn_bad_blocks_are_refused(void)
+{
+    hh_t *h = pmi1_job(1);
+
+    hh_enable_spawn(h);
+    hh_send1(h, 0, "mcmd=spawn\nnprocs=1\nexecname=a.out\ntotspawns=2\nspawnssofar=2\n"
+                   "argcnt=0\ninfo_num=0\nendcmd\n");
+    EXPECT(h, 0, hh_reply, "spawn_result");
+    CU_ASSERT_STRING_NOT_EQUAL(hh_get(hh_reply, "rc"), "0");
+    CU_ASSERT_PTR_NOT_NULL(strstr(hh_get(hh_reply, "msg"), "out_of_order"));
+    hh_send1(h, 0, "mcmd=spawn\nnprocs=1\nexecname=a.out\ntotspawns=1\nspawnssofar=1\n"
+                   "argcnt=2\narg1=x\ninfo_num=0\nendcmd\n");
+    EXPECT(h, 0, hh_reply, "spawn_result");
+    CU_ASSERT_STRING_NOT_EQUAL(hh_get(hh_reply, "rc"), "0");
+    CU_ASSERT_PTR_NOT_NULL(strstr(hh_get(hh_reply, "msg"), "missing_arg2"));
+    hh_send(h, 0, spawn_block1, strlen(spawn_block1));
+    hh_send(h, 0, spawn_block2, strlen(spawn_block2));
+    EXPECT(h, 0, hh_reply, "spawn_result");
+    CU_ASSERT_STRING_EQUAL(hh_get(hh_reply, "rc"), "0");
+    hh_free(h);
+}
+
 /* ---- refusals and bad input ---------------------------------------------------------- */
 
 static void test_spawn_and_legacy_kvs_commands_are_refused_clearly(void)
@@ -530,6 +619,10 @@ static const pg_cunit_test_t life_tests[] = {
 
 static const pg_cunit_test_t bad_input_tests[] = {
     { "spawn, create_kvs, destroy_kvs refused clearly", test_spawn_and_legacy_kvs_commands_are_refused_clearly },
+    { "spawn: MPICH 4.0's blocks make one request, one reply", test_spawn_blocks_make_one_request_and_one_reply },
+    { "spawn: blocks in one write, preputs once", test_spawn_blocks_in_one_write_preput_once },
+    { "spawn: a failure carries errcodes", test_spawn_failure_carries_errcodes },
+    { "spawn: bad blocks refused, next spawn afresh", test_spawn_bad_blocks_are_refused },
     { "unknown command: error reply, connection stays", test_unknown_command_gets_an_error_and_conn_stays },
     { "100-char key: key_too_long, connection stays", test_put_with_100_char_key_is_refused_and_conn_stays },
     { "over-long value refused, connection stays", test_put_with_overlong_value_is_refused_and_conn_stays },

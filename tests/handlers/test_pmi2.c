@@ -460,20 +460,85 @@ static void test_connect_disconnect_spawn_are_refused_clearly(void)
 {
     hh_t *h = pmi2_job(1, 1);
 
+    /* a job this gateway does not have: refused, kvscopy kept */
     hh_send2(h, 0, "cmd=job-connect;jobid=other;");
     EXPECT(h, 0, hh_reply, "job-connect-response");
     CU_ASSERT_STRING_NOT_EQUAL(hh_get(hh_reply, "rc"), "0");
     CU_ASSERT_STRING_EQUAL(hh_get(hh_reply, "kvscopy"), "FALSE");
-    CU_ASSERT_PTR_NOT_NULL(strstr(hh_get(hh_reply, "errmsg"), "not_supported"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(hh_get(hh_reply, "errmsg"), "no_such_job"));
+    /* disconnecting from a job never connected */
     hh_send2(h, 0, "cmd=job-disconnect;jobid=other;");
     EXPECT(h, 0, hh_reply, "job-disconnect-response");
     CU_ASSERT_STRING_NOT_EQUAL(hh_get(hh_reply, "rc"), "0");
+    CU_ASSERT_PTR_NOT_NULL(strstr(hh_get(hh_reply, "errmsg"), "not_connected"));
+    /* a host without the spawn op (this harness) */
     hh_send2(h, 0, "cmd=spawn;ncmds=1;preputcount=0;subcmd=a.out;maxprocs=1;argc=0;infokeycount=0;");
     EXPECT(h, 0, hh_reply, "spawn-response");
     CU_ASSERT_STRING_NOT_EQUAL(hh_get(hh_reply, "rc"), "0");
-    CU_ASSERT_PTR_NOT_NULL(hh_get(hh_reply, "errmsg"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(hh_get(hh_reply, "errmsg"), "not_supported"));
     hh_send2(h, 0, "cmd=job-getid;");
     EXPECT(h, 0, hh_reply, "job-getid-response");
+    hh_free(h);
+}
+
+/* The message MPICH 4.0 sent hydra in wire-protocol §4.15, keys in
+ * Slurm's strict order; argv/ppkey/infokey from 0. */
+static void test_spawn_segments_make_one_request(void)
+{
+    hh_t *h = pmi2_job(1, 1);
+
+    hh_enable_spawn(h);
+    hh_send2(h, 0, "cmd=spawn;thrid=7;ncmds=2;preputcount=1;ppkey0=PARENT_ROOT_PORT_NAME;"
+                   "ppval0=tag#0$port#99$;subcmd=python3;maxprocs=2;argc=3;argv0=probe6.py;"
+                   "argv1=v2;argv2=x y;infokeycount=1;infokey0=wdir;infoval0=/scratch/job;"
+                   "subcmd=python3;maxprocs=1;argc=2;argv0=probe6.py;argv1=v2;infokeycount=0;");
+    EXPECT(h, 0, hh_reply, "spawn-response");
+    CU_ASSERT_STRING_EQUAL(hh_get(hh_reply, "rc"), "0");
+    CU_ASSERT_STRING_EQUAL(hh_get(hh_reply, "jobid"), "kvs_spawned_1");
+    CU_ASSERT_STRING_EQUAL(hh_get(hh_reply, "errcodes"), "0,0,0");
+    CU_ASSERT_STRING_EQUAL(hh_get(hh_reply, "thrid"), "7");
+    CU_ASSERT_STRING_EQUAL(hh_spawned(h), "preput PARENT_ROOT_PORT_NAME=tag#0$port#99$\n"
+                                          "cmd python3 x2 [probe6.py] [v2] [x y] wdir=/scratch/job\n"
+                                          "cmd python3 x1 [probe6.py] [v2]\n");
+    hh_free(h);
+}
+
+/* ncmds that does not match the segments, a missing argv, a missing
+ * preputcount: refused with a reason, nothing spawned. */
+static void test_spawn_bad_messages_are_refused(void)
+{
+    hh_t *h = pmi2_job(1, 1);
+
+    hh_enable_spawn(h);
+    hh_send2(h, 0, "cmd=spawn;ncmds=2;preputcount=0;subcmd=a;maxprocs=1;argc=0;");
+    EXPECT(h, 0, hh_reply, "spawn-response");
+    CU_ASSERT_STRING_NOT_EQUAL(hh_get(hh_reply, "rc"), "0");
+    CU_ASSERT_PTR_NOT_NULL(strstr(hh_get(hh_reply, "errmsg"), "ncmds"));
+    hh_send2(h, 0, "cmd=spawn;ncmds=1;preputcount=0;subcmd=a;maxprocs=1;argc=2;argv0=x;");
+    EXPECT(h, 0, hh_reply, "spawn-response");
+    CU_ASSERT_PTR_NOT_NULL(strstr(hh_get(hh_reply, "errmsg"), "missing_argv1"));
+    hh_send2(h, 0, "cmd=spawn;ncmds=1;subcmd=a;maxprocs=1;argc=0;");
+    EXPECT(h, 0, hh_reply, "spawn-response");
+    CU_ASSERT_PTR_NOT_NULL(strstr(hh_get(hh_reply, "errmsg"), "preputcount"));
+    hh_send2(h, 0, "cmd=spawn;ncmds=1;preputcount=0;subcmd=missing;maxprocs=2;argc=0;");
+    EXPECT(h, 0, hh_reply, "spawn-response");
+    CU_ASSERT_STRING_NOT_EQUAL(hh_get(hh_reply, "rc"), "0");
+    CU_ASSERT_STRING_EQUAL(hh_get(hh_reply, "errcodes"), "2,2");
+    hh_free(h);
+}
+
+/* job-connect to a job of this gateway (here the only one: its own)
+ * succeeds with kvscopy=FALSE, as MPICH's and Slurm's clients require. */
+static void test_connect_to_a_known_job_succeeds_without_kvscopy(void)
+{
+    hh_t *h = pmi2_job(1, 1);
+    char line[256];
+
+    snprintf(line, sizeof(line), "cmd=job-connect;jobid=%s;", hh_kvsname(h));
+    hh_send2(h, 0, line);
+    EXPECT(h, 0, hh_reply, "job-connect-response");
+    CU_ASSERT_STRING_EQUAL(hh_get(hh_reply, "rc"), "0");
+    CU_ASSERT_STRING_EQUAL(hh_get(hh_reply, "kvscopy"), "FALSE");
     hh_free(h);
 }
 
@@ -585,6 +650,9 @@ static const pg_cunit_test_t life_tests[] = {
 
 static const pg_cunit_test_t bad_input_tests[] = {
     { "job-connect/disconnect/spawn refused clearly", test_connect_disconnect_spawn_are_refused_clearly },
+    { "job-connect to a known job: rc=0 kvscopy=FALSE", test_connect_to_a_known_job_succeeds_without_kvscopy },
+    { "spawn: MPICH 4.0's segments make one request", test_spawn_segments_make_one_request },
+    { "spawn: bad messages refused with a reason", test_spawn_bad_messages_are_refused },
     { "unknown command: error reply, connection stays", test_unknown_command_gets_an_error_and_conn_stays },
     { "long key / long value refused, connection stays", test_long_key_and_long_value_are_refused_and_conn_stays },
     { "malformed body refused, connection stays", test_malformed_body_is_refused_and_conn_stays },

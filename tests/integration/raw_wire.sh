@@ -72,7 +72,7 @@ expect kvs-fence-response rc=0
 send2 cmd=kvs-get;srcid=0;key=k;
 expect found=TRUE value=v;
 send2 cmd=job-connect;jobid=x;
-expect job-connect-response kvscopy=FALSE not_supported
+expect job-connect-response kvscopy=FALSE no_such_job
 reject rc=0;
 send2 cmd=name-publish;name=s;port=p0;infokeycount=0;
 expect name-publish-response rc=0

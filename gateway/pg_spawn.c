@@ -1,0 +1,371 @@
+/*
+ * pg_spawn: spawn requests -> spawned jobs.  See pg_spawn.h for the rules
+ * and what a child that cannot start does to the rest.
+ */
+#include "gateway/pg_spawn.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "pmix_common.h"
+
+/* Options the spawn owns: pg_run_opts_t borrows its strings, so they live
+ * here beside it (opts first: pg_spawn_opts_free gets back to the rest). */
+typedef struct spawn_opts {
+    pg_run_opts_t opts;
+    char **strs; /* every string the options point at, owned */
+    int nstrs;
+} spawn_opts_t;
+
+/* What the info keys of one command say. */
+typedef struct cmd_info {
+    const char *wdir;
+    const char *path;
+    const char *host;
+    const char *env; /* "K=V[ K=V...]" */
+} cmd_info_t;
+
+void pg_spawn_opts_free(pg_run_opts_t *opts)
+{
+    spawn_opts_t *so = (spawn_opts_t *)opts;
+
+    if (so == NULL)
+        return;
+    for (int i = 0; i < so->nstrs; i++)
+        free(so->strs[i]);
+    free(so->strs);
+    for (int s = 0; so->opts.segments != NULL && s < so->opts.nsegments; s++) {
+        free(so->opts.segments[s].argv);
+        free(so->opts.segments[s].env);
+    }
+    free(so->opts.segments);
+    free(so);
+}
+
+/* Keeps a copy of `text` (len bytes, or all of it when len < 0) with the
+ * options; NULL when out of memory. */
+static char *keep(spawn_opts_t *so, const char *text, int len)
+{
+    char **grown = realloc(so->strs, (size_t)(so->nstrs + 1) * sizeof(*grown));
+    char *copy = len < 0 ? strdup(text) : strndup(text, (size_t)len);
+
+    if (grown != NULL)
+        so->strs = grown;
+    if (grown == NULL || copy == NULL) {
+        free(copy);
+        return NULL;
+    }
+    so->strs[so->nstrs++] = copy;
+    return copy;
+}
+
+static int push_env(spawn_opts_t *so, pg_segment_t *seg, const char *kv, int len)
+{
+    const char **grown = realloc(seg->env, (size_t)(seg->nenv + 1) * sizeof(*grown));
+    char *copy;
+
+    if (grown == NULL)
+        return -1;
+    seg->env = grown;
+    if ((copy = keep(so, kv, len)) == NULL)
+        return -1;
+    seg->env[seg->nenv++] = copy;
+    return 0;
+}
+
+/* One "K=V" pair of an env info value per word; a word without '=' is
+ * refused (clear error) rather than guessed at. */
+static int add_env_words(spawn_opts_t *so, pg_segment_t *seg, const char *words)
+{
+    const char *p = words;
+
+    while (*p != '\0') {
+        size_t n;
+
+        p += strspn(p, " \t");
+        n = strcspn(p, " \t");
+        if (n == 0)
+            break;
+        if (memchr(p, '=', n) == NULL || p[0] == '=')
+            return -2;
+        if (push_env(so, seg, p, (int)n) != 0)
+            return -1;
+        p += n;
+    }
+    return 0;
+}
+
+static void read_info(pg_job_t *parent, const pg_spawn_cmd_t *cmd, cmd_info_t *ci)
+{
+    memset(ci, 0, sizeof(*ci));
+    for (int k = 0; k < cmd->ninfo; k++) {
+        const char *key = cmd->info[k].key, *val = cmd->info[k].val;
+
+        if (key == NULL || val == NULL)
+            continue;
+        if (strcmp(key, "wdir") == 0)
+            ci->wdir = val;
+        else if (strcmp(key, "path") == 0)
+            ci->path = val;
+        else if (strcmp(key, "host") == 0 || strcmp(key, "hosts") == 0)
+            ci->host = val;
+        else if (strcmp(key, "env") == 0)
+            ci->env = val;
+        else if (pg_job_opts(parent)->verbose) /* as hydra: ignored */
+            pg_job_log(parent, "spawn: info key '%s' ignored", key);
+    }
+}
+
+/* host=: this node only (a comma list must name nothing else). */
+static int host_is_here(pg_job_t *parent, const char *hosts)
+{
+    const char *me = pg_job_hostname(parent), *p = hosts;
+    size_t melen = strcspn(me, "."); /* short name matches too */
+
+    while (*p != '\0') {
+        size_t n = strcspn(p, ", ");
+
+        if (n > 0 && !(n == strlen(me) && strncmp(p, me, n) == 0) &&
+            !(n == melen && strncmp(p, me, n) == 0) && !(n == 9 && strncmp(p, "localhost", 9) == 0))
+            return 0;
+        p += n;
+        p += strspn(p, ", ");
+    }
+    return 1;
+}
+
+typedef struct spawn_call {
+    pg_job_t *parent;
+    const pg_spawn_req_t *req;
+    int total;
+    int *errcodes;        /* [total] */
+    char errmsg[160];
+    char **wdirs;         /* [ncmds] */
+    spawn_opts_t *so;
+} spawn_call_t;
+
+/* Fills the errcodes of a spawn none of whose children starts: `err` for
+ * command `bad`'s processes, ECANCELED for the rest. */
+static void errcodes_all_failed(spawn_call_t *c, int bad, int err)
+{
+    int at = 0;
+
+    for (int i = 0; i < c->req->ncmds; i++)
+        for (int k = 0; k < c->req->cmds[i].maxprocs; k++)
+            c->errcodes[at++] = i == bad ? err : ECANCELED;
+}
+
+/* The program a command runs: `path`/command when path= is given (hydra's
+ * rule) and the command has no '/'. */
+static const char *command_path(spawn_call_t *c, const pg_spawn_cmd_t *cmd, const cmd_info_t *ci)
+{
+    char *joined;
+
+    if (ci->path == NULL || strchr(cmd->command, '/') != NULL)
+        return keep(c->so, cmd->command, -1);
+    if (asprintf(&joined, "%s/%s", ci->path, cmd->command) < 0)
+        return NULL;
+    {
+        const char *kept = keep(c->so, joined, -1);
+
+        free(joined);
+        return kept;
+    }
+}
+
+/* One command -> one segment.  Returns 0, -1 (out of memory) or an errno
+ * that stops the spawn (c->errmsg says why). */
+static int build_segment(spawn_call_t *c, int i)
+{
+    const pg_spawn_cmd_t *cmd = &c->req->cmds[i];
+    pg_segment_t *seg = &c->so->opts.segments[i];
+    const char *prog;
+    cmd_info_t ci;
+    struct stat st;
+    int err, erc;
+
+    read_info(c->parent, cmd, &ci);
+    if (ci.host != NULL && !host_is_here(c->parent, ci.host)) {
+        snprintf(c->errmsg, sizeof(c->errmsg), "host '%s' is not this node (%s): pmigate runs one node",
+                 ci.host, pg_job_hostname(c->parent));
+        return EHOSTUNREACH;
+    }
+    if (ci.wdir != NULL && (stat(ci.wdir, &st) != 0 || !S_ISDIR(st.st_mode))) {
+        err = errno != 0 ? errno : ENOTDIR;
+        snprintf(c->errmsg, sizeof(c->errmsg), "wdir '%s': %s", ci.wdir, strerror(err));
+        return err;
+    }
+    if ((prog = command_path(c, cmd, &ci)) == NULL)
+        return -1;
+    if ((err = pg_job_program_check(prog)) != 0) {
+        snprintf(c->errmsg, sizeof(c->errmsg), "cannot run '%s': %s", prog,
+                 err == ENOENT && strchr(prog, '/') == NULL ? "command not found" : strerror(err));
+        return err;
+    }
+    seg->nprocs = cmd->maxprocs;
+    seg->argc = cmd->argc + 1;
+    seg->argv = calloc((size_t)cmd->argc + 2, sizeof(*seg->argv));
+    if (seg->argv == NULL)
+        return -1;
+    seg->argv[0] = (char *)prog;
+    for (int a = 0; a < cmd->argc; a++)
+        if ((seg->argv[a + 1] = keep(c->so, cmd->argv[a] ? cmd->argv[a] : "", -1)) == NULL)
+            return -1;
+    if (ci.wdir != NULL && (c->wdirs[i] = strdup(ci.wdir)) == NULL)
+        return -1;
+    erc = ci.env != NULL ? add_env_words(c->so, seg, ci.env) : 0;
+    if (erc == -2) {
+        snprintf(c->errmsg, sizeof(c->errmsg), "info env='%s' is not K=V words", ci.env);
+        return EINVAL;
+    }
+    return erc;
+}
+
+/* The variables every child gets: spawned, the parent's job, the caller's. */
+static int add_spawn_env(spawn_call_t *c, pg_segment_t *seg)
+{
+    char kv[160];
+    const char *parent = pg_job_kvsname(c->parent);
+
+    if (push_env(c->so, seg, "PMI_SPAWNED=1", -1) != 0)
+        return -1;
+    snprintf(kv, sizeof(kv), "PMI_PARENT_ID=%s", parent);
+    if (push_env(c->so, seg, kv, -1) != 0)
+        return -1;
+    snprintf(kv, sizeof(kv), "PMIX_PARENT_ID=%s", parent);
+    if (push_env(c->so, seg, kv, -1) != 0)
+        return -1;
+    for (int k = 0; k < c->req->nenv; k++) {
+        if (c->req->env[k].key == NULL || c->req->env[k].val == NULL ||
+            snprintf(kv, sizeof(kv), "%s=%s", c->req->env[k].key, c->req->env[k].val) >=
+                (int)sizeof(kv))
+            continue;
+        if (push_env(c->so, seg, kv, -1) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* The per-gateway cap, on every process spawned over the run (so a chain
+ * of children each spawning one more ends too, not only a fan-out): 0 when
+ * the spawn fits, else the message is set. */
+static int check_cap(spawn_call_t *c)
+{
+    const pg_run_opts_t *ro = pg_job_opts(pg_job_root(c->parent));
+    int cap = ro->max_procs_set ? ro->max_procs : PG_SPAWN_MAX_PROCS_DEFAULT;
+    int so_far = pg_job_spawned_total(c->parent);
+
+    if (c->total <= cap - so_far)
+        return 0;
+    snprintf(c->errmsg, sizeof(c->errmsg),
+             "spawning %d process%s would exceed --max-procs %d (%d spawned so far)", c->total,
+             c->total == 1 ? "" : "es", cap, so_far);
+    return -1;
+}
+
+static int check_request(spawn_call_t *c)
+{
+    const pg_spawn_req_t *req = c->req;
+
+    if (req->ncmds < 1 || req->cmds == NULL) {
+        snprintf(c->errmsg, sizeof(c->errmsg), "a spawn needs at least one command");
+        return -1;
+    }
+    for (int i = 0; i < req->ncmds; i++) {
+        if (req->cmds[i].command == NULL || req->cmds[i].command[0] == '\0' ||
+            req->cmds[i].maxprocs < 1 || req->cmds[i].maxprocs > (1 << 20) - c->total ||
+            req->cmds[i].argc < 0) {
+            snprintf(c->errmsg, sizeof(c->errmsg),
+                     "command %d of the spawn has no program or a bad process count", i);
+            return -1;
+        }
+        c->total += req->cmds[i].maxprocs;
+    }
+    return 0;
+}
+
+static void finish(spawn_call_t *c, int rc, const char *jobid, pg_spawn_done_fn done,
+                   void *cbdata)
+{
+    pg_spawn_result_t res = {
+        .rc = rc, .errmsg = rc != 0 ? c->errmsg : NULL, .jobid = rc == 0 ? jobid : NULL,
+        .nprocs = c->errcodes != NULL ? c->total : 0, .errcodes = c->errcodes,
+    };
+
+    if (rc != 0)
+        pg_job_log(c->parent, "spawn refused: %s", c->errmsg);
+    done(&res, cbdata);
+}
+
+void pg_spawn_start(pg_job_t *parent, int rank, const pg_spawn_req_t *req, pg_spawn_done_fn done,
+                    void *cbdata)
+{
+    spawn_call_t c = { .parent = parent, .req = req };
+    const pg_run_opts_t *ro = pg_job_opts(pg_job_root(parent));
+    const char *jobid = NULL, *why = NULL;
+    int rc = PMIX_ERR_NOMEM, failed;
+
+    snprintf(c.errmsg, sizeof(c.errmsg), "out of memory");
+    if (check_request(&c) != 0) {
+        finish(&c, PMIX_ERR_BAD_PARAM, NULL, done, cbdata);
+        return;
+    }
+    if (check_cap(&c) != 0) {
+        finish(&c, PMIX_ERR_OUT_OF_RESOURCE, NULL, done, cbdata);
+        return;
+    }
+    c.errcodes = calloc((size_t)c.total, sizeof(*c.errcodes));
+    c.so = calloc(1, sizeof(*c.so));
+    c.wdirs = calloc((size_t)req->ncmds, sizeof(*c.wdirs));
+    if (c.errcodes == NULL || c.so == NULL || c.wdirs == NULL)
+        goto out;
+    c.so->opts = (pg_run_opts_t){ .nsegments = req->ncmds, .nprocs = c.total,
+                                  .genv = ro->genv, .ngenv = ro->ngenv,
+                                  .tag_output = ro->tag_output, .verbose = ro->verbose };
+    c.so->opts.segments = calloc((size_t)req->ncmds, sizeof(pg_segment_t));
+    if (c.so->opts.segments == NULL)
+        goto out;
+    for (int i = 0; i < req->ncmds; i++) {
+        int err = build_segment(&c, i);
+
+        if (err == 0)
+            err = add_spawn_env(&c, &c.so->opts.segments[i]);
+        if (err < 0)
+            goto out;
+        if (err > 0) { /* nothing forked yet: no child of this spawn starts */
+            errcodes_all_failed(&c, i, err);
+            rc = PMIX_ERR_NOT_FOUND;
+            goto out;
+        }
+    }
+    failed = pg_job_spawn(parent, &c.so->opts, c.wdirs, req->preput, req->npreput, c.errcodes,
+                          &jobid, &why);
+    c.so = NULL; /* the job's now, or freed */
+    c.wdirs = NULL;
+    if (failed < 0) {
+        snprintf(c.errmsg, sizeof(c.errmsg), "%s", why);
+        rc = PMIX_ERROR;
+    } else if (failed > 0) {
+        for (int i = 0; i < c.total; i++)
+            if (c.errcodes[i] == 0)
+                c.errcodes[i] = ECANCELED; /* started, then taken back */
+        snprintf(c.errmsg, sizeof(c.errmsg), "%d of the %d spawned process%s could not start",
+                 failed, c.total, c.total == 1 ? "" : "es");
+        rc = PMIX_ERR_NOT_FOUND;
+    } else {
+        rc = PMIX_SUCCESS;
+        if (ro->verbose)
+            pg_job_log(parent, "rank %d spawned job %s (%d process%s)", rank, jobid, c.total,
+                       c.total == 1 ? "" : "es");
+    }
+out:
+    finish(&c, rc, jobid, done, cbdata);
+    for (int i = 0; c.wdirs != NULL && i < req->ncmds; i++)
+        free(c.wdirs[i]);
+    free(c.wdirs);
+    pg_spawn_opts_free(c.so ? &c.so->opts : NULL);
+    free(c.errcodes);
+}

@@ -1,0 +1,40 @@
+/*
+ * pg_spawn: a rank's spawn request (PMI-1 mcmd=spawn, PMI-2 spawn; the
+ * seam's pg_peer_ops_t.spawn) turned into a new job of the gateway.  Kept
+ * apart from the launcher (pg_job.c) because it is policy, not processes:
+ * the per-gateway cap on spawned processes, the info keys users pass through
+ * MPI_Info (wdir, path, host, env), the programs checked before anything
+ * forks, and the errcodes the parent gets back.
+ *
+ * What happens when a child cannot start (docs/user-guide.md, "Spawn"):
+ * nothing of that spawn keeps running.  A program that is missing or not
+ * executable, or a wdir that does not exist, is found before any fork: no
+ * child starts, errcodes holds the errno for that command's processes and
+ * ECANCELED for the others.  An exec that fails all the same takes the
+ * already started children of that spawn back (killed, their exits decide
+ * nothing).  Either way the parent's call fails with those errcodes and the
+ * parent's job goes on, as MPI_Comm_spawn expects (it reports per-process
+ * errcodes and returns an error; the parent is not aborted).
+ */
+#ifndef PG_SPAWN_H
+#define PG_SPAWN_H
+
+#include "gateway/pg_cli.h"
+#include "gateway/pg_job.h"
+#include "server/pg_handler.h"
+
+/* Processes spawned over the whole run of the gateway without --max-procs:
+ * a spawn loop (a fan-out or a chain) stops there instead of fork-bombing
+ * the host. */
+enum { PG_SPAWN_MAX_PROCS_DEFAULT = 256 };
+
+/* Serves `req` from rank `rank` of `parent`; `done` runs before it returns
+ * (every child has exec'd or failed by then). */
+void pg_spawn_start(pg_job_t *parent, int rank, const pg_spawn_req_t *req, pg_spawn_done_fn done,
+                    void *cbdata);
+
+/* Frees options pg_spawn_start built (and the strings they hold).  NULL is
+ * ignored. */
+void pg_spawn_opts_free(pg_run_opts_t *opts);
+
+#endif

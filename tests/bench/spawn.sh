@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# spawn.sh — `./dev bench spawn`: spawn latency, from the parent's
+# PMI2_Job_Spawn request to its reply, for 1, 8 and 64 children of the same
+# Slurm-libpmi2 program (tests/progs/pmi2_spawn bench N: rank 0 of a 1-rank
+# job spawns N children of itself, which init, read the preput, put, fence
+# and finalize), under `pmigate run` and under mpiexec.hydra, in one run.
+# Prints the median of BENCH_REPS runs of each and the ratio pmigate/hydra;
+# writes the table to $PG_BUILD/bench/spawn.txt.
+#
+# The two replies do not promise the same thing: pmigate answers once every
+# child has exec'd (or failed, with its errno in errcodes), hydra once it
+# has handed the launch to its proxy (wire-protocol §7.7), before any child
+# runs.  Numbers, not a timed test: nothing here fails on a slow machine.
+#
+# Environment: PG_BUILD, PG_PREFIX (set by tests/bench/run.sh).  Knobs:
+#   BENCH_REPS=5            repetitions (medians are printed)
+#   BENCH_SPAWN="1 8 64"    the children counts
+set -uo pipefail
+export LC_ALL=C
+
+: "${PG_BUILD:?PG_BUILD must name the build tree}" "${PG_PREFIX:?PG_PREFIX must name the install prefix}"
+reps=${BENCH_REPS:-5}
+counts=${BENCH_SPAWN-"1 8 64"}
+pmigate=$PG_PREFIX/bin/pmigate
+prog=$PG_BUILD/tests/progs/pmi2_spawn
+hydra=$(command -v mpiexec.hydra || true)
+out=$PG_BUILD/bench
+mkdir -p "$out"
+results=$out/spawn.txt
+
+[ -x "$prog" ] || { echo "spawn: $prog not built (Slurm libpmi2 missing)"; exit 1; }
+
+# one_run LAUNCHER... : the spawn latency in µs, or nothing
+one_run() {
+    timeout 300 "$@" 2>/dev/null | sed -n 's/^spawn_ns [0-9]* \([0-9]*\)$/\1/p' |
+        awk '{printf "%.0f\n", $1 / 1000}'
+}
+
+median() {
+    sort -g | awk '{a[NR]=$1} END {if (NR) {m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; printf "%.0f\n", m}}'
+}
+
+{
+    printf '# spawn latency (PMI2_Job_Spawn request -> reply), Slurm libpmi2, median of %s\n' "$reps"
+    printf '%8s | %12s | %12s | %8s\n' "children" "pmigate us" "hydra us" "ratio"
+} | tee "$results"
+for n in $counts; do
+    pg=$(for r in $(seq "$reps"); do one_run "$pmigate" run --max-procs "$n" -n 1 "$prog" bench "$n"; done | median)
+    hy=""
+    [ -n "$hydra" ] && hy=$(for r in $(seq "$reps"); do one_run "$hydra" -n 1 "$prog" bench "$n"; done | median)
+    ratio=$(awk -v a="${pg:-0}" -v b="${hy:-0}" 'BEGIN {if (a > 0 && b > 0) printf "%.2f", a / b; else print "-"}')
+    printf '%8s | %12s | %12s | %8s\n' "$n" "${pg:--}" "${hy:--}" "$ratio" | tee -a "$results"
+done
+[ -n "$hydra" ] || echo "(mpiexec.hydra not installed: ./dev deps brings mpich)" | tee -a "$results"
