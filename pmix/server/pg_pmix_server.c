@@ -1128,6 +1128,7 @@ typedef struct query_out {
     pmix_info_t *info;
     size_t n, cap;
     size_t asked, answered; /* keys */
+    bool can_spawn;         /* the host serves PMIx_Spawn (pg_peer_ops_t.spawn) */
 } query_out_t;
 
 /* A fresh slot for `key` (the caller fills its value), or NULL. */
@@ -1346,10 +1347,15 @@ static pmix_status_t query_one(query_out_t *o, pg_engine_t *e, const pg_proc_t *
         return query_namespaces(o, e);
     if (strcmp(key, PMIX_QUERY_PROC_TABLE) == 0 || strcmp(key, PMIX_QUERY_LOCAL_PROC_TABLE) == 0)
         return query_proc_table(o, e, self, &t, strcmp(key, PMIX_QUERY_LOCAL_PROC_TABLE) == 0);
-    /* no spawn or debugger attributes are served, and there are no psets
-     * or groups: empty answers, not missing ones */
-    if (strcmp(key, PMIX_QUERY_SPAWN_SUPPORT) == 0 || strcmp(key, PMIX_QUERY_DEBUG_SUPPORT) == 0 ||
-        strcmp(key, PMIX_QUERY_PSET_NAMES) == 0)
+    /* the spawn attributes the host honours (cmd_spawn); no debugger
+     * attributes are served, and there are no psets or groups: empty
+     * answers, not missing ones */
+    if (strcmp(key, PMIX_QUERY_SPAWN_SUPPORT) == 0)
+        return query_add(o, key,
+                         o->can_spawn ? PMIX_WDIR "," PMIX_PREFIX "," PMIX_HOST "," PMIX_SET_ENVAR
+                                      : "",
+                         PMIX_STRING);
+    if (strcmp(key, PMIX_QUERY_DEBUG_SUPPORT) == 0 || strcmp(key, PMIX_QUERY_PSET_NAMES) == 0)
         return query_add(o, key, "", PMIX_STRING);
     if (strcmp(key, PMIX_QUERY_NUM_PSETS) == 0 || strcmp(key, PMIX_QUERY_NUM_GROUPS) == 0)
         return query_add(o, key, &zero, PMIX_SIZE);
@@ -1388,7 +1394,7 @@ static int cmd_query(pmix_in_t *in)
 {
     pg_engine_t *e = in->peer->job->engine;
     pg_proc_t self = session_proc(in->s);
-    query_out_t o = { NULL, 0, 0, 0, 0 };
+    query_out_t o = { .can_spawn = in->peer->ops->spawn != NULL };
     pmix_data_buffer_t buf;
     pmix_status_t rc, status;
     uint32_t n = 0;

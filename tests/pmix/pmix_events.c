@@ -487,9 +487,12 @@ static void check_queries(void)
            "query_job_size", "%u", x != NULL ? x->value.data.uint32 : 0);
     check_proc_table(PMIX_QUERY_PROC_TABLE, res, nres, host ? host->data.string : NULL);
     check_proc_table(PMIX_QUERY_LOCAL_PROC_TABLE, res, nres, host ? host->data.string : NULL);
+    /* pmigate run spawns: the attributes it honours are listed */
     x = find(res, nres, PMIX_QUERY_SPAWN_SUPPORT);
-    report(x != NULL && x->value.type == PMIX_STRING, "query_spawn_support", "%s",
-           x != NULL ? "answered" : "missing");
+    report(x != NULL && x->value.type == PMIX_STRING && strstr(x->value.data.string, PMIX_WDIR) &&
+               strstr(x->value.data.string, PMIX_SET_ENVAR),
+           "query_spawn_support", "'%s'",
+           x != NULL && x->value.type == PMIX_STRING ? x->value.data.string : "missing");
     x = find(res, nres, PMIX_LOCAL_PEERS);
     report(x != NULL && x->value.type == PMIX_STRING &&
                strcmp(x->value.data.string, "0,1,2,3") == 0,
