@@ -1793,8 +1793,14 @@ static int pmix_on_frame(pg_peer_t *peer, const char *payload, size_t len)
     pg_pmix_msg_view(&view, payload, len);
     if (pg_pmix_msg_read_header(&view, &in.cmd, &in.id) != PMIX_SUCCESS)
         return PG_HANDLER_FAIL; /* not even a header: not our client library */
+    /* A command we do not serve is refused under its own code -- except
+     * "event", which only the gateway sends: a reply echoing it would be
+     * an event frame (with id 0, one libpmix hands to the handlers), so it
+     * is refused under code 0, the unknown command. */
     if (in.cmd == 0 || in.cmd >= PG_PMIX_CMD_MAX || cmd_fns[in.cmd] == NULL)
-        return reply_status(peer, in.cmd, in.id, PMIX_ERR_NOT_SUPPORTED), PG_HANDLER_OK;
+        return reply_status(peer, in.cmd == PG_PMIX_CMD_EVENT ? 0 : in.cmd, in.id,
+                            PMIX_ERR_NOT_SUPPORTED),
+               PG_HANDLER_OK;
     if (!s->inited && in.cmd != PG_PMIX_CMD_INIT && in.cmd != PG_PMIX_CMD_ABORT)
         return reply_status(peer, in.cmd, in.id, PMIX_ERR_INIT), PG_HANDLER_OK;
     return cmd_fns[in.cmd](&in);

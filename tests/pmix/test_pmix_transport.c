@@ -497,6 +497,46 @@ static int handler_send(handler_fixture_t *f, pmix_data_buffer_t *req)
     return rc;
 }
 
+/* The reply to the last frame rank 0 was sent, kept by the host's on_reply
+ * hook: its command code and request id. */
+static uint8_t rank0_reply_cmd;
+static uint32_t rank0_reply_id;
+
+static void keep_rank0_reply(pmix_fake_peer_t *p, const char *bytes, size_t len)
+{
+    pmix_data_buffer_t view;
+
+    if (p->peer.rank != 0 || len < PG_PMIX_HEADER_LEN)
+        return;
+    pg_pmix_msg_view(&view, bytes + PG_PMIX_HEADER_LEN, len - PG_PMIX_HEADER_LEN);
+    (void)pg_pmix_msg_read_header(&view, &rank0_reply_cmd, &rank0_reply_id);
+}
+
+/* Found by fuzz_pmix: a client that sends "event" (a command only the
+ * gateway sends) was refused under the event's own code, so the reply was
+ * an event frame -- with request id 0, one libpmix would hand to its
+ * handlers as an event whose code is NOT_SUPPORTED.  The refusal now goes
+ * under code 0 (unknown command), with the request's id. */
+static void handler_event_from_a_client_refused_as_unknown(void)
+{
+    handler_fixture_t f;
+    pmix_data_buffer_t req;
+
+    handler_start(&f);
+    f.host.on_reply = keep_rank0_reply;
+    for (uint32_t id = 0; id < 2; id++) {
+        rank0_reply_cmd = PG_PMIX_CMD_EVENT;
+        rank0_reply_id = 99;
+        pg_buffer_construct(&req);
+        pg_pmix_msg_begin(&req, PG_PMIX_CMD_EVENT, id);
+        CU_ASSERT_EQUAL(handler_send(&f, &req), PG_HANDLER_OK);
+        CU_ASSERT_EQUAL(f.conn.last_status, PMIX_ERR_NOT_SUPPORTED);
+        CU_ASSERT_EQUAL(rank0_reply_cmd, 0);
+        CU_ASSERT_EQUAL(rank0_reply_id, id);
+    }
+    handler_stop(&f);
+}
+
 /* Found reading the handler while wiring it into fuzz_pmix, reproduced
  * there: a PMIX_HOSTNAME qualifier whose string is NULL (length 0xffffffff
  * on the wire) made the gateway compare node names with NULL and crash,
@@ -803,6 +843,8 @@ static const pg_cunit_test_t value_tests[] = {
 static const pg_cunit_test_t handler_tests[] = {
     { "handler_get_with_null_hostname_refused", handler_get_with_null_hostname_refused },
     { "handler_abort_tells_the_other_ranks", handler_abort_tells_the_other_ranks },
+    { "handler_event_from_a_client_refused_as_unknown",
+      handler_event_from_a_client_refused_as_unknown },
     { "handler_notify_bad_requests", handler_notify_bad_requests },
     { "handler_query_answers", handler_query_answers },
     { "handler_log_channels", handler_log_channels },
