@@ -28,19 +28,6 @@
 extern "C" {
 #endif
 
-/* Types of the v4 surface that the full pmix_common.h declares (its
- * PMIX_FABRIC_CONSTRUCT marks it); declared here only while it is absent. */
-#ifndef PMIX_FABRIC_CONSTRUCT
-typedef enum {
-    PMIX_FABRIC_REQUEST_INFO,
-    PMIX_FABRIC_UPDATE_INFO
-} pmix_fabric_operation_t;
-typedef void (*pmix_credential_cbfunc_t)(pmix_status_t status, pmix_byte_object_t *credential,
-                                         pmix_info_t info[], size_t ninfo, void *cbdata);
-typedef void (*pmix_validation_cbfunc_t)(pmix_status_t status, pmix_info_t info[], size_t ninfo,
-                                         void *cbdata);
-#endif
-
 /* ---- the host's upcalls (the server module) ---- */
 typedef pmix_status_t (*pmix_server_client_connected_fn_t)(const pmix_proc_t *proc,
                                                            void *server_object,
