@@ -220,7 +220,7 @@ int pg_env_set_rank(pg_env_t *env, const pg_rank_env_t *r)
      * only when they know they talk to pmigate. */
     if (pg_env_set(env, "PMIGATE_PMI_EXT", "1") != 0)
         return -1;
-    return pg_env_set_pmix_clients(env, r->libpmix_dir);
+    return pg_env_set_pmix_clients(env, r->libpmix_dir, r->job_dir);
 }
 
 char **pg_env_array(pg_env_t *env)

@@ -33,6 +33,7 @@ typedef struct pg_rank_env {
     const char *port;     /* the listener path for PMIGATE_PMI_PORT, or NULL */
     const char *shm;      /* the job's shared key segment for PMIGATE_SHM, or NULL */
     const char *libpmix_dir; /* put first on LD_LIBRARY_PATH (pg_env_pmix.h), or NULL */
+    const char *job_dir;     /* the job's private directory (pg_env_pmix.h), or NULL */
 } pg_rank_env_t;
 
 /* Copies base (a NULL-terminated "K=V" array such as environ), minus the

@@ -99,12 +99,21 @@ static int prepend_library_path(pg_env_t *env, const char *dir)
     return rc;
 }
 
-int pg_env_set_pmix_clients(pg_env_t *env, const char *dir)
+/* Open MPI's ranks make <base>/ompi.<host>.<uid>/jf.<family>/… and each
+ * removes only its own part when it exits normally: under pmigate the base
+ * is the job's directory, so a killed rank's files and the jf.* directories
+ * go with the job. */
+#define OMPI_SESSION_BASE "OMPI_MCA_orte_tmpdir_base"
+
+int pg_env_set_pmix_clients(pg_env_t *env, const char *dir, const char *job_dir)
 {
     for (size_t i = 0; i < sizeof(ompi_defaults) / sizeof(ompi_defaults[0]); i++)
         if (pg_env_get(env, ompi_defaults[i][0]) == NULL &&
             pg_env_set(env, ompi_defaults[i][0], ompi_defaults[i][1]) != 0)
             return -1;
+    if (job_dir != NULL && job_dir[0] != '\0' && pg_env_get(env, OMPI_SESSION_BASE) == NULL &&
+        pg_env_set(env, OMPI_SESSION_BASE, job_dir) != 0)
+        return -1;
     if (dir == NULL || dir[0] == '\0' || loader_searches(dir))
         return 0;
     return prepend_library_path(env, dir);

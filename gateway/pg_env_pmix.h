@@ -25,7 +25,11 @@ const char *pg_env_libpmix_dir(void);
 /* Sets the variables above in env: each OMPI_MCA_* one unless env already
  * has it (the user's --genv / --env win); libpmix_dir (when not NULL and
  * not a directory the loader searches anyway) prepended to LD_LIBRARY_PATH
- * unless it is already first.  Returns 0 or -1 (out of memory). */
-int pg_env_set_pmix_clients(pg_env_t *env, const char *libpmix_dir);
+ * unless it is already first; job_dir (when not NULL), the job's private
+ * directory that pmigate removes with everything in it however the job
+ * ends, as the base of Open MPI's session tree (OMPI_MCA_orte_tmpdir_base),
+ * which mpirun's daemon would otherwise have removed.  Returns 0 or -1
+ * (out of memory). */
+int pg_env_set_pmix_clients(pg_env_t *env, const char *libpmix_dir, const char *job_dir);
 
 #endif

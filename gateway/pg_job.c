@@ -1031,6 +1031,7 @@ static int rank_plan(pg_job_t *job, const pg_rank_t *r, const child_fds_t *fds, 
         .port = job->listen ? pg_listen_path(job->listen) : NULL,
         .shm = pg_job_engine_shm_path(job->je),
         .libpmix_dir = pg_env_libpmix_dir(),
+        .job_dir = job->listen ? pg_listen_dir(job->listen) : NULL,
     };
 
     memset(plan, 0, sizeof(*plan));

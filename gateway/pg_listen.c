@@ -174,3 +174,8 @@ const char *pg_listen_path(const pg_listen_t *l)
 {
     return l->path;
 }
+
+const char *pg_listen_dir(const pg_listen_t *l)
+{
+    return l->dir;
+}

@@ -35,6 +35,9 @@ void pg_listen_free(pg_listen_t *l);
 
 /* The socket's path (what PMIGATE_PMI_PORT carries). */
 const char *pg_listen_path(const pg_listen_t *l);
+/* The job's private directory holding the socket (removed with all its
+ * contents by pg_listen_free). */
+const char *pg_listen_dir(const pg_listen_t *l);
 /* Stops accepting (job teardown); the socket stays until pg_listen_free. */
 void pg_listen_stop(pg_listen_t *l);
 

@@ -70,39 +70,43 @@ int pg_tmpdir_new(const char *name, char *dir, size_t len, int *lock_fd)
     return err;
 }
 
-void pg_tmpdir_remove(const char *dir, int lock_fd)
-{
-    char lock[4096];
+/* How deep a job directory's tree may go: Open MPI's session tree, the
+ * deepest thing ranks make in it, is ompi.<host>.<uid>/jf.<n>/<job>/<rank>/… */
+#define TREE_DEPTH_MAX 16
 
-    if (dir != NULL && dir[0] != '\0' &&
-        (size_t)snprintf(lock, sizeof(lock), "%s/" PG_TMPDIR_LOCK, dir) < sizeof(lock)) {
-        (void)unlink(lock);
-        (void)rmdir(dir);
-    }
-    if (lock_fd >= 0)
-        close(lock_fd);
-}
-
-/* Empties and removes a dead job's directory (its files only: a job
- * directory holds no subdirectory). */
-static int remove_dead(int dirfd_parent, const char *name)
+/* Removes dirfd_parent/name and everything under it, never following a
+ * symlink (a rank could plant one pointing anywhere): links are unlinked,
+ * not entered.  Returns the unlinkat of name itself (0 or -1). */
+static int remove_tree(int dirfd_parent, const char *name, int depth)
 {
-    int fd = openat(dirfd_parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int fd;
     DIR *d;
     struct dirent *e;
 
-    if (fd < 0)
-        return -1;
-    d = fdopendir(fd);
-    if (d == NULL) {
-        close(fd);
-        return -1;
+    if (depth < TREE_DEPTH_MAX &&
+        (fd = openat(dirfd_parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
+        d = fdopendir(fd);
+        if (d == NULL) {
+            close(fd);
+            return -1;
+        }
+        while ((e = readdir(d)) != NULL) {
+            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+                continue;
+            if (unlinkat(fd, e->d_name, 0) != 0 && (errno == EISDIR || errno == EPERM))
+                (void)remove_tree(fd, e->d_name, depth + 1);
+        }
+        closedir(d);
     }
-    while ((e = readdir(d)) != NULL)
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
-            (void)unlinkat(fd, e->d_name, 0);
-    closedir(d);
     return unlinkat(dirfd_parent, name, AT_REMOVEDIR);
+}
+
+void pg_tmpdir_remove(const char *dir, int lock_fd)
+{
+    if (dir != NULL && dir[0] != '\0')
+        (void)remove_tree(AT_FDCWD, dir, 0);
+    if (lock_fd >= 0)
+        close(lock_fd);
 }
 
 /* 1 if parent/name is a job directory of this user whose owner is dead. */
@@ -145,7 +149,7 @@ int pg_tmpdir_sweep(void)
         return 0;
     while ((e = readdir(tmp)) != NULL)
         if (is_job_dir_name(e->d_name) && owner_is_dead(dirfd(tmp), e->d_name) &&
-            remove_dead(dirfd(tmp), e->d_name) == 0)
+            remove_tree(dirfd(tmp), e->d_name, 0) == 0)
             removed++;
     closedir(tmp);
     return removed;

@@ -25,11 +25,14 @@
  * its owner lock, held in *lock_fd.  Returns 0 or an errno (dir is then ""). */
 int pg_tmpdir_new(const char *name, char *dir, size_t len, int *lock_fd);
 
-/* Releases the lock and removes the directory, which the caller has
- * emptied of its own files.  A NULL or "" dir is a no-op. */
+/* Releases the lock and removes the directory with everything in it (what
+ * the job's processes left there too, e.g. Open MPI's session tree:
+ * pg_env_set_pmix_clients); symlinks are removed, never followed.  A NULL
+ * or "" dir is a no-op. */
 void pg_tmpdir_remove(const char *dir, int lock_fd);
 
-/* Removes the job directories under $TMPDIR (or /tmp) whose owner is dead:
+/* Removes the job directories (whole trees, as pg_tmpdir_remove) under
+ * $TMPDIR (or /tmp) whose owner is dead:
  * this user's, with an owner lock nobody holds.  Directories without a
  * lock (another program's, or made by an older pmigate) are left alone.
  * Returns how many were removed. */

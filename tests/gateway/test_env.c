@@ -128,13 +128,16 @@ static void test_open_mpi_ranks_find_libpmix_and_their_component(void)
     char *base[] = { "LD_LIBRARY_PATH=/opt/x/lib", NULL };
     pg_env_t *env = pg_env_new(base);
     pg_rank_env_t r = { .pmi_fd = 5, .rank = 0, .size = 2, .local_rank = 0, .local_size = 2,
-                        .jobid = "kvs_1_0", .libpmix_dir = "/opt/pmigate/lib" };
+                        .jobid = "kvs_1_0", .libpmix_dir = "/opt/pmigate/lib",
+                        .job_dir = "/tmp/pmigate.Ab12Cd" };
 
     CU_ASSERT_PTR_NOT_NULL_FATAL(env);
     CU_ASSERT_EQUAL(pg_env_set_rank(env, &r), 0);
     CU_ASSERT_STRING_EQUAL(pg_env_get(env, "LD_LIBRARY_PATH"), "/opt/pmigate/lib:/opt/x/lib");
     CU_ASSERT_STRING_EQUAL(pg_env_get(env, "OMPI_MCA_pmix"), "ext3x");
     CU_ASSERT_STRING_EQUAL(pg_env_get(env, "OMPI_MCA_schizo"), "^orte");
+    /* Open MPI's session tree goes into the job's directory, removed with it */
+    CU_ASSERT_STRING_EQUAL(pg_env_get(env, "OMPI_MCA_orte_tmpdir_base"), "/tmp/pmigate.Ab12Cd");
     /* the segment's env serves rank after rank: no second copy of the dir */
     r.rank = 1;
     CU_ASSERT_EQUAL(pg_env_set_rank(env, &r), 0);
@@ -149,12 +152,15 @@ static void test_user_ompi_settings_win_and_system_dirs_stay_out(void)
 {
     pg_env_t *env = pg_env_new(NULL);
     pg_rank_env_t r = { .pmi_fd = 5, .rank = 0, .size = 1, .local_rank = 0, .local_size = 1,
-                        .jobid = "kvs_1_0", .libpmix_dir = "/usr/lib/x86_64-linux-gnu" };
+                        .jobid = "kvs_1_0", .libpmix_dir = "/usr/lib/x86_64-linux-gnu",
+                        .job_dir = "/tmp/pmigate.Ab12Cd" };
 
     CU_ASSERT_PTR_NOT_NULL_FATAL(env);
     CU_ASSERT_EQUAL(pg_env_put(env, "OMPI_MCA_pmix=isolated"), 0); /* --genv */
+    CU_ASSERT_EQUAL(pg_env_put(env, "OMPI_MCA_orte_tmpdir_base=/scratch"), 0);
     CU_ASSERT_EQUAL(pg_env_set_rank(env, &r), 0);
     CU_ASSERT_STRING_EQUAL(pg_env_get(env, "OMPI_MCA_pmix"), "isolated");
+    CU_ASSERT_STRING_EQUAL(pg_env_get(env, "OMPI_MCA_orte_tmpdir_base"), "/scratch");
     CU_ASSERT_STRING_EQUAL(pg_env_get(env, "OMPI_MCA_schizo"), "^orte");
     /* the loader searches it anyway; prepending would reorder the user's path */
     CU_ASSERT_PTR_NULL(pg_env_get(env, "LD_LIBRARY_PATH"));

@@ -133,21 +133,57 @@ static int count_entries(const char *dir)
     return n;
 }
 
+/* A file outside every job directory that a rank's symlink points at. */
+static char keep[600];
+
+/* What Open MPI's ranks leave in a job directory (its session tree, with
+ * OMPI_MCA_orte_tmpdir_base pointing there) when one is killed: nested
+ * directories and files, plus a symlink out that removal must not follow. */
+static int fill_like_open_mpi(const char *dir)
+{
+    char path[1024];
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/ompi.host.0", dir);
+    if (mkdir(path, 0700) != 0)
+        return -1;
+    snprintf(path, sizeof(path), "%s/ompi.host.0/jf.4242", dir);
+    if (mkdir(path, 0700) != 0)
+        return -1;
+    snprintf(path, sizeof(path), "%s/ompi.host.0/jf.4242/0", dir);
+    if (mkdir(path, 0700) != 0)
+        return -1;
+    snprintf(path, sizeof(path), "%s/ompi.host.0/jf.4242/0/vader_segment.1", dir);
+    if ((f = fopen(path, "w")) == NULL)
+        return -1;
+    fclose(f);
+    snprintf(path, sizeof(path), "%s/ompi.host.0/jf.4242/out", dir);
+    return symlink(keep, path);
+}
+
 static void test_sweep_removes_only_dead_owners(void)
 {
     char live[256], dead[256], other[512], link[512];
     int live_lock = -1, dead_lock, st;
     pid_t owner;
     struct stat sb;
+    FILE *kf;
 
     CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(tmp_root));
     setenv("TMPDIR", tmp_root, 1);
+    snprintf(keep, sizeof(keep), "%s.keep", tmp_root);
+    kf = fopen(keep, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(kf);
+    fclose(kf);
     /* a live owner: this process */
     CU_ASSERT_EQUAL_FATAL(pg_tmpdir_new(PG_TMPDIR_PREFIX, live, sizeof(live), &live_lock), 0);
     /* a dead owner: a child that makes its directory and dies */
     owner = fork();
     if (owner == 0)
-        _exit(pg_tmpdir_new(PG_TMPDIR_PREFIX "-shm", dead, sizeof(dead), &dead_lock) == 0 ? 0 : 1);
+        _exit(pg_tmpdir_new(PG_TMPDIR_PREFIX "-shm", dead, sizeof(dead), &dead_lock) == 0 &&
+                      fill_like_open_mpi(dead) == 0
+                  ? 0
+                  : 1);
     CU_ASSERT_FATAL(owner > 0 && waitpid(owner, &st, 0) == owner && WIFEXITED(st) &&
                     WEXITSTATUS(st) == 0);
     /* not a job directory of ours: no lock, or a symlink */
@@ -157,13 +193,17 @@ static void test_sweep_removes_only_dead_owners(void)
     CU_ASSERT_EQUAL(symlink(tmp_root, link), 0);
     CU_ASSERT_EQUAL(count_entries(tmp_root), 4);
 
-    CU_ASSERT_EQUAL(pg_tmpdir_sweep(), 1);
+    CU_ASSERT_EQUAL(pg_tmpdir_sweep(), 1); /* tree and all; the symlink's target stays */
     CU_ASSERT_EQUAL(count_entries(tmp_root), 3);
+    CU_ASSERT_EQUAL(stat(keep, &sb), 0);
     CU_ASSERT_EQUAL(stat(live, &sb), 0); /* the live one stays */
     CU_ASSERT_EQUAL(pg_tmpdir_sweep(), 0);
 
+    CU_ASSERT_EQUAL(fill_like_open_mpi(live), 0);
     pg_tmpdir_remove(live, live_lock);
     CU_ASSERT_NOT_EQUAL(stat(live, &sb), 0);
+    CU_ASSERT_EQUAL(stat(keep, &sb), 0);
+    CU_ASSERT_EQUAL(unlink(keep), 0);
     unlink(link);
     rmdir(other);
     CU_ASSERT_EQUAL(rmdir(tmp_root), 0);
@@ -178,7 +218,7 @@ static const pg_cunit_test_t proc_tests[] = {
 };
 
 static const pg_cunit_test_t tmpdir_tests[] = {
-    { "a sweep removes a dead owner's directory, never a live one's",
+    { "a sweep removes a dead owner's directory tree, never a live one's; no symlink followed",
       test_sweep_removes_only_dead_owners },
     { NULL, NULL },
 };

@@ -4,6 +4,9 @@
 # its rank in the right size and the allreduce sums of distinct ranks, and
 # MPI_Abort(..., 7) from one rank ends the job with exit 7.  Before pmigate
 # served Open MPI, each rank ran as a silent singleton ("rank 0 of 1").
+# Nothing stays behind in $TMPDIR: not pmigate's job directories, not Open
+# MPI's session tree (ompi.<host>.<uid>/jf.*, which mpirun's daemon removes
+# under mpirun and which the ranks killed after the abort cannot).
 # No Open MPI is a failure, not a skip: ./dev deps installs libopenmpi-dev.
 . "$(dirname "$0")/hi_lib.sh"
 if [ ! -x "$PROGS/ompi_hello" ]; then
@@ -16,6 +19,10 @@ pmix_inits() {
     "$PMIGATE" trace show "$1" 2>/dev/null |
         awk '$4 == "PMIx" && $5 == "->" && $6 == "init" { print $2 }' | sort -u | wc -l
 }
+
+# a $TMPDIR of the test's own, to see what the jobs leave there
+export TMPDIR="$WORK/tmp"
+mkdir "$TMPDIR" || exit 99
 
 for n in 1 2 4; do
     run_job 120 --trace "$WORK/trace$n" -n $n "$PROGS/ompi_hello" --size=$n
@@ -38,4 +45,11 @@ else
     head -n 30 "$WORK/out"
 fi
 grep -q "rank 1 aborted the job (code 7)" "$WORK/out" || fail "pmigate did not name rank 1's abort"
+
+left=$(find "$TMPDIR" -mindepth 1 | head -n 5)
+if [ -z "$left" ]; then
+    pass "the jobs left nothing in \$TMPDIR (Open MPI's session tree went with them)"
+else
+    fail "left in \$TMPDIR after the jobs: $left"
+fi
 finish
