@@ -1711,7 +1711,7 @@ static pg_job_t *spawned_new(pg_job_t *parent, pg_run_opts_t *opts, char **wdirs
 }
 
 int pg_job_spawn(pg_job_t *parent, int parent_rank, pg_run_opts_t *opts, char **wdirs,
-                 const pg_kv_t *preput, int npreput, int *errcodes, const char **kvsname,
+                 const pg_spawn_req_t *req, int *errcodes, const char **kvsname,
                  const char **why, pg_job_launched_fn launched, void *arg)
 {
     pg_job_t *sub;
@@ -1734,7 +1734,8 @@ int pg_job_spawn(pg_job_t *parent, int parent_rank, pg_run_opts_t *opts, char **
     sub->errcodes = errcodes;
     sub->launched = launched;
     sub->launched_arg = arg;
-    if (build_envs(sub) != 0 || spawned_attach_engine(sub, preput, npreput, why) != 0) {
+    if (build_envs(sub) != 0 ||
+        spawned_attach_engine(sub, req->preput, req->npreput, why) != 0) {
         spawned_abandon(sub);
         return -1;
     }

@@ -96,7 +96,8 @@ int pg_job_spawned_total(const pg_job_t *job);
 typedef void (*pg_job_launched_fn)(int failed, const char *why, void *arg);
 
 /* Starts a job of opts->nprocs ranks for rank `parent_rank` of `parent`
- * (its PMIX_PARENT_ID), its preput keys readable before they start.  Takes
+ * (its PMIX_PARENT_ID), req's preput keys readable before they start (req
+ * is read before this returns, not kept).  Takes
  * opts (pg_spawn_opts_free) and wdirs ([nsegments] malloc'd paths or NULL
  * entries, NULL) whatever happens.  The ranks start in batches, the loop
  * serving the running ranks between them; `launched` runs once every child
@@ -106,7 +107,7 @@ typedef void (*pg_job_launched_fn)(int failed, const char *why, void *arg);
  * job's name (valid while the gateway runs), or -1 with *why when nothing
  * was started (`launched` never runs). */
 int pg_job_spawn(pg_job_t *parent, int parent_rank, pg_run_opts_t *opts, char **wdirs,
-                 const pg_kv_t *preput, int npreput, int *errcodes, const char **kvsname,
+                 const pg_spawn_req_t *req, int *errcodes, const char **kvsname,
                  const char **why, pg_job_launched_fn launched, void *arg);
 
 /* Prints "pmigate: " + message + "\n" on stderr. */

@@ -406,8 +406,8 @@ void pg_spawn_start(pg_job_t *parent, int rank, const pg_spawn_req_t *req, pg_sp
     c->so = NULL;
     c->wdirs = NULL;
     c->req = NULL;
-    if (pg_job_spawn(parent, rank, &so->opts, wdirs, req->preput, req->npreput, c->errcodes,
-                     &c->jobid, &why, spawn_launched, c) == 0)
+    if (pg_job_spawn(parent, rank, &so->opts, wdirs, req, c->errcodes, &c->jobid, &why,
+                     spawn_launched, c) == 0)
         return; /* spawn_launched replies (it may have already) */
     snprintf(c->errmsg, sizeof(c->errmsg), "%s", why);
     rc = PMIX_ERROR;
