@@ -163,9 +163,17 @@ struct pg_job {
     int discarded;           /* spawned: a child could not start, the job was
                               * taken back: its exits decide nothing */
     int spawned_live;        /* root: spawned processes not yet reaped */
-    int spawned_total;       /* root: spawned processes started so far */
+    int spawned_total;       /* root: spawned processes so far: started, or
+                              * accepted and waiting for their batch (so the
+                              * cap holds for spawns that overlap) */
     int trace_rank_base;     /* spawned: its rank 0's row in the trace (the
                               * root's size plus the earlier spawned jobs') */
+    int parent_rank;         /* spawned: the rank that asked (PMIX_PARENT_ID) */
+    /* spawned, while its children start (spawned_launch_batch) */
+    int *errcodes;           /* [size] the spawner's, until launched runs */
+    pg_job_launched_fn launched; /* NULL once run */
+    void *launched_arg;
+    int spawns_pending;      /* root: spawned jobs whose launch is not over */
     struct event *ev_chld, *ev_int, *ev_term, *ev_hup, *ev_timeout, *ev_kill;
 };
 
@@ -429,7 +437,8 @@ static void job_maybe_done(pg_job_t *job)
         job_maybe_done(job->root);
         return;
     }
-    if (job->done || job->launching || job->nlive > 0 || job->spawned_live > 0)
+    if (job->done || job->launching || job->nlive > 0 || job->spawned_live > 0 ||
+        job->spawns_pending > 0)
         return;
     job->done = 1;
     judge_silent_ranks(job);
@@ -1053,7 +1062,11 @@ static int rank_plan(pg_job_t *job, const pg_rank_t *r, const child_fds_t *fds, 
 /* vfork, not fork: no page tables are copied (fork's cost grew with the
  * gateway's size, superlinearly in N) and the parent resumes once the child
  * has exec'd.  Signals stay blocked across it so that none of pmigate's
- * handlers runs in the child, which shares pmigate's memory. */
+ * handlers runs in the child, which shares pmigate's memory.  (Spawned
+ * jobs use it too: fork without the wait, and clone(CLONE_VM) without it,
+ * were measured no faster to a spawn's reply -- the children's execs are
+ * the cost -- and fork costs page copies, clone a shared errno; see
+ * docs/performance.md, "Spawn latency".) */
 static pid_t spawn_child(child_plan_t *plan)
 {
     sigset_t all, old;
@@ -1138,10 +1151,8 @@ static int rank_launch(pg_job_t *job, pg_rank_t *r)
     pg_job_engine_started(job->je, r->rank, pid, job->opts->segments[r->appnum].argv[0]);
     r->exec_err = plan.exec_err; /* vfork returned: the child exec'd or gave up */
     job->nlive++;
-    if (job->root != NULL) {
-        job->root->spawned_live++;
-        job->root->spawned_total++;
-    }
+    if (job->root != NULL)
+        job->root->spawned_live++; /* spawned_total counted them when accepted */
     close_fd(&sv[1]);
     close_fd(&out[1]);
     close_fd(&err[1]);
@@ -1553,6 +1564,7 @@ static int spawned_attach_engine(pg_job_t *sub, const pg_kv_t *preput, int nprep
     pg_job_engine_layout_t layout = {
         .nspace = sub->kvsname, .size = sub->size, .hostname = sub->hostname,
         .appnum = sub->appnum, .mapping = sub->mapping, .spawned = true,
+        .parent_nspace = sub->parent_kvsname, .parent_rank = sub->parent_rank,
     };
 
     pg_mapping_format(&slots, 1, sub->size, sub->mapping, sizeof(sub->mapping));
@@ -1564,7 +1576,8 @@ static int spawned_attach_engine(pg_job_t *sub, const pg_kv_t *preput, int nprep
 }
 
 /* A child could not start: the job is taken back (its started ranks are
- * killed, their exits decide nothing) and the parent gets the errcodes. */
+ * killed, their exits decide nothing, no more are started) and the parent
+ * gets the errcodes. */
 static void spawned_discard(pg_job_t *sub)
 {
     sub->discarded = 1;
@@ -1575,27 +1588,91 @@ static void spawned_discard(pg_job_t *sub)
     }
 }
 
-/* Starts every rank now: the parent's spawn call returns once each child
- * has exec'd or failed (vfork returns only then). */
-static int spawned_launch(pg_job_t *sub, int *errcodes)
+/* Every child has exec'd or failed: the spawner learns how it went. */
+static void spawned_launch_done(pg_job_t *sub)
 {
+    pg_job_launched_fn launched = sub->launched;
+    void *arg = sub->launched_arg;
     int failed = 0;
 
-    for (int i = 0; i < sub->size; i++) {
-        pg_rank_t *r = &sub->ranks[i];
+    sub->launching = 0;
+    for (int i = 0; i < sub->size; i++)
+        failed += sub->errcodes[i] != 0;
+    if (failed > 0 && !sub->discarded)
+        spawned_discard(sub);
+    else if (failed == 0 && sub->opts->verbose)
+        log_layout(sub);
+    sub->launched = NULL;
+    sub->errcodes = NULL;
+    sub->root->spawns_pending--;
+    launched(failed, NULL, arg);
+    job_maybe_done(sub);
+}
+
+/* Starts the next batch of the spawned job's ranks; the rest on the next
+ * turn of the loop, so the gateway serves the running ranks in between
+ * instead of holding them for the whole spawn.  A child that cannot start
+ * stops the launch (its errno in errcodes, ECANCELED for the ranks never
+ * started) and takes the job back. */
+static void spawned_launch_batch(pg_job_t *sub)
+{
+    static const struct timeval next_turn = { 0, 0 };
+    int end = sub->next_launch + PG_JOB_LAUNCH_BATCH;
+
+    for (; sub->next_launch < sub->size && sub->next_launch < end && !sub->teardown &&
+           !sub->discarded;
+         sub->next_launch++) {
+        pg_rank_t *r = &sub->ranks[sub->next_launch];
+        int err;
 
         errno = 0;
         if (rank_launch(sub, r) != 0) /* not started, or started but not watched */
-            errcodes[i] = errno != 0 ? errno : EAGAIN;
+            err = errno != 0 ? errno : EAGAIN;
         else
-            errcodes[i] = r->exec_err;
-        failed += errcodes[i] != 0;
+            err = r->exec_err; /* vfork returned: it exec'd or gave up */
+        r->exec_err = 0;       /* the spawn's errcode, not the gateway's failure */
+        sub->errcodes[r->rank] = err;
+        if (err != 0)
+            spawned_discard(sub);
     }
-    if (failed > 0)
-        spawned_discard(sub);
-    else if (sub->opts->verbose)
-        log_layout(sub);
-    return failed;
+    if (sub->next_launch < sub->size && !sub->teardown && !sub->discarded &&
+        evtimer_add(sub->ev_launch, &next_turn) == 0)
+        return;
+    for (; sub->next_launch < sub->size; sub->next_launch++) { /* never started */
+        sub->errcodes[sub->next_launch] = ECANCELED;
+        sub->root->spawned_total--;
+    }
+    spawned_launch_done(sub);
+}
+
+static void on_spawned_batch(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    spawned_launch_batch(arg);
+}
+
+/* Nothing of the job started: it stays in the root's list (freed with it)
+ * but is taken back, and the spawner hears of it from pg_job_spawn. */
+static void spawned_abandon(pg_job_t *sub)
+{
+    sub->discarded = 1;
+    sub->launched = NULL;
+    sub->errcodes = NULL;
+}
+
+/* Starts the launch: the first batch now, the rest from the loop.  0, or
+ * -1 when nothing could start. */
+static int spawned_launch(pg_job_t *sub)
+{
+    sub->ev_launch = evtimer_new(sub->base, on_spawned_batch, sub);
+    if (sub->ev_launch == NULL)
+        return -1;
+    sub->launching = 1;
+    sub->root->spawns_pending++;
+    sub->root->spawned_total += sub->size;
+    spawned_launch_batch(sub);
+    return 0;
 }
 
 static pg_job_t *spawned_new(pg_job_t *parent, pg_run_opts_t *opts, char **wdirs)
@@ -1634,8 +1711,9 @@ static pg_job_t *spawned_new(pg_job_t *parent, pg_run_opts_t *opts, char **wdirs
     return sub;
 }
 
-int pg_job_spawn(pg_job_t *parent, pg_run_opts_t *opts, char **wdirs, const pg_kv_t *preput,
-                 int npreput, int *errcodes, const char **kvsname, const char **why)
+int pg_job_spawn(pg_job_t *parent, int parent_rank, pg_run_opts_t *opts, char **wdirs,
+                 const pg_spawn_req_t *req, int *errcodes, const char **kvsname,
+                 const char **why, pg_job_launched_fn launched, void *arg)
 {
     pg_job_t *sub;
 
@@ -1653,11 +1731,21 @@ int pg_job_spawn(pg_job_t *parent, pg_run_opts_t *opts, char **wdirs, const pg_k
         goto refuse;
     /* from here on the job owns opts and wdirs */
     *kvsname = sub->kvsname;
-    if (build_envs(sub) != 0 || spawned_attach_engine(sub, preput, npreput, why) != 0) {
-        sub->discarded = 1;
+    sub->parent_rank = parent_rank;
+    sub->errcodes = errcodes;
+    sub->launched = launched;
+    sub->launched_arg = arg;
+    if (build_envs(sub) != 0 ||
+        spawned_attach_engine(sub, req->preput, req->npreput, why) != 0) {
+        spawned_abandon(sub);
         return -1;
     }
-    return spawned_launch(sub, errcodes);
+    if (spawned_launch(sub) != 0) {
+        *why = "out of memory starting the spawned job";
+        spawned_abandon(sub);
+        return -1;
+    }
+    return 0;
 refuse:
     for (int s = 0; wdirs != NULL && s < opts->nsegments; s++)
         free(wdirs[s]);
@@ -1776,16 +1864,33 @@ static void free_event(struct event *ev)
         event_free(ev);
 }
 
+/* A spawned job freed while its launch is still under way (the gateway is
+ * ending): the spawner still hears, once, that it failed. */
+static void spawned_free_launch(pg_job_t *sub)
+{
+    pg_job_launched_fn launched = sub->launched;
+
+    sub->launched = NULL;
+    if (launched != NULL) {
+        sub->root->spawns_pending--;
+        launched(-1, "the job ended while its children were starting", sub->launched_arg);
+    }
+    free_event(sub->ev_launch);
+}
+
 void pg_job_free(pg_job_t *job)
 {
     if (job == NULL)
         return;
-    for (int k = 0; k < job->nsubs; k++) /* before the engine they are registered with */
+    /* before the engine they are registered with; the last first, so a job
+     * whose launch is cancelled still has its spawner (an earlier job) */
+    for (int k = job->nsubs - 1; k >= 0; k--)
         pg_job_free(job->subs[k]);
     free(job->subs);
     for (int i = 0; i < job->size; i++)
         rank_free(&job->ranks[i]);
     if (job->root != NULL) { /* the rest is the root's */
+        spawned_free_launch(job);
         pg_job_engine_free(job->je);
         seg_envs_free(job->seg_env, job->opts->nsegments);
         for (int s = 0; job->wdirs != NULL && s < job->opts->nsegments; s++)

@@ -86,19 +86,29 @@ const pg_run_opts_t *pg_job_opts(const pg_job_t *job);
 /* Is `prog` (searched in PATH unless it has a '/') there and executable?
  * 0 or an errno; checked before anything forks. */
 int pg_job_program_check(const char *prog);
-/* Processes the whole gateway has spawned so far (exited ones included). */
+/* Processes the whole gateway has spawned so far (exited ones included,
+ * and those of a spawn accepted but not yet started). */
 int pg_job_spawned_total(const pg_job_t *job);
 
-/* Starts a job of opts->nprocs ranks for a rank of `parent`, its preput
- * keys readable before they start.  Takes opts (pg_spawn_opts_free) and
- * wdirs ([nsegments] malloc'd paths or NULL entries, NULL) whatever
- * happens.  Every rank is started before it returns: errcodes[nprocs] gets
- * 0 or the errno of each child that could not start; when one could not,
- * the job is taken back (the others are killed).  Returns the number of
- * children that failed, with *kvsname the new job's name (valid while the
- * gateway runs), or -1 with *why when nothing was started. */
-int pg_job_spawn(pg_job_t *parent, pg_run_opts_t *opts, char **wdirs, const pg_kv_t *preput,
-                 int npreput, int *errcodes, const char **kvsname, const char **why);
+/* How a spawned job's launch ended: `failed` children could not start
+ * (errcodes say which; the job was then taken back, the started ones
+ * killed), or -1 with `why` when the gateway ended first. */
+typedef void (*pg_job_launched_fn)(int failed, const char *why, void *arg);
+
+/* Starts a job of opts->nprocs ranks for rank `parent_rank` of `parent`
+ * (its PMIX_PARENT_ID), req's preput keys readable before they start (req
+ * is read before this returns, not kept).  Takes
+ * opts (pg_spawn_opts_free) and wdirs ([nsegments] malloc'd paths or NULL
+ * entries, NULL) whatever happens.  The ranks start in batches, the loop
+ * serving the running ranks between them; `launched` runs once every child
+ * has exec'd or failed -- from the loop, or before this returns when one
+ * batch held them all -- with errcodes[nprocs] (the caller's, kept until
+ * then) holding 0 or each child's errno.  Returns 0 with *kvsname the new
+ * job's name (valid while the gateway runs), or -1 with *why when nothing
+ * was started (`launched` never runs). */
+int pg_job_spawn(pg_job_t *parent, int parent_rank, pg_run_opts_t *opts, char **wdirs,
+                 const pg_spawn_req_t *req, int *errcodes, const char **kvsname,
+                 const char **why, pg_job_launched_fn launched, void *arg);
 
 /* Prints "pmigate: " + message + "\n" on stderr. */
 void pg_job_log(const pg_job_t *job, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

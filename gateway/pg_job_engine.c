@@ -249,6 +249,8 @@ static int register_layout(pg_job_engine_t *je, const pg_job_engine_layout_t *l)
         .cpuset = l->cpuset,
         .node_served = multi ? served : NULL, /* the other nodes' gateways serve theirs */
         .spawned = l->spawned,
+        .parent_nspace = l->parent_nspace,
+        .parent_rank = (pmix_rank_t)l->parent_rank,
     };
     pmix_status_t st = PMIX_ERR_NOMEM;
 

@@ -48,6 +48,9 @@ typedef struct pg_job_engine_layout {
     const char *const *cpuset;  /* [size] hwloc list strings */
     const char *mapping;        /* PMI_process_mapping */
     bool spawned;               /* a job a rank spawned (PMIX_SPAWNED) */
+    /* spawned: the process that asked (PMIX_PARENT_ID); nspace NULL: none */
+    const char *parent_nspace;
+    int parent_rank;
 } pg_job_engine_layout_t;
 
 /* Returns NULL with *why set to a static message on failure. */

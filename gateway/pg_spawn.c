@@ -137,14 +137,20 @@ static int host_is_here(pg_job_t *parent, const char *hosts)
     return 1;
 }
 
+/* One spawn request, from the request to the reply: on the heap, since
+ * the children's execs are collected from the loop (pg_job_spawn). */
 typedef struct spawn_call {
     pg_job_t *parent;
-    const pg_spawn_req_t *req;
+    int rank;             /* the rank of `parent` that asked */
+    const pg_spawn_req_t *req; /* borrowed: valid in pg_spawn_start only */
     int total;
     int *errcodes;        /* [total] */
     char errmsg[160];
     char **wdirs;         /* [ncmds] */
     spawn_opts_t *so;
+    const char *jobid;    /* the new job's name once pg_job_spawn took it */
+    pg_spawn_done_fn done;
+    void *cbdata;
 } spawn_call_t;
 
 /* Fills the errcodes of a spawn none of whose children starts: `err` for
@@ -287,85 +293,125 @@ static int check_request(spawn_call_t *c)
     return 0;
 }
 
-static void finish(spawn_call_t *c, int rc, const char *jobid, pg_spawn_done_fn done,
-                   void *cbdata)
+static void finish(spawn_call_t *c, int rc)
 {
     pg_spawn_result_t res = {
-        .rc = rc, .errmsg = rc != 0 ? c->errmsg : NULL, .jobid = rc == 0 ? jobid : NULL,
+        .rc = rc, .errmsg = rc != 0 ? c->errmsg : NULL, .jobid = rc == 0 ? c->jobid : NULL,
         .nprocs = c->errcodes != NULL ? c->total : 0, .errcodes = c->errcodes,
     };
 
     if (rc != 0)
         pg_job_log(c->parent, "spawn refused: %s", c->errmsg);
-    done(&res, cbdata);
+    c->done(&res, c->cbdata);
+}
+
+static void spawn_call_free(spawn_call_t *c)
+{
+    int ncmds = c->so != NULL ? c->so->opts.nsegments : 0;
+
+    for (int i = 0; c->wdirs != NULL && i < ncmds; i++)
+        free(c->wdirs[i]);
+    free(c->wdirs);
+    pg_spawn_opts_free(c->so ? &c->so->opts : NULL);
+    free(c->errcodes);
+    free(c);
+}
+
+/* The job's launch is over (pg_job_launched_fn): the reply. */
+static void spawn_launched(int failed, const char *why, void *arg)
+{
+    spawn_call_t *c = arg;
+    int rc;
+
+    if (failed < 0) {
+        snprintf(c->errmsg, sizeof(c->errmsg), "%s", why != NULL ? why : "launch failed");
+        rc = PMIX_ERROR;
+    } else if (failed > 0) {
+        for (int i = 0; i < c->total; i++)
+            if (c->errcodes[i] == 0)
+                c->errcodes[i] = ECANCELED; /* started, then taken back */
+        snprintf(c->errmsg, sizeof(c->errmsg), "%d of the %d spawned process%s could not start",
+                 failed, c->total, c->total == 1 ? "" : "es");
+        rc = PMIX_ERR_NOT_FOUND;
+    } else {
+        rc = PMIX_SUCCESS;
+        if (pg_job_opts(pg_job_root(c->parent))->verbose)
+            pg_job_log(c->parent, "rank %d spawned job %s (%d process%s)", c->rank, c->jobid,
+                       c->total, c->total == 1 ? "" : "es");
+    }
+    finish(c, rc);
+    spawn_call_free(c);
+}
+
+/* Builds every command's segment: 0, or a PMIx status with the errcodes
+ * and the message set (nothing is forked then). */
+static int build_segments(spawn_call_t *c)
+{
+    for (int i = 0; i < c->req->ncmds; i++) {
+        int err = build_segment(c, i);
+
+        if (err == 0)
+            err = add_spawn_env(c, &c->so->opts.segments[i]);
+        if (err < 0)
+            return PMIX_ERR_NOMEM;
+        if (err > 0) { /* nothing forked yet: no child of this spawn starts */
+            errcodes_all_failed(c, i, err);
+            return PMIX_ERR_NOT_FOUND;
+        }
+    }
+    return PMIX_SUCCESS;
 }
 
 void pg_spawn_start(pg_job_t *parent, int rank, const pg_spawn_req_t *req, pg_spawn_done_fn done,
                     void *cbdata)
 {
-    spawn_call_t c = { .parent = parent, .req = req };
+    spawn_call_t *c = calloc(1, sizeof(*c));
     const pg_run_opts_t *ro = pg_job_opts(pg_job_root(parent));
-    const char *jobid = NULL, *why = NULL;
-    int rc = PMIX_ERR_NOMEM, failed;
+    const char *why = NULL;
+    spawn_opts_t *so;
+    char **wdirs;
+    int rc = PMIX_ERR_NOMEM;
 
-    snprintf(c.errmsg, sizeof(c.errmsg), "out of memory");
-    if (check_request(&c) != 0) {
-        finish(&c, PMIX_ERR_BAD_PARAM, NULL, done, cbdata);
+    if (c == NULL) {
+        pg_spawn_result_t res = { .rc = PMIX_ERR_NOMEM, .errmsg = "out of memory" };
+
+        pg_job_log(parent, "spawn refused: out of memory");
+        done(&res, cbdata);
         return;
     }
-    if (check_cap(&c) != 0) {
-        finish(&c, PMIX_ERR_OUT_OF_RESOURCE, NULL, done, cbdata);
-        return;
+    *c = (spawn_call_t){ .parent = parent, .rank = rank, .req = req, .done = done,
+                         .cbdata = cbdata };
+    snprintf(c->errmsg, sizeof(c->errmsg), "out of memory");
+    if (check_request(c) != 0) {
+        rc = PMIX_ERR_BAD_PARAM;
+        goto refuse;
     }
-    c.errcodes = calloc((size_t)c.total, sizeof(*c.errcodes));
-    c.so = calloc(1, sizeof(*c.so));
-    c.wdirs = calloc((size_t)req->ncmds, sizeof(*c.wdirs));
-    if (c.errcodes == NULL || c.so == NULL || c.wdirs == NULL)
-        goto out;
-    c.so->opts = (pg_run_opts_t){ .nsegments = req->ncmds, .nprocs = c.total,
-                                  .genv = ro->genv, .ngenv = ro->ngenv,
-                                  .tag_output = ro->tag_output, .verbose = ro->verbose };
-    c.so->opts.segments = calloc((size_t)req->ncmds, sizeof(pg_segment_t));
-    if (c.so->opts.segments == NULL)
-        goto out;
-    for (int i = 0; i < req->ncmds; i++) {
-        int err = build_segment(&c, i);
-
-        if (err == 0)
-            err = add_spawn_env(&c, &c.so->opts.segments[i]);
-        if (err < 0)
-            goto out;
-        if (err > 0) { /* nothing forked yet: no child of this spawn starts */
-            errcodes_all_failed(&c, i, err);
-            rc = PMIX_ERR_NOT_FOUND;
-            goto out;
-        }
+    if (check_cap(c) != 0) {
+        rc = PMIX_ERR_OUT_OF_RESOURCE;
+        goto refuse;
     }
-    failed = pg_job_spawn(parent, &c.so->opts, c.wdirs, req->preput, req->npreput, c.errcodes,
-                          &jobid, &why);
-    c.so = NULL; /* the job's now, or freed */
-    c.wdirs = NULL;
-    if (failed < 0) {
-        snprintf(c.errmsg, sizeof(c.errmsg), "%s", why);
-        rc = PMIX_ERROR;
-    } else if (failed > 0) {
-        for (int i = 0; i < c.total; i++)
-            if (c.errcodes[i] == 0)
-                c.errcodes[i] = ECANCELED; /* started, then taken back */
-        snprintf(c.errmsg, sizeof(c.errmsg), "%d of the %d spawned process%s could not start",
-                 failed, c.total, c.total == 1 ? "" : "es");
-        rc = PMIX_ERR_NOT_FOUND;
-    } else {
-        rc = PMIX_SUCCESS;
-        if (ro->verbose)
-            pg_job_log(parent, "rank %d spawned job %s (%d process%s)", rank, jobid, c.total,
-                       c.total == 1 ? "" : "es");
-    }
-out:
-    finish(&c, rc, jobid, done, cbdata);
-    for (int i = 0; c.wdirs != NULL && i < req->ncmds; i++)
-        free(c.wdirs[i]);
-    free(c.wdirs);
-    pg_spawn_opts_free(c.so ? &c.so->opts : NULL);
-    free(c.errcodes);
+    c->errcodes = calloc((size_t)c->total, sizeof(*c->errcodes));
+    c->so = calloc(1, sizeof(*c->so));
+    c->wdirs = calloc((size_t)req->ncmds, sizeof(*c->wdirs));
+    if (c->errcodes == NULL || c->so == NULL || c->wdirs == NULL)
+        goto refuse;
+    c->so->opts = (pg_run_opts_t){ .nsegments = req->ncmds, .nprocs = c->total,
+                                   .genv = ro->genv, .ngenv = ro->ngenv,
+                                   .tag_output = ro->tag_output, .verbose = ro->verbose };
+    c->so->opts.segments = calloc((size_t)req->ncmds, sizeof(pg_segment_t));
+    if (c->so->opts.segments == NULL || (rc = build_segments(c)) != PMIX_SUCCESS)
+        goto refuse;
+    so = c->so; /* the job's from here on, or freed */
+    wdirs = c->wdirs;
+    c->so = NULL;
+    c->wdirs = NULL;
+    c->req = NULL;
+    if (pg_job_spawn(parent, rank, &so->opts, wdirs, req, c->errcodes, &c->jobid, &why,
+                     spawn_launched, c) == 0)
+        return; /* spawn_launched replies (it may have already) */
+    snprintf(c->errmsg, sizeof(c->errmsg), "%s", why);
+    rc = PMIX_ERROR;
+refuse:
+    finish(c, rc);
+    spawn_call_free(c);
 }

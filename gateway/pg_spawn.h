@@ -12,7 +12,8 @@
  * child starts, errcodes holds the errno for that command's processes and
  * ECANCELED for the others.  An exec that fails all the same takes the
  * already started children of that spawn back (killed, their exits decide
- * nothing).  Either way the parent's call fails with those errcodes and the
+ * nothing; the children are forked without waiting for one another's
+ * exec, so the others may have begun to run).  Either way the parent's call fails with those errcodes and the
  * parent's job goes on, as MPI_Comm_spawn expects (it reports per-process
  * errcodes and returns an error; the parent is not aborted).
  */
@@ -28,8 +29,9 @@
  * the host. */
 enum { PG_SPAWN_MAX_PROCS_DEFAULT = 256 };
 
-/* Serves `req` from rank `rank` of `parent`; `done` runs before it returns
- * (every child has exec'd or failed by then). */
+/* Serves `req` from rank `rank` of `parent` (req is borrowed for the
+ * call).  `done` runs once: before this returns when the spawn is refused,
+ * else from the loop once every child has exec'd or failed. */
 void pg_spawn_start(pg_job_t *parent, int rank, const pg_spawn_req_t *req, pg_spawn_done_fn done,
                     void *cbdata);
 

@@ -187,6 +187,11 @@ typedef struct pg_ns_layout {
                                      processes?  NULL = all nodes are served
                                      (single-node gateway simulating nodes) */
     bool spawned;                 /* PMIX_SPAWNED */
+    /* PMIX_PARENT_ID of a spawned job: the process that spawned it (its
+     * nspace, NULL = none, and rank).  Absent otherwise: a get answers
+     * PMIX_ERR_NOT_FOUND, which is how MPI learns it was not spawned. */
+    const char *parent_nspace;
+    pmix_rank_t parent_rank;
 } pg_ns_layout_t;
 
 /* Registers a job.  Derives every reserved key (session/job/app/node/process

@@ -90,6 +90,8 @@ typedef struct pg_ns {
     bool dead;              /* deregistered, waiting for refs to drop */
     uint32_t size, univ_size, nnodes, napps;
     bool spawned;
+    bool has_parent;        /* parent holds PMIX_PARENT_ID */
+    pmix_proc_t parent;
     pg_host_t **nodes;      /* [nnodes] */
     uint32_t *rank_node;    /* [size] */
     uint16_t *local_rank, *node_rank; /* [size] */

@@ -328,7 +328,9 @@ static pmix_status_t job_fill(pg_engine_t *e, pg_ns_t *job, const pg_ns_layout_t
 pmix_status_t pg_ns_register(pg_engine_t *e, const char *nspace, const pg_ns_layout_t *l)
 {
     if (e == NULL || nspace == NULL || nspace[0] == '\0' || strlen(nspace) > PMIX_MAX_NSLEN ||
-        !layout_valid(l))
+        !layout_valid(l) ||
+        (l->parent_nspace != NULL &&
+         (l->parent_nspace[0] == '\0' || strlen(l->parent_nspace) > PMIX_MAX_NSLEN)))
         return PMIX_ERR_BAD_PARAM;
     if (pg_ns_find(e, nspace) != NULL)
         return PMIX_ERR_EXISTS;
@@ -343,6 +345,10 @@ pmix_status_t pg_ns_register(pg_engine_t *e, const char *nspace, const pg_ns_lay
     job->nnodes = l->nnodes;
     job->univ_size = l->univ_size ? l->univ_size : l->size;
     job->spawned = l->spawned;
+    if (l->parent_nspace != NULL) {
+        job->has_parent = true;
+        PMIX_LOAD_PROCID(&job->parent, l->parent_nspace, l->parent_rank);
+    }
     pmix_status_t rc = job_fill(e, job, l);
     if (rc != PMIX_SUCCESS) {
         pg_ns_destroy(job);
@@ -462,7 +468,7 @@ pmix_status_t pg_ns_attr(pg_engine_t *e, const char *nspace, const char *name, p
 /* ---- reserved keys ---- */
 
 typedef struct {
-    union { uint32_t u32; uint16_t u16; bool b; } num;
+    union { uint32_t u32; uint16_t u16; bool b; pmix_proc_t proc; } num;
     pg_value_t v;
 } rsv_out_t;
 
@@ -489,6 +495,19 @@ static bool rsv_str(rsv_out_t *o, const char *s)
 }
 
 #define KEY_IS(k, name) (strcmp((k), (name)) == 0)
+
+/* PMIX_PARENT_ID: a pmix_proc_t, kept as its native bytes (no pointer
+ * inside; pmix/server/pg_pmix_value.c turns them into a PMIX_PROC value).
+ * Job data that every process of a spawned job shares, so answered in the
+ * job and the process realms. */
+static bool rsv_parent(const pg_ns_t *job, const char *k, rsv_out_t *o)
+{
+    if (!job->has_parent || !KEY_IS(k, PMIX_PARENT_ID))
+        return false;
+    o->num.proc = job->parent;
+    o->v = pg_value_bytes(PMIX_PROC, &o->num.proc, sizeof(pmix_proc_t));
+    return true;
+}
 
 static bool rsv_session(const pg_ns_t *job, const char *k, rsv_out_t *o)
 {
@@ -522,7 +541,7 @@ static bool rsv_job(const pg_ns_t *job, const char *k, rsv_out_t *o)
         o->v = pg_value_bytes(PMIX_BOOL, &o->num.b, sizeof(bool));
         return true;
     }
-    return false;
+    return rsv_parent(job, k, o);
 }
 
 static bool rsv_app(const pg_ns_t *job, uint32_t app, const char *k, rsv_out_t *o)
@@ -587,7 +606,7 @@ static bool rsv_proc(const pg_ns_t *job, pmix_rank_t r, const char *k, rsv_out_t
         return job->cpuset != NULL && rsv_str(o, job->cpuset[r]);
     if (KEY_IS(k, PMIX_LOCALITY_STRING))
         return job->locality != NULL && rsv_str(o, job->locality[r]);
-    return false;
+    return rsv_parent(job, k, o);
 }
 
 /* The requester's node seen from the target job (same interned host), or

@@ -214,7 +214,7 @@ static const char *const init_keys[] = {
     PMIX_ANL_MAP, PMIX_SPAWNED, PMIX_APP_SIZE, PMIX_APPLDR, PMIX_HOSTNAME, PMIX_NODEID,
     PMIX_LOCAL_SIZE, PMIX_NODE_SIZE, PMIX_LOCAL_PEERS, PMIX_LOCALLDR, PMIX_RANK,
     PMIX_GLOBAL_RANK, PMIX_APP_RANK, PMIX_APPNUM, PMIX_LOCAL_RANK, PMIX_NODE_RANK, PMIX_CPUSET,
-    PMIX_LOCALITY_STRING,
+    PMIX_LOCALITY_STRING, PMIX_PARENT_ID,
 };
 enum { NINIT_KEYS = sizeof(init_keys) / sizeof(init_keys[0]) };
 
@@ -1588,8 +1588,10 @@ static pmix_status_t spawn_unpack_app(pmix_data_buffer_t *b, pmix_app_t *app)
         pg_pmix_array_free(env, nenv, PMIX_STRING);
         return PMIX_ERR_NOMEM;
     }
-    memcpy(app->argv, argv, nargv * sizeof(char *));
-    memcpy(app->env, env, nenv * sizeof(char *));
+    if (nargv > 0) /* an app without argv or env comes as NULL arrays */
+        memcpy(app->argv, argv, nargv * sizeof(char *));
+    if (nenv > 0)
+        memcpy(app->env, env, nenv * sizeof(char *));
     free(argv);
     free(env);
     return PMIX_SUCCESS;

@@ -44,6 +44,12 @@ pmix_status_t pg_pmix_value_to_engine(const pmix_value_t *v, pmix_data_buffer_t 
         *out = pg_value_bytes(v->type, &v->data, pg_type_elem_size(v->type));
         return PMIX_SUCCESS;
     }
+    if (v->type == PMIX_PROC) {
+        if (v->data.proc == NULL)
+            return PMIX_ERR_BAD_PARAM;
+        *out = pg_value_bytes(PMIX_PROC, v->data.proc, sizeof(pmix_proc_t));
+        return PMIX_SUCCESS;
+    }
     if (v->type == PMIX_UNDEF || v->type == PMIX_POINTER || !pg_type_is_supported(v->type))
         return PMIX_ERR_BAD_PARAM;
     rc = pg_pmix_pack_one(scratch, v, PMIX_VALUE);
@@ -51,6 +57,20 @@ pmix_status_t pg_pmix_value_to_engine(const pmix_value_t *v, pmix_data_buffer_t 
         return PMIX_ERR_BAD_PARAM;
     *out = pg_value_bytes(v->type, scratch->base_ptr, scratch->bytes_used);
     return PMIX_SUCCESS;
+}
+
+/* A pmix_proc_t holds no pointer, so the engine keeps its native bytes
+ * (that is how the engine itself answers PMIX_PARENT_ID: it has no
+ * packer); the nspace is cut at its last byte whatever the bytes say. */
+static pmix_status_t proc_from_native(const pg_value_t *in, pmix_value_t *out)
+{
+    pmix_proc_t proc;
+
+    if (in->size != sizeof(pmix_proc_t) || in->data == NULL)
+        return PMIX_ERR_UNPACK_FAILURE;
+    memcpy(&proc, in->data, sizeof(proc));
+    proc.nspace[PMIX_MAX_NSLEN] = '\0';
+    return pg_value_load(out, &proc, PMIX_PROC);
 }
 
 static pmix_status_t from_packed(const pg_value_t *in, pmix_value_t *out)
@@ -94,5 +114,7 @@ pmix_status_t pg_pmix_value_from_engine(const pg_value_t *in, pmix_value_t *out)
             return PMIX_ERR_UNPACK_FAILURE;
         return pg_value_load(out, in->data, in->type);
     }
+    if (in->type == PMIX_PROC)
+        return proc_from_native(in, out);
     return from_packed(in, out);
 }

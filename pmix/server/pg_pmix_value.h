@@ -2,8 +2,8 @@
  * pg_pmix_value: converts between the PMIx API's pmix_value_t and the
  * engine's pg_value_t (type tag + bytes), following the engine's
  * conventions (pmix/engine/pg_engine.h): strings as their characters, byte
- * objects as their bytes, fixed-size scalars in native representation,
- * everything else as the pg_pack encoding of the whole value.
+ * objects as their bytes, fixed-size scalars and pmix_proc_t (no pointer
+ * inside) in native representation, everything else as the pg_pack encoding of the whole value.
  *
  * Why a separate module: the PMIx handler needs both directions for put,
  * get, publish and lookup, and the conversion rules are what makes a value

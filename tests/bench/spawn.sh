@@ -12,7 +12,8 @@
 # has handed the launch to its proxy (wire-protocol §7.7), before any child
 # runs.  Numbers, not a timed test: nothing here fails on a slow machine.
 #
-# Environment: PG_BUILD, PG_PREFIX (set by tests/bench/run.sh).  Knobs:
+# Environment: PG_BUILD (its gateway/pmigate and tests/progs/pmi2_spawn
+# are run), PG_PREFIX (set by tests/bench/run.sh).  Knobs:
 #   BENCH_REPS=5            repetitions (medians are printed)
 #   BENCH_SPAWN="1 8 64"    the children counts
 set -uo pipefail
@@ -21,7 +22,12 @@ export LC_ALL=C
 : "${PG_BUILD:?PG_BUILD must name the build tree}" "${PG_PREFIX:?PG_PREFIX must name the install prefix}"
 reps=${BENCH_REPS:-5}
 counts=${BENCH_SPAWN-"1 8 64"}
-pmigate=$PG_PREFIX/bin/pmigate
+# the build tree's pmigate: an installed one puts its whole libdir first on
+# the ranks' LD_LIBRARY_PATH (for Open MPI's libpmix), and pmigate's
+# libpmi2.so.0 there shadows Slurm's, whose PMI2_Job_Spawn this program
+# calls with other arguments (it crashes); the build tree's libpmix
+# directory, pmix/.libs, holds libpmix only
+pmigate=$PG_BUILD/gateway/pmigate
 prog=$PG_BUILD/tests/progs/pmi2_spawn
 hydra=$(command -v mpiexec.hydra || true)
 out=$PG_BUILD/bench

@@ -289,6 +289,64 @@ static void test_reserved_keys_derived_and_never_block(void)
     teardown();
 }
 
+typedef struct {
+    int calls;
+    pmix_status_t status;
+    pmix_data_type_t type;
+    size_t size;
+    pmix_proc_t proc;
+} got_proc_t;
+
+static void got_proc_cb(pmix_status_t status, const pg_value_t *v, pmix_rank_t poster,
+                        void *cbdata)
+{
+    got_proc_t *g = cbdata;
+
+    (void)poster;
+    g->calls++;
+    g->status = status;
+    if (v != NULL) {
+        g->type = v->type;
+        g->size = v->size;
+        if (v->size == sizeof(pmix_proc_t))
+            memcpy(&g->proc, v->data, sizeof(pmix_proc_t));
+    }
+}
+
+/* A spawned job's PMIX_PARENT_ID is the spawner {nspace, rank}: a
+ * PMIX_PROC (native bytes) seen from the job and from each process. */
+static void test_reserved_parent_id_of_spawned_job(void)
+{
+    const char *hosts[1] = { "node0" };
+    uint32_t rank_node[2] = { 0, 0 };
+    pg_ns_layout_t l = { .size = 2, .nnodes = 1, .hostnames = hosts, .rank_node = rank_node,
+                         .spawned = true, .parent_nspace = NS, .parent_rank = 3 };
+    char too_long[PMIX_MAX_NSLEN + 8];
+    pmix_rank_t targets[2] = { PMIX_RANK_WILDCARD, 1 };
+
+    setup4();
+    CU_ASSERT_EQUAL_FATAL(pg_ns_register(eng, "child", &l), PMIX_SUCCESS);
+    for (int i = 0; i < 2; i++) {
+        pg_proc_t req = P("child", 1), tgt = P("child", targets[i]);
+        pg_get_req_t q;
+        got_proc_t g = { 0 };
+
+        pg_get_req_init(&q, &req, &tgt, PMIX_PARENT_ID);
+        CU_ASSERT_EQUAL(pg_get(eng, &q, 0, got_proc_cb, &g), PMIX_SUCCESS);
+        CU_ASSERT_EQUAL(g.calls, 1);
+        CU_ASSERT_EQUAL(g.status, PMIX_SUCCESS);
+        CU_ASSERT_EQUAL(g.type, PMIX_PROC);
+        CU_ASSERT_EQUAL(g.size, sizeof(pmix_proc_t));
+        CU_ASSERT_STRING_EQUAL(g.proc.nspace, NS);
+        CU_ASSERT_EQUAL(g.proc.rank, 3);
+    }
+    memset(too_long, 'n', sizeof(too_long) - 1);
+    too_long[sizeof(too_long) - 1] = '\0';
+    l.parent_nspace = too_long;
+    CU_ASSERT_EQUAL(pg_ns_register(eng, "child2", &l), PMIX_ERR_BAD_PARAM);
+    teardown();
+}
+
 static void test_pmi_job_attributes(void)
 {
     pg_value_t v;
@@ -1062,6 +1120,7 @@ static const pg_cunit_test_t tests[] = {
       test_retrieval_remote_target_without_dmodex_not_found },
     { "retrieval_remote_target_direct_modex", test_retrieval_remote_target_direct_modex },
     { "reserved_keys_derived_and_never_block", test_reserved_keys_derived_and_never_block },
+    { "reserved_parent_id_of_spawned_job", test_reserved_parent_id_of_spawned_job },
     { "pmi_job_attributes", test_pmi_job_attributes },
     { "anl_process_mapping_from_layout", test_anl_process_mapping_from_layout },
     { "fence_signatures_run_concurrently", test_fence_signatures_run_concurrently },

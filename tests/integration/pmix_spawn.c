@@ -1,15 +1,19 @@
 /*
  * pmix_spawn: PMIx_Spawn, PMIx_Spawn_nb, PMIx_Connect and PMIx_Disconnect
  * of pmigate's libpmix, checked from inside a `pmigate run` job.
- *   pmix_spawn          rank 0 spawns 2 children of this program (argv
- *                       "child", env PMIX_SPAWN_TEST=yes, PMIX_WDIR /tmp),
+ *   pmix_spawn          rank 1 (not 0: the parent's rank must really
+ *                       travel) spawns 2 children of this program (argv
+ *                       "child <its nspace> <its rank>", env
+ *                       PMIX_SPAWN_TEST=yes, PMIX_WDIR /tmp),
  *                       connects to their namespace and reads the key each
  *                       child put; then spawns 1 more with PMIx_Spawn_nb;
  *                       a connect to a namespace that does not exist and a
  *                       spawn of a missing program must fail.  Prints
  *                       "pmix_spawn parent: ok nspace=<ns>".
- *   pmix_spawn child    (spawned) checks PMIX_SPAWNED, the env and the wdir,
- *                       puts child-<rank>, commits, fences; prints
+ *   pmix_spawn child NS R  (spawned) checks PMIX_SPAWNED, PMIX_PARENT_ID
+ *                       (a PMIX_PROC equal to {NS, R}, read as job data
+ *                       and from the child's own proc), the env and the
+ *                       wdir, puts child-<rank>, commits, fences; prints
  *                       "pmix_spawn child R: ok".
  * A broken rule is named on stderr and the process exits 1.
  */
@@ -32,7 +36,23 @@ static int rank = -1;
         }                                                                      \
     } while (0)
 
-static void child(const pmix_proc_t *me)
+/* PMIX_PARENT_ID as `who` sees it: the spawner's {nspace, rank}. */
+static void check_parent(const pmix_proc_t *who, const char *parent_ns, pmix_rank_t parent_rank)
+{
+    pmix_value_t *v = NULL;
+    pmix_status_t rc = PMIx_Get(who, PMIX_PARENT_ID, NULL, 0, &v);
+
+    CHECK(rc == PMIX_SUCCESS && v != NULL, "PMIx_Get(PMIX_PARENT_ID) on rank %u: %s", who->rank,
+          PMIx_Error_string(rc));
+    CHECK(v->type == PMIX_PROC && v->data.proc != NULL,
+          "PMIX_PARENT_ID on rank %u has type %d, expected PMIX_PROC", who->rank, v->type);
+    CHECK(strcmp(v->data.proc->nspace, parent_ns) == 0 && v->data.proc->rank == parent_rank,
+          "PMIX_PARENT_ID is %s:%u, expected the spawner %s:%u", v->data.proc->nspace,
+          v->data.proc->rank, parent_ns, parent_rank);
+    PMIX_VALUE_RELEASE(v);
+}
+
+static void child(const pmix_proc_t *me, const char *parent_ns, pmix_rank_t parent_rank)
 {
     pmix_proc_t job = *me;
     pmix_value_t *v = NULL, val;
@@ -44,6 +64,8 @@ static void child(const pmix_proc_t *me)
               v->type == PMIX_BOOL && v->data.flag,
           "PMIX_SPAWNED is not true in a spawned child");
     PMIX_VALUE_RELEASE(v);
+    check_parent(&job, parent_ns, parent_rank);
+    check_parent(me, parent_ns, parent_rank);
     CHECK(env != NULL && strcmp(env, "yes") == 0, "the app's env did not reach the child");
     CHECK(getcwd(cwd, sizeof cwd) != NULL && strcmp(cwd, "/tmp") == 0, "cwd %s, expected /tmp",
           cwd);
@@ -75,9 +97,11 @@ static void spawned_nb(pmix_status_t status, char nspace[], void *cbdata)
     pthread_mutex_unlock(&nb_lock);
 }
 
-static void parent(const char *self)
+static void parent(const char *self, const pmix_proc_t *me)
 {
-    char *argv[] = { (char *)self, "child", NULL }, *env[] = { "PMIX_SPAWN_TEST=yes", NULL };
+    char myrank[16];
+    char *argv[] = { (char *)self, "child", (char *)me->nspace, myrank, NULL };
+    char *env[] = { "PMIX_SPAWN_TEST=yes", NULL };
     pmix_info_t wdir;
     pmix_app_t app = { .cmd = (char *)self, .argv = argv, .env = env, .maxprocs = 2,
                        .info = &wdir, .ninfo = 1 };
@@ -86,6 +110,7 @@ static void parent(const char *self)
     pmix_proc_t peers, other;
     pmix_value_t *v = NULL;
 
+    snprintf(myrank, sizeof myrank, "%u", me->rank);
     PMIX_INFO_LOAD(&wdir, PMIX_WDIR, "/tmp", PMIX_STRING);
     CHECK(PMIx_Spawn(NULL, 0, &app, 1, ns) == PMIX_SUCCESS && ns[0] != '\0', "PMIx_Spawn");
     PMIX_LOAD_PROCID(&peers, ns, PMIX_RANK_WILDCARD);
@@ -125,11 +150,11 @@ int main(int argc, char **argv)
     setvbuf(stdout, NULL, _IOLBF, 0);
     CHECK(PMIx_Init(&me, NULL, 0) == PMIX_SUCCESS, "PMIx_Init");
     rank = (int)me.rank;
-    if (argc > 1 && strcmp(argv[1], "child") == 0) {
-        child(&me);
+    if (argc > 3 && strcmp(argv[1], "child") == 0) {
+        child(&me, argv[2], (pmix_rank_t)strtoul(argv[3], NULL, 10));
     } else {
-        if (rank == 0)
-            parent(argv[0]);
+        if (rank == 1)
+            parent(argv[0], &me);
         CHECK(PMIx_Fence(NULL, 0, NULL, 0) == PMIX_SUCCESS, "fence");
     }
     CHECK(PMIx_Finalize(NULL, 0) == PMIX_SUCCESS, "PMIx_Finalize");

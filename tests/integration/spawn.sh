@@ -16,9 +16,11 @@
 probe_handlers
 
 # ---- PMI-2, Slurm's libpmi2 ----
-for shape in "1 1" "1 2" "2 2"; do
+# (2 x 20: more children than one launch batch of 16, started over several
+# turns of the loop; every errcode 0 and every child's key read)
+for shape in "2 20" "1 1" "1 2" "2 2"; do
     set -- $shape
-    run_job 60 --tag-output -n 2 "$PROGS/pmi2_spawn" parent "$1" "$2"
+    run_job 120 --tag-output -n 2 "$PROGS/pmi2_spawn" parent "$1" "$2"
     total=$(($1 * $2))
     [ $rc -eq 0 ] || { fail "spawn of $1 x $2 exited $rc"; cat "$WORK/out"; }
     grep -q "^\[0\] pmi2_spawn parent: ok jobid=kvs_[0-9]*_1 procs=$total" "$WORK/out" ||
@@ -38,11 +40,12 @@ run_job 30 -n 1 "$OWN" missing
 [ $rc -eq 0 ] && grep -q "pmi2_spawn missing: refused" "$WORK/out" ||
     { fail "pmigate's libpmi2: a missing program did not fail with errcode ENOENT (exit $rc)"; cat "$WORK/out"; }
 
-# pmigate's libpmix: PMIx_Spawn (argv, env, PMIX_WDIR), PMIx_Connect and a
+# pmigate's libpmix: PMIx_Spawn from rank 1 (argv, env, PMIX_WDIR; the
+# children read PMIX_PARENT_ID = {parent's nspace, 1}), PMIx_Connect and a
 # get of the children's keys, PMIx_Disconnect, PMIx_Spawn_nb, failures
 PMIX_PROG=$top_builddir/tests/integration/pmix_spawn
 run_job 60 --tag-output -n 2 "$PMIX_PROG"
-[ $rc -eq 0 ] && grep -q "^\[0\] pmix_spawn parent: ok nspace=kvs_[0-9]*_1" "$WORK/out" &&
+[ $rc -eq 0 ] && grep -q "^\[1\] pmix_spawn parent: ok nspace=kvs_[0-9]*_1" "$WORK/out" &&
     [ "$(grep -c '^\[1\.[01]\] pmix_spawn child [01]: ok' "$WORK/out")" -eq 2 ] &&
     grep -q '^\[2\.0\] pmix_spawn child 0: ok' "$WORK/out" ||
     { fail "PMIx_Spawn / PMIx_Connect through libpmix (exit $rc)"; cat "$WORK/out"; }

@@ -420,6 +420,23 @@ static void value_pmi_string_reads_as_pmix_string(void)
     pg_value_destruct(&out);
 }
 
+/* The engine answers PMIX_PARENT_ID with a pmix_proc_t's native bytes (it
+ * has no packer): the handler must hand it on as a PMIX_PROC. */
+static void value_engine_proc_is_native(void)
+{
+    pmix_proc_t p;
+    pg_value_t ev;
+    pmix_value_t out;
+
+    PMIX_LOAD_PROCID(&p, "kvs_1_0", 1);
+    ev = pg_value_bytes(PMIX_PROC, &p, sizeof(p));
+    CU_ASSERT_EQUAL_FATAL(pg_pmix_value_from_engine(&ev, &out), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(out.type, PMIX_PROC);
+    CU_ASSERT_STRING_EQUAL(out.data.proc->nspace, "kvs_1_0");
+    CU_ASSERT_EQUAL(out.data.proc->rank, 1);
+    pg_value_destruct(&out);
+}
+
 static void value_corrupt_engine_bytes_refused(void)
 {
     pg_value_t ev = pg_value_bytes(PMIX_PROC, "\x00\x16\xff", 3);
@@ -835,6 +852,7 @@ static const pg_cunit_test_t message_tests[] = {
 static const pg_cunit_test_t value_tests[] = {
     { "value_engine_round_trips", value_engine_round_trips },
     { "value_pmi_string_reads_as_pmix_string", value_pmi_string_reads_as_pmix_string },
+    { "value_engine_proc_is_native", value_engine_proc_is_native },
     { "value_corrupt_engine_bytes_refused", value_corrupt_engine_bytes_refused },
     { "value_pointer_cannot_be_stored", value_pointer_cannot_be_stored },
     { NULL, NULL },
