@@ -13,8 +13,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#ifndef PG_LIBDIR
-#define PG_LIBDIR "/usr/local/lib"
+/* An installed pmigate's directory holding only a link to its
+ * libpmix.so.2 (pmix/client.am): the libdir itself would also hold
+ * libpmi.so.0 and libpmi2.so.0, and ranks must keep the PMI libraries they
+ * were linked with. */
+#ifndef PG_PMIX_ONLY_DIR
+#define PG_PMIX_ONLY_DIR "/usr/local/lib/pmigate/pmix"
 #endif
 
 /* Directories the dynamic loader searches without being told. */
@@ -59,8 +63,8 @@ static void find_libpmix_dir(void)
             }
         }
     }
-    if (holds_libpmix(PG_LIBDIR))
-        snprintf(libpmix_dir, sizeof(libpmix_dir), "%s", PG_LIBDIR);
+    if (holds_libpmix(PG_PMIX_ONLY_DIR))
+        snprintf(libpmix_dir, sizeof(libpmix_dir), "%s", PG_PMIX_ONLY_DIR);
     else
         libpmix_dir[0] = '\0';
 }

@@ -18,8 +18,10 @@
 #include "gateway/pg_env.h"
 
 /* The directory of the libpmix.so.2 built with this pmigate: its build
- * tree's when pmigate runs from there, else the configured libdir; NULL
- * when neither holds one.  Computed once. */
+ * tree's when pmigate runs from there, else the installed directory that
+ * holds nothing but a link to it (<pkglibdir>/pmix, never the libdir with
+ * pmigate's libpmi.so.0 / libpmi2.so.0); NULL when neither holds one.
+ * Computed once. */
 const char *pg_env_libpmix_dir(void);
 
 /* Sets the variables above in env: each OMPI_MCA_* one unless env already

@@ -4,8 +4,8 @@
  * Slurm's <slurm/pmi2.h>, so a program linked with Slurm's libpmi2.so.0 runs
  * with this one through LD_LIBRARY_PATH for every call whose signature is the
  * same (all but PMI2_Job_Spawn and the Nameserv info argument, which take
- * MPICH's PMI2_keyval_t instead of Slurm's MPID_Info; servers ignore those
- * infos).  Thread-safe: many threads may call at once and share one socket.
+ * MPICH's PMI2_keyval_t instead of Slurm's MPID_Info: a Slurm-built program
+ * calling them needs Slurm's library, which pmigate leaves in place).  Thread-safe: many threads may call at once and share one socket.
  * See libpmi2(3).
  */
 #ifndef PMI2_H_INCLUDED
