@@ -26,6 +26,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <syslog.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -45,6 +46,7 @@
 #include "gateway/pg_tmpdir.h"
 #include "gateway/pg_env_pmix.h"
 #include "gateway/pg_trace_rec.h"
+#include "pmix_common.h"
 #include "wire/pg_clock.h"
 
 enum {
@@ -166,6 +168,11 @@ struct pg_job {
     int spawned_total;       /* root: spawned processes started so far */
     int trace_rank_base;     /* spawned: its rank 0's row in the trace (the
                               * root's size plus the earlier spawned jobs') */
+    int notify_end;          /* spawned: its spawner asked for PMIX_EVENT_JOB_END */
+    int end_silent_ok;       /* spawned: ...but not when it ends well */
+    int failed_rank;         /* spawned: its first rank to fail (exit != 0 or
+                              * gone before finalize), -1: none yet */
+    int failed_code;         /* that rank's exit code */
     struct event *ev_chld, *ev_int, *ev_term, *ev_hup, *ev_timeout, *ev_kill;
 };
 
@@ -173,21 +180,39 @@ struct pg_job {
 /* small helpers                                                      */
 /* ---------------------------------------------------------------- */
 
-void pg_job_log(const pg_job_t *job, const char *fmt, ...)
+/* One "pmigate: [job N: ]..." line on `sink` (the job's stderr or stdout). */
+static void job_log_on(const pg_job_t *job, pg_sink_t *sink, const char *fmt, va_list ap)
 {
     char line[1024];
-    va_list ap;
     int n;
 
     n = job != NULL && job->jobno > 0 ? snprintf(line, sizeof(line), "job %d: ", job->jobno) : 0;
-    va_start(ap, fmt);
-    n = vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
-    va_end(ap);
-    if (n < 0)
+    if (vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap) < 0)
         return;
     /* after the ranks' queued lines, never blocking; text a rank sent (an
      * abort message) is escaped there, so it cannot forge a line */
-    pg_sink_log(job != NULL ? job->err_sink : NULL, line);
+    pg_sink_log(sink, line);
+}
+
+void pg_job_log(const pg_job_t *job, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    job_log_on(job, job != NULL ? job->err_sink : NULL, fmt, ap);
+    va_end(ap);
+}
+
+/* The same line on pmigate's stdout (PMIx_Log to PMIX_LOG_STDOUT). */
+static void job_log_stdout(const pg_job_t *job, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void job_log_stdout(const pg_job_t *job, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    job_log_on(job, job->out_sink, fmt, ap);
+    va_end(ap);
 }
 
 static struct timeval ms_to_tv(long ms)
@@ -511,6 +536,37 @@ static void rank_close_conns(pg_rank_t *r)
         pg_conn_free(pmi_conn);
 }
 
+/* A spawned job's end, told to its spawner's job when it asked
+ * (PMIX_NOTIFY_COMPLETION): the job's status is its first failure's exit
+ * code (PMIX_ERR_JOB_TERM_WO_SYNC for a rank gone before finalize with
+ * status 0), else 0.  Raised when its last rank is reaped, before that
+ * rank's exit is judged (a failure tears every job down). */
+static void spawned_note_exit(pg_job_t *job, const pg_rank_t *r, int wstatus)
+{
+    int code = pg_status_of_wait(wstatus);
+    pg_job_engine_end_t end = { job->parent_kvsname, 0, -1, 0 };
+
+    if (job->root == NULL || job->discarded)
+        return;
+    if (job->failed_rank < 0 && (code != 0 || (r->connected && !r->finalized))) {
+        job->failed_rank = r->rank;
+        job->failed_code = code;
+    }
+    if (job->nlive > 0 || !job->notify_end)
+        return;
+    if (job->failed_rank >= 0) {
+        end.status = job->failed_code != 0 ? job->failed_code : PMIX_ERR_JOB_TERM_WO_SYNC;
+        end.failed_rank = job->failed_rank;
+        end.failed_code = job->failed_code;
+    } else if (job->end_silent_ok) {
+        return;
+    }
+    job->notify_end = 0; /* once */
+    if (pg_job_engine_job_end(job->je, &end) == 0 && job->opts->verbose)
+        pg_job_log(job, "job %s ended (status %d): no process of %s listens", job->kvsname,
+                   end.status, job->parent_kvsname);
+}
+
 static void rank_reaped(pg_job_t *job, pg_rank_t *r, int wstatus)
 {
     r->reaped = 1;
@@ -528,6 +584,7 @@ static void rank_reaped(pg_job_t *job, pg_rank_t *r, int wstatus)
         pg_output_drain(r->err);
     if (r->rank == 0 && job->root == NULL)
         pg_stdin_stop(job->stdin_fwd);
+    spawned_note_exit(job, r, wstatus);
     rank_judge_exit(job, r, wstatus);
     rank_close_conns(r);
 }
@@ -735,6 +792,32 @@ static void conn_finalized(void *owner, pg_conn_t *conn)
 static void conn_job_abort(void *owner, pg_conn_t *conn, int code, const char *msg)
 {
     pg_job_abort(owner, pg_conn_rank(conn), code, msg);
+}
+
+/* PMIx_Log: stdout and stderr get the job log's line (named by rank, the
+ * text escaped, whole lines after the ranks' queued output); syslog gets
+ * the same words under the job's name, at the rank's priority. */
+static int conn_log_to(void *owner, pg_conn_t *conn, pg_log_channel_t channel, int priority,
+                       const char *text)
+{
+    pg_job_t *job = owner;
+    int rank = pg_conn_rank(conn);
+    char clean[1024];
+
+    switch (channel) {
+    case PG_LOG_STDOUT:
+        job_log_stdout(job, "rank %d logged: %s", rank, text);
+        return 0;
+    case PG_LOG_STDERR:
+        pg_job_log(job, "rank %d logged: %s", rank, text);
+        return 0;
+    case PG_LOG_SYSLOG:
+        (void)pg_output_sanitize(text, clean, sizeof(clean));
+        syslog(LOG_USER | (priority & LOG_PRIMASK), "pmigate %s rank %d logged: %s",
+               job->kvsname, rank, clean);
+        return 0;
+    }
+    return -1;
 }
 
 /* PMIx_Job_control: the signal goes to the named ranks still running; the
@@ -1614,7 +1697,7 @@ static pg_job_t *spawned_new(pg_job_t *parent, pg_run_opts_t *opts, char **wdirs
         .jobno = root->nsubs + 1, .size = opts->nprocs, .nlocal = opts->nprocs,
         .parent = root->parent, .pgid = root->pgid, .v = root->v,
         .out_sink = root->out_sink, .err_sink = root->err_sink, .trace = root->trace,
-        .teardown = root->teardown,
+        .teardown = root->teardown, .failed_rank = -1,
     };
     sub->trace_rank_base = root->size;
     for (int k = 0; k < root->nsubs; k++)
@@ -1633,8 +1716,8 @@ static pg_job_t *spawned_new(pg_job_t *parent, pg_run_opts_t *opts, char **wdirs
     return sub;
 }
 
-int pg_job_spawn(pg_job_t *parent, pg_run_opts_t *opts, char **wdirs, const pg_kv_t *preput,
-                 int npreput, int *errcodes, const char **kvsname, const char **why)
+int pg_job_spawn(pg_job_t *parent, pg_run_opts_t *opts, char **wdirs, const pg_spawn_req_t *req,
+                 int *errcodes, const char **kvsname, const char **why)
 {
     pg_job_t *sub;
 
@@ -1652,7 +1735,10 @@ int pg_job_spawn(pg_job_t *parent, pg_run_opts_t *opts, char **wdirs, const pg_k
         goto refuse;
     /* from here on the job owns opts and wdirs */
     *kvsname = sub->kvsname;
-    if (build_envs(sub) != 0 || spawned_attach_engine(sub, preput, npreput, why) != 0) {
+    sub->notify_end = req->notify_end;
+    sub->end_silent_ok = req->end_silent_ok;
+    if (build_envs(sub) != 0 ||
+        spawned_attach_engine(sub, req->preput, req->npreput, why) != 0) {
         sub->discarded = 1;
         return -1;
     }
@@ -1706,7 +1792,7 @@ pg_job_t *pg_job_new(struct event_base *base, const pg_run_opts_t *opts,
     job->conn_ops = (pg_conn_owner_ops_t){
         .identify = conn_identify, .opened = conn_opened, .finalized = conn_finalized,
         .job_abort = conn_job_abort, .log_write = conn_log_write, .served = conn_served,
-        .job_signal = conn_job_signal,
+        .job_signal = conn_job_signal, .log_to = conn_log_to,
         .closed = conn_closed, .spawn = conn_spawn,
     };
     job->size = opts->nprocs;

@@ -89,16 +89,17 @@ int pg_job_program_check(const char *prog);
 /* Processes the whole gateway has spawned so far (exited ones included). */
 int pg_job_spawned_total(const pg_job_t *job);
 
-/* Starts a job of opts->nprocs ranks for a rank of `parent`, its preput
- * keys readable before they start.  Takes opts (pg_spawn_opts_free) and
+/* Starts a job of opts->nprocs ranks for a rank of `parent`, req's preput
+ * keys readable before they start (and, when req->notify_end, a
+ * PMIX_EVENT_JOB_END for the parent's job once every rank is gone).  Takes opts (pg_spawn_opts_free) and
  * wdirs ([nsegments] malloc'd paths or NULL entries, NULL) whatever
  * happens.  Every rank is started before it returns: errcodes[nprocs] gets
  * 0 or the errno of each child that could not start; when one could not,
  * the job is taken back (the others are killed).  Returns the number of
  * children that failed, with *kvsname the new job's name (valid while the
  * gateway runs), or -1 with *why when nothing was started. */
-int pg_job_spawn(pg_job_t *parent, pg_run_opts_t *opts, char **wdirs, const pg_kv_t *preput,
-                 int npreput, int *errcodes, const char **kvsname, const char **why);
+int pg_job_spawn(pg_job_t *parent, pg_run_opts_t *opts, char **wdirs, const pg_spawn_req_t *req,
+                 int *errcodes, const char **kvsname, const char **why);
 
 /* Prints "pmigate: " + message + "\n" on stderr. */
 void pg_job_log(const pg_job_t *job, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -341,8 +341,7 @@ void pg_spawn_start(pg_job_t *parent, int rank, const pg_spawn_req_t *req, pg_sp
             goto out;
         }
     }
-    failed = pg_job_spawn(parent, &c.so->opts, c.wdirs, req->preput, req->npreput, c.errcodes,
-                          &jobid, &why);
+    failed = pg_job_spawn(parent, &c.so->opts, c.wdirs, req, c.errcodes, &jobid, &why);
     c.so = NULL; /* the job's now, or freed */
     c.wdirs = NULL;
     if (failed < 0) {
