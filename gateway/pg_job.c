@@ -51,6 +51,10 @@
 
 enum {
     PG_JOB_KILL_GRACE_MS = 300, /* SIGTERM -> SIGKILL */
+    /* a rank's failure the job's PMIx processes were just told of (an
+     * abort, a rank lost, a spawned job's end) -> SIGTERM: the time their
+     * event handlers get to run (docs/user-guide.md, events) */
+    PG_JOB_EVENT_GRACE_MS = 1000,
     PG_JOB_LOST_GRACE_MS = 100, /* broken connection -> verdict, see above */
     /* PMI_PORT connections that have not said which rank they are, beyond
      * one per rank: past that the oldest is dropped, so strangers neither
@@ -174,6 +178,7 @@ struct pg_job {
                               * gone before finalize), -1: none yet */
     int failed_code;         /* that rank's exit code */
     struct event *ev_chld, *ev_int, *ev_term, *ev_hup, *ev_timeout, *ev_kill;
+    struct event *ev_event_grace; /* root: SIGTERM after PG_JOB_EVENT_GRACE_MS */
 };
 
 /* ---------------------------------------------------------------- */
@@ -263,31 +268,85 @@ static void on_kill_grace(evutil_socket_t fd, short what, void *arg)
     signal_job(arg, SIGKILL);
 }
 
-/* Brings every rank down: `signo` now, SIGKILL after the grace period. */
-static void job_teardown(pg_job_t *job, int signo)
+/* The root job (every job with it) is ending: no new ranks, connections,
+ * input or timeout.  0 the first time, -1 when it already was. */
+static int job_teardown_begin(pg_job_t *root)
+{
+    if (root->teardown)
+        return -1;
+    root->teardown = 1;
+    for (int k = 0; k < root->nsubs; k++)
+        root->subs[k]->teardown = 1;
+    pg_listen_stop(root->listen);
+    pg_stdin_stop(root->stdin_fwd);
+    if (root->ev_timeout != NULL)
+        event_del(root->ev_timeout);
+    return 0;
+}
+
+/* `signo` to every rank still running, SIGKILL after the grace period. */
+static void job_teardown_signal(pg_job_t *root, int signo)
 {
     struct timeval grace = ms_to_tv(PG_JOB_KILL_GRACE_MS);
 
-    if (job->root != NULL) { /* a failure in any job ends them all */
-        job_teardown(job->root, signo);
+    if (root->nlive + root->spawned_live == 0)
+        return;
+    if (root->opts->verbose)
+        pg_job_log(root, "killing the job (%d rank%s still running)", root->nlive,
+                   root->nlive == 1 ? "" : "s");
+    signal_job(root, signo);
+    evtimer_add(root->ev_kill, &grace);
+}
+
+/* Brings every rank down: `signo` now, SIGKILL after the grace period. */
+static void job_teardown(pg_job_t *job, int signo)
+{
+    pg_job_t *root = pg_job_root(job); /* a failure in any job ends them all */
+
+    if (job_teardown_begin(root) == 0)
+        job_teardown_signal(root, signo);
+}
+
+static void on_event_grace(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    job_teardown_signal(arg, SIGTERM);
+}
+
+/* Is a PMIx process of `job` or its spawned jobs, `failed` aside, still
+ * there to hear events (connected, not finalized, not reaped)? */
+static int job_has_listeners(const pg_job_t *job, const pg_rank_t *failed)
+{
+    for (int i = 0; i < job->size; i++) {
+        const pg_rank_t *r = &job->ranks[i];
+
+        if (r != failed && !r->reaped && !r->finalized && r->pmi_conn != NULL &&
+            pg_conn_proto(r->pmi_conn) == PG_PROTO_PMIX)
+            return 1;
+    }
+    for (int k = 0; k < job->nsubs; k++)
+        if (job_has_listeners(job->subs[k], failed))
+            return 1;
+    return 0;
+}
+
+/* A failure (of rank `failed`, NULL: none) that the job's PMIx processes
+ * were just told of: the events wait on their connections, so the job
+ * ends at once (no new ranks, later exits judged as the teardown's) but
+ * SIGTERM comes PG_JOB_EVENT_GRACE_MS later, so their handlers run --
+ * at once when nobody listens. */
+static void job_teardown_told(pg_job_t *job, const pg_rank_t *failed)
+{
+    pg_job_t *root = pg_job_root(job);
+    struct timeval grace = ms_to_tv(PG_JOB_EVENT_GRACE_MS);
+
+    if (!job_has_listeners(root, failed)) {
+        job_teardown(job, SIGTERM);
         return;
     }
-    if (job->teardown)
-        return;
-    job->teardown = 1;
-    for (int k = 0; k < job->nsubs; k++)
-        job->subs[k]->teardown = 1;
-    pg_listen_stop(job->listen);
-    pg_stdin_stop(job->stdin_fwd);
-    if (job->ev_timeout != NULL)
-        event_del(job->ev_timeout);
-    if (job->nlive + job->spawned_live == 0)
-        return;
-    if (job->opts->verbose)
-        pg_job_log(job, "killing the job (%d rank%s still running)", job->nlive,
-                   job->nlive == 1 ? "" : "s");
-    signal_job(job, signo);
-    evtimer_add(job->ev_kill, &grace);
+    if (job_teardown_begin(root) == 0 && evtimer_add(root->ev_event_grace, &grace) != 0)
+        job_teardown_signal(root, SIGTERM);
 }
 
 void pg_job_abort(pg_job_t *job, int rank, int code, const char *msg)
@@ -300,7 +359,8 @@ void pg_job_abort(pg_job_t *job, int rank, int code, const char *msg)
             pg_job_log(job, "the job was aborted (code %d)%s%s", code, msg && *msg ? ": " : "",
                        msg ? msg : "");
     }
-    job_teardown(job, SIGTERM);
+    /* the handler told the job's PMIx processes (server/pg_peer_abort.h) */
+    job_teardown_told(job, rank >= 0 && rank < job->size ? &job->ranks[rank] : NULL);
 }
 
 /* ---------------------------------------------------------------- */
@@ -470,7 +530,7 @@ static void rank_fail_lost(pg_job_t *job, pg_rank_t *r, const char *reason)
     if (pg_verdict_rank_lost(job->v, r->rank, 0))
         pg_job_log(job, "rank %d %s", r->rank, reason);
     pg_job_engine_lost(job->je, r->rank);
-    job_teardown(job, SIGTERM);
+    job_teardown_told(job, r);
 }
 
 static void on_lost_grace(evutil_socket_t fd, short what, void *arg)
@@ -483,8 +543,9 @@ static void on_lost_grace(evutil_socket_t fd, short what, void *arg)
         rank_fail_lost(r->job, r, r->lost_reason ? r->lost_reason : "lost its PMI connection");
 }
 
-/* Judges a reaped rank's exit (see pg_status.h for the rules). */
-static void rank_judge_exit(pg_job_t *job, pg_rank_t *r, int wstatus)
+/* Judges a reaped rank's exit (see pg_status.h for the rules); `told`:
+ * the job's PMIx processes were just sent an event about it. */
+static void rank_judge_exit(pg_job_t *job, pg_rank_t *r, int wstatus, int told)
 {
     int code = pg_status_of_wait(wstatus);
     int unfinished = r->connected && !r->finalized;
@@ -508,7 +569,10 @@ static void rank_judge_exit(pg_job_t *job, pg_rank_t *r, int wstatus)
     pg_job_log(job, "rank %d %s%s", r->rank, fate, unfinished ? " before PMI finalize" : "");
     if (unfinished)
         pg_job_engine_lost(job->je, r->rank);
-    job_teardown(job, SIGTERM);
+    if (unfinished || told)
+        job_teardown_told(job, r);
+    else
+        job_teardown(job, SIGTERM);
 }
 
 /* Reports a rank whose exec failed (the child's errno, left in memory it
@@ -541,34 +605,39 @@ static void rank_close_conns(pg_rank_t *r)
  * code (PMIX_ERR_JOB_TERM_WO_SYNC for a rank gone before finalize with
  * status 0), else 0.  Raised when its last rank is reaped, before that
  * rank's exit is judged (a failure tears every job down). */
-static void spawned_note_exit(pg_job_t *job, const pg_rank_t *r, int wstatus)
+static int spawned_note_exit(pg_job_t *job, const pg_rank_t *r, int wstatus)
 {
     int code = pg_status_of_wait(wstatus);
     pg_job_engine_end_t end = { job->parent_kvsname, 0, -1, 0 };
+    size_t reached;
 
     if (job->root == NULL || job->discarded)
-        return;
+        return 0;
     if (job->failed_rank < 0 && (code != 0 || (r->connected && !r->finalized))) {
         job->failed_rank = r->rank;
         job->failed_code = code;
     }
     if (job->nlive > 0 || !job->notify_end)
-        return;
+        return 0;
     if (job->failed_rank >= 0) {
         end.status = job->failed_code != 0 ? job->failed_code : PMIX_ERR_JOB_TERM_WO_SYNC;
         end.failed_rank = job->failed_rank;
         end.failed_code = job->failed_code;
     } else if (job->end_silent_ok) {
-        return;
+        return 0;
     }
     job->notify_end = 0; /* once */
-    if (pg_job_engine_job_end(job->je, &end) == 0 && job->opts->verbose)
+    reached = pg_job_engine_job_end(job->je, &end);
+    if (reached == 0 && job->opts->verbose)
         pg_job_log(job, "job %s ended (status %d): no process of %s listens", job->kvsname,
                    end.status, job->parent_kvsname);
+    return reached > 0;
 }
 
 static void rank_reaped(pg_job_t *job, pg_rank_t *r, int wstatus)
 {
+    int told;
+
     r->reaped = 1;
     job->nlive--;
     if (job->root != NULL)
@@ -584,8 +653,8 @@ static void rank_reaped(pg_job_t *job, pg_rank_t *r, int wstatus)
         pg_output_drain(r->err);
     if (r->rank == 0 && job->root == NULL)
         pg_stdin_stop(job->stdin_fwd);
-    spawned_note_exit(job, r, wstatus);
-    rank_judge_exit(job, r, wstatus);
+    told = spawned_note_exit(job, r, wstatus);
+    rank_judge_exit(job, r, wstatus, told);
     rank_close_conns(r);
 }
 
@@ -1429,12 +1498,13 @@ static int arm_events(pg_job_t *job)
         add_signal(job, &job->ev_hup, SIGHUP, on_signal) != 0)
         return -1;
     job->ev_kill = evtimer_new(job->base, on_kill_grace, job);
+    job->ev_event_grace = evtimer_new(job->base, on_event_grace, job);
     job->ev_timeout = evtimer_new(job->base, on_timeout, job);
     job->ev_launch = evtimer_new(job->base, on_launch_batch, job);
     job->ev_hello = evtimer_new(job->base, on_hello_timeout, job);
     job->ev_flush = event_new(job->base, -1, EV_PERSIST, on_flush_check, job);
     if (job->ev_kill == NULL || job->ev_timeout == NULL || job->ev_launch == NULL ||
-        job->ev_hello == NULL || job->ev_flush == NULL)
+        job->ev_hello == NULL || job->ev_flush == NULL || job->ev_event_grace == NULL)
         return -1;
     if (job->opts->timeout > 0) {
         struct timeval tv = { (time_t)job->opts->timeout,
@@ -1904,6 +1974,7 @@ void pg_job_free(pg_job_t *job)
     free_event(job->ev_hup);
     free_event(job->ev_timeout);
     free_event(job->ev_kill);
+    free_event(job->ev_event_grace);
     free_event(job->ev_launch);
     free_event(job->ev_hello);
     free_event(job->ev_flush);

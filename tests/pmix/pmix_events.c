@@ -11,6 +11,8 @@
  *                      must see PMIX_ERR_PROC_ABORTED from rank 3
  *   pmix_events kill   (-n 4) rank 3 dies (SIGKILL) before finalize; the
  *                      others must see PMIX_ERR_PROC_TERM_WO_SYNC from it
+ *   pmix_events abort_sigterm, kill_sigterm: the same, but SIGTERM (the
+ *                      gateway's teardown) keeps its default action
  *   pmix_events watch  (-n 3, then a PMI-1 or PMI-2 rank 3 that aborts:
  *                      tests/pmix/pmi_aborter.c) the PMIx ranks must see
  *                      PMIX_ERR_PROC_ABORTED from rank 3
@@ -649,8 +651,7 @@ static int mode_api(void)
     return failures;
 }
 
-/* Ranks 0-2 wait for the event about rank 3 and say what they saw; the
- * gateway's SIGTERM (the job is brought down) is ignored meanwhile. */
+/* Ranks 0-2 wait for the event about rank 3 and say what they saw. */
 static int watch_rank3(pmix_status_t want)
 {
     if (me.rank == 3)
@@ -671,9 +672,12 @@ static int watch_rank3(pmix_status_t want)
     return failures;
 }
 
-static int mode_peer_dies(int by_abort)
+/* keep_sigterm: the gateway's SIGTERM keeps its default action, as in
+ * most programs; the gateway must leave the handlers time to run. */
+static int mode_peer_dies(int by_abort, int keep_sigterm)
 {
-    signal(SIGTERM, SIG_IGN);
+    if (!keep_sigterm)
+        signal(SIGTERM, SIG_IGN);
     register_wait("register_default", NULL, 0, NULL, 0, on_default);
     fence();
     if (me.rank == 3) {
@@ -857,10 +861,10 @@ int main(int argc, char **argv)
         printf("FAIL init: %s\n", PMIx_Error_string(rc));
         return 1;
     }
-    if (strcmp(mode, "abort") == 0)
-        return mode_peer_dies(1);
-    if (strcmp(mode, "kill") == 0)
-        return mode_peer_dies(0);
+    if (strcmp(mode, "abort") == 0 || strcmp(mode, "abort_sigterm") == 0)
+        return mode_peer_dies(1, strcmp(mode, "abort_sigterm") == 0);
+    if (strcmp(mode, "kill") == 0 || strcmp(mode, "kill_sigterm") == 0)
+        return mode_peer_dies(0, strcmp(mode, "kill_sigterm") == 0);
     if (strcmp(mode, "watch") == 0)
         return mode_watch();
     if (strcmp(mode, "spawn_end") == 0)

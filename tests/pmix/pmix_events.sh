@@ -106,6 +106,17 @@ for r in 0 1; do
     done
 done
 
+# the same in programs that keep SIGTERM's default action: the gateway
+# gives their handlers time before it brings the job down
+run_job 120 -n 4 "$PROG" abort_sigterm
+[ $rc -eq 7 ] || fail "abort_sigterm: pmigate exited $rc, expected 7"
+n=$(grep -c "^EVENT rank [012] got PMIX_ERR_PROC_ABORTED source 3 " "$WORK/out")
+[ "$n" -eq 3 ] || { cat "$WORK/out"; fail "abort_sigterm: $n of 3 ranks ran their handler"; }
+run_job 120 -n 4 "$PROG" kill_sigterm
+[ $rc -ne 0 ] || fail "kill_sigterm: pmigate exited 0"
+n=$(grep -c "^EVENT rank [012] got PMIX_ERR_PROC_TERM_WO_SYNC source 3 affected 1:3" "$WORK/out")
+[ "$n" -eq 3 ] || { cat "$WORK/out"; fail "kill_sigterm: $n of 3 ranks ran their handler"; }
+
 # a rank killed before finalize
 run_job 120 -n 4 "$PROG" kill
 [ $rc -ne 0 ] || fail "kill: pmigate exited 0"
