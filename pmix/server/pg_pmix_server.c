@@ -1339,6 +1339,8 @@ static pmix_status_t query_one(query_out_t *o, pg_engine_t *e, const pg_proc_t *
     if (strcmp(key, PMIX_QUERY_SPAWN_SUPPORT) == 0)
         return query_add(o, key,
                          o->can_spawn ? PMIX_WDIR "," PMIX_PREFIX "," PMIX_HOST "," PMIX_SET_ENVAR
+                                            "," PMIX_NOTIFY_COMPLETION "," PMIX_NOTIFY_JOB_EVENTS
+                                            "," PMIX_EVENT_SILENT_TERMINATION
                                       : "",
                          PMIX_STRING);
     if (strcmp(key, PMIX_QUERY_DEBUG_SUPPORT) == 0 || strcmp(key, PMIX_QUERY_PSET_NAMES) == 0)

@@ -499,7 +499,8 @@ static void check_queries(void)
     /* pmigate run spawns: the attributes it honours are listed */
     x = find(res, nres, PMIX_QUERY_SPAWN_SUPPORT);
     report(x != NULL && x->value.type == PMIX_STRING && strstr(x->value.data.string, PMIX_WDIR) &&
-               strstr(x->value.data.string, PMIX_SET_ENVAR),
+               strstr(x->value.data.string, PMIX_SET_ENVAR) &&
+               strstr(x->value.data.string, PMIX_NOTIFY_COMPLETION),
            "query_spawn_support", "'%s'",
            x != NULL && x->value.type == PMIX_STRING ? x->value.data.string : "missing");
     x = find(res, nres, PMIX_LOCAL_PEERS);
