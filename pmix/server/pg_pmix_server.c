@@ -1635,8 +1635,10 @@ static pmix_status_t spawn_unpack_app(pmix_data_buffer_t *b, pmix_app_t *app)
         pg_pmix_array_free(env, nenv, PMIX_STRING);
         return PMIX_ERR_NOMEM;
     }
-    memcpy(app->argv, argv, nargv * sizeof(char *));
-    memcpy(app->env, env, nenv * sizeof(char *));
+    if (nargv > 0) /* an empty array unpacks as NULL: no memcpy from it */
+        memcpy(app->argv, argv, nargv * sizeof(char *));
+    if (nenv > 0)
+        memcpy(app->env, env, nenv * sizeof(char *));
     free(argv);
     free(env);
     return PMIX_SUCCESS;
