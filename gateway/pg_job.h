@@ -70,7 +70,9 @@ int pg_job_ended_by_signal(const pg_job_t *job);
 
 /* A PMI abort from `rank` (or -1): prints "rank R aborted the job (code C): msg",
  * kills every rank, and makes pmigate exit with `code` (mod 256).  msg may be
- * NULL.  Safe to call more than once; the first failure wins. */
+ * NULL.  Safe to call more than once; the first failure wins.  The handler
+ * has told the job's PMIx processes (PMIX_ERR_PROC_ABORTED): while any
+ * listens, the SIGTERM comes 1 s later, so their handlers run. */
 void pg_job_abort(pg_job_t *job, int rank, int code, const char *msg);
 
 /* ---- jobs that ranks spawn (gateway/pg_spawn.c) ----
