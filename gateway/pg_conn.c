@@ -738,6 +738,18 @@ static void peer_log_write(pg_peer_t *peer, const char *line)
         c->ops->log_write(c->owner, c, line);
 }
 
+static int peer_log_to(pg_peer_t *peer, pg_log_channel_t channel, int priority, const char *text)
+{
+    pg_conn_t *c = pg_conn_of(peer);
+
+    if (c->ops != NULL && c->ops->log_to != NULL)
+        return c->ops->log_to(c->owner, c, channel, priority, text);
+    if (channel != PG_LOG_STDERR)
+        return -1;
+    pg_peer_log(peer, "rank %d logged: %s", peer->rank, text);
+    return 0;
+}
+
 static void peer_job_signal(pg_peer_t *peer, const int *ranks, size_t nranks, int signo)
 {
     pg_conn_t *c = pg_conn_of(peer);
@@ -767,4 +779,5 @@ static const pg_peer_ops_t conn_peer_ops = {
     .peer_finalize = peer_finalize,
     .clock_now = peer_clock_now,
     .log_write = peer_log_write,
+    .log_to = peer_log_to,
 };

@@ -81,6 +81,10 @@ typedef struct pg_conn_owner_ops {
      * cannot spawn, the request is refused as not supported. */
     void (*spawn)(void *owner, pg_conn_t *conn, const pg_spawn_req_t *req,
                   pg_spawn_done_fn done, void *cbdata);
+    /* PMIx_Log to one channel (pg_peer_ops_t.log_to).  NULL: stderr only,
+     * through log_write. */
+    int (*log_to)(void *owner, pg_conn_t *conn, pg_log_channel_t channel, int priority,
+                  const char *text);
 } pg_conn_owner_ops_t;
 
 /* Takes ownership of fd (made non-blocking).  rank < 0: a listener

@@ -26,6 +26,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <syslog.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -45,10 +46,15 @@
 #include "gateway/pg_tmpdir.h"
 #include "gateway/pg_env_pmix.h"
 #include "gateway/pg_trace_rec.h"
+#include "pmix_common.h"
 #include "wire/pg_clock.h"
 
 enum {
     PG_JOB_KILL_GRACE_MS = 300, /* SIGTERM -> SIGKILL */
+    /* a rank's failure the job's PMIx processes were just told of (an
+     * abort, a rank lost, a spawned job's end) -> SIGTERM: the time their
+     * event handlers get to run (docs/user-guide.md, events) */
+    PG_JOB_EVENT_GRACE_MS = 1000,
     PG_JOB_LOST_GRACE_MS = 100, /* broken connection -> verdict, see above */
     /* PMI_PORT connections that have not said which rank they are, beyond
      * one per rank: past that the oldest is dropped, so strangers neither
@@ -174,28 +180,52 @@ struct pg_job {
     pg_job_launched_fn launched; /* NULL once run */
     void *launched_arg;
     int spawns_pending;      /* root: spawned jobs whose launch is not over */
+    int notify_end;          /* spawned: its spawner asked for PMIX_EVENT_JOB_END */
+    int end_silent_ok;       /* spawned: ...but not when it ends well */
+    int failed_rank;         /* spawned: its first rank to fail (exit != 0 or
+                              * gone before finalize), -1: none yet */
+    int failed_code;         /* that rank's exit code */
     struct event *ev_chld, *ev_int, *ev_term, *ev_hup, *ev_timeout, *ev_kill;
+    struct event *ev_event_grace; /* root: SIGTERM after PG_JOB_EVENT_GRACE_MS */
 };
 
 /* ---------------------------------------------------------------- */
 /* small helpers                                                      */
 /* ---------------------------------------------------------------- */
 
-void pg_job_log(const pg_job_t *job, const char *fmt, ...)
+/* One "pmigate: [job N: ]..." line on `sink` (the job's stderr or stdout). */
+static void job_log_on(const pg_job_t *job, pg_sink_t *sink, const char *fmt, va_list ap)
 {
     char line[1024];
-    va_list ap;
     int n;
 
     n = job != NULL && job->jobno > 0 ? snprintf(line, sizeof(line), "job %d: ", job->jobno) : 0;
-    va_start(ap, fmt);
-    n = vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
-    va_end(ap);
-    if (n < 0)
+    if (vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap) < 0)
         return;
     /* after the ranks' queued lines, never blocking; text a rank sent (an
      * abort message) is escaped there, so it cannot forge a line */
-    pg_sink_log(job != NULL ? job->err_sink : NULL, line);
+    pg_sink_log(sink, line);
+}
+
+void pg_job_log(const pg_job_t *job, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    job_log_on(job, job != NULL ? job->err_sink : NULL, fmt, ap);
+    va_end(ap);
+}
+
+/* The same line on pmigate's stdout (PMIx_Log to PMIX_LOG_STDOUT). */
+static void job_log_stdout(const pg_job_t *job, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void job_log_stdout(const pg_job_t *job, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    job_log_on(job, job->out_sink, fmt, ap);
+    va_end(ap);
 }
 
 static struct timeval ms_to_tv(long ms)
@@ -246,31 +276,85 @@ static void on_kill_grace(evutil_socket_t fd, short what, void *arg)
     signal_job(arg, SIGKILL);
 }
 
-/* Brings every rank down: `signo` now, SIGKILL after the grace period. */
-static void job_teardown(pg_job_t *job, int signo)
+/* The root job (every job with it) is ending: no new ranks, connections,
+ * input or timeout.  0 the first time, -1 when it already was. */
+static int job_teardown_begin(pg_job_t *root)
+{
+    if (root->teardown)
+        return -1;
+    root->teardown = 1;
+    for (int k = 0; k < root->nsubs; k++)
+        root->subs[k]->teardown = 1;
+    pg_listen_stop(root->listen);
+    pg_stdin_stop(root->stdin_fwd);
+    if (root->ev_timeout != NULL)
+        event_del(root->ev_timeout);
+    return 0;
+}
+
+/* `signo` to every rank still running, SIGKILL after the grace period. */
+static void job_teardown_signal(pg_job_t *root, int signo)
 {
     struct timeval grace = ms_to_tv(PG_JOB_KILL_GRACE_MS);
 
-    if (job->root != NULL) { /* a failure in any job ends them all */
-        job_teardown(job->root, signo);
+    if (root->nlive + root->spawned_live == 0)
+        return;
+    if (root->opts->verbose)
+        pg_job_log(root, "killing the job (%d rank%s still running)", root->nlive,
+                   root->nlive == 1 ? "" : "s");
+    signal_job(root, signo);
+    evtimer_add(root->ev_kill, &grace);
+}
+
+/* Brings every rank down: `signo` now, SIGKILL after the grace period. */
+static void job_teardown(pg_job_t *job, int signo)
+{
+    pg_job_t *root = pg_job_root(job); /* a failure in any job ends them all */
+
+    if (job_teardown_begin(root) == 0)
+        job_teardown_signal(root, signo);
+}
+
+static void on_event_grace(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    job_teardown_signal(arg, SIGTERM);
+}
+
+/* Is a PMIx process of `job` or its spawned jobs, `failed` aside, still
+ * there to hear events (connected, not finalized, not reaped)? */
+static int job_has_listeners(const pg_job_t *job, const pg_rank_t *failed)
+{
+    for (int i = 0; i < job->size; i++) {
+        const pg_rank_t *r = &job->ranks[i];
+
+        if (r != failed && !r->reaped && !r->finalized && r->pmi_conn != NULL &&
+            pg_conn_proto(r->pmi_conn) == PG_PROTO_PMIX)
+            return 1;
+    }
+    for (int k = 0; k < job->nsubs; k++)
+        if (job_has_listeners(job->subs[k], failed))
+            return 1;
+    return 0;
+}
+
+/* A failure (of rank `failed`, NULL: none) that the job's PMIx processes
+ * were just told of: the events wait on their connections, so the job
+ * ends at once (no new ranks, later exits judged as the teardown's) but
+ * SIGTERM comes PG_JOB_EVENT_GRACE_MS later, so their handlers run --
+ * at once when nobody listens. */
+static void job_teardown_told(pg_job_t *job, const pg_rank_t *failed)
+{
+    pg_job_t *root = pg_job_root(job);
+    struct timeval grace = ms_to_tv(PG_JOB_EVENT_GRACE_MS);
+
+    if (!job_has_listeners(root, failed)) {
+        job_teardown(job, SIGTERM);
         return;
     }
-    if (job->teardown)
-        return;
-    job->teardown = 1;
-    for (int k = 0; k < job->nsubs; k++)
-        job->subs[k]->teardown = 1;
-    pg_listen_stop(job->listen);
-    pg_stdin_stop(job->stdin_fwd);
-    if (job->ev_timeout != NULL)
-        event_del(job->ev_timeout);
-    if (job->nlive + job->spawned_live == 0)
-        return;
-    if (job->opts->verbose)
-        pg_job_log(job, "killing the job (%d rank%s still running)", job->nlive,
-                   job->nlive == 1 ? "" : "s");
-    signal_job(job, signo);
-    evtimer_add(job->ev_kill, &grace);
+    if (job_teardown_begin(root) == 0 && evtimer_add(root->ev_event_grace, &grace) != 0)
+        job_teardown_signal(root, SIGTERM);
 }
 
 void pg_job_abort(pg_job_t *job, int rank, int code, const char *msg)
@@ -283,7 +367,8 @@ void pg_job_abort(pg_job_t *job, int rank, int code, const char *msg)
             pg_job_log(job, "the job was aborted (code %d)%s%s", code, msg && *msg ? ": " : "",
                        msg ? msg : "");
     }
-    job_teardown(job, SIGTERM);
+    /* the handler told the job's PMIx processes (server/pg_peer_abort.h) */
+    job_teardown_told(job, rank >= 0 && rank < job->size ? &job->ranks[rank] : NULL);
 }
 
 /* ---------------------------------------------------------------- */
@@ -454,7 +539,7 @@ static void rank_fail_lost(pg_job_t *job, pg_rank_t *r, const char *reason)
     if (pg_verdict_rank_lost(job->v, r->rank, 0))
         pg_job_log(job, "rank %d %s", r->rank, reason);
     pg_job_engine_lost(job->je, r->rank);
-    job_teardown(job, SIGTERM);
+    job_teardown_told(job, r);
 }
 
 static void on_lost_grace(evutil_socket_t fd, short what, void *arg)
@@ -467,8 +552,9 @@ static void on_lost_grace(evutil_socket_t fd, short what, void *arg)
         rank_fail_lost(r->job, r, r->lost_reason ? r->lost_reason : "lost its PMI connection");
 }
 
-/* Judges a reaped rank's exit (see pg_status.h for the rules). */
-static void rank_judge_exit(pg_job_t *job, pg_rank_t *r, int wstatus)
+/* Judges a reaped rank's exit (see pg_status.h for the rules); `told`:
+ * the job's PMIx processes were just sent an event about it. */
+static void rank_judge_exit(pg_job_t *job, pg_rank_t *r, int wstatus, int told)
 {
     int code = pg_status_of_wait(wstatus);
     int unfinished = r->connected && !r->finalized;
@@ -492,7 +578,10 @@ static void rank_judge_exit(pg_job_t *job, pg_rank_t *r, int wstatus)
     pg_job_log(job, "rank %d %s%s", r->rank, fate, unfinished ? " before PMI finalize" : "");
     if (unfinished)
         pg_job_engine_lost(job->je, r->rank);
-    job_teardown(job, SIGTERM);
+    if (unfinished || told)
+        job_teardown_told(job, r);
+    else
+        job_teardown(job, SIGTERM);
 }
 
 /* Reports a rank whose exec failed (the child's errno, left in memory it
@@ -520,8 +609,44 @@ static void rank_close_conns(pg_rank_t *r)
         pg_conn_free(pmi_conn);
 }
 
+/* A spawned job's end, told to its spawner's job when it asked
+ * (PMIX_NOTIFY_COMPLETION): the job's status is its first failure's exit
+ * code (PMIX_ERR_JOB_TERM_WO_SYNC for a rank gone before finalize with
+ * status 0), else 0.  Raised when its last rank is reaped, before that
+ * rank's exit is judged (a failure tears every job down). */
+static int spawned_note_exit(pg_job_t *job, const pg_rank_t *r, int wstatus)
+{
+    int code = pg_status_of_wait(wstatus);
+    pg_job_engine_end_t end = { job->parent_kvsname, 0, -1, 0 };
+    size_t reached;
+
+    if (job->root == NULL || job->discarded)
+        return 0;
+    if (job->failed_rank < 0 && (code != 0 || (r->connected && !r->finalized))) {
+        job->failed_rank = r->rank;
+        job->failed_code = code;
+    }
+    if (job->nlive > 0 || job->launching || !job->notify_end) /* more ranks to come */
+        return 0;
+    if (job->failed_rank >= 0) {
+        end.status = job->failed_code != 0 ? job->failed_code : PMIX_ERR_JOB_TERM_WO_SYNC;
+        end.failed_rank = job->failed_rank;
+        end.failed_code = job->failed_code;
+    } else if (job->end_silent_ok) {
+        return 0;
+    }
+    job->notify_end = 0; /* once */
+    reached = pg_job_engine_job_end(job->je, &end);
+    if (reached == 0 && job->opts->verbose)
+        pg_job_log(job, "job %s ended (status %d): no process of %s listens", job->kvsname,
+                   end.status, job->parent_kvsname);
+    return reached > 0;
+}
+
 static void rank_reaped(pg_job_t *job, pg_rank_t *r, int wstatus)
 {
+    int told;
+
     r->reaped = 1;
     job->nlive--;
     if (job->root != NULL)
@@ -537,7 +662,8 @@ static void rank_reaped(pg_job_t *job, pg_rank_t *r, int wstatus)
         pg_output_drain(r->err);
     if (r->rank == 0 && job->root == NULL)
         pg_stdin_stop(job->stdin_fwd);
-    rank_judge_exit(job, r, wstatus);
+    told = spawned_note_exit(job, r, wstatus);
+    rank_judge_exit(job, r, wstatus, told);
     rank_close_conns(r);
 }
 
@@ -744,6 +870,32 @@ static void conn_finalized(void *owner, pg_conn_t *conn)
 static void conn_job_abort(void *owner, pg_conn_t *conn, int code, const char *msg)
 {
     pg_job_abort(owner, pg_conn_rank(conn), code, msg);
+}
+
+/* PMIx_Log: stdout and stderr get the job log's line (named by rank, the
+ * text escaped, whole lines after the ranks' queued output); syslog gets
+ * the same words under the job's name, at the rank's priority. */
+static int conn_log_to(void *owner, pg_conn_t *conn, pg_log_channel_t channel, int priority,
+                       const char *text)
+{
+    pg_job_t *job = owner;
+    int rank = pg_conn_rank(conn);
+    char clean[1024];
+
+    switch (channel) {
+    case PG_LOG_STDOUT:
+        job_log_stdout(job, "rank %d logged: %s", rank, text);
+        return 0;
+    case PG_LOG_STDERR:
+        pg_job_log(job, "rank %d logged: %s", rank, text);
+        return 0;
+    case PG_LOG_SYSLOG:
+        (void)pg_output_sanitize(text, clean, sizeof(clean));
+        syslog(LOG_USER | (priority & LOG_PRIMASK), "pmigate %s rank %d logged: %s",
+               job->kvsname, rank, clean);
+        return 0;
+    }
+    return -1;
 }
 
 /* PMIx_Job_control: the signal goes to the named ranks still running; the
@@ -1358,12 +1510,13 @@ static int arm_events(pg_job_t *job)
         add_signal(job, &job->ev_hup, SIGHUP, on_signal) != 0)
         return -1;
     job->ev_kill = evtimer_new(job->base, on_kill_grace, job);
+    job->ev_event_grace = evtimer_new(job->base, on_event_grace, job);
     job->ev_timeout = evtimer_new(job->base, on_timeout, job);
     job->ev_launch = evtimer_new(job->base, on_launch_batch, job);
     job->ev_hello = evtimer_new(job->base, on_hello_timeout, job);
     job->ev_flush = event_new(job->base, -1, EV_PERSIST, on_flush_check, job);
     if (job->ev_kill == NULL || job->ev_timeout == NULL || job->ev_launch == NULL ||
-        job->ev_hello == NULL || job->ev_flush == NULL)
+        job->ev_hello == NULL || job->ev_flush == NULL || job->ev_event_grace == NULL)
         return -1;
     if (job->opts->timeout > 0) {
         struct timeval tv = { (time_t)job->opts->timeout,
@@ -1692,7 +1845,7 @@ static pg_job_t *spawned_new(pg_job_t *parent, pg_run_opts_t *opts, char **wdirs
         .jobno = root->nsubs + 1, .size = opts->nprocs, .nlocal = opts->nprocs,
         .parent = root->parent, .pgid = root->pgid, .v = root->v,
         .out_sink = root->out_sink, .err_sink = root->err_sink, .trace = root->trace,
-        .teardown = root->teardown,
+        .teardown = root->teardown, .failed_rank = -1,
     };
     sub->trace_rank_base = root->size;
     for (int k = 0; k < root->nsubs; k++)
@@ -1735,6 +1888,8 @@ int pg_job_spawn(pg_job_t *parent, int parent_rank, pg_run_opts_t *opts, char **
     sub->errcodes = errcodes;
     sub->launched = launched;
     sub->launched_arg = arg;
+    sub->notify_end = req->notify_end;
+    sub->end_silent_ok = req->end_silent_ok;
     if (build_envs(sub) != 0 ||
         spawned_attach_engine(sub, req->preput, req->npreput, why) != 0) {
         spawned_abandon(sub);
@@ -1795,7 +1950,7 @@ pg_job_t *pg_job_new(struct event_base *base, const pg_run_opts_t *opts,
     job->conn_ops = (pg_conn_owner_ops_t){
         .identify = conn_identify, .opened = conn_opened, .finalized = conn_finalized,
         .job_abort = conn_job_abort, .log_write = conn_log_write, .served = conn_served,
-        .job_signal = conn_job_signal,
+        .job_signal = conn_job_signal, .log_to = conn_log_to,
         .closed = conn_closed, .spawn = conn_spawn,
     };
     job->size = opts->nprocs;
@@ -1924,6 +2079,7 @@ void pg_job_free(pg_job_t *job)
     free_event(job->ev_hup);
     free_event(job->ev_timeout);
     free_event(job->ev_kill);
+    free_event(job->ev_event_grace);
     free_event(job->ev_launch);
     free_event(job->ev_hello);
     free_event(job->ev_flush);

@@ -70,7 +70,9 @@ int pg_job_ended_by_signal(const pg_job_t *job);
 
 /* A PMI abort from `rank` (or -1): prints "rank R aborted the job (code C): msg",
  * kills every rank, and makes pmigate exit with `code` (mod 256).  msg may be
- * NULL.  Safe to call more than once; the first failure wins. */
+ * NULL.  Safe to call more than once; the first failure wins.  The handler
+ * has told the job's PMIx processes (PMIX_ERR_PROC_ABORTED): while any
+ * listens, the SIGTERM comes 1 s later, so their handlers run. */
 void pg_job_abort(pg_job_t *job, int rank, int code, const char *msg);
 
 /* ---- jobs that ranks spawn (gateway/pg_spawn.c) ----
@@ -97,7 +99,8 @@ typedef void (*pg_job_launched_fn)(int failed, const char *why, void *arg);
 
 /* Starts a job of opts->nprocs ranks for rank `parent_rank` of `parent`
  * (its PMIX_PARENT_ID), req's preput keys readable before they start (req
- * is read before this returns, not kept).  Takes
+ * is read before this returns, not kept; when req->notify_end, the
+ * parent's job gets a PMIX_EVENT_JOB_END once every rank is gone).  Takes
  * opts (pg_spawn_opts_free) and wdirs ([nsegments] malloc'd paths or NULL
  * entries, NULL) whatever happens.  The ranks start in batches, the loop
  * serving the running ranks between them; `launched` runs once every child

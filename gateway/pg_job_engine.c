@@ -13,10 +13,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "gateway/pg_job.h"
 #include "gateway/pg_shm.h"
 #include "pmix/engine/pg_engine.h"
+#include "pmix/pack/pg_pack.h"
+#include "pmix/transport/pg_pmix_msg.h"
 #include "wire/pg_enc.h"
 #include "wire/pg_clock.h"
 
@@ -438,6 +441,36 @@ void pg_job_engine_finalized(pg_job_engine_t *je, int rank)
 void pg_job_engine_lost(pg_job_engine_t *je, int rank)
 {
     notify(je, rank, pg_proc_lost);
+}
+
+size_t pg_job_engine_job_end(pg_job_engine_t *je, const pg_job_engine_end_t *end)
+{
+    pmix_status_t status = end->status;
+    int exit_code = end->failed_code;
+    time_t when = time(NULL);
+    pg_proc_t job = { je->nspace, PMIX_RANK_WILDCARD };
+    pg_proc_t target = { end->notify_nspace, PMIX_RANK_WILDCARD };
+    pg_event_detail_t details[5] = {
+        { PMIX_JOB_TERM_STATUS, pg_value_bytes(PMIX_STATUS, &status, sizeof(status)) },
+        { PMIX_NSPACE, pg_value_string(je->nspace) },
+        { PMIX_EVENT_TIMESTAMP, pg_value_bytes(PMIX_TIME, &when, sizeof(when)) },
+        { PMIX_EXIT_CODE, pg_value_bytes(PMIX_INT, &exit_code, sizeof(exit_code)) },
+    };
+    pg_event_t ev = { PMIX_EVENT_JOB_END, job, job, PMIX_RANGE_CUSTOM, &target, 1, NULL, 0,
+                      details, 3 };
+    pmix_proc_t failed; /* the engine keeps a PMIX_PROC as its native bytes */
+    size_t reached = 0;
+
+    if (je->engine == NULL || end->notify_nspace == NULL)
+        return 0;
+    if (end->failed_rank >= 0) { /* the first failed process, its code */
+        PMIX_LOAD_PROCID(&failed, je->nspace, (pmix_rank_t)end->failed_rank);
+        details[4] = (pg_event_detail_t){ PMIX_PROCID,
+                                          pg_value_bytes(PMIX_PROC, &failed, sizeof(failed)) };
+        ev.ndetails = 5;
+    }
+    (void)pg_event_notify(je->engine, &ev, &reached);
+    return reached;
 }
 
 void pg_job_engine_touch(pg_job_engine_t *je)

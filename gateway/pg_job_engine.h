@@ -81,6 +81,21 @@ void pg_job_engine_connected(pg_job_engine_t *je, int rank);
 void pg_job_engine_finalized(pg_job_engine_t *je, int rank);
 void pg_job_engine_lost(pg_job_engine_t *je, int rank);
 
+/* How a job ended, for PMIX_EVENT_JOB_END. */
+typedef struct pg_job_engine_end {
+    const char *notify_nspace; /* whose processes hear of it (the spawner's job) */
+    int status;                /* the job's exit status: its first failure's code, or 0 */
+    int failed_rank;           /* the first rank that failed, -1: none */
+    int failed_code;           /* its exit code */
+} pg_job_engine_end_t;
+
+/* The job is over (every rank reaped): raises PMIX_EVENT_JOB_END to the
+ * subscribed processes of end->notify_nspace, source and affected process
+ * the job (rank WILDCARD), with PMIX_JOB_TERM_STATUS, PMIX_NSPACE,
+ * PMIX_EVENT_TIMESTAMP and, after a failure, the first failed process
+ * (PMIX_PROCID) and its PMIX_EXIT_CODE.  Returns the processes reached. */
+size_t pg_job_engine_job_end(pg_job_engine_t *je, const pg_job_engine_end_t *end);
+
 /* Completes cross-node fence `id`: ok = 0 ingests the other nodes' blobs
  * (blobs[i] for node i; this node's own entry is skipped, NULL entries are
  * empty), writes the node's key segment, then answers the local ranks;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "server/pg_peer_abort.h"
 #include "server/pg_pmi_common.h"
 #include "server/pg_pmi_spawn.h"
 
@@ -390,7 +391,8 @@ static int pmi1_finalize(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *m
     return PG_HANDLER_CLOSE;
 }
 
-/* No reply (the client does not wait for one); the job ends with exitcode. */
+/* No reply (the client does not wait for one); the job ends with exitcode,
+ * after the PMIx ranks of the job heard of it (pg_peer_abort). */
 static int pmi1_abort(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg)
 {
     char text[PMI1_ABORT_MSG_MAX + 1];
@@ -404,7 +406,7 @@ static int pmi1_abort(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg)
         message.len = PMI1_ABORT_MSG_MAX;
     if (pg_pmi_cstr(message, text, sizeof(text)) != 0)
         text[0] = '\0';
-    peer->ops->job_abort(peer, (int)code, text[0] ? text : NULL);
+    pg_peer_abort(peer, (int)code, text[0] ? text : NULL);
     return PG_HANDLER_OK;
 }
 

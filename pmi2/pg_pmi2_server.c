@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "server/pg_peer_abort.h"
 #include "server/pg_pmi_common.h"
 #include "server/pg_pmi_spawn.h"
 #include "pmi2/pmi2.h" /* the PMI-2 rc numbers sent on the wire */
@@ -257,7 +258,7 @@ static int pmi2_abort(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg)
     if (pg_str_to_bool(pg_msg_get(msg, "isworld"), &isworld) != 0)
         isworld = true;
     if (isworld)
-        peer->ops->job_abort(peer, (int)code, text[0] ? text : NULL);
+        pg_peer_abort(peer, (int)code, text[0] ? text : NULL);
     else
         pg_peer_log(peer, "rank %d called abort for itself only (isworld=FALSE)%s%s",
                    peer->rank, text[0] ? ": " : "", text);

@@ -71,6 +71,12 @@ typedef struct pg_spawn_req {
     const pg_kv_t *preput;       /* [npreput] */
     const pg_kv_t *env;          /* [nenv] variables set in every child, or NULL */
     int nenv;
+    /* PMIx_Spawn's job info asked for PMIX_EVENT_JOB_END when the new job
+     * ends (PMIX_NOTIFY_COMPLETION or PMIX_NOTIFY_JOB_EVENTS): the host
+     * raises it to the spawner's job; end_silent_ok (PMIX_EVENT_SILENT_TERMINATION):
+     * not when every process exited 0.  0 for PMI-1 and PMI-2 spawns. */
+    int notify_end;
+    int end_silent_ok;
 } pg_spawn_req_t;
 
 /* How a spawn ended, borrowed for the completion call. */
@@ -87,8 +93,16 @@ typedef struct pg_spawn_result {
 
 typedef void (*pg_spawn_done_fn)(const pg_spawn_result_t *res, void *cbdata);
 
-/* What a handler asks of its host.  Every hook but spawn is set (a host that
- * has nothing to do for one still provides it). */
+/* The PMIx_Log channels a host may serve (PMIX_LOG_STDOUT, PMIX_LOG_STDERR,
+ * PMIX_LOG_SYSLOG / PMIX_LOG_LOCAL_SYSLOG). */
+typedef enum pg_log_channel {
+    PG_LOG_STDOUT,
+    PG_LOG_STDERR,
+    PG_LOG_SYSLOG,
+} pg_log_channel_t;
+
+/* What a handler asks of its host.  Every hook but job_signal, spawn and
+ * log_to is set (a host that has nothing to do for one still provides it). */
 typedef struct pg_peer_ops {
     /* Sends bytes (one or more complete messages) to the peer, now or as
      * soon as it reads.  Returns 0, or -1 when the peer is gone or its
@@ -114,6 +128,13 @@ typedef struct pg_peer_ops {
      * frees its record).  NULL: this host cannot spawn. */
     void (*spawn)(pg_peer_t *peer, const pg_spawn_req_t *req, pg_spawn_done_fn done,
                   void *cbdata);
+    /* PMIx_Log: `text` (the rank's own, raw) to one channel.  The host
+     * names the rank, escapes the text as it does an abort message and
+     * writes it as one whole line, so it never mixes with the ranks'
+     * output; `priority` is syslog's (LOG_*) for PG_LOG_SYSLOG.  Returns
+     * 0, or -1 when the host does not serve that channel.  May be NULL:
+     * then PG_LOG_STDERR only, through log_write. */
+    int (*log_to)(pg_peer_t *peer, pg_log_channel_t channel, int priority, const char *text);
 } pg_peer_ops_t;
 
 /* One connected process as its handler sees it.  The host embeds it in its

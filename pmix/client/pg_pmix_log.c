@@ -2,14 +2,17 @@
  * pg_pmix_log: PMIx_Log and PMIx_Log_nb in libpmix.
  *
  * Why it exists: a process reports something to "the system log" through
- * its resource manager.  Under pmigate that is pmigate's own stderr (the
- * job's log, where the line names the rank and a rank's text is escaped,
- * like an abort message), and the trace when the job is traced (the
- * request is a frame like any other).  The gateway decides which channels
- * it serves (pmix/server, cmd_log): PMIX_LOG_STDERR; a request naming
- * only other channels answers PMIX_ERR_NOT_SUPPORTED, one naming some of
- * each PMIX_ERR_PARTIAL_SUCCESS (PMIX_LOG_ONCE: success once one channel
- * took it).
+ * its resource manager.  Under pmigate that is pmigate's own stdout or
+ * stderr (PMIX_LOG_STDOUT / PMIX_LOG_STDERR: a whole "pmigate: rank N
+ * logged: ..." line, the rank's text escaped like an abort message, never
+ * mixed with the ranks' output), the node's syslog (PMIX_LOG_SYSLOG,
+ * PMIX_LOG_LOCAL_SYSLOG; priority PMIX_LOG_SYSLOG_PRI), and the trace when
+ * the job is traced (the request is a frame like any other).  The gateway
+ * decides which channels it serves (pmix/server, cmd_log); a request naming
+ * only other channels (email, global syslog, job record...) answers
+ * PMIX_ERR_NOT_SUPPORTED, one naming some of each PMIX_ERR_PARTIAL_SUCCESS
+ * (PMIX_LOG_ONCE: success once one channel took it).  PMIX_LOG_TIMESTAMP /
+ * PMIX_LOG_GENERATE_TIMESTAMP put the time in front of the text.
  */
 #include "config/config.h"
 

@@ -512,11 +512,21 @@ size_t pg_lookup_retry_host(pg_engine_t *engine);
 /* Events (PMIx_Notify_event, and the ones the engine raises)         */
 /* ------------------------------------------------------------------ */
 
+/* One typed detail of an event raised without a PMIx packing (by the
+ * engine, a PMI-1/PMI-2 handler or the host): an abort's exit code and
+ * message, a job's end status...  The value is typed as the store keeps
+ * values (pg_value_t); the PMIx handler turns each into one info. */
+typedef struct pg_event_detail {
+    const char *key;
+    pg_value_t value;
+} pg_event_detail_t;
+
 /* One event as subscribers see it.  `source` is reported as given;
  * `origin` is the process that raised it: it is never delivered to, and
  * LOCAL/NAMESPACE ranges are measured from it.  `info`/`info_size` are bytes the
  * engine never reads (the PMIx handler's packed pmix_info_t array); NULL
- * for the events the engine raises itself, whose only detail is the source.
+ * for the events raised without one, whose info is the source (as
+ * PMIX_EVENT_AFFECTED_PROC) and `details`.
  * `targets` is read for PMIX_RANGE_CUSTOM only (rank WILDCARD = the whole
  * nspace).  Everything is borrowed for the call. */
 typedef struct pg_event {
@@ -528,6 +538,8 @@ typedef struct pg_event {
     size_t ntargets;
     const void *info;
     size_t info_size;
+    const pg_event_detail_t *details; /* [ndetails], read when info is NULL */
+    size_t ndetails;
 } pg_event_t;
 
 /* Called once per delivered event, inline, inside pg_event_notify or the

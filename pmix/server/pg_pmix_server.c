@@ -11,11 +11,13 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "pmix/engine/pg_engine.h"
 #include "pmix/pack/pg_pack.h"
 #include "pmix/server/pg_pmix_value.h"
 #include "pmix/transport/pg_pmix_msg.h"
+#include "server/pg_peer_abort.h"
 
 enum { NS_PER_SEC = 1000000000 };
 
@@ -945,8 +947,6 @@ static int cmd_job_control(pmix_in_t *in)
 
 /* ---- life cycle -------------------------------------------------------- */
 
-static void events_raise_abort(pmix_in_t *in, int code, const char *msg);
-
 static int cmd_abort(pmix_in_t *in)
 {
     pmix_status_t code = 1;
@@ -957,8 +957,9 @@ static int cmd_abort(pmix_in_t *in)
     (void)pg_pmix_unpack_one(in->args, &msg, PMIX_STRING);
     (void)reply_status(in->peer, in->cmd, in->id, PMIX_SUCCESS);
     if (in->s->inited) /* the others hear of it before the job is brought down */
-        events_raise_abort(in, code, msg);
-    in->peer->ops->job_abort(in->peer, code, msg);
+        pg_peer_abort(in->peer, code, msg);
+    else
+        in->peer->ops->job_abort(in->peer, code, msg);
     free(msg);
     return PG_HANDLER_OK;
 }
@@ -979,21 +980,30 @@ static int cmd_finalize(pmix_in_t *in)
 /* ---- events ------------------------------------------------------------ */
 
 /* The info[] an event carries on the wire: the notifier's, packed once for
- * all subscribers (ev->info), or for the engine's own events the affected
- * process, which is all the engine knows. */
+ * all subscribers (ev->info), or for the events raised without a PMIx
+ * packing (the engine's, a PMI-1/PMI-2 rank's abort, the host's) the
+ * affected process (the source) and the event's typed details. */
 static pmix_status_t event_pack_info(pmix_data_buffer_t *buf, const pg_event_t *ev)
 {
-    pmix_info_t affected;
+    pmix_info_t *info;
     pmix_proc_t src;
-    pmix_status_t rc;
+    pmix_status_t rc = PMIX_SUCCESS;
+    size_t n = 1;
 
     if (ev->info != NULL)
         return pg_buffer_append(buf, ev->info, ev->info_size);
+    PMIX_INFO_CREATE(info, 1 + ev->ndetails);
+    if (info == NULL)
+        return PMIX_ERR_NOMEM;
     PMIX_LOAD_PROCID(&src, ev->source.nspace, ev->source.rank);
-    PMIX_INFO_CONSTRUCT(&affected);
-    PMIX_INFO_LOAD(&affected, PMIX_EVENT_AFFECTED_PROC, &src, PMIX_PROC);
-    rc = pg_pmix_pack_array(buf, &affected, 1, PMIX_INFO);
-    PMIX_INFO_DESTRUCT(&affected);
+    PMIX_INFO_LOAD(&info[0], PMIX_EVENT_AFFECTED_PROC, &src, PMIX_PROC);
+    for (size_t i = 0; i < ev->ndetails && rc == PMIX_SUCCESS; i++, n++) {
+        PMIX_LOAD_KEY(info[n].key, ev->details[i].key);
+        rc = pg_pmix_value_from_engine(&ev->details[i].value, &info[n].value);
+    }
+    if (rc == PMIX_SUCCESS)
+        rc = pg_pmix_pack_array(buf, info, n, PMIX_INFO);
+    PMIX_INFO_FREE(info, 1 + ev->ndetails);
     return rc;
 }
 
@@ -1056,30 +1066,6 @@ static pmix_status_t events_notify_with(pg_engine_t *e, pg_event_t *ev, const pm
     return rc;
 }
 
-/* PMIx_Abort: the job's other processes get PMIX_ERR_PROC_ABORTED, with
- * the aborting process as source and affected process, its exit code and
- * its message, before the gateway brings the job down. */
-static void events_raise_abort(pmix_in_t *in, int code, const char *msg)
-{
-    pg_engine_t *e = in->peer->job->engine;
-    pg_proc_t self = session_proc(in->s);
-    pg_event_t ev = { PMIX_ERR_PROC_ABORTED, self, self, PMIX_RANGE_NAMESPACE, NULL, 0, NULL, 0 };
-    pmix_info_t info[3];
-    pmix_proc_t src;
-    size_t n = 0;
-
-    if (e == NULL)
-        return;
-    PMIX_LOAD_PROCID(&src, self.nspace, self.rank);
-    PMIX_INFO_LOAD(&info[n++], PMIX_EVENT_AFFECTED_PROC, &src, PMIX_PROC);
-    PMIX_INFO_LOAD(&info[n++], PMIX_EXIT_CODE, &code, PMIX_INT);
-    if (msg != NULL && msg[0] != '\0')
-        PMIX_INFO_LOAD(&info[n++], PMIX_EVENT_TEXT_MESSAGE, msg, PMIX_STRING);
-    (void)events_notify_with(e, &ev, info, n);
-    for (size_t i = 0; i < n; i++)
-        PMIX_INFO_DESTRUCT(&info[i]);
-}
-
 /* PMIx_Notify_event: status, source, range, custom targets[], info[]. */
 static int cmd_notify(pmix_in_t *in)
 {
@@ -1103,7 +1089,7 @@ static int cmd_notify(pmix_in_t *in)
     }
     /* the source is reported as given; the range is measured from the sender */
     pg_event_t ev = { code, { src.nspace[0] != '\0' ? src.nspace : self.nspace, src.rank },
-                      self, range, NULL, 0, NULL, 0 };
+                      self, range, NULL, 0, NULL, 0, NULL, 0 };
     rc = e == NULL ? PMIX_ERR_NOT_SUPPORTED : PMIX_SUCCESS;
     if (rc == PMIX_SUCCESS && nprocs > 0) {
         if ((targets = fence_participants(procs, nprocs, self.nspace)) == NULL)
@@ -1353,6 +1339,8 @@ static pmix_status_t query_one(query_out_t *o, pg_engine_t *e, const pg_proc_t *
     if (strcmp(key, PMIX_QUERY_SPAWN_SUPPORT) == 0)
         return query_add(o, key,
                          o->can_spawn ? PMIX_WDIR "," PMIX_PREFIX "," PMIX_HOST "," PMIX_SET_ENVAR
+                                            "," PMIX_NOTIFY_COMPLETION "," PMIX_NOTIFY_JOB_EVENTS
+                                            "," PMIX_EVENT_SILENT_TERMINATION
                                       : "",
                          PMIX_STRING);
     if (strcmp(key, PMIX_QUERY_DEBUG_SUPPORT) == 0 || strcmp(key, PMIX_QUERY_PSET_NAMES) == 0)
@@ -1432,13 +1420,23 @@ static int cmd_query(pmix_in_t *in)
 
 /* ---- log ------------------------------------------------------------------ */
 
-/* The channels the gateway serves: its own stderr (the job's log, where a
- * rank's text is escaped so it cannot forge a line).  stdout, syslog,
- * email, the job record... are not served. */
-static bool log_channel_served(const pmix_info_t *i)
+/* The channels the gateway serves: its own stdout and stderr (the job's
+ * log line, where the rank is named and its text escaped so it cannot
+ * forge a line) and the node's syslog (PMIX_LOG_SYSLOG, and
+ * PMIX_LOG_LOCAL_SYSLOG: one node is the local one).  Email, the global
+ * syslog, the job record and the data store are not served. */
+static bool log_channel_of(const pmix_info_t *i, pg_log_channel_t *ch)
 {
-    return info_is(i, PMIX_LOG_STDERR) && i->value.type == PMIX_STRING &&
-           i->value.data.string != NULL; /* the channel's value is its text */
+    if (info_is(i, PMIX_LOG_STDOUT))
+        *ch = PG_LOG_STDOUT;
+    else if (info_is(i, PMIX_LOG_STDERR))
+        *ch = PG_LOG_STDERR;
+    else if (info_is(i, PMIX_LOG_SYSLOG) || info_is(i, PMIX_LOG_LOCAL_SYSLOG))
+        *ch = PG_LOG_SYSLOG;
+    else
+        return false;
+    /* the channel's value is its text */
+    return i->value.type == PMIX_STRING && i->value.data.string != NULL;
 }
 
 static bool log_is_channel(const pmix_info_t *i)
@@ -1455,37 +1453,86 @@ static bool log_is_channel(const pmix_info_t *i)
     return false;
 }
 
-static void log_write(pg_peer_t *peer, const pmix_info_t *i)
+/* How PMIx_Log's directives shape the lines: PMIX_LOG_ONCE (the first
+ * served channel only), PMIX_LOG_SYSLOG_PRI (syslog's priority, LOG_NOTICE
+ * by default: 5), PMIX_LOG_TIMESTAMP (the caller's time) or
+ * PMIX_LOG_GENERATE_TIMESTAMP (the gateway's) in front of the text. */
+typedef struct log_how {
+    bool once;
+    int priority;
+    bool stamp;
+    time_t when;
+} log_how_t;
+
+static void log_directives(const pmix_info_t *dirs, size_t ndirs, log_how_t *how)
 {
-    pg_peer_log(peer, "rank %d logged: %s", peer->rank, i->value.data.string);
+    uint64_t u = 0;
+
+    *how = (log_how_t){ .priority = 5 };
+    for (size_t i = 0; i < ndirs; i++) {
+        const pmix_value_t *v = &dirs[i].value;
+
+        if (info_is(&dirs[i], PMIX_LOG_ONCE))
+            how->once = info_true(&dirs[i]);
+        else if (info_is(&dirs[i], PMIX_LOG_SYSLOG_PRI) && pg_pmix_value_uint(v, &u) && u <= 7)
+            how->priority = (int)u;
+        else if (info_is(&dirs[i], PMIX_LOG_TIMESTAMP) && v->type == PMIX_TIME) {
+            how->stamp = true;
+            how->when = v->data.time;
+        } else if (info_is(&dirs[i], PMIX_LOG_GENERATE_TIMESTAMP) && info_true(&dirs[i]) &&
+                   !how->stamp) {
+            how->stamp = true;
+            how->when = time(NULL);
+        }
+    }
+}
+
+/* One channel's text, "[2026-11-25T20:55:00Z] " first when stamped. */
+static int log_one(pg_peer_t *peer, pg_log_channel_t ch, const log_how_t *how, const char *text)
+{
+    char line[1024];
+    struct tm tm;
+
+    if (how->stamp && gmtime_r(&how->when, &tm) != NULL &&
+        strftime(line, sizeof(line), "[%Y-%m-%dT%H:%M:%SZ] ", &tm) > 0) {
+        size_t n = strlen(line);
+
+        snprintf(line + n, sizeof(line) - n, "%s", text);
+        text = line;
+    }
+    if (peer->ops->log_to != NULL)
+        return peer->ops->log_to(peer, ch, how->priority, text);
+    if (ch != PG_LOG_STDERR)
+        return -1;
+    pg_peer_log(peer, "rank %d logged: %s", peer->rank, text);
+    return 0;
 }
 
 /* PMIx_Log: data[] names the channels and texts, directives[] how.  All
  * requested channels served: SUCCESS; some: PARTIAL_SUCCESS; none:
- * NOT_SUPPORTED.  PMIX_LOG_ONCE: the first served channel only. */
+ * NOT_SUPPORTED.  PMIX_LOG_ONCE: success once one channel took it. */
 static pmix_status_t log_run(pg_peer_t *peer, const pmix_info_t *data, size_t ndata,
                              const pmix_info_t *dirs, size_t ndirs)
 {
-    bool once = false;
+    log_how_t how;
     size_t asked = 0, served = 0;
+    pg_log_channel_t ch;
 
-    for (size_t i = 0; i < ndirs; i++)
-        if (info_is(&dirs[i], PMIX_LOG_ONCE) && info_true(&dirs[i]))
-            once = true;
+    log_directives(dirs, ndirs, &how);
     for (size_t i = 0; i < ndata; i++) {
         if (!log_is_channel(&data[i]))
             continue; /* a directive given among the data (PMIX_LOG_SOURCE...) */
         asked++;
-        if (!log_channel_served(&data[i]) || (once && served > 0))
+        if ((how.once && served > 0) || !log_channel_of(&data[i], &ch))
             continue;
-        log_write(peer, &data[i]);
-        served++;
+        if (log_one(peer, ch, &how, data[i].value.data.string) == 0)
+            served++;
     }
     if (asked == 0)
         return PMIX_ERR_BAD_PARAM; /* nothing to log */
     if (served == 0)
         return PMIX_ERR_NOT_SUPPORTED;
-    return served == asked || once ? PMIX_SUCCESS : PMIX_ERR_PARTIAL_SUCCESS;
+    return served == asked || how.once ? PMIX_SUCCESS : PMIX_ERR_PARTIAL_SUCCESS;
 }
 
 static int cmd_log(pmix_in_t *in)
@@ -1707,12 +1754,22 @@ static void spawn_done(const pg_spawn_result_t *res, void *cbdata)
     req_free(r);
 }
 
+/* Is boolean attribute `key` set (true) in the spawn's job info? */
+static bool spawn_asks(const spawn_in_t *sp, const char *key)
+{
+    for (size_t i = 0; i < sp->njinfo; i++)
+        if (info_is(&sp->jinfo[i], key) && info_true(&sp->jinfo[i]))
+            return true;
+    return false;
+}
+
 /* PMIx_Spawn: the host starts the job; the reply names its namespace. */
 static int cmd_spawn(pmix_in_t *in)
 {
     spawn_in_t sp = { 0 };
     pmix_status_t rc = spawn_decode(in->args, &sp);
     pmix_req_t *r;
+    pg_spawn_req_t req;
 
     if (rc == PMIX_SUCCESS && in->peer->ops->spawn == NULL)
         rc = PMIX_ERR_NOT_SUPPORTED;
@@ -1722,10 +1779,13 @@ static int cmd_spawn(pmix_in_t *in)
         spawn_in_free(&sp);
         return reply_status(in->peer, in->cmd, in->id, rc), PG_HANDLER_OK;
     }
-    in->peer->ops->spawn(in->peer,
-                         &(pg_spawn_req_t){ .ncmds = (int)sp.napps, .cmds = sp.cmds,
-                                            .env = sp.env, .nenv = (int)sp.nenv },
-                         spawn_done, r); /* done always runs */
+    req = (pg_spawn_req_t){
+        .ncmds = (int)sp.napps, .cmds = sp.cmds, .env = sp.env, .nenv = (int)sp.nenv,
+        .notify_end = spawn_asks(&sp, PMIX_NOTIFY_COMPLETION) ||
+                      spawn_asks(&sp, PMIX_NOTIFY_JOB_EVENTS),
+        .end_silent_ok = spawn_asks(&sp, PMIX_EVENT_SILENT_TERMINATION),
+    };
+    in->peer->ops->spawn(in->peer, &req, spawn_done, r); /* done always runs */
     spawn_in_free(&sp);
     return PG_HANDLER_OK;
 }

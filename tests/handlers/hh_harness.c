@@ -46,6 +46,7 @@ struct hh {
     int abort_code, abort_rank;
     char log[HH_LOG_MAX];
     char spawned[HH_LOG_MAX]; /* the last spawn request, as hh_spawned() says */
+    char events[HH_LOG_MAX];  /* what hh_watch_events' subscriber heard */
 };
 
 hh_reply_t *hh_reply;
@@ -542,6 +543,48 @@ int hh_abort_rank(const hh_t *h)
 const char *hh_log(const hh_t *h)
 {
     return h->log;
+}
+
+/* ---- a PMIx process's view of the job's events ---------------------------- */
+
+/* One event as a line: "STATUS source R" then " key=value" per detail
+ * (integers and strings; other types as "?"). */
+static void events_record(const pg_event_t *ev, void *cbdata)
+{
+    hh_t *h = cbdata;
+    size_t used = strlen(h->events);
+
+    used += (size_t)snprintf(h->events + used, sizeof(h->events) - used, "%d source %d",
+                             ev->status, (int)ev->source.rank);
+    for (size_t i = 0; i < ev->ndetails && used < sizeof(h->events); i++) {
+        const pg_value_t *v = &ev->details[i].value;
+
+        if (v->type == PMIX_INT && v->size == sizeof(int))
+            used += (size_t)snprintf(h->events + used, sizeof(h->events) - used, " %s=%d",
+                                     ev->details[i].key, *(const int *)v->data);
+        else if (v->type == PMIX_STRING)
+            used += (size_t)snprintf(h->events + used, sizeof(h->events) - used, " %s=%.*s",
+                                     ev->details[i].key, (int)v->size, (const char *)v->data);
+        else
+            used += (size_t)snprintf(h->events + used, sizeof(h->events) - used, " %s=?",
+                                     ev->details[i].key);
+    }
+    if (used < sizeof(h->events))
+        snprintf(h->events + used, sizeof(h->events) - used, "\n");
+}
+
+int hh_watch_events(hh_t *h, int rank)
+{
+    pg_proc_t proc = { h->kvsname, (pmix_rank_t)rank };
+    uint64_t id;
+
+    return pg_event_subscribe(h->job.engine, &proc, events_record, h, &id) == PMIX_SUCCESS ? 0
+                                                                                          : -1;
+}
+
+const char *hh_events(const hh_t *h)
+{
+    return h->events;
 }
 
 const char *hh_close_reason(const hh_t *h, int c)

@@ -110,4 +110,11 @@ const char *hh_close_reason(const hh_t *h, int c);
 int hh_closed(const hh_t *h, int c);
 const char *hh_kvsname(const hh_t *h);
 
+/* Subscribes rank `rank` to the job's events in the engine, as the PMIx
+ * handler does for a PMIx process of the job (a mixed job); hh_events()
+ * is what it heard, one line per event: "STATUS source R key=value...".
+ * 0, or -1. */
+int hh_watch_events(hh_t *h, int rank);
+const char *hh_events(const hh_t *h);
+
 #endif

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pmix_common.h"
 #include "tests/handlers/hh_harness.h"
 
 /* A job whose ranks all finished the PMI-1 version handshake. */
@@ -331,6 +332,24 @@ static void test_abort_ends_the_job_with_its_exitcode_and_no_reply(void)
     hh_free(h);
 }
 
+/* A mixed job: the PMIx process of rank 0 hears PMIX_ERR_PROC_ABORTED
+ * (-101) from the PMI-1 rank that aborted, with its code and message; the
+ * aborting rank itself is not told. */
+static void test_abort_tells_the_pmix_ranks(void)
+{
+    hh_t *h = pmi1_job(3);
+    char want[128];
+
+    CU_ASSERT_EQUAL_FATAL(hh_watch_events(h, 0), 0);
+    CU_ASSERT_EQUAL_FATAL(hh_watch_events(h, 2), 0);
+    hh_send1(h, 2, "cmd=abort exitcode=7 message=no_more\n");
+    CU_ASSERT_EQUAL(hh_abort_code(h), 7);
+    snprintf(want, sizeof(want), "%d source 2 %s=7 %s=no_more\n", PMIX_ERR_PROC_ABORTED,
+             PMIX_EXIT_CODE, PMIX_EVENT_TEXT_MESSAGE);
+    CU_ASSERT_STRING_EQUAL(hh_events(h), want);
+    hh_free(h);
+}
+
 /* ---- name service ------------------------------------------------------------------ */
 
 static void test_name_service_publish_duplicate_lookup_unpublish(void)
@@ -613,6 +632,7 @@ static const pg_cunit_test_t kvs_tests[] = {
 static const pg_cunit_test_t life_tests[] = {
     { "finalize acks and closes", test_finalize_acks_and_closes },
     { "abort: exit code, no reply", test_abort_ends_the_job_with_its_exitcode_and_no_reply },
+    { "abort: the PMIx ranks are told", test_abort_tells_the_pmix_ranks },
     { "name service: publish, duplicate, lookup, unpublish", test_name_service_publish_duplicate_lookup_unpublish },
     { NULL, NULL },
 };

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pmix_common.h"
 #include "tests/handlers/hh_harness.h"
 
 /* A job (ranks in blocks over nnodes) whose ranks all did init + fullinit
@@ -441,6 +442,25 @@ static void test_abort_isworld_kills_the_job(void)
     hh_free(h);
 }
 
+/* A mixed job: the PMIx process of rank 0 hears PMIX_ERR_PROC_ABORTED
+ * from the PMI-2 rank that aborted the job; an abort for itself only
+ * (isworld=FALSE) ends nothing and tells no one. */
+static void test_abort_tells_the_pmix_ranks(void)
+{
+    hh_t *h = pmi2_job(2, 1);
+    char want[128];
+
+    CU_ASSERT_EQUAL_FATAL(hh_watch_events(h, 0), 0);
+    hh_send2(h, 1, "cmd=abort;isworld=FALSE;msg=only me;");
+    CU_ASSERT_STRING_EQUAL(hh_events(h), "");
+    hh_send2(h, 1, "cmd=abort;exitcode=9;message=all of us;");
+    CU_ASSERT_EQUAL(hh_abort_code(h), 9);
+    snprintf(want, sizeof(want), "%d source 1 %s=9 %s=all of us\n", PMIX_ERR_PROC_ABORTED,
+             PMIX_EXIT_CODE, PMIX_EVENT_TEXT_MESSAGE);
+    CU_ASSERT_STRING_EQUAL(hh_events(h), want);
+    hh_free(h);
+}
+
 static void test_abort_exitcode_form_and_isworld_false(void)
 {
     hh_t *h = pmi2_job(2, 1);
@@ -645,6 +665,7 @@ static const pg_cunit_test_t life_tests[] = {
     { "finalize responds and closes", test_finalize_responds_and_closes },
     { "abort isworld=TRUE kills the job", test_abort_isworld_kills_the_job },
     { "abort exitcode form; isworld=FALSE spares the job", test_abort_exitcode_form_and_isworld_false },
+    { "abort: the PMIx ranks are told", test_abort_tells_the_pmix_ranks },
     { NULL, NULL },
 };
 

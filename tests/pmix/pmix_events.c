@@ -5,16 +5,25 @@
  *   pmix_events api    (-n 4) registration callbacks, notify between ranks
  *                      (namespace and custom ranges), handler order and
  *                      chaining, deregistration, bad arguments, queries
- *                      checked against the job, PMIx_Log to pmigate's stderr
+ *                      checked against the job, PMIx_Log to pmigate's
+ *                      stdout, stderr and syslog
  *   pmix_events abort  (-n 4) rank 3 calls PMIx_Abort; the others' handlers
  *                      must see PMIX_ERR_PROC_ABORTED from rank 3
  *   pmix_events kill   (-n 4) rank 3 dies (SIGKILL) before finalize; the
  *                      others must see PMIX_ERR_PROC_TERM_WO_SYNC from it
+ *   pmix_events abort_sigterm, kill_sigterm: the same, but SIGTERM (the
+ *                      gateway's teardown) keeps its default action
+ *   pmix_events watch  (-n 3, then a PMI-1 or PMI-2 rank 3 that aborts:
+ *                      tests/pmix/pmi_aborter.c) the PMIx ranks must see
+ *                      PMIX_ERR_PROC_ABORTED from rank 3
+ *   pmix_events spawn_end (-n 2) rank 0 spawns /bin/sh jobs that exit 0 and
+ *                      3; with PMIX_NOTIFY_COMPLETION every rank hears
+ *                      PMIX_EVENT_JOB_END with the job's status and nspace
  *
  * Prints "PASS <check> (...)" / "FAIL <check>: ..." lines (rank-prefixed)
- * and "EVENT ..." lines for tests/pmix/pmix_events.sh to count.  Every wait
- * is bounded, so a missing event is a FAIL line, never a hang.  Uses
- * nothing but <pmix.h>.
+ * and "EVENT ..." / "JOBEND ..." lines for tests/pmix/pmix_events.sh to
+ * count.  Every wait is bounded, so a missing event is a FAIL line, never
+ * a hang.  Uses nothing but <pmix.h>.
  */
 #include <pmix.h>
 
@@ -490,7 +499,8 @@ static void check_queries(void)
     /* pmigate run spawns: the attributes it honours are listed */
     x = find(res, nres, PMIX_QUERY_SPAWN_SUPPORT);
     report(x != NULL && x->value.type == PMIX_STRING && strstr(x->value.data.string, PMIX_WDIR) &&
-               strstr(x->value.data.string, PMIX_SET_ENVAR),
+               strstr(x->value.data.string, PMIX_SET_ENVAR) &&
+               strstr(x->value.data.string, PMIX_NOTIFY_COMPLETION),
            "query_spawn_support", "'%s'",
            x != NULL && x->value.type == PMIX_STRING ? x->value.data.string : "missing");
     x = find(res, nres, PMIX_LOCAL_PEERS);
@@ -556,21 +566,51 @@ static void log_cb(pmix_status_t status, void *cbdata)
     set_flag(&log_nb_done);
 }
 
+static pmix_status_t log_one(const char *channel, const char *text, const pmix_info_t *dirs,
+                             size_t ndirs)
+{
+    pmix_info_t data;
+    pmix_status_t rc;
+
+    PMIX_INFO_LOAD(&data, channel, text, PMIX_STRING);
+    rc = PMIx_Log(&data, 1, dirs, ndirs);
+    PMIX_INFO_DESTRUCT(&data);
+    return rc;
+}
+
+/* stderr gets "hello from log R" three times (alone, beside an unserved
+ * channel, and as the one channel PMIX_LOG_ONCE picks); stdout gets "to
+ * stdout from log R" once (ONCE skipped it) and one stamped line; a line
+ * with a newline stays one escaped line. */
 static void check_log(void)
 {
-    char text[64];
+    char text[64], out[64], stamped[64];
     pmix_info_t data[2], dirs[1];
     pmix_status_t rc;
 
     snprintf(text, sizeof(text), "hello from log %u", me.rank);
-    PMIX_INFO_LOAD(&data[0], PMIX_LOG_STDERR, text, PMIX_STRING);
-    rc = PMIx_Log(data, 1, NULL, 0);
+    snprintf(out, sizeof(out), "to stdout from log %u", me.rank);
+    snprintf(stamped, sizeof(stamped), "stamped from log %u", me.rank);
+    rc = log_one(PMIX_LOG_STDERR, text, NULL, 0);
     report(rc == PMIX_SUCCESS, "log_stderr", "%s", PMIx_Error_string(rc));
-    PMIX_INFO_LOAD(&data[1], PMIX_LOG_SYSLOG, "to syslog", PMIX_STRING);
-    rc = PMIx_Log(&data[1], 1, NULL, 0);
-    report(rc == PMIX_ERR_NOT_SUPPORTED, "log_syslog_not_served", "%s", PMIx_Error_string(rc));
+    rc = log_one(PMIX_LOG_STDOUT, out, NULL, 0);
+    report(rc == PMIX_SUCCESS, "log_stdout", "%s", PMIx_Error_string(rc));
+    rc = log_one(PMIX_LOG_STDOUT, "two\nlines", NULL, 0);
+    report(rc == PMIX_SUCCESS, "log_stdout_escaped", "%s", PMIx_Error_string(rc));
+    PMIX_INFO_LOAD(&dirs[0], PMIX_LOG_GENERATE_TIMESTAMP, NULL, PMIX_BOOL);
+    rc = log_one(PMIX_LOG_STDOUT, stamped, dirs, 1);
+    report(rc == PMIX_SUCCESS, "log_stdout_stamped", "%s", PMIx_Error_string(rc));
+    PMIX_INFO_DESTRUCT(&dirs[0]);
+    rc = log_one(PMIX_LOG_SYSLOG, "pmix_events to syslog", NULL, 0);
+    report(rc == PMIX_SUCCESS, "log_syslog", "%s", PMIx_Error_string(rc));
+    rc = log_one(PMIX_LOG_EMAIL, "to nobody", NULL, 0);
+    report(rc == PMIX_ERR_NOT_SUPPORTED, "log_email_not_served", "%s", PMIx_Error_string(rc));
+    PMIX_INFO_LOAD(&data[0], PMIX_LOG_STDERR, text, PMIX_STRING);
+    PMIX_INFO_LOAD(&data[1], PMIX_LOG_EMAIL, "to nobody", PMIX_STRING);
     rc = PMIx_Log(data, 2, NULL, 0);
     report(rc == PMIX_ERR_PARTIAL_SUCCESS, "log_partial", "%s", PMIx_Error_string(rc));
+    PMIX_INFO_DESTRUCT(&data[1]);
+    PMIX_INFO_LOAD(&data[1], PMIX_LOG_STDOUT, out, PMIX_STRING);
     PMIX_INFO_LOAD(&dirs[0], PMIX_LOG_ONCE, NULL, PMIX_BOOL);
     rc = PMIx_Log_nb(data, 2, dirs, 1, log_cb, NULL);
     if (rc == PMIX_SUCCESS)
@@ -612,8 +652,7 @@ static int mode_api(void)
     return failures;
 }
 
-/* Ranks 0-2 wait for the event about rank 3 and say what they saw; the
- * gateway's SIGTERM (the job is brought down) is ignored meanwhile. */
+/* Ranks 0-2 wait for the event about rank 3 and say what they saw. */
 static int watch_rank3(pmix_status_t want)
 {
     if (me.rank == 3)
@@ -634,9 +673,12 @@ static int watch_rank3(pmix_status_t want)
     return failures;
 }
 
-static int mode_peer_dies(int by_abort)
+/* keep_sigterm: the gateway's SIGTERM keeps its default action, as in
+ * most programs; the gateway must leave the handlers time to run. */
+static int mode_peer_dies(int by_abort, int keep_sigterm)
 {
-    signal(SIGTERM, SIG_IGN);
+    if (!keep_sigterm)
+        signal(SIGTERM, SIG_IGN);
     register_wait("register_default", NULL, 0, NULL, 0, on_default);
     fence();
     if (me.rank == 3) {
@@ -650,6 +692,167 @@ static int mode_peer_dies(int by_abort)
     return watch_rank3(by_abort ? PMIX_ERR_PROC_ABORTED : PMIX_ERR_PROC_TERM_WO_SYNC);
 }
 
+/* ---- a spawned job's end ------------------------------------------------------ */
+
+typedef struct job_end {
+    char nspace[PMIX_MAX_NSLEN + 1];
+    pmix_status_t status;
+    int affected_wildcard; /* PMIX_EVENT_AFFECTED_PROC is the job (rank WILDCARD) */
+    int stamped;           /* PMIX_EVENT_TIMESTAMP present */
+    int exit_code;         /* the first failed process's, -1: none given */
+    int failed_rank;       /* its PMIX_PROCID rank, -1: none given */
+} job_end_t;
+
+static job_end_t ends[8];
+static volatile int nends;
+
+static void on_job_end(size_t id, pmix_status_t status, const pmix_proc_t *source,
+                       pmix_info_t info[], size_t ninfo, pmix_info_t *results, size_t nresults,
+                       pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata)
+{
+    job_end_t e = { "", PMIX_ERROR, 0, 0, -1, -1 };
+
+    (void)id, (void)source, (void)results, (void)nresults;
+    for (size_t i = 0; i < ninfo; i++) {
+        const pmix_value_t *v = &info[i].value;
+
+        if (PMIX_CHECK_KEY(&info[i], PMIX_NSPACE) && v->type == PMIX_STRING)
+            snprintf(e.nspace, sizeof(e.nspace), "%s", v->data.string);
+        else if (PMIX_CHECK_KEY(&info[i], PMIX_JOB_TERM_STATUS) && v->type == PMIX_STATUS)
+            e.status = v->data.status;
+        else if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_AFFECTED_PROC) && v->type == PMIX_PROC)
+            e.affected_wildcard = v->data.proc->rank == PMIX_RANK_WILDCARD &&
+                                  PMIX_CHECK_NSPACE(v->data.proc->nspace, e.nspace[0] ? e.nspace
+                                                                : v->data.proc->nspace);
+        else if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_TIMESTAMP) && v->type == PMIX_TIME)
+            e.stamped = v->data.time > 0;
+        else if (PMIX_CHECK_KEY(&info[i], PMIX_EXIT_CODE) && v->type == PMIX_INT)
+            e.exit_code = v->data.integer;
+        else if (PMIX_CHECK_KEY(&info[i], PMIX_PROCID) && v->type == PMIX_PROC)
+            e.failed_rank = (int)v->data.proc->rank;
+    }
+    pthread_mutex_lock(&lock);
+    if (status == PMIX_EVENT_JOB_END && nends < (int)(sizeof(ends) / sizeof(ends[0])))
+        ends[nends++] = e;
+    pthread_cond_broadcast(&cond);
+    pthread_mutex_unlock(&lock);
+    if (cbfunc != NULL)
+        cbfunc(PMIX_SUCCESS, NULL, 0, NULL, NULL, cbdata);
+}
+
+/* The recorded end of job `nspace`, waiting for it up to `seconds`. */
+static const job_end_t *wait_end(const char *nspace, int seconds)
+{
+    struct timespec until;
+    const job_end_t *found = NULL;
+
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += seconds;
+    pthread_mutex_lock(&lock);
+    for (;;) {
+        for (int i = 0; i < nends && found == NULL; i++)
+            if (strcmp(ends[i].nspace, nspace) == 0)
+                found = &ends[i];
+        if (found != NULL || pthread_cond_timedwait(&cond, &lock, &until) != 0)
+            break;
+    }
+    pthread_mutex_unlock(&lock);
+    return found;
+}
+
+/* Spawns one /bin/sh that exits with `code`; notify: with
+ * PMIX_NOTIFY_COMPLETION in the job info. */
+static pmix_status_t spawn_sh(int code, int notify, pmix_nspace_t ns)
+{
+    char script[32], *argv[] = { "sh", "-c", script, NULL };
+    pmix_app_t app;
+    pmix_info_t jinfo;
+    pmix_status_t rc;
+
+    snprintf(script, sizeof(script), "exit %d", code);
+    PMIX_APP_CONSTRUCT(&app);
+    app.cmd = "/bin/sh";
+    app.argv = argv;
+    app.maxprocs = 1;
+    PMIX_INFO_LOAD(&jinfo, PMIX_NOTIFY_COMPLETION, NULL, PMIX_BOOL);
+    rc = PMIx_Spawn(notify ? &jinfo : NULL, notify ? 1 : 0, &app, 1, ns);
+    PMIX_INFO_DESTRUCT(&jinfo);
+    return rc;
+}
+
+static void print_end(const job_end_t *e)
+{
+    printf("JOBEND rank %u nspace %s status %d affected-job %d stamped %d exit %d failed %d\n",
+           me.rank, e->nspace, e->status, e->affected_wildcard, e->stamped, e->exit_code,
+           e->failed_rank);
+    fflush(stdout);
+}
+
+/* Rank 0 spawns a job that exits 0 without asking to be told (no event
+ * may come for it), one that exits 0 with PMIX_NOTIFY_COMPLETION (status
+ * 0), then one that exits 3 (status 3, the failed process named; the job
+ * then ends with 3).  Every rank of this job hears of the two it asked
+ * for; SIGTERM (the teardown after the failure) is ignored meanwhile. */
+static int mode_spawn_end(void)
+{
+    pmix_status_t code = PMIX_EVENT_JOB_END, rc;
+    pmix_nspace_t quiet, ok, bad;
+    const job_end_t *e;
+
+    signal(SIGTERM, SIG_IGN);
+    register_wait("register_job_end", &code, 1, NULL, 0, on_job_end);
+    fence();
+    if (me.rank != 0) {
+        struct timespec until;
+
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += WAIT_SECONDS;
+        pthread_mutex_lock(&lock);
+        while (nends < 2 && pthread_cond_timedwait(&cond, &lock, &until) == 0)
+            ;
+        pthread_mutex_unlock(&lock);
+        for (int i = 0; i < nends; i++)
+            print_end(&ends[i]);
+        report(nends == 2, "peer_hears_both_ends", "%d JOB_END events", nends);
+        return failures;
+    }
+    rc = spawn_sh(0, 0, quiet);
+    report(rc == PMIX_SUCCESS, "spawn_quiet", "%s", PMIx_Error_string(rc));
+    rc = spawn_sh(0, 1, ok);
+    report(rc == PMIX_SUCCESS, "spawn_ok", "%s", PMIx_Error_string(rc));
+    e = rc == PMIX_SUCCESS ? wait_end(ok, WAIT_SECONDS) : NULL;
+    report(e != NULL && e->status == 0, "end_of_ok_job", "%s", e ? "seen" : "never came");
+    if (e != NULL)
+        print_end(e);
+    rc = spawn_sh(3, 1, bad);
+    report(rc == PMIX_SUCCESS, "spawn_bad", "%s", PMIx_Error_string(rc));
+    e = rc == PMIX_SUCCESS ? wait_end(bad, WAIT_SECONDS) : NULL;
+    report(e != NULL && e->status == 3, "end_of_bad_job", "%s", e ? "seen" : "never came");
+    if (e != NULL)
+        print_end(e);
+    /* the quiet job ended before the ok one was even spawned */
+    report(quiet[0] != '\0' && wait_end(quiet, 0) == NULL, "no_end_unasked", "%d events", nends);
+    return failures;
+}
+
+/* Ranks 0-2 of a mixed job whose rank 3 (PMI-1 or PMI-2) aborts it.  The
+ * fence collects data, as the PMI-1 barrier and the PMI-2 fence do (one
+ * job, one kind of fence). */
+static int mode_watch(void)
+{
+    pmix_info_t collect;
+    pmix_status_t rc;
+
+    signal(SIGTERM, SIG_IGN);
+    register_wait("register_default", NULL, 0, NULL, 0, on_default);
+    PMIX_INFO_LOAD(&collect, PMIX_COLLECT_DATA, NULL, PMIX_BOOL);
+    rc = PMIx_Fence(NULL, 0, &collect, 1);
+    PMIX_INFO_DESTRUCT(&collect);
+    if (rc != PMIX_SUCCESS)
+        report(0, "fence", "%s", PMIx_Error_string(rc));
+    return watch_rank3(PMIX_ERR_PROC_ABORTED);
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "api";
@@ -659,9 +862,13 @@ int main(int argc, char **argv)
         printf("FAIL init: %s\n", PMIx_Error_string(rc));
         return 1;
     }
-    if (strcmp(mode, "abort") == 0)
-        return mode_peer_dies(1);
-    if (strcmp(mode, "kill") == 0)
-        return mode_peer_dies(0);
+    if (strcmp(mode, "abort") == 0 || strcmp(mode, "abort_sigterm") == 0)
+        return mode_peer_dies(1, strcmp(mode, "abort_sigterm") == 0);
+    if (strcmp(mode, "kill") == 0 || strcmp(mode, "kill_sigterm") == 0)
+        return mode_peer_dies(0, strcmp(mode, "kill_sigterm") == 0);
+    if (strcmp(mode, "watch") == 0)
+        return mode_watch();
+    if (strcmp(mode, "spawn_end") == 0)
+        return mode_spawn_end();
     return mode_api();
 }

@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "pmix/pack/pg_pack.h"
 #include "pmix/server/pg_pmix_server.h"
@@ -764,6 +765,85 @@ static void handler_log_channels(void)
     handler_stop(&f);
 }
 
+/* What a host that serves every channel (the gateway) was asked to log. */
+static char logged[256];
+static int logged_channel = -1, logged_priority = -1, logged_count;
+
+static int recording_log_to(pg_peer_t *peer, pg_log_channel_t channel, int priority,
+                            const char *text)
+{
+    (void)peer;
+    snprintf(logged, sizeof(logged), "%s", text);
+    logged_channel = (int)channel;
+    logged_priority = priority;
+    logged_count++;
+    return 0;
+}
+
+/* One PMIx_Log request: data[] and directives[], the status answered. */
+static pmix_status_t handler_log_with(handler_fixture_t *f, const pmix_info_t *data, size_t n,
+                                      const pmix_info_t *dirs, size_t ndirs)
+{
+    pmix_data_buffer_t req;
+
+    pg_buffer_construct(&req);
+    pg_pmix_msg_begin(&req, PG_PMIX_CMD_LOG, 7);
+    pg_pmix_pack_array(&req, data, n, PMIX_INFO);
+    pg_pmix_pack_array(&req, dirs, ndirs, PMIX_INFO);
+    CU_ASSERT_EQUAL(handler_send(f, &req), PG_HANDLER_OK);
+    return f->conn.last_status;
+}
+
+/* Through a host with log_to: stdout, stderr and (local) syslog are each
+ * one call with the rank's raw text (the host escapes it); the syslog
+ * priority and a caller's timestamp come from the directives; ONCE stops
+ * at the first channel served. */
+static void handler_log_directives(void)
+{
+    handler_fixture_t f;
+    pg_peer_ops_t ops;
+    pmix_info_t data[2], dirs[2];
+    time_t when = 10;
+    int prio = 3;
+
+    handler_start(&f);
+    ops = *f.conn.peer.ops;
+    ops.log_to = recording_log_to;
+    f.conn.peer.ops = &ops;
+    logged_count = 0;
+    PMIX_INFO_LOAD(&data[0], PMIX_LOG_STDOUT, "a\nb", PMIX_STRING);
+    CU_ASSERT_EQUAL(handler_log_with(&f, data, 1, NULL, 0), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(logged_channel, PG_LOG_STDOUT);
+    CU_ASSERT_STRING_EQUAL(logged, "a\nb");
+    PMIX_INFO_DESTRUCT(&data[0]);
+    PMIX_INFO_LOAD(&data[0], PMIX_LOG_LOCAL_SYSLOG, "disk full", PMIX_STRING);
+    PMIX_INFO_LOAD(&dirs[0], PMIX_LOG_SYSLOG_PRI, &prio, PMIX_INT);
+    PMIX_INFO_LOAD(&dirs[1], PMIX_LOG_TIMESTAMP, &when, PMIX_TIME);
+    CU_ASSERT_EQUAL(handler_log_with(&f, data, 1, dirs, 2), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(logged_channel, PG_LOG_SYSLOG);
+    CU_ASSERT_EQUAL(logged_priority, 3);
+    CU_ASSERT_STRING_EQUAL(logged, "[1970-01-01T00:00:10Z] disk full");
+    PMIX_INFO_DESTRUCT(&data[0]);
+    PMIX_INFO_DESTRUCT(&dirs[0]);
+    PMIX_INFO_DESTRUCT(&dirs[1]);
+    logged_count = 0;
+    PMIX_INFO_LOAD(&data[0], PMIX_LOG_STDERR, "first", PMIX_STRING);
+    PMIX_INFO_LOAD(&data[1], PMIX_LOG_STDOUT, "second", PMIX_STRING);
+    PMIX_INFO_LOAD(&dirs[0], PMIX_LOG_ONCE, NULL, PMIX_BOOL);
+    CU_ASSERT_EQUAL(handler_log_with(&f, data, 2, dirs, 1), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(logged_count, 1);
+    CU_ASSERT_EQUAL(logged_channel, PG_LOG_STDERR);
+    CU_ASSERT_EQUAL(handler_log_with(&f, data, 2, NULL, 0), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(logged_count, 3);
+    PMIX_INFO_DESTRUCT(&data[0]);
+    PMIX_INFO_DESTRUCT(&data[1]);
+    PMIX_INFO_DESTRUCT(&dirs[0]);
+    PMIX_INFO_LOAD(&data[0], PMIX_LOG_EMAIL, "x", PMIX_STRING);
+    CU_ASSERT_EQUAL(handler_log_with(&f, data, 1, NULL, 0), PMIX_ERR_NOT_SUPPORTED);
+    PMIX_INFO_DESTRUCT(&data[0]);
+    handler_stop(&f);
+}
+
 /* A job-control request with one directive for `targets`. */
 static int handler_job_control(handler_fixture_t *f, const pmix_proc_t *targets, size_t n,
                                const pmix_info_t *dir)
@@ -866,6 +946,7 @@ static const pg_cunit_test_t handler_tests[] = {
     { "handler_notify_bad_requests", handler_notify_bad_requests },
     { "handler_query_answers", handler_query_answers },
     { "handler_log_channels", handler_log_channels },
+    { "handler_log_directives", handler_log_directives },
     { "handler_job_control_signals_only_what_it_can",
       handler_job_control_signals_only_what_it_can },
     { NULL, NULL },
