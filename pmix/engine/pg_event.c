@@ -172,7 +172,7 @@ pmix_status_t pg_event_notify(pg_engine_t *e, const pg_event_t *ev, size_t *deli
 void pg_event_raise_lost(pg_engine_t *e, pg_ns_t *job, pmix_rank_t rank)
 {
     pg_event_t ev = { PMIX_ERR_PROC_TERM_WO_SYNC, { job->nspace, rank }, { job->nspace, rank },
-                      PMIX_RANGE_NAMESPACE, NULL, 0, NULL, 0 };
+                      PMIX_RANGE_NAMESPACE, NULL, 0, NULL, 0, NULL, 0 };
 
     (void)pg_event_notify(e, &ev, NULL);
 }

@@ -979,21 +979,30 @@ static int cmd_finalize(pmix_in_t *in)
 /* ---- events ------------------------------------------------------------ */
 
 /* The info[] an event carries on the wire: the notifier's, packed once for
- * all subscribers (ev->info), or for the engine's own events the affected
- * process, which is all the engine knows. */
+ * all subscribers (ev->info), or for the events raised without a PMIx
+ * packing (the engine's, a PMI-1/PMI-2 rank's abort, the host's) the
+ * affected process (the source) and the event's typed details. */
 static pmix_status_t event_pack_info(pmix_data_buffer_t *buf, const pg_event_t *ev)
 {
-    pmix_info_t affected;
+    pmix_info_t *info;
     pmix_proc_t src;
-    pmix_status_t rc;
+    pmix_status_t rc = PMIX_SUCCESS;
+    size_t n = 1;
 
     if (ev->info != NULL)
         return pg_buffer_append(buf, ev->info, ev->info_size);
+    PMIX_INFO_CREATE(info, 1 + ev->ndetails);
+    if (info == NULL)
+        return PMIX_ERR_NOMEM;
     PMIX_LOAD_PROCID(&src, ev->source.nspace, ev->source.rank);
-    PMIX_INFO_CONSTRUCT(&affected);
-    PMIX_INFO_LOAD(&affected, PMIX_EVENT_AFFECTED_PROC, &src, PMIX_PROC);
-    rc = pg_pmix_pack_array(buf, &affected, 1, PMIX_INFO);
-    PMIX_INFO_DESTRUCT(&affected);
+    PMIX_INFO_LOAD(&info[0], PMIX_EVENT_AFFECTED_PROC, &src, PMIX_PROC);
+    for (size_t i = 0; i < ev->ndetails && rc == PMIX_SUCCESS; i++, n++) {
+        PMIX_LOAD_KEY(info[n].key, ev->details[i].key);
+        rc = pg_pmix_value_from_engine(&ev->details[i].value, &info[n].value);
+    }
+    if (rc == PMIX_SUCCESS)
+        rc = pg_pmix_pack_array(buf, info, n, PMIX_INFO);
+    PMIX_INFO_FREE(info, 1 + ev->ndetails);
     return rc;
 }
 
@@ -1063,7 +1072,8 @@ static void events_raise_abort(pmix_in_t *in, int code, const char *msg)
 {
     pg_engine_t *e = in->peer->job->engine;
     pg_proc_t self = session_proc(in->s);
-    pg_event_t ev = { PMIX_ERR_PROC_ABORTED, self, self, PMIX_RANGE_NAMESPACE, NULL, 0, NULL, 0 };
+    pg_event_t ev = { PMIX_ERR_PROC_ABORTED, self, self, PMIX_RANGE_NAMESPACE, NULL, 0, NULL, 0,
+                      NULL, 0 };
     pmix_info_t info[3];
     pmix_proc_t src;
     size_t n = 0;
@@ -1103,7 +1113,7 @@ static int cmd_notify(pmix_in_t *in)
     }
     /* the source is reported as given; the range is measured from the sender */
     pg_event_t ev = { code, { src.nspace[0] != '\0' ? src.nspace : self.nspace, src.rank },
-                      self, range, NULL, 0, NULL, 0 };
+                      self, range, NULL, 0, NULL, 0, NULL, 0 };
     rc = e == NULL ? PMIX_ERR_NOT_SUPPORTED : PMIX_SUCCESS;
     if (rc == PMIX_SUCCESS && nprocs > 0) {
         if ((targets = fence_participants(procs, nprocs, self.nspace)) == NULL)

@@ -65,7 +65,8 @@ static void world_new(world_t *w)
 static size_t raise_from_a(world_t *w, pmix_rank_t rank, pmix_data_range_t range,
                            const pg_proc_t *targets, size_t ntargets)
 {
-    pg_event_t ev = { -3001, P("a", rank), P("a", rank), range, targets, ntargets, "x", 1 };
+    pg_event_t ev = { -3001, P("a", rank), P("a", rank), range, targets, ntargets, "x", 1,
+                      NULL, 0 };
     size_t n = 99;
 
     CU_ASSERT_EQUAL(pg_event_notify(w->e, &ev, &n), PMIX_SUCCESS);
@@ -147,7 +148,7 @@ static void test_proc_local_and_rm_reach_no_process(void)
 static void test_bad_ranges_are_errors(void)
 {
     world_t w;
-    pg_event_t ev = { -3001, P("a", 0), P("a", 0), PMIX_RANGE_CUSTOM, NULL, 0, NULL, 0 };
+    pg_event_t ev = { -3001, P("a", 0), P("a", 0), PMIX_RANGE_CUSTOM, NULL, 0, NULL, 0, NULL, 0 };
 
     world_new(&w);
     CU_ASSERT_EQUAL(pg_event_notify(w.e, &ev, NULL), PMIX_ERR_BAD_PARAM); /* no members */
