@@ -222,7 +222,10 @@ static group_view_t lead_invite(void)
            "invite_completes_with_accepters", "rc %s, callback %s, members 0x%x (%zu), cid %zu",
            PMIx_Error_string(rc), done ? PMIx_Error_string(w.status) : "never ran",
            w.view.members, w.view.nmembers, w.view.cid);
-    /* the answers arrived as events, before the completion */
+    /* the answers arrived as events (sent before the completion; the
+     * handlers may still be running on the progress thread) */
+    (void)wait_heard(PMIX_GROUP_INVITE_ACCEPTED, "inv", 1, 10);
+    (void)wait_heard(PMIX_GROUP_INVITE_DECLINED, "inv", 2, 10);
     report(heard_count(PMIX_GROUP_INVITE_ACCEPTED, "inv", 1) == 1 &&
                heard_count(PMIX_GROUP_INVITE_DECLINED, "inv", 2) == 1,
            "leader_hears_accept_and_decline", "accepted %d, declined %d",
