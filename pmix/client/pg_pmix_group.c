@@ -125,7 +125,8 @@ static pmix_status_t load_members(pmix_data_buffer_t *reply, pmix_info_t *info)
 }
 
 /* The results of a reply (positioned after the status): nothing unless
- * it made a group, then the context id and the members as wanted. */
+ * it made the caller a member, then the context id and the members as
+ * wanted. */
 static pmix_status_t group_results(pmix_status_t status, pmix_data_buffer_t *reply,
                                    results_want_t want, pmix_info_t **results,
                                    size_t *nresults)
@@ -138,7 +139,8 @@ static pmix_status_t group_results(pmix_status_t status, pmix_data_buffer_t *rep
     if (!made_group(status, reply))
         return status;
     rc = pg_pmix_unpack_one(reply, &cid, PMIX_SIZE);
-    if (rc != PMIX_SUCCESS || (!want.cid && !want.members))
+    /* context id 0: a decline, which makes the caller no member */
+    if (rc != PMIX_SUCCESS || cid == 0 || (!want.cid && !want.members))
         return rc != PMIX_SUCCESS ? rc : status;
     if ((*results = PMIx_Info_create(2)) == NULL)
         return PMIX_ERR_NOMEM;

@@ -923,8 +923,8 @@ static void invite_reply(pmix_status_t status, uint64_t cid, void *cbdata)
     pmix_req_t *r = ir->r;
     pmix_data_buffer_t buf;
     size_t context_id = (size_t)cid;
-    /* a decline is answered with its status alone (no id: not a member) */
-    bool made = (status == PMIX_SUCCESS || status == PMIX_ERR_PARTIAL_SUCCESS) && cid != 0;
+    /* a decline: context id 0 and no members (it is not one) */
+    bool made = status == PMIX_SUCCESS || status == PMIX_ERR_PARTIAL_SUCCESS;
     pmix_status_t rc;
 
     if (r->s != NULL) {
@@ -933,7 +933,8 @@ static void invite_reply(pmix_status_t status, uint64_t cid, void *cbdata)
         if (rc == PMIX_SUCCESS && made)
             rc = pg_pmix_pack_one(&buf, &context_id, PMIX_SIZE);
         if (rc == PMIX_SUCCESS && made)
-            rc = pack_members(&buf, ir->e, ir->grp);
+            rc = cid != 0 ? pack_members(&buf, ir->e, ir->grp)
+                          : pg_pmix_pack_array(&buf, NULL, 0, PMIX_PROC);
         if (rc == PMIX_SUCCESS)
             (void)reply_send(r->s->peer, &buf);
         else

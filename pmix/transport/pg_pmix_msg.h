@@ -53,8 +53,8 @@ typedef enum pg_pmix_cmd {
                                       group was made (SUCCESS / PARTIAL_SUCCESS): SIZE
                                       context id, members procs[] */
     PG_PMIX_CMD_GROUP_JOIN = 36,   /* grp, leader proc (nspace "", rank UNDEF: any), BOOL
-                                      accept, info[] -> status, and as invite when the
-                                      group was made (a decline: the status only) */
+                                      accept, info[] -> status, and on success as invite
+                                      (a decline: context id 0, no members) */
     PG_PMIX_CMD_GROUP_LEAVE = 37,  /* grp, info[] -> status */
     /* dynamic jobs (issue 15): explicit values, 48-63 reserved for them */
     PG_PMIX_CMD_SPAWN = 48, /* job info[], UINT32 napps, per app: cmd, argv[], env[], cwd
