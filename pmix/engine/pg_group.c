@@ -28,6 +28,7 @@
  *
  * Leave: a member drops out of an ACTIVE group on its own; the others get
  * PMIX_GROUP_LEFT, and later collectives (destruct) span those left.
+ *
  * Groups span the processes one engine serves: a member served elsewhere
  * is refused (PMIX_ERR_NOT_SUPPORTED) rather than left to hang.
  */
