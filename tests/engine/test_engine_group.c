@@ -356,6 +356,26 @@ static void test_invitee_lost_fails_the_invite(void)
     pg_engine_free(e);
 }
 
+/* A leader that goes away is not replaced: the invite still ends once
+ * every invitee answered (no hang), and the group's destruct then fails. */
+static void test_leader_lost_does_not_hang_the_accepters(void)
+{
+    heard_t h[4];
+    pg_engine_t *e = listening_job(h);
+    grouped_t lead, one, two, d;
+    pg_proc_t zero = P("ns", 0);
+
+    CU_ASSERT_EQUAL(invite(e, 0, "g", pair, 2, 0, &lead), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(join(e, 1, "g", 0, true, &one), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(pg_proc_lost(e, &zero), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(one.calls, 0);
+    CU_ASSERT_EQUAL(join(e, 2, "g", 0, false, &two), PMIX_SUCCESS);
+    CU_ASSERT(one.calls == 1 && one.status == PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(destruct(e, 1, "g", &d), PMIX_SUCCESS);
+    CU_ASSERT(d.calls == 1 && d.status == PMIX_ERR_LOST_CONNECTION);
+    pg_engine_free(e);
+}
+
 static void test_invite_times_out(void)
 {
     heard_t h[4];
@@ -428,6 +448,8 @@ static const pg_cunit_test_t tests[] = {
       test_invite_makes_group_of_leader_and_accepters },
     { "bad_invites_and_joins_are_refused", test_bad_invites_and_joins_are_refused },
     { "invitee_lost_fails_the_invite", test_invitee_lost_fails_the_invite },
+    { "leader_lost_does_not_hang_the_accepters",
+      test_leader_lost_does_not_hang_the_accepters },
     { "invite_times_out", test_invite_times_out },
     { "leave_tells_the_others_and_shrinks_the_group",
       test_leave_tells_the_others_and_shrinks_the_group },
