@@ -64,6 +64,8 @@ pg_trace_phase_t pg_trace_pmix_phase_of(int pmix_cmd)
     case PG_PMIX_CMD_FENCE:
     case PG_PMIX_CMD_GROUP_CONSTRUCT: /* a group is a fence over its members */
     case PG_PMIX_CMD_GROUP_DESTRUCT:
+    case PG_PMIX_CMD_GROUP_INVITE: /* waits for every invitee's answer */
+    case PG_PMIX_CMD_GROUP_JOIN:
         return PG_TRACE_PHASE_FENCE;
     case PG_PMIX_CMD_GET:
         return PG_TRACE_PHASE_GET;

@@ -81,6 +81,19 @@ static const cmd_schema_t schemas[PG_PMIX_CMD_MAX] = {
                                       .results = { { "context_id", PMIX_SIZE, ARG_ONE } } },
     [PG_PMIX_CMD_GROUP_DESTRUCT] = { .request = { { "group", PMIX_STRING, ARG_ONE },
                                                   { "info", PMIX_INFO, ARG_ARRAY } } },
+    [PG_PMIX_CMD_GROUP_INVITE] = { .request = { { "group", PMIX_STRING, ARG_ONE },
+                                                { "procs", PMIX_PROC, ARG_ARRAY },
+                                                { "info", PMIX_INFO, ARG_ARRAY } },
+                                   .results = { { "context_id", PMIX_SIZE, ARG_ONE },
+                                                { "members", PMIX_PROC, ARG_ARRAY } } },
+    [PG_PMIX_CMD_GROUP_JOIN] = { .request = { { "group", PMIX_STRING, ARG_ONE },
+                                              { "leader", PMIX_PROC, ARG_ONE },
+                                              { "accept", PMIX_BOOL, ARG_ONE },
+                                              { "info", PMIX_INFO, ARG_ARRAY } },
+                                 .results = { { "context_id", PMIX_SIZE, ARG_ONE },
+                                              { "members", PMIX_PROC, ARG_ARRAY } } },
+    [PG_PMIX_CMD_GROUP_LEAVE] = { .request = { { "group", PMIX_STRING, ARG_ONE },
+                                               { "info", PMIX_INFO, ARG_ARRAY } } },
     [PG_PMIX_CMD_JOB_CONTROL] = { .request = { { "targets", PMIX_PROC, ARG_ARRAY },
                                                { "directives", PMIX_INFO, ARG_ARRAY } } },
     /* the apps after napps vary in number: shown as the bytes left */
@@ -476,10 +489,12 @@ static const arg_spec_t *schema_of(const pg_trace_pmix_head_t *h)
         return NULL;
     if (h->kind == PG_TRACE_PMIX_REQUEST)
         return schemas[h->cmd].request;
-    /* results only on success (lookup and query also on partial success);
-     * an event's status is its code, its body always follows */
+    /* results only on success (lookup, query and a group invite also on
+     * partial success); an event's status is its code, its body always
+     * follows */
     if (h->status == PMIX_SUCCESS || h->cmd == PG_PMIX_CMD_EVENT ||
-        ((h->cmd == PG_PMIX_CMD_LOOKUP || h->cmd == PG_PMIX_CMD_QUERY) &&
+        ((h->cmd == PG_PMIX_CMD_LOOKUP || h->cmd == PG_PMIX_CMD_QUERY ||
+          h->cmd == PG_PMIX_CMD_GROUP_INVITE) &&
          h->status == PMIX_ERR_PARTIAL_SUCCESS))
         return schemas[h->cmd].results;
     return none;

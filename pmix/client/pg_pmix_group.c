@@ -5,13 +5,25 @@
  * context id, which MPI uses for communicators) collectively.  The gateway
  * runs the collective in its engine (pmix/engine/pg_group.c): construct and
  * destruct are requests answered when every member has joined, or with an
- * error when one was lost (never a hang).  Invite/join/leave are built on
- * event notification in the Standard (the invited learn of it through an
- * event); pmigate's groups are the collective form only, so those answer
- * PMIX_ERR_NOT_SUPPORTED through their callback.
+ * error when one was lost (never a hang).
  *
- * Results of construct: PMIX_GROUP_CONTEXT_ID (size_t) when the caller
- * passed PMIX_GROUP_ASSIGN_CONTEXT_ID; released with PMIX_INFO_FREE.
+ * The invite form: PMIx_Group_invite asks the gateway to invite processes;
+ * they learn of it by the PMIX_GROUP_INVITED event (PMIX_GROUP_ID, the
+ * leader as source) and answer with PMIx_Group_join, which the leader hears
+ * as PMIX_GROUP_INVITE_ACCEPTED / _DECLINED.  The gateway counts the
+ * answers, so the invite (and every accepter's join) is one request
+ * answered when all invitees answered -- PMIX_SUCCESS, or
+ * PMIX_ERR_PARTIAL_SUCCESS to the leader when some declined -- or when the
+ * invite failed (PMIX_GROUP_INVITE_FAILED: an invitee was lost; PMIX_ERR_TIMEOUT
+ * under PMIX_TIMEOUT).  A decline is answered at once.  PMIx_Group_leave
+ * is answered at once; the other members hear PMIX_GROUP_LEFT.
+ *
+ * Results (released with PMIX_INFO_FREE): construct and invite give
+ * PMIX_GROUP_CONTEXT_ID (size_t) when the caller passed
+ * PMIX_GROUP_ASSIGN_CONTEXT_ID; invite and an accepted join give
+ * PMIX_GROUP_MEMBERSHIP (a data array of pmix_proc_t: the leader and the
+ * accepters), and the join the context id too (the leader chose whether
+ * one was wanted; pmigate always assigns one).
  */
 #include "config/config.h"
 
@@ -37,24 +49,41 @@ static bool grp_ok(const char *grp)
     return grp != NULL && grp[0] != '\0' && strlen(grp) <= PMIX_MAX_NSLEN;
 }
 
-/* grp, procs[], info[] (construct) or grp, info[] (destruct). */
+/* A join's answer, sent after the group's name. */
+typedef struct join_args {
+    pmix_proc_t leader; /* nspace "", rank UNDEF: whoever invited */
+    bool accept;
+} join_args_t;
+
+static bool takes_procs(uint8_t cmd)
+{
+    return cmd == PG_PMIX_CMD_GROUP_CONSTRUCT || cmd == PG_PMIX_CMD_GROUP_INVITE;
+}
+
+/* grp, then procs[] (construct, invite) or the join's answer (join),
+ * then info[]. */
 static pmix_status_t group_request(uint8_t cmd, const char *grp, const pmix_proc_t procs[],
-                                   size_t nprocs, const pmix_info_t info[], size_t ninfo,
+                                   size_t nprocs, const join_args_t *join,
+                                   const pmix_info_t info[], size_t ninfo,
                                    pmix_data_buffer_t *req, uint32_t *id)
 {
     pmix_status_t rc;
 
     if (!pg_pmix_ready())
         return PMIX_ERR_INIT;
-    if (!grp_ok(grp) || (cmd == PG_PMIX_CMD_GROUP_CONSTRUCT && (procs == NULL || nprocs == 0)) ||
+    if (!grp_ok(grp) || (takes_procs(cmd) && (procs == NULL || nprocs == 0)) ||
         (info == NULL && ninfo != 0))
         return PMIX_ERR_BAD_PARAM;
     pg_buffer_construct(req);
     rc = pg_mux_begin(pg_pmix_mux(), req, cmd, id);
     if (rc == PMIX_SUCCESS)
         rc = pg_pmix_pack_one(req, &grp, PMIX_STRING);
-    if (rc == PMIX_SUCCESS && cmd == PG_PMIX_CMD_GROUP_CONSTRUCT)
+    if (rc == PMIX_SUCCESS && takes_procs(cmd))
         rc = pg_pmix_pack_array(req, procs, nprocs, PMIX_PROC);
+    if (rc == PMIX_SUCCESS && join != NULL)
+        rc = pg_pmix_pack_one(req, &join->leader, PMIX_PROC);
+    if (rc == PMIX_SUCCESS && join != NULL)
+        rc = pg_pmix_pack_one(req, &join->accept, PMIX_BOOL);
     if (rc == PMIX_SUCCESS)
         rc = pg_pmix_pack_array(req, info, info != NULL ? ninfo : 0, PMIX_INFO);
     if (rc != PMIX_SUCCESS)
@@ -62,42 +91,78 @@ static pmix_status_t group_request(uint8_t cmd, const char *grp, const pmix_proc
     return rc;
 }
 
-/* The construct results from a successful reply (positioned at the id). */
-static pmix_status_t construct_results(pmix_data_buffer_t *reply, bool want_cid,
-                                       pmix_info_t **results, size_t *nresults)
+/* Which results a reply that made a group turns into. */
+typedef struct results_want {
+    bool cid;     /* PMIX_GROUP_CONTEXT_ID */
+    bool members; /* the reply names the members: PMIX_GROUP_MEMBERSHIP */
+} results_want_t;
+
+static bool made_group(pmix_status_t status, const pmix_data_buffer_t *reply)
 {
-    size_t cid = 0;
-    pmix_status_t rc = pg_pmix_unpack_one(reply, &cid, PMIX_SIZE);
+    return (status == PMIX_SUCCESS || status == PMIX_ERR_PARTIAL_SUCCESS) && reply != NULL &&
+           reply->unpack_ptr != NULL && reply->unpack_ptr < reply->base_ptr + reply->bytes_used;
+}
+
+/* PMIX_GROUP_MEMBERSHIP from the members the reply names. */
+static pmix_status_t load_members(pmix_data_buffer_t *reply, pmix_info_t *info)
+{
+    pmix_proc_t *procs = NULL;
+    size_t n = 0;
+    pmix_status_t rc = pg_pmix_unpack_array(reply, (void **)&procs, &n, PMIX_PROC);
+    pmix_data_array_t *darray = NULL;
+
+    if (rc == PMIX_SUCCESS && (darray = PMIx_Data_array_create(n, PMIX_PROC)) == NULL)
+        rc = PMIX_ERR_NOMEM;
+    if (rc == PMIX_SUCCESS) {
+        if (n > 0)
+            memcpy(darray->array, procs, n * sizeof(*procs));
+        PMIX_LOAD_KEY(info->key, PMIX_GROUP_MEMBERSHIP);
+        info->value.type = PMIX_DATA_ARRAY;
+        info->value.data.darray = darray;
+    }
+    pg_pmix_array_free(procs, n, PMIX_PROC);
+    return rc;
+}
+
+/* The results of a reply (positioned after the status): nothing unless
+ * it made the caller a member, then the context id and the members as
+ * wanted. */
+static pmix_status_t group_results(pmix_status_t status, pmix_data_buffer_t *reply,
+                                   results_want_t want, pmix_info_t **results,
+                                   size_t *nresults)
+{
+    size_t cid = 0, n = 0;
+    pmix_status_t rc;
 
     *results = NULL;
     *nresults = 0;
-    if (rc != PMIX_SUCCESS || !want_cid)
-        return rc;
-    if ((*results = PMIx_Info_create(1)) == NULL)
+    if (!made_group(status, reply))
+        return status;
+    rc = pg_pmix_unpack_one(reply, &cid, PMIX_SIZE);
+    /* context id 0: a decline, which makes the caller no member */
+    if (rc != PMIX_SUCCESS || cid == 0 || (!want.cid && !want.members))
+        return rc != PMIX_SUCCESS ? rc : status;
+    if ((*results = PMIx_Info_create(2)) == NULL)
         return PMIX_ERR_NOMEM;
-    PMIX_INFO_LOAD(&(*results)[0], PMIX_GROUP_CONTEXT_ID, &cid, PMIX_SIZE);
-    *nresults = 1;
-    return PMIX_SUCCESS;
+    if (want.cid)
+        PMIX_INFO_LOAD(&(*results)[n++], PMIX_GROUP_CONTEXT_ID, &cid, PMIX_SIZE);
+    if (want.members && (rc = load_members(reply, &(*results)[n])) == PMIX_SUCCESS)
+        n++;
+    *nresults = n;
+    return rc != PMIX_SUCCESS ? rc : status;
 }
 
-pmix_status_t PMIx_Group_construct(const char grp[], const pmix_proc_t procs[], size_t nprocs,
-                                   const pmix_info_t directives[], size_t ndirs,
-                                   pmix_info_t **results, size_t *nresults)
+/* Sends a group request and waits; the results go to the caller's
+ * pointers (or are freed when it passed none). */
+static pmix_status_t group_call(pmix_data_buffer_t *req, uint32_t id, results_want_t want,
+                                pmix_info_t **results, size_t *nresults)
 {
-    pmix_data_buffer_t req, reply;
+    pmix_data_buffer_t reply;
     pmix_info_t *res = NULL;
     size_t nres = 0;
-    uint32_t id;
-    pmix_status_t rc = group_request(PG_PMIX_CMD_GROUP_CONSTRUCT, grp, procs, nprocs,
-                                     directives, ndirs, &req, &id);
+    pmix_status_t rc = pg_mux_call(pg_pmix_mux(), req, id, &reply);
 
-    if (rc != PMIX_SUCCESS)
-        return rc;
-    rc = pg_mux_call(pg_pmix_mux(), &req, id, &reply);
-    if (rc == PMIX_SUCCESS)
-        rc = construct_results(&reply, directive_true(directives, ndirs,
-                                                      PMIX_GROUP_ASSIGN_CONTEXT_ID),
-                               &res, &nres);
+    rc = group_results(rc, &reply, want, &res, &nres);
     pg_buffer_destruct(&reply);
     if (results != NULL && nresults != NULL) {
         *results = res;
@@ -108,12 +173,12 @@ pmix_status_t PMIx_Group_construct(const char grp[], const pmix_proc_t procs[], 
     return rc;
 }
 
-/* Non-blocking construct: the results travel to the callback and are
- * freed by the release function it is given. */
+/* Non-blocking forms: the results travel to the callback and are freed by
+ * the release function it is given. */
 typedef struct group_nb {
     pmix_info_cbfunc_t cb;
     void *cbdata;
-    bool want_cid;
+    results_want_t want;
     pmix_info_t *results;
     size_t nresults;
 } group_nb_t;
@@ -130,13 +195,47 @@ static void group_nb_reply(pmix_status_t status, pmix_data_buffer_t *reply, void
 {
     group_nb_t *g = arg;
 
-    if (status == PMIX_SUCCESS && reply != NULL)
-        status = construct_results(reply, g->want_cid, &g->results, &g->nresults);
+    status = group_results(status, reply, g->want, &g->results, &g->nresults);
     if (g->cb == NULL) {
         group_nb_release(g);
         return;
     }
     g->cb(status, g->results, g->nresults, g->cbdata, group_nb_release, g);
+}
+
+static pmix_status_t group_send_nb(pmix_data_buffer_t *req, uint32_t id, results_want_t want,
+                                   pmix_info_cbfunc_t cbfunc, void *cbdata)
+{
+    group_nb_t *g = calloc(1, sizeof(*g));
+    pmix_status_t rc;
+
+    if (g == NULL) {
+        pg_buffer_destruct(req);
+        return PMIX_ERR_NOMEM;
+    }
+    g->cb = cbfunc;
+    g->cbdata = cbdata;
+    g->want = want;
+    rc = pg_mux_send_nb(pg_pmix_mux(), req, id, group_nb_reply, g);
+    if (rc != PMIX_SUCCESS)
+        free(g);
+    return rc;
+}
+
+/* ---- construct / destruct ------------------------------------------------ */
+
+pmix_status_t PMIx_Group_construct(const char grp[], const pmix_proc_t procs[], size_t nprocs,
+                                   const pmix_info_t directives[], size_t ndirs,
+                                   pmix_info_t **results, size_t *nresults)
+{
+    pmix_data_buffer_t req;
+    uint32_t id;
+    results_want_t want = { directive_true(directives, ndirs, PMIX_GROUP_ASSIGN_CONTEXT_ID),
+                            false };
+    pmix_status_t rc = group_request(PG_PMIX_CMD_GROUP_CONSTRUCT, grp, procs, nprocs, NULL,
+                                     directives, ndirs, &req, &id);
+
+    return rc == PMIX_SUCCESS ? group_call(&req, id, want, results, nresults) : rc;
 }
 
 pmix_status_t PMIx_Group_construct_nb(const char grp[], const pmix_proc_t procs[], size_t nprocs,
@@ -145,37 +244,22 @@ pmix_status_t PMIx_Group_construct_nb(const char grp[], const pmix_proc_t procs[
 {
     pmix_data_buffer_t req;
     uint32_t id;
-    group_nb_t *g;
-    pmix_status_t rc = group_request(PG_PMIX_CMD_GROUP_CONSTRUCT, grp, procs, nprocs, info,
-                                     ninfo, &req, &id);
+    results_want_t want = { directive_true(info, ninfo, PMIX_GROUP_ASSIGN_CONTEXT_ID), false };
+    pmix_status_t rc = group_request(PG_PMIX_CMD_GROUP_CONSTRUCT, grp, procs, nprocs, NULL,
+                                     info, ninfo, &req, &id);
 
-    if (rc != PMIX_SUCCESS)
-        return rc;
-    if ((g = calloc(1, sizeof(*g))) == NULL) {
-        pg_buffer_destruct(&req);
-        return PMIX_ERR_NOMEM;
-    }
-    g->cb = cbfunc;
-    g->cbdata = cbdata;
-    g->want_cid = directive_true(info, ninfo, PMIX_GROUP_ASSIGN_CONTEXT_ID);
-    rc = pg_mux_send_nb(pg_pmix_mux(), &req, id, group_nb_reply, g);
-    if (rc != PMIX_SUCCESS)
-        free(g);
-    return rc;
+    return rc == PMIX_SUCCESS ? group_send_nb(&req, id, want, cbfunc, cbdata) : rc;
 }
 
 pmix_status_t PMIx_Group_destruct(const char grp[], const pmix_info_t info[], size_t ninfo)
 {
-    pmix_data_buffer_t req, reply;
+    pmix_data_buffer_t req;
     uint32_t id;
-    pmix_status_t rc = group_request(PG_PMIX_CMD_GROUP_DESTRUCT, grp, NULL, 0, info, ninfo,
-                                     &req, &id);
+    results_want_t none = { false, false };
+    pmix_status_t rc = group_request(PG_PMIX_CMD_GROUP_DESTRUCT, grp, NULL, 0, NULL, info,
+                                     ninfo, &req, &id);
 
-    if (rc != PMIX_SUCCESS)
-        return rc;
-    rc = pg_mux_call(pg_pmix_mux(), &req, id, &reply);
-    pg_buffer_destruct(&reply);
-    return rc;
+    return rc == PMIX_SUCCESS ? group_call(&req, id, none, NULL, NULL) : rc;
 }
 
 pmix_status_t PMIx_Group_destruct_nb(const char grp[], const pmix_info_t info[], size_t ninfo,
@@ -183,64 +267,108 @@ pmix_status_t PMIx_Group_destruct_nb(const char grp[], const pmix_info_t info[],
 {
     pmix_data_buffer_t req;
     uint32_t id;
-    pmix_status_t rc = group_request(PG_PMIX_CMD_GROUP_DESTRUCT, grp, NULL, 0, info, ninfo,
-                                     &req, &id);
+    pmix_status_t rc = group_request(PG_PMIX_CMD_GROUP_DESTRUCT, grp, NULL, 0, NULL, info,
+                                     ninfo, &req, &id);
 
     return rc == PMIX_SUCCESS ? pg_pmix_send_status_nb(&req, id, cbfunc, NULL, cbdata) : rc;
 }
 
-/* ---- the event-driven forms: not offered (see the top of the file) ---- */
-
-static pmix_status_t no_results(pmix_info_t **results, size_t *nresults)
-{
-    if (results != NULL)
-        *results = NULL;
-    if (nresults != NULL)
-        *nresults = 0;
-    return pg_pmix_ready() ? PMIX_ERR_NOT_SUPPORTED : PMIX_ERR_INIT;
-}
+/* ---- invite / join / leave ------------------------------------------------ */
 
 pmix_status_t PMIx_Group_invite(const char grp[], const pmix_proc_t procs[], size_t nprocs,
                                 const pmix_info_t info[], size_t ninfo, pmix_info_t **results,
                                 size_t *nresult)
 {
-    (void)grp, (void)procs, (void)nprocs, (void)info, (void)ninfo;
-    return no_results(results, nresult);
+    pmix_data_buffer_t req;
+    uint32_t id;
+    results_want_t want = { directive_true(info, ninfo, PMIX_GROUP_ASSIGN_CONTEXT_ID), true };
+    pmix_status_t rc = group_request(PG_PMIX_CMD_GROUP_INVITE, grp, procs, nprocs, NULL, info,
+                                     ninfo, &req, &id);
+
+    return rc == PMIX_SUCCESS ? group_call(&req, id, want, results, nresult) : rc;
 }
 
 pmix_status_t PMIx_Group_invite_nb(const char grp[], const pmix_proc_t procs[], size_t nprocs,
                                    const pmix_info_t info[], size_t ninfo,
                                    pmix_info_cbfunc_t cbfunc, void *cbdata)
 {
-    (void)grp, (void)procs, (void)nprocs, (void)info, (void)ninfo;
-    return pg_pmix_defer_info(cbfunc, cbdata, PMIX_ERR_NOT_SUPPORTED);
+    pmix_data_buffer_t req;
+    uint32_t id;
+    results_want_t want = { directive_true(info, ninfo, PMIX_GROUP_ASSIGN_CONTEXT_ID), true };
+    pmix_status_t rc = group_request(PG_PMIX_CMD_GROUP_INVITE, grp, procs, nprocs, NULL, info,
+                                     ninfo, &req, &id);
+
+    return rc == PMIX_SUCCESS ? group_send_nb(&req, id, want, cbfunc, cbdata) : rc;
+}
+
+static join_args_t join_args(const pmix_proc_t *leader, pmix_group_opt_t opt)
+{
+    join_args_t j = { .accept = opt == PMIX_GROUP_ACCEPT };
+
+    if (leader != NULL)
+        j.leader = *leader;
+    else
+        PMIX_LOAD_PROCID(&j.leader, "", PMIX_RANK_UNDEF);
+    return j;
+}
+
+static bool opt_ok(pmix_group_opt_t opt)
+{
+    return opt == PMIX_GROUP_ACCEPT || opt == PMIX_GROUP_DECLINE;
 }
 
 pmix_status_t PMIx_Group_join(const char grp[], const pmix_proc_t *leader, pmix_group_opt_t opt,
                               const pmix_info_t info[], size_t ninfo, pmix_info_t **results,
                               size_t *nresult)
 {
-    (void)grp, (void)leader, (void)opt, (void)info, (void)ninfo;
-    return no_results(results, nresult);
+    pmix_data_buffer_t req;
+    uint32_t id;
+    results_want_t want = { true, true };
+    join_args_t j = join_args(leader, opt);
+    pmix_status_t rc = opt_ok(opt) ? group_request(PG_PMIX_CMD_GROUP_JOIN, grp, NULL, 0, &j,
+                                                   info, ninfo, &req, &id)
+                                   : PMIX_ERR_BAD_PARAM;
+
+    if (rc != PMIX_SUCCESS && results != NULL && nresult != NULL) {
+        *results = NULL;
+        *nresult = 0;
+    }
+    return rc == PMIX_SUCCESS ? group_call(&req, id, want, results, nresult) : rc;
 }
 
 pmix_status_t PMIx_Group_join_nb(const char grp[], const pmix_proc_t *leader,
                                  pmix_group_opt_t opt, const pmix_info_t info[], size_t ninfo,
                                  pmix_info_cbfunc_t cbfunc, void *cbdata)
 {
-    (void)grp, (void)leader, (void)opt, (void)info, (void)ninfo;
-    return pg_pmix_defer_info(cbfunc, cbdata, PMIX_ERR_NOT_SUPPORTED);
+    pmix_data_buffer_t req;
+    uint32_t id;
+    results_want_t want = { true, true };
+    join_args_t j = join_args(leader, opt);
+    pmix_status_t rc = opt_ok(opt) ? group_request(PG_PMIX_CMD_GROUP_JOIN, grp, NULL, 0, &j,
+                                                   info, ninfo, &req, &id)
+                                   : PMIX_ERR_BAD_PARAM;
+
+    return rc == PMIX_SUCCESS ? group_send_nb(&req, id, want, cbfunc, cbdata) : rc;
 }
 
 pmix_status_t PMIx_Group_leave(const char grp[], const pmix_info_t info[], size_t ninfo)
 {
-    (void)grp, (void)info, (void)ninfo;
-    return no_results(NULL, NULL);
+    pmix_data_buffer_t req;
+    uint32_t id;
+    results_want_t none = { false, false };
+    pmix_status_t rc = group_request(PG_PMIX_CMD_GROUP_LEAVE, grp, NULL, 0, NULL, info, ninfo,
+                                     &req, &id);
+
+    return rc == PMIX_SUCCESS ? group_call(&req, id, none, NULL, NULL) : rc;
 }
 
 pmix_status_t PMIx_Group_leave_nb(const char grp[], const pmix_info_t info[], size_t ninfo,
                                   pmix_op_cbfunc_t cbfunc, void *cbdata)
 {
-    (void)grp, (void)info, (void)ninfo;
-    return pg_pmix_defer_op(cbfunc, cbdata, PMIX_ERR_NOT_SUPPORTED);
+    pmix_data_buffer_t req;
+    uint32_t id;
+    pmix_status_t rc = group_request(PG_PMIX_CMD_GROUP_LEAVE, grp, NULL, 0, NULL, info, ninfo,
+                                     &req, &id);
+
+    return rc == PMIX_SUCCESS ? pg_pmix_send_status_nb(&req, id, cbfunc, NULL, cbdata) : rc;
 }

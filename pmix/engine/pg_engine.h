@@ -400,7 +400,7 @@ pmix_status_t pg_fence_host_done(pg_engine_t *engine, uint64_t id, pmix_status_t
                                  const void *data, size_t size);
 
 /* ------------------------------------------------------------------ */
-/* Process groups (PMIx_Group_construct / _destruct)                   */
+/* Process groups (PMIx_Group_construct / _destruct / _invite / ...)   */
 /* ------------------------------------------------------------------ */
 
 /* status: PMIX_SUCCESS, PMIX_ERR_LOST_CONNECTION (a member was lost or
@@ -431,6 +431,44 @@ pmix_status_t pg_group_destruct(pg_engine_t *engine, const pg_proc_t *proc, cons
 /* The members of an existing group (borrowed until the next engine call),
  * or NULL when there is no such (fully constructed) group. */
 const pg_proc_t *pg_group_members(pg_engine_t *engine, const char *name, size_t *nmembers);
+
+/* PMIx_Group_invite: `leader` invites `invitees` (explicit ranks, not the
+ * leader) to form group `name`.  Each invitee gets PMIX_GROUP_INVITED
+ * (source the leader, the event's `group` the name) and answers with
+ * pg_group_join.  The callback runs on the leader once every invitee has
+ * answered: PMIX_SUCCESS (all accepted) or PMIX_ERR_PARTIAL_SUCCESS (some
+ * declined), with the context id of the group now ACTIVE over the leader
+ * and the accepters (pg_group_members names them); or
+ * PMIX_GROUP_INVITE_FAILED (an invitee went away before answering; the
+ * leader got PMIX_GROUP_INVITE_FAILED from it), PMIX_ERR_TIMEOUT,
+ * PMIX_ERR_JOB_TERMINATED -- and then no group.  Errors returned at once
+ * (callback NOT called): PMIX_ERR_BAD_PARAM (bad name, no invitees, a
+ * wildcard, someone named twice or the leader invited), PMIX_ERR_EXISTS
+ * (the name is taken), PMIX_ERR_NOT_SUPPORTED (an invitee served
+ * elsewhere), PMIX_ERR_NOT_FOUND (unknown leader). */
+pmix_status_t pg_group_invite(pg_engine_t *engine, const pg_proc_t *leader, const char *name,
+                              const pg_proc_t *invitees, size_t ninvitees, pg_time_t timeout,
+                              pg_time_t now, pg_group_cb_t cb, void *cbdata);
+
+/* PMIx_Group_join: invitee `proc` answers the invitation to `name` from
+ * `leader` (NULL: whoever invited).  The leader gets
+ * PMIX_GROUP_INVITE_ACCEPTED or _DECLINED (source proc) first.  A decline
+ * is answered at once with PMIX_SUCCESS; an accept when the invite
+ * completes, with the leader's statuses above (PMIX_SUCCESS and the
+ * context id when the group is made).  Errors returned at once:
+ * PMIX_ERR_NOT_FOUND (no invitation under that name), PMIX_ERR_BAD_PARAM
+ * (proc not invited, or another leader), PMIX_ERR_EXISTS (proc answered
+ * already, or is a member already). */
+pmix_status_t pg_group_join(pg_engine_t *engine, const pg_proc_t *proc, const char *name,
+                            const pg_proc_t *leader, bool accept, pg_time_t timeout,
+                            pg_time_t now, pg_group_cb_t cb, void *cbdata);
+
+/* PMIx_Group_leave: member `proc` leaves group `name` at once; the
+ * remaining members get PMIX_GROUP_LEFT (source proc) and later
+ * collectives (destruct) span them only; the last member's leave ends the
+ * group.  PMIX_ERR_NOT_FOUND (no such group), PMIX_ERR_BAD_PARAM (proc is
+ * not a member), PMIX_ERR_RESOURCE_BUSY (a destruct of the group runs). */
+pmix_status_t pg_group_leave(pg_engine_t *engine, const pg_proc_t *proc, const char *name);
 
 /* ------------------------------------------------------------------ */
 /* Snapshots of committed data (the host's per-node shared segment)    */

@@ -1,6 +1,6 @@
 /*
- * pg_group.c: process groups -- PMIx_Group_construct and _destruct as
- * collectives of the engine.
+ * pg_group.c: process groups -- PMIx_Group_construct / _destruct and the
+ * invite / join / leave forms, as collectives of the engine.
  *
  * Why it exists: a group is a named set of processes that every member
  * agrees on at once; that is a fence over the members (pg_fence.c does the
@@ -12,6 +12,23 @@
  *
  * A group is PENDING from the first construct join until the collective
  * ends: success makes it ACTIVE with a fresh context id, failure forgets it.
+ *
+ * Invite / join: the leader's PMIx_Group_invite makes the group INVITING
+ * over the leader and the invitees and raises PMIX_GROUP_INVITED to the
+ * invitees; each answers with PMIx_Group_join (accept or decline), which
+ * raises PMIX_GROUP_INVITE_ACCEPTED / _DECLINED to the leader.  Underneath
+ * it is one more tagged collective over everyone invited ("i:<name>"): the
+ * leader joins it when inviting, every invitee when answering, so the
+ * fence rules give the invite its timeout, its failure when an invitee is
+ * lost before answering (PMIX_GROUP_INVITE_FAILED to the leader) and its
+ * end when the job ends.  When everyone has answered the group becomes
+ * ACTIVE over the leader and the accepters -- as if they had constructed
+ * it -- and the leader and the accepters are answered; a decliner is
+ * answered at once and only counts as having answered.
+ *
+ * Leave: a member drops out of an ACTIVE group on its own; the others get
+ * PMIX_GROUP_LEFT, and later collectives (destruct) span those left.
+ *
  * Groups span the processes one engine serves: a member served elsewhere
  * is refused (PMIX_ERR_NOT_SUPPORTED) rather than left to hang.
  */
@@ -22,23 +39,34 @@
 
 enum { PG_GROUP_NAME_MAX = PMIX_MAX_NSLEN };
 
-typedef enum { GROUP_PENDING, GROUP_ACTIVE } group_state_t;
+typedef enum { GROUP_PENDING, GROUP_INVITING, GROUP_ACTIVE } group_state_t;
+
+/* An invitee's answer (INVITING groups). */
+enum { ANSWER_NONE = 0, ANSWER_ACCEPT, ANSWER_DECLINE };
 
 typedef struct pg_group {
     struct pg_group *prev, *next;
     char *name;
-    pg_proc_t *members;     /* sorted; nspace strings owned */
+    pg_proc_t *members;     /* sorted; nspace strings owned.  INVITING: everyone invited */
     size_t nmembers;
     group_state_t state;
     bool destructing;
+    bool partial;           /* made by an invite that someone declined */
     uint64_t cid;
+    uint8_t *answers;       /* INVITING: [nmembers] ANSWER_* (the leader's: ACCEPT) */
+    size_t leader;          /* INVITING: the leader's index in members */
 } pg_group_t;
 
-/* One join waiting for its collective. */
+/* Which collective a join waits for. */
+typedef enum { JOIN_CONSTRUCT, JOIN_DESTRUCT, JOIN_INVITE } join_kind_t;
+
+/* One join waiting for its collective.  cb NULL: a decliner's place in
+ * an invite, answered already. */
 typedef struct group_join {
     pg_engine_t *e;
     char *name;
-    bool destruct;
+    join_kind_t kind;
+    bool leader;            /* JOIN_INVITE: the inviting process */
     pg_group_cb_t cb;
     void *cbdata;
 } group_join_t;
@@ -61,11 +89,17 @@ static pg_group_t *group_find(pg_engine_t *e, const char *name)
     return NULL;
 }
 
+static void members_free(pg_engine_t *e, pg_proc_t *members, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        pg_mem_strfree(e, (char *)members[i].nspace);
+    pg_mem_free(e, members, n * sizeof(*members));
+}
+
 static void group_free(pg_engine_t *e, pg_group_t *g)
 {
-    for (size_t i = 0; i < g->nmembers; i++)
-        pg_mem_strfree(e, (char *)g->members[i].nspace);
-    pg_mem_free(e, g->members, g->nmembers * sizeof(*g->members));
+    pg_mem_free(e, g->answers, g->answers != NULL ? g->nmembers : 0);
+    members_free(e, g->members, g->nmembers);
     pg_mem_strfree(e, g->name);
     pg_mem_free(e, g, sizeof(*g));
 }
@@ -150,6 +184,95 @@ static void join_free(group_join_t *j)
     free(j);
 }
 
+/* Raises group event `code` from `from` (its source and origin, so never
+ * delivered back to it) to `targets`, naming the group (PMIX_GROUP_ID). */
+static void group_notify(pg_engine_t *e, pmix_status_t code, const char *name,
+                         const pg_proc_t *from, const pg_proc_t *targets, size_t ntargets)
+{
+    pg_event_detail_t id = { PMIX_GROUP_ID, pg_value_string(name) };
+    pg_event_t ev = { code, *from, *from, PMIX_RANGE_CUSTOM, targets, ntargets, NULL, 0, &id, 1 };
+
+    if (ntargets > 0)
+        (void)pg_event_notify(e, &ev, NULL);
+}
+
+static bool proc_gone(pg_engine_t *e, const pg_proc_t *p)
+{
+    const pg_ns_t *job = pg_ns_find(e, p->nspace);
+
+    return job == NULL || p->rank >= job->size || job->procs[p->rank].state == PG_PROC_LOST ||
+           job->procs[p->rank].state == PG_PROC_FINALIZED;
+}
+
+/* The invite failed because processes went away: the leader hears, per
+ * invitee gone before answering, PMIX_GROUP_INVITE_FAILED from it. */
+static void invite_report_lost(pg_engine_t *e, const pg_group_t *g)
+{
+    pg_proc_t leader = g->members[g->leader];
+
+    for (size_t i = 0; i < g->nmembers; i++)
+        if (g->answers[i] == ANSWER_NONE && proc_gone(e, &g->members[i]))
+            group_notify(e, PMIX_GROUP_INVITE_FAILED, g->name, &g->members[i], &leader, 1);
+}
+
+/* Keeps the members that accepted (the leader among them), in order. */
+static pmix_status_t keep_accepted(pg_engine_t *e, pg_group_t *g)
+{
+    size_t n = 0, k = 0;
+
+    for (size_t i = 0; i < g->nmembers; i++)
+        n += g->answers[i] == ANSWER_ACCEPT;
+    pg_proc_t *kept = pg_mem_alloc(e, n * sizeof(*kept));
+    if (kept == NULL)
+        return PMIX_ERR_NOMEM;
+    for (size_t i = 0; i < g->nmembers; i++) {
+        if (g->answers[i] == ANSWER_ACCEPT) {
+            kept[k++] = g->members[i];
+            g->members[i].nspace = NULL; /* moved */
+        }
+    }
+    g->partial = n < g->nmembers;
+    pg_mem_free(e, g->answers, g->nmembers);
+    g->answers = NULL;
+    members_free(e, g->members, g->nmembers);
+    g->members = kept;
+    g->nmembers = n;
+    return PMIX_SUCCESS;
+}
+
+/* The invite collective ended (the first of its joiners settles it): on
+ * success the group becomes ACTIVE over the leader and the accepters, as
+ * if they had constructed it; otherwise it goes. */
+static void invite_settle(pg_engine_t *e, pg_group_t *g, pmix_status_t status)
+{
+    if (status == PMIX_SUCCESS && keep_accepted(e, g) == PMIX_SUCCESS) {
+        g->state = GROUP_ACTIVE;
+        g->cid = ++e->next_cid;
+        return;
+    }
+    if (status == PMIX_ERR_LOST_CONNECTION)
+        invite_report_lost(e, g);
+    group_remove(e, g);
+}
+
+/* An invite joiner's result: the leader learns whether everyone accepted
+ * (PMIX_ERR_PARTIAL_SUCCESS: some declined); a lost invitee fails it with
+ * PMIX_GROUP_INVITE_FAILED. */
+static pmix_status_t invite_done(group_join_t *j, pmix_status_t status, uint64_t *cid)
+{
+    pg_group_t *g = group_find(j->e, j->name);
+
+    if (g != NULL && g->state == GROUP_INVITING)
+        invite_settle(j->e, g, status);
+    if (status != PMIX_SUCCESS)
+        return status == PMIX_ERR_LOST_CONNECTION ? PMIX_GROUP_INVITE_FAILED : status;
+    g = group_find(j->e, j->name);
+    if (g == NULL || g->state != GROUP_ACTIVE)
+        return PMIX_ERR_NOMEM; /* the settling could not allocate */
+    *cid = g->cid;
+    return j->leader && g->partial ? PMIX_ERR_PARTIAL_SUCCESS : PMIX_SUCCESS;
+}
+
 /* The collective ended for one joiner. Every joiner of one collective is
  * called in the same flush, so the first one settles the registry and the
  * others read what it left. */
@@ -160,7 +283,9 @@ static void join_done(pmix_status_t status, const pg_fence_keys_t *keys, void *c
     uint64_t cid = 0;
 
     (void)keys;
-    if (j->destruct) {
+    if (j->kind == JOIN_INVITE) {
+        status = invite_done(j, status, &cid);
+    } else if (j->kind == JOIN_DESTRUCT) {
         if (g != NULL && status == PMIX_SUCCESS)
             group_remove(j->e, g);
         else if (g != NULL)
@@ -174,12 +299,13 @@ static void join_done(pmix_status_t status, const pg_fence_keys_t *keys, void *c
     } else if (g != NULL && g->state == GROUP_PENDING) {
         group_remove(j->e, g);
     }
-    j->cb(status, cid, j->cbdata);
+    if (j->cb != NULL)
+        j->cb(status, cid, j->cbdata);
     join_free(j);
 }
 
-static group_join_t *join_new(pg_engine_t *e, const char *name, bool destruct, pg_group_cb_t cb,
-                              void *cbdata)
+static group_join_t *join_new(pg_engine_t *e, const char *name, join_kind_t kind, bool leader,
+                              pg_group_cb_t cb, void *cbdata)
 {
     group_join_t *j = calloc(1, sizeof(*j));
     if (j == NULL || (j->name = strdup(name)) == NULL) {
@@ -187,7 +313,8 @@ static group_join_t *join_new(pg_engine_t *e, const char *name, bool destruct, p
         return NULL;
     }
     j->e = e;
-    j->destruct = destruct;
+    j->kind = kind;
+    j->leader = leader;
     j->cb = cb;
     j->cbdata = cbdata;
     return j;
@@ -195,16 +322,18 @@ static group_join_t *join_new(pg_engine_t *e, const char *name, bool destruct, p
 
 /* Joins the tagged collective "<op>:<name>" over g's members. */
 static pmix_status_t group_join(pg_engine_t *e, const pg_proc_t *proc, pg_group_t *g,
-                                bool destruct, pg_time_t timeout, pg_time_t now,
+                                join_kind_t kind, bool leader, pg_time_t timeout, pg_time_t now,
                                 pg_group_cb_t cb, void *cbdata)
 {
+    static const char ops[] = { [JOIN_CONSTRUCT] = 'c', [JOIN_DESTRUCT] = 'd',
+                                [JOIN_INVITE] = 'i' };
     size_t taglen = strlen(g->name) + 3;
     char *tag = malloc(taglen);
-    group_join_t *j = join_new(e, g->name, destruct, cb, cbdata);
+    group_join_t *j = join_new(e, g->name, kind, leader, cb, cbdata);
     pmix_status_t rc = PMIX_ERR_NOMEM;
 
     if (tag != NULL && j != NULL) {
-        snprintf(tag, taglen, "%c:%s", destruct ? 'd' : 'c', g->name);
+        snprintf(tag, taglen, "%c:%s", ops[kind], g->name);
         rc = pg_fence_join_tagged(e, proc, g->members, g->nmembers, tag, 0, timeout, now,
                                   join_done, j);
     }
@@ -237,8 +366,8 @@ pmix_status_t pg_group_construct(pg_engine_t *e, const pg_proc_t *proc, const ch
     bool created = g == NULL;
     if (!is_member(want, proc))
         rc = PMIX_ERR_BAD_PARAM; /* a non-member learns nothing about the group */
-    else if (g != NULL && g->state == GROUP_ACTIVE)
-        rc = PMIX_ERR_EXISTS;
+    else if (g != NULL && g->state != GROUP_PENDING)
+        rc = PMIX_ERR_EXISTS; /* constructed, or being built by invitation */
     else if (g != NULL && !same_members(g, want))
         rc = PMIX_ERR_BAD_PARAM;
     else
@@ -251,7 +380,7 @@ pmix_status_t pg_group_construct(pg_engine_t *e, const pg_proc_t *proc, const ch
         DL_APPEND(e->groups, g);
     }
     if (rc == PMIX_SUCCESS)
-        rc = group_join(e, proc, g, false, timeout, now, cb, cbdata);
+        rc = group_join(e, proc, g, JOIN_CONSTRUCT, false, timeout, now, cb, cbdata);
     /* a refused first join leaves no pending group behind; a completed one
      * has already settled it (inline completion) */
     if (rc != PMIX_SUCCESS && created && (g = group_find(e, name)) != NULL &&
@@ -273,9 +402,214 @@ pmix_status_t pg_group_destruct(pg_engine_t *e, const pg_proc_t *proc, const cha
     pg_group_t *g = group_find(e, name);
     if (g == NULL || g->state != GROUP_ACTIVE)
         return PMIX_ERR_NOT_FOUND;
-    rc = group_join(e, proc, g, true, timeout, now, cb, cbdata);
+    rc = group_join(e, proc, g, JOIN_DESTRUCT, false, timeout, now, cb, cbdata);
     if (rc == PMIX_SUCCESS && (g = group_find(e, name)) != NULL)
         g->destructing = true;
+    return rc;
+}
+
+/* ---- invite / join / leave ---------------------------------------------- */
+
+/* g's member list index of exactly proc (no wildcard), or SIZE_MAX. */
+static size_t member_at(const pg_group_t *g, const pg_proc_t *proc)
+{
+    for (size_t i = 0; i < g->nmembers; i++)
+        if (strcmp(g->members[i].nspace, proc->nspace) == 0 && g->members[i].rank == proc->rank)
+            return i;
+    return SIZE_MAX;
+}
+
+/* Everyone invited must be one process named once (no wildcard, not the
+ * leader again) that this engine serves. */
+static pmix_status_t invited_ok(pg_engine_t *e, const pg_group_t *g)
+{
+    for (size_t i = 0; i < g->nmembers; i++)
+        if (g->members[i].rank == PMIX_RANK_WILDCARD ||
+            (i > 0 && member_cmp(&g->members[i - 1], &g->members[i]) == 0))
+            return PMIX_ERR_BAD_PARAM;
+    return members_local(e, g);
+}
+
+/* The INVITING group: the leader and the invitees, answers kept apart. */
+static pg_group_t *invite_group_new(pg_engine_t *e, const char *name, const pg_proc_t *leader,
+                                    const pg_proc_t *invitees, size_t n, pmix_status_t *rc)
+{
+    pg_proc_t *all = calloc(n + 1, sizeof(*all));
+    pg_group_t *g = NULL;
+
+    *rc = PMIX_ERR_NOMEM;
+    if (all != NULL) {
+        all[0] = *leader;
+        memcpy(all + 1, invitees, n * sizeof(*all));
+        g = group_new(e, name, leader, all, n + 1);
+    }
+    free(all);
+    if (g == NULL)
+        return NULL;
+    *rc = invited_ok(e, g);
+    if (*rc == PMIX_SUCCESS && (g->answers = pg_mem_alloc(e, g->nmembers)) == NULL)
+        *rc = PMIX_ERR_NOMEM;
+    if (*rc != PMIX_SUCCESS) {
+        group_free(e, g);
+        return NULL;
+    }
+    memset(g->answers, ANSWER_NONE, g->nmembers);
+    g->leader = member_at(g, leader);
+    g->answers[g->leader] = ANSWER_ACCEPT;
+    g->state = GROUP_INVITING;
+    return g;
+}
+
+pmix_status_t pg_group_invite(pg_engine_t *e, const pg_proc_t *leader, const char *name,
+                              const pg_proc_t *invitees, size_t ninvitees, pg_time_t timeout,
+                              pg_time_t now, pg_group_cb_t cb, void *cbdata)
+{
+    pmix_status_t rc;
+
+    if (e == NULL || leader == NULL || cb == NULL || !name_ok(name) || invitees == NULL ||
+        ninvitees == 0)
+        return PMIX_ERR_BAD_PARAM;
+    if (pg_ns_of(e, leader, &rc) == NULL)
+        return rc;
+    if (group_find(e, name) != NULL)
+        return PMIX_ERR_EXISTS;
+    pg_group_t *g = invite_group_new(e, name, leader, invitees, ninvitees, &rc);
+    if (g == NULL)
+        return rc;
+    DL_APPEND(e->groups, g);
+    rc = group_join(e, leader, g, JOIN_INVITE, true, timeout, now, cb, cbdata);
+    g = group_find(e, name);
+    if (rc != PMIX_SUCCESS && g != NULL && g->state == GROUP_INVITING)
+        group_remove(e, g);
+    /* an invitee already gone has failed the invite inline: nobody to invite */
+    if (rc == PMIX_SUCCESS && g != NULL && g->state == GROUP_INVITING)
+        group_notify(e, PMIX_GROUP_INVITED, name, leader, g->members, g->nmembers);
+    return rc;
+}
+
+/* Why proc cannot answer an invitation to g (PMIX_SUCCESS: it can). */
+static pmix_status_t join_refusal(const pg_group_t *g, const pg_proc_t *proc,
+                                  const pg_proc_t *leader, size_t *at)
+{
+    if (g == NULL || g->state == GROUP_PENDING ||
+        (g->state == GROUP_ACTIVE && !is_member(g, proc)))
+        return PMIX_ERR_NOT_FOUND; /* no invitation under that name */
+    if (g->state != GROUP_INVITING)
+        return PMIX_ERR_EXISTS; /* in the group already */
+    *at = member_at(g, proc);
+    if (*at == SIZE_MAX || *at == g->leader)
+        return PMIX_ERR_BAD_PARAM; /* not invited (or the leader itself) */
+    if (leader != NULL && member_cmp(leader, &g->members[g->leader]) != 0)
+        return PMIX_ERR_BAD_PARAM; /* someone else invited it */
+    return g->answers[*at] == ANSWER_NONE ? PMIX_SUCCESS : PMIX_ERR_EXISTS;
+}
+
+pmix_status_t pg_group_join(pg_engine_t *e, const pg_proc_t *proc, const char *name,
+                            const pg_proc_t *leader, bool accept, pg_time_t timeout,
+                            pg_time_t now, pg_group_cb_t cb, void *cbdata)
+{
+    pmix_status_t rc;
+    size_t at = SIZE_MAX;
+
+    if (e == NULL || proc == NULL || cb == NULL || !name_ok(name))
+        return PMIX_ERR_BAD_PARAM;
+    if (pg_ns_of(e, proc, &rc) == NULL)
+        return rc;
+    pg_group_t *g = group_find(e, name);
+    rc = join_refusal(g, proc, leader, &at);
+    if (rc != PMIX_SUCCESS)
+        return rc;
+    pg_proc_t to = g->members[g->leader];
+    g->answers[at] = accept ? ANSWER_ACCEPT : ANSWER_DECLINE;
+    /* the leader hears the answer before the invite can complete */
+    group_notify(e, accept ? PMIX_GROUP_INVITE_ACCEPTED : PMIX_GROUP_INVITE_DECLINED, name,
+                 proc, &to, 1);
+    /* a decliner only counts as having answered: it is answered at once */
+    rc = group_join(e, proc, g, JOIN_INVITE, false, timeout, now, accept ? cb : NULL, cbdata);
+    if (rc != PMIX_SUCCESS && (g = group_find(e, name)) != NULL && g->state == GROUP_INVITING)
+        g->answers[at] = ANSWER_NONE;
+    if (rc == PMIX_SUCCESS && !accept)
+        cb(PMIX_SUCCESS, 0, cbdata);
+    return rc;
+}
+
+/* Appends (nspace, rank) to list[*k]. */
+static bool member_push(pg_engine_t *e, pg_proc_t *list, size_t *k, const char *nspace,
+                        pmix_rank_t rank)
+{
+    if ((list[*k].nspace = pg_mem_strdup(e, nspace)) == NULL)
+        return false;
+    list[(*k)++].rank = rank;
+    return true;
+}
+
+/* How many members g has once proc is gone (its job's wildcard entry
+ * spelled out rank by rank). */
+static size_t members_after_drop(const pg_group_t *g, const pg_proc_t *proc, uint32_t jobsize)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < g->nmembers; i++) {
+        bool own = strcmp(g->members[i].nspace, proc->nspace) == 0;
+        if (own && g->members[i].rank == PMIX_RANK_WILDCARD)
+            n += jobsize - 1;
+        else
+            n += !(own && g->members[i].rank == proc->rank);
+    }
+    return n;
+}
+
+/* Replaces g's members by the same without proc. */
+static pmix_status_t members_drop(pg_engine_t *e, pg_group_t *g, const pg_proc_t *proc)
+{
+    const pg_ns_t *job = pg_ns_find(e, proc->nspace);
+    size_t n = members_after_drop(g, proc, job->size), k = 0;
+    pg_proc_t *left = pg_mem_alloc(e, n * sizeof(*left));
+    bool ok = left != NULL || n == 0;
+
+    if (left != NULL)
+        memset(left, 0, n * sizeof(*left));
+    for (size_t i = 0; ok && i < g->nmembers; i++) {
+        const pg_proc_t *m = &g->members[i];
+        bool own = strcmp(m->nspace, proc->nspace) == 0;
+        if (own && m->rank == PMIX_RANK_WILDCARD) {
+            for (pmix_rank_t r = 0; ok && r < job->size; r++)
+                ok = r == proc->rank || member_push(e, left, &k, m->nspace, r);
+        } else if (!own || m->rank != proc->rank) {
+            ok = member_push(e, left, &k, m->nspace, m->rank);
+        }
+    }
+    if (!ok) {
+        members_free(e, left, n); /* entries never filled are NULL: skipped */
+        return PMIX_ERR_NOMEM;
+    }
+    qsort(left, n, sizeof(*left), member_cmp);
+    members_free(e, g->members, g->nmembers);
+    g->members = left;
+    g->nmembers = n;
+    return PMIX_SUCCESS;
+}
+
+pmix_status_t pg_group_leave(pg_engine_t *e, const pg_proc_t *proc, const char *name)
+{
+    pmix_status_t rc;
+
+    if (e == NULL || proc == NULL || !name_ok(name))
+        return PMIX_ERR_BAD_PARAM;
+    if (pg_ns_of(e, proc, &rc) == NULL)
+        return rc;
+    pg_group_t *g = group_find(e, name);
+    if (g == NULL || g->state != GROUP_ACTIVE)
+        return PMIX_ERR_NOT_FOUND;
+    if (!is_member(g, proc))
+        return PMIX_ERR_BAD_PARAM;
+    if (g->destructing)
+        return PMIX_ERR_RESOURCE_BUSY; /* its destruct counts on this member */
+    rc = members_drop(e, g, proc);
+    if (rc == PMIX_SUCCESS && g->nmembers == 0)
+        group_remove(e, g);
+    else if (rc == PMIX_SUCCESS)
+        group_notify(e, PMIX_GROUP_LEFT, name, proc, g->members, g->nmembers);
     return rc;
 }
 

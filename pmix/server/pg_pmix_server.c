@@ -867,6 +867,182 @@ static int cmd_group_destruct(pmix_in_t *in)
     return PG_HANDLER_OK;
 }
 
+/* ---- groups by invitation ----------------------------------------------- */
+
+/* An invite, or a join, waiting for the invite to complete: answered with
+ * the group's context id and members when it was made. */
+typedef struct invite_req {
+    pmix_req_t *r;
+    pg_engine_t *e;
+    char *grp;
+} invite_req_t;
+
+static invite_req_t *invite_req_new(pmix_in_t *in, pg_engine_t *e, const char *grp)
+{
+    invite_req_t *ir = calloc(1, sizeof(*ir));
+
+    if (ir == NULL || (ir->grp = strdup(grp)) == NULL || (ir->r = req_new(in)) == NULL) {
+        if (ir != NULL)
+            free(ir->grp);
+        free(ir);
+        return NULL;
+    }
+    ir->e = e;
+    return ir;
+}
+
+static void invite_req_free(invite_req_t *ir)
+{
+    if (ir == NULL)
+        return;
+    req_free(ir->r);
+    free(ir->grp);
+    free(ir);
+}
+
+/* The members of group `grp` as pmix_proc_t[] (PMIX_GROUP_MEMBERSHIP). */
+static pmix_status_t pack_members(pmix_data_buffer_t *buf, pg_engine_t *e, const char *grp)
+{
+    size_t n = 0;
+    const pg_proc_t *m = pg_group_members(e, grp, &n);
+    pmix_proc_t *procs = calloc(m != NULL && n > 0 ? n : 1, sizeof(*procs));
+    pmix_status_t rc;
+
+    if (procs == NULL)
+        return PMIX_ERR_NOMEM;
+    if (m == NULL)
+        n = 0;
+    for (size_t i = 0; i < n; i++)
+        PMIX_LOAD_PROCID(&procs[i], m[i].nspace, m[i].rank);
+    rc = pg_pmix_pack_array(buf, procs, n, PMIX_PROC);
+    free(procs);
+    return rc;
+}
+
+static void invite_reply(pmix_status_t status, uint64_t cid, void *cbdata)
+{
+    invite_req_t *ir = cbdata;
+    pmix_req_t *r = ir->r;
+    pmix_data_buffer_t buf;
+    size_t context_id = (size_t)cid;
+    /* a decline: context id 0 and no members (it is not one) */
+    bool made = status == PMIX_SUCCESS || status == PMIX_ERR_PARTIAL_SUCCESS;
+    pmix_status_t rc;
+
+    if (r->s != NULL) {
+        pg_buffer_construct(&buf);
+        rc = pg_pmix_msg_begin_reply(&buf, r->cmd, r->id, status);
+        if (rc == PMIX_SUCCESS && made)
+            rc = pg_pmix_pack_one(&buf, &context_id, PMIX_SIZE);
+        if (rc == PMIX_SUCCESS && made)
+            rc = cid != 0 ? pack_members(&buf, ir->e, ir->grp)
+                          : pg_pmix_pack_array(&buf, NULL, 0, PMIX_PROC);
+        if (rc == PMIX_SUCCESS)
+            (void)reply_send(r->s->peer, &buf);
+        else
+            pg_buffer_destruct(&buf);
+    }
+    invite_req_free(ir);
+}
+
+/* grp, invitees[], info[] -> status, context id, members[] */
+static int cmd_group_invite(pmix_in_t *in)
+{
+    pg_engine_t *e = in->peer->job->engine;
+    pg_proc_t self = session_proc(in->s);
+    char *grp = NULL;
+    pmix_proc_t *procs = NULL;
+    pmix_info_t *info = NULL;
+    size_t nprocs = 0, ninfo = 0;
+    pg_proc_t *invitees = NULL;
+    invite_req_t *ir = NULL;
+    pmix_status_t rc;
+    int ret = PG_HANDLER_OK;
+
+    if (pg_pmix_unpack_one(in->args, &grp, PMIX_STRING) != PMIX_SUCCESS ||
+        pg_pmix_unpack_array(in->args, (void **)&procs, &nprocs, PMIX_PROC) != PMIX_SUCCESS ||
+        pg_pmix_unpack_array(in->args, (void **)&info, &ninfo, PMIX_INFO) != PMIX_SUCCESS) {
+        ret = PG_HANDLER_FAIL;
+        goto out;
+    }
+    rc = e == NULL ? PMIX_ERR_NOT_SUPPORTED : PMIX_ERR_NOMEM;
+    if (e != NULL && (invitees = fence_participants(procs, nprocs, self.nspace)) != NULL &&
+        (ir = invite_req_new(in, e, grp)) != NULL) {
+        rc = pg_group_invite(e, &self, grp, invitees, nprocs, group_timeout(info, ninfo),
+                             pg_peer_now(in->peer), invite_reply, ir);
+        if (rc == PMIX_SUCCESS)
+            ir = NULL; /* invite_reply owns it now */
+    }
+    if (rc != PMIX_SUCCESS)
+        (void)reply_status(in->peer, in->cmd, in->id, rc);
+out:
+    invite_req_free(ir);
+    free(invitees);
+    free(grp);
+    pg_pmix_array_free(procs, nprocs, PMIX_PROC);
+    pg_pmix_array_free(info, ninfo, PMIX_INFO);
+    return ret;
+}
+
+/* grp, leader, accept, info[] -> status (, context id, members[]) */
+static int cmd_group_join(pmix_in_t *in)
+{
+    pg_engine_t *e = in->peer->job->engine;
+    pg_proc_t self = session_proc(in->s);
+    char *grp = NULL;
+    pmix_proc_t leader;
+    bool accept = false;
+    pmix_info_t *info = NULL;
+    size_t ninfo = 0;
+    invite_req_t *ir = NULL;
+    pmix_status_t rc;
+
+    if (pg_pmix_unpack_one(in->args, &grp, PMIX_STRING) != PMIX_SUCCESS ||
+        pg_pmix_unpack_one(in->args, &leader, PMIX_PROC) != PMIX_SUCCESS ||
+        pg_pmix_unpack_one(in->args, &accept, PMIX_BOOL) != PMIX_SUCCESS ||
+        pg_pmix_unpack_array(in->args, (void **)&info, &ninfo, PMIX_INFO) != PMIX_SUCCESS) {
+        free(grp);
+        return PG_HANDLER_FAIL;
+    }
+    /* no nspace and no rank: whoever invited; no nspace: this job's */
+    bool any = leader.nspace[0] == '\0' && leader.rank == PMIX_RANK_UNDEF;
+    pg_proc_t lead = { leader.nspace[0] != '\0' ? leader.nspace : self.nspace, leader.rank };
+    rc = e == NULL ? PMIX_ERR_NOT_SUPPORTED : PMIX_ERR_NOMEM;
+    if (e != NULL && (ir = invite_req_new(in, e, grp)) != NULL) {
+        rc = pg_group_join(e, &self, grp, any ? NULL : &lead, accept,
+                           group_timeout(info, ninfo), pg_peer_now(in->peer), invite_reply, ir);
+        if (rc == PMIX_SUCCESS)
+            ir = NULL;
+    }
+    if (rc != PMIX_SUCCESS)
+        (void)reply_status(in->peer, in->cmd, in->id, rc);
+    invite_req_free(ir);
+    free(grp);
+    pg_pmix_array_free(info, ninfo, PMIX_INFO);
+    return PG_HANDLER_OK;
+}
+
+/* grp, info[] -> status: answered at once (the others hear PMIX_GROUP_LEFT) */
+static int cmd_group_leave(pmix_in_t *in)
+{
+    pg_engine_t *e = in->peer->job->engine;
+    pg_proc_t self = session_proc(in->s);
+    char *grp = NULL;
+    pmix_info_t *info = NULL;
+    size_t ninfo = 0;
+    pmix_status_t rc;
+
+    if (pg_pmix_unpack_one(in->args, &grp, PMIX_STRING) != PMIX_SUCCESS ||
+        pg_pmix_unpack_array(in->args, (void **)&info, &ninfo, PMIX_INFO) != PMIX_SUCCESS) {
+        free(grp);
+        return PG_HANDLER_FAIL;
+    }
+    rc = e == NULL ? PMIX_ERR_NOT_SUPPORTED : pg_group_leave(e, &self, grp);
+    free(grp);
+    pg_pmix_array_free(info, ninfo, PMIX_INFO);
+    return reply_status(in->peer, in->cmd, in->id, rc), PG_HANDLER_OK;
+}
+
 /* ---- job control ---------------------------------------------------------- */
 
 /* The signal a job-control request asks for: PMIX_JOB_CTRL_KILL (SIGKILL),
@@ -1828,6 +2004,9 @@ static const pmix_cmd_fn cmd_fns[PG_PMIX_CMD_MAX] = {
     [PG_PMIX_CMD_QUERY] = cmd_query,       [PG_PMIX_CMD_LOG] = cmd_log,
     [PG_PMIX_CMD_GROUP_CONSTRUCT] = cmd_group_construct,
     [PG_PMIX_CMD_GROUP_DESTRUCT] = cmd_group_destruct,
+    [PG_PMIX_CMD_GROUP_INVITE] = cmd_group_invite,
+    [PG_PMIX_CMD_GROUP_JOIN] = cmd_group_join,
+    [PG_PMIX_CMD_GROUP_LEAVE] = cmd_group_leave,
     [PG_PMIX_CMD_JOB_CONTROL] = cmd_job_control,
     [PG_PMIX_CMD_SPAWN] = cmd_spawn, [PG_PMIX_CMD_CONNECT] = cmd_connect,
     [PG_PMIX_CMD_DISCONNECT] = cmd_connect,

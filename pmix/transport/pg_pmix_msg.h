@@ -48,6 +48,14 @@ typedef enum pg_pmix_cmd {
     PG_PMIX_CMD_GROUP_CONSTRUCT = 32, /* grp, procs[], info[] -> status, SIZE context id */
     PG_PMIX_CMD_GROUP_DESTRUCT = 33,  /* grp, info[] -> status */
     PG_PMIX_CMD_JOB_CONTROL = 34,     /* targets[], directives[] -> status */
+    /* the invite form of groups: explicit values 35-47 */
+    PG_PMIX_CMD_GROUP_INVITE = 35, /* grp, invitees procs[], info[] -> status, and when the
+                                      group was made (SUCCESS / PARTIAL_SUCCESS): SIZE
+                                      context id, members procs[] */
+    PG_PMIX_CMD_GROUP_JOIN = 36,   /* grp, leader proc (nspace "", rank UNDEF: any), BOOL
+                                      accept, info[] -> status, and on success as invite
+                                      (a decline: context id 0, no members) */
+    PG_PMIX_CMD_GROUP_LEAVE = 37,  /* grp, info[] -> status */
     /* dynamic jobs (issue 15): explicit values, 48-63 reserved for them */
     PG_PMIX_CMD_SPAWN = 48, /* job info[], UINT32 napps, per app: cmd, argv[], env[], cwd
                                ("" = none), INT32 maxprocs, info[] -> status, nspace */

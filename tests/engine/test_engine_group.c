@@ -1,10 +1,15 @@
 /*
- * test_engine_group: pg_group_construct / pg_group_destruct, the engine
- * side of PMIx_Group_*.  A group is what every member agreed on at once:
- * nobody's construct completes before the last member joined, all get the
- * same context id, a member that goes away fails the others (no hang), a
- * group collective never meets a plain fence of the same processes, and
- * a group over processes another engine serves is refused up front.
+ * test_engine_group: pg_group_construct / pg_group_destruct and the
+ * invite / join / leave forms, the engine side of PMIx_Group_*.  A group is
+ * what every member agreed on at once: nobody's construct completes before
+ * the last member joined, all get the same context id, a member that goes
+ * away fails the others (no hang), a group collective never meets a plain
+ * fence of the same processes, and a group over processes another engine
+ * serves is refused up front.  An invite reaches the invitees as an event,
+ * their answers reach the leader as events, and it completes once all
+ * answered with a group of the leader and the accepters; a lost invitee or
+ * a timeout fails it; a member that leaves is out of later collectives and
+ * the others hear of it.
  */
 #include <CUnit/CUnit.h>
 #include <string.h>
@@ -178,6 +183,258 @@ static void test_member_served_elsewhere_is_refused(void)
     pg_engine_free(e);
 }
 
+
+/* ---- invite / join / leave ------------------------------------------------ */
+
+/* What one process heard: the last event, and how many; and the source
+ * of the last PMIX_GROUP_INVITE_FAILED (other events may follow it). */
+typedef struct {
+    int calls;
+    pmix_status_t status;
+    pmix_rank_t source;
+    char group[64];
+    int nfailed;
+    pmix_rank_t failed;
+} heard_t;
+
+static void heard_cb(const pg_event_t *ev, void *cbdata)
+{
+    heard_t *h = cbdata;
+
+    h->calls++;
+    h->status = ev->status;
+    h->source = ev->source.rank;
+    h->group[0] = '\0';
+    for (size_t i = 0; i < ev->ndetails; i++)
+        if (strcmp(ev->details[i].key, PMIX_GROUP_ID) == 0 &&
+            ev->details[i].value.size < sizeof(h->group))
+            memcpy(h->group, ev->details[i].value.data, ev->details[i].value.size + 1);
+    if (ev->status == PMIX_GROUP_INVITE_FAILED && strcmp(h->group, "g") == 0) {
+        h->nfailed++;
+        h->failed = ev->source.rank;
+    }
+}
+
+/* A 4-rank job whose every rank records the events it hears. */
+static pg_engine_t *listening_job(heard_t heard[4])
+{
+    pg_engine_t *e = pg_engine_new(&(pg_host_ops_t){ 0 }, NULL);
+    uint64_t id;
+
+    memset(heard, 0, 4 * sizeof(*heard));
+    CU_ASSERT_FATAL(job_block(e, "ns", 4, 1, NULL) == PMIX_SUCCESS);
+    for (pmix_rank_t r = 0; r < 4; r++) {
+        pg_proc_t p = P("ns", r);
+        CU_ASSERT(pg_event_subscribe(e, &p, heard_cb, &heard[r], &id) == PMIX_SUCCESS);
+    }
+    return e;
+}
+
+static pmix_status_t invite(pg_engine_t *e, pmix_rank_t who, const char *name,
+                            const pmix_rank_t *ranks, size_t n, pg_time_t timeout,
+                            grouped_t *g)
+{
+    pg_proc_t invitees[8];
+    pg_proc_t self = P("ns", who);
+
+    for (size_t i = 0; i < n; i++)
+        invitees[i] = P("ns", ranks[i]);
+    memset(g, 0, sizeof(*g));
+    return pg_group_invite(e, &self, name, invitees, n, timeout, 0, grouped_cb, g);
+}
+
+static pmix_status_t join(pg_engine_t *e, pmix_rank_t who, const char *name, pmix_rank_t leader,
+                          bool accept, grouped_t *g)
+{
+    pg_proc_t self = P("ns", who), lead = P("ns", leader);
+
+    memset(g, 0, sizeof(*g));
+    return pg_group_join(e, &self, name, &lead, accept, 0, 0, grouped_cb, g);
+}
+
+static pmix_status_t leave(pg_engine_t *e, pmix_rank_t who, const char *name)
+{
+    pg_proc_t self = P("ns", who);
+
+    return pg_group_leave(e, &self, name);
+}
+
+static void test_invite_makes_group_of_leader_and_accepters(void)
+{
+    heard_t h[4];
+    pg_engine_t *e = listening_job(h);
+    grouped_t lead, one, two, d0, d1;
+    size_t n = 0;
+
+    CU_ASSERT_EQUAL(invite(e, 0, "g", pair, 2, 0, &lead), PMIX_SUCCESS);
+    /* the invitees hear of it from the leader, nobody else does */
+    CU_ASSERT(h[1].calls == 1 && h[1].status == PMIX_GROUP_INVITED && h[1].source == 0);
+    CU_ASSERT_STRING_EQUAL(h[1].group, "g");
+    CU_ASSERT(h[2].calls == 1 && h[2].status == PMIX_GROUP_INVITED);
+    CU_ASSERT(h[0].calls == 0 && h[3].calls == 0);
+    CU_ASSERT_PTR_NULL(pg_group_members(e, "g", &n)); /* not a group yet */
+    CU_ASSERT_EQUAL(join(e, 1, "g", 0, true, &one), PMIX_SUCCESS);
+    CU_ASSERT(h[0].calls == 1 && h[0].status == PMIX_GROUP_INVITE_ACCEPTED && h[0].source == 1);
+    CU_ASSERT_STRING_EQUAL(h[0].group, "g");
+    CU_ASSERT(lead.calls == 0 && one.calls == 0); /* rank 2 has not answered */
+    CU_ASSERT_EQUAL(join(e, 2, "g", 0, false, &two), PMIX_SUCCESS);
+    CU_ASSERT(h[0].calls == 2 && h[0].status == PMIX_GROUP_INVITE_DECLINED && h[0].source == 2);
+    CU_ASSERT(two.calls == 1 && two.status == PMIX_SUCCESS && two.cid == 0);
+    /* everyone answered: the leader learns some declined; both members get one id */
+    CU_ASSERT(lead.calls == 1 && lead.status == PMIX_ERR_PARTIAL_SUCCESS);
+    CU_ASSERT(one.calls == 1 && one.status == PMIX_SUCCESS);
+    CU_ASSERT(lead.cid != 0 && lead.cid == one.cid);
+    const pg_proc_t *m = pg_group_members(e, "g", &n);
+    CU_ASSERT_EQUAL_FATAL(n, 2);
+    CU_ASSERT(m[0].rank == 0 && m[1].rank == 1);
+    /* it is a group like a constructed one: the decliner is not in it */
+    CU_ASSERT_EQUAL(destruct(e, 2, "g", &d0), PMIX_ERR_BAD_PARAM);
+    CU_ASSERT_EQUAL(destruct(e, 0, "g", &d0), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(destruct(e, 1, "g", &d1), PMIX_SUCCESS);
+    CU_ASSERT(d0.status == PMIX_SUCCESS && d1.status == PMIX_SUCCESS && d0.calls == 1);
+    CU_ASSERT_PTR_NULL(pg_group_members(e, "g", &n));
+    /* all accept: plain success */
+    CU_ASSERT_EQUAL(invite(e, 3, "h", pair, 2, 0, &lead), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(join(e, 1, "h", 3, true, &one), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(join(e, 2, "h", 3, true, &two), PMIX_SUCCESS);
+    CU_ASSERT(lead.status == PMIX_SUCCESS && two.status == PMIX_SUCCESS && lead.cid == two.cid);
+    CU_ASSERT(pg_group_members(e, "h", &n) != NULL && n == 3);
+    pg_engine_free(e);
+}
+
+static void test_bad_invites_and_joins_are_refused(void)
+{
+    heard_t h[4];
+    pg_engine_t *e = listening_job(h);
+    grouped_t lead, g;
+    const pmix_rank_t self_too[2] = { 0, 1 }, twice[2] = { 1, 1 };
+    const pmix_rank_t wild[1] = { PMIX_RANK_WILDCARD };
+
+    CU_ASSERT_EQUAL(join(e, 1, "g", 0, true, &g), PMIX_ERR_NOT_FOUND); /* no invitation */
+    CU_ASSERT_EQUAL(invite(e, 0, "g", self_too, 2, 0, &lead), PMIX_ERR_BAD_PARAM);
+    CU_ASSERT_EQUAL(invite(e, 0, "g", twice, 2, 0, &lead), PMIX_ERR_BAD_PARAM);
+    CU_ASSERT_EQUAL(invite(e, 0, "g", wild, 1, 0, &lead), PMIX_ERR_BAD_PARAM);
+    CU_ASSERT_EQUAL(invite(e, 0, "", pair, 2, 0, &lead), PMIX_ERR_BAD_PARAM);
+    CU_ASSERT_EQUAL(invite(e, 0, "g", pair, 0, 0, &lead), PMIX_ERR_BAD_PARAM);
+    CU_ASSERT_EQUAL(h[1].calls, 0); /* refused invites reach nobody */
+    CU_ASSERT_EQUAL(invite(e, 0, "g", pair, 2, 0, &lead), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(invite(e, 3, "g", pair, 2, 0, &g), PMIX_ERR_EXISTS);
+    CU_ASSERT_EQUAL(construct(e, 1, "g", pair, 2, &g), PMIX_ERR_EXISTS);
+    CU_ASSERT_EQUAL(join(e, 3, "g", 0, true, &g), PMIX_ERR_BAD_PARAM); /* not invited */
+    CU_ASSERT_EQUAL(join(e, 0, "g", 0, true, &g), PMIX_ERR_BAD_PARAM); /* the leader */
+    CU_ASSERT_EQUAL(join(e, 1, "g", 3, true, &g), PMIX_ERR_BAD_PARAM); /* not its leader */
+    CU_ASSERT_EQUAL(destruct(e, 0, "g", &g), PMIX_ERR_NOT_FOUND);     /* not made yet */
+    CU_ASSERT_EQUAL(leave(e, 0, "g"), PMIX_ERR_NOT_FOUND);
+    CU_ASSERT_EQUAL(join(e, 1, "g", 0, true, &g), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(join(e, 1, "g", 0, false, &g), PMIX_ERR_EXISTS); /* answered already */
+    CU_ASSERT_EQUAL(h[0].calls, 1); /* the refused answers reached nobody */
+    CU_ASSERT_EQUAL(lead.calls, 0);
+    pg_engine_free(e); /* the pending invite ends with the job */
+    CU_ASSERT(lead.calls == 1 && lead.status == PMIX_ERR_JOB_TERMINATED);
+}
+
+static void test_invitee_lost_fails_the_invite(void)
+{
+    heard_t h[4];
+    pg_engine_t *e = listening_job(h);
+    grouped_t lead, one, again;
+    pg_proc_t two = P("ns", 2);
+    size_t n;
+
+    CU_ASSERT_EQUAL(invite(e, 0, "g", pair, 2, 0, &lead), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(join(e, 1, "g", 0, true, &one), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(pg_proc_lost(e, &two), PMIX_SUCCESS);
+    CU_ASSERT(lead.calls == 1 && lead.status == PMIX_GROUP_INVITE_FAILED);
+    CU_ASSERT(one.calls == 1 && one.status == PMIX_GROUP_INVITE_FAILED);
+    /* the leader heard which invitee failed it, and only the leader did */
+    CU_ASSERT(h[0].nfailed == 1 && h[0].failed == 2);
+    CU_ASSERT(h[1].nfailed == 0 && h[3].nfailed == 0);
+    CU_ASSERT_PTR_NULL(pg_group_members(e, "g", &n));
+    /* the name is free; an invite of a gone process fails at once */
+    CU_ASSERT_EQUAL(invite(e, 0, "g", pair, 2, 0, &again), PMIX_SUCCESS);
+    CU_ASSERT(again.calls == 1 && again.status == PMIX_GROUP_INVITE_FAILED);
+    pg_engine_free(e);
+}
+
+/* A leader that goes away is not replaced: the invite still ends once
+ * every invitee answered (no hang), and the group's destruct then fails. */
+static void test_leader_lost_does_not_hang_the_accepters(void)
+{
+    heard_t h[4];
+    pg_engine_t *e = listening_job(h);
+    grouped_t lead, one, two, d;
+    pg_proc_t zero = P("ns", 0);
+
+    CU_ASSERT_EQUAL(invite(e, 0, "g", pair, 2, 0, &lead), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(join(e, 1, "g", 0, true, &one), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(pg_proc_lost(e, &zero), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(one.calls, 0);
+    CU_ASSERT_EQUAL(join(e, 2, "g", 0, false, &two), PMIX_SUCCESS);
+    CU_ASSERT(one.calls == 1 && one.status == PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(destruct(e, 1, "g", &d), PMIX_SUCCESS);
+    CU_ASSERT(d.calls == 1 && d.status == PMIX_ERR_LOST_CONNECTION);
+    pg_engine_free(e);
+}
+
+static void test_invite_times_out(void)
+{
+    heard_t h[4];
+    pg_engine_t *e = listening_job(h);
+    grouped_t lead, one;
+    size_t n;
+
+    CU_ASSERT_EQUAL(invite(e, 0, "g", pair, 2, 1000, &lead), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(pg_engine_next_deadline(e), 1000);
+    CU_ASSERT_EQUAL(join(e, 1, "g", 0, true, &one), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(pg_engine_expire(e, 999), 0);
+    CU_ASSERT_EQUAL(lead.calls, 0);
+    pg_engine_expire(e, 1000);
+    CU_ASSERT(lead.calls == 1 && lead.status == PMIX_ERR_TIMEOUT);
+    CU_ASSERT(one.calls == 1 && one.status == PMIX_ERR_TIMEOUT);
+    CU_ASSERT_PTR_NULL(pg_group_members(e, "g", &n));
+    CU_ASSERT_EQUAL(join(e, 2, "g", 0, true, &one), PMIX_ERR_NOT_FOUND); /* too late */
+    pg_engine_free(e);
+}
+
+static void test_leave_tells_the_others_and_shrinks_the_group(void)
+{
+    heard_t h[4];
+    pg_engine_t *e = listening_job(h);
+    grouped_t g[4];
+    const pmix_rank_t wild[1] = { PMIX_RANK_WILDCARD };
+    size_t n;
+
+    for (pmix_rank_t r = 0; r < 4; r++)
+        CU_ASSERT_EQUAL(construct(e, r, "all", wild, 1, &g[r]), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(g[3].status, PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(leave(e, 2, "nosuch"), PMIX_ERR_NOT_FOUND);
+    CU_ASSERT_EQUAL(leave(e, 2, "all"), PMIX_SUCCESS);
+    for (pmix_rank_t r = 0; r < 4; r++) {
+        bool told = h[r].calls == 1 && h[r].status == PMIX_GROUP_LEFT && h[r].source == 2 &&
+                    strcmp(h[r].group, "all") == 0;
+        CU_ASSERT(r == 2 ? h[r].calls == 0 : told);
+    }
+    const pg_proc_t *m = pg_group_members(e, "all", &n);
+    CU_ASSERT_EQUAL_FATAL(n, 3);
+    CU_ASSERT(m[0].rank == 0 && m[1].rank == 1 && m[2].rank == 3);
+    CU_ASSERT_EQUAL(leave(e, 2, "all"), PMIX_ERR_BAD_PARAM); /* not a member any more */
+    /* destruct spans those left */
+    CU_ASSERT_EQUAL(destruct(e, 2, "all", &g[2]), PMIX_ERR_BAD_PARAM);
+    CU_ASSERT_EQUAL(destruct(e, 0, "all", &g[0]), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(leave(e, 1, "all"), PMIX_ERR_RESOURCE_BUSY); /* a destruct runs */
+    CU_ASSERT_EQUAL(destruct(e, 1, "all", &g[1]), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(destruct(e, 3, "all", &g[3]), PMIX_SUCCESS);
+    CU_ASSERT(g[0].calls == 1 && g[0].status == PMIX_SUCCESS);
+    CU_ASSERT_PTR_NULL(pg_group_members(e, "all", &n));
+    /* the last member's leave ends the group */
+    CU_ASSERT_EQUAL(construct(e, 1, "one", pair, 2, &g[1]), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(construct(e, 2, "one", pair, 2, &g[2]), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(leave(e, 1, "one"), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(leave(e, 2, "one"), PMIX_SUCCESS);
+    CU_ASSERT_PTR_NULL(pg_group_members(e, "one", &n));
+    pg_engine_free(e);
+}
+
 static const pg_cunit_test_t tests[] = {
     { "construct_completes_when_all_joined_with_one_context_id",
       test_construct_completes_when_all_joined_with_one_context_id },
@@ -187,6 +444,15 @@ static const pg_cunit_test_t tests[] = {
     { "member_lost_fails_the_others", test_member_lost_fails_the_others },
     { "group_never_meets_a_plain_fence", test_group_never_meets_a_plain_fence },
     { "member_served_elsewhere_is_refused", test_member_served_elsewhere_is_refused },
+    { "invite_makes_group_of_leader_and_accepters",
+      test_invite_makes_group_of_leader_and_accepters },
+    { "bad_invites_and_joins_are_refused", test_bad_invites_and_joins_are_refused },
+    { "invitee_lost_fails_the_invite", test_invitee_lost_fails_the_invite },
+    { "leader_lost_does_not_hang_the_accepters",
+      test_leader_lost_does_not_hang_the_accepters },
+    { "invite_times_out", test_invite_times_out },
+    { "leave_tells_the_others_and_shrinks_the_group",
+      test_leave_tells_the_others_and_shrinks_the_group },
     { NULL, NULL },
 };
 

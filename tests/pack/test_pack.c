@@ -922,6 +922,9 @@ static void test_error_and_type_names(void)
     CU_ASSERT_STRING_EQUAL(PMIx_Error_string(PMIX_ERR_EXISTS_OUTSIDE_SCOPE),
                            "PMIX_ERR_EXISTS_OUTSIDE_SCOPE");
     CU_ASSERT_STRING_EQUAL(PMIx_Error_string(-12345), "PMIX_ERR_UNKNOWN");
+    /* what a failed invite returns is named, not "unknown" */
+    CU_ASSERT_STRING_EQUAL(PMIx_Error_string(PMIX_GROUP_INVITE_FAILED),
+                           "PMIX_GROUP_INVITE_FAILED");
     CU_ASSERT_STRING_EQUAL(PMIx_Data_type_string(PMIX_PROC_RANK), "PMIX_PROC_RANK");
 }
 

@@ -332,15 +332,6 @@ static void check_not_supported(void)
     waiter_init(&w);
     expect_refused("allocation_request_nb_not_supported",
                    PMIx_Allocation_request_nb(PMIX_ALLOC_NEW, NULL, 0, info_cb, &w), &w);
-    waiter_init(&w);
-    expect_refused("group_invite_nb_not_supported",
-                   PMIx_Group_invite_nb("g", &me, 1, NULL, 0, info_cb, &w), &w);
-    waiter_init(&w);
-    expect_refused("group_join_nb_not_supported",
-                   PMIx_Group_join_nb("g", &me, PMIX_GROUP_ACCEPT, NULL, 0, info_cb, &w), &w);
-    waiter_init(&w);
-    expect_refused("group_leave_nb_not_supported", PMIx_Group_leave_nb("g", NULL, 0, op_cb, &w),
-                   &w);
     PMIX_FABRIC_CONSTRUCT(&fabric);
     waiter_init(&w);
     expect_refused("fabric_register_nb_not_supported",

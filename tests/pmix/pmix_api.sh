@@ -5,7 +5,7 @@
 # fails the others instead of hanging them), topology, attribute names,
 # job control (a signal reaches the named rank; a kill ends it), and the
 # calls pmigate does not serve answering NOT_SUPPORTED through their
-# callback.
+# callback.  (Groups by invitation: tests/pmix/pmix_groups.sh.)
 . "$(dirname "$0")/../lib.sh"
 API=$top_builddir/tests/pmix/pmix_api
 make_workdir pg_pmix_api
@@ -26,8 +26,7 @@ fi
 must_pass info_list_convert_keeps_order_and_values info_list_empty_convert \
     attribute_name_and_string load_topology_matches_node parse_cpuset_string \
     get_cpuset_process relative_locality process_monitor_nb_not_supported \
-    allocation_request_nb_not_supported group_invite_nb_not_supported \
-    group_join_nb_not_supported group_leave_nb_not_supported fabric_register_nb_not_supported \
+    allocation_request_nb_not_supported fabric_register_nb_not_supported \
     get_credential_nb_not_supported compute_distances_nb_not_supported \
     group_construct_context_id group_context_id_same_on_members \
     group_construct_existing_refused group_destruct group_destruct_twice_not_found \

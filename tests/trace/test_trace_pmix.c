@@ -238,6 +238,39 @@ static void test_group_construct_shows_members_and_context_id(void)
     free(r);
 }
 
+/* A group invite that some declined: the members are shown although the
+ * status is PARTIAL_SUCCESS; a decline's join shows context id 0. */
+static void test_group_invite_partial_shows_members(void)
+{
+    pmix_data_buffer_t b;
+    frame_t rep, dec;
+    pmix_proc_t members[2];
+    size_t cid = 3, none = 0;
+    char *r, *d;
+
+    PMIX_LOAD_PROCID(&members[0], "kvs_1_0", 0);
+    PMIX_LOAD_PROCID(&members[1], "kvs_1_0", 1);
+    pg_buffer_construct(&b);
+    CU_ASSERT(pg_pmix_msg_begin_reply(&b, PG_PMIX_CMD_GROUP_INVITE, 4,
+                                      PMIX_ERR_PARTIAL_SUCCESS) == PMIX_SUCCESS);
+    CU_ASSERT(pg_pmix_pack_one(&b, &cid, PMIX_SIZE) == PMIX_SUCCESS);
+    CU_ASSERT(pg_pmix_pack_array(&b, members, 2, PMIX_PROC) == PMIX_SUCCESS);
+    frame_take(&rep, &b);
+    pg_buffer_construct(&b);
+    CU_ASSERT(pg_pmix_msg_begin_reply(&b, PG_PMIX_CMD_GROUP_JOIN, 5, PMIX_SUCCESS) ==
+              PMIX_SUCCESS);
+    CU_ASSERT(pg_pmix_pack_one(&b, &none, PMIX_SIZE) == PMIX_SUCCESS);
+    CU_ASSERT(pg_pmix_pack_array(&b, NULL, 0, PMIX_PROC) == PMIX_SUCCESS);
+    frame_take(&dec, &b);
+    r = formatted(&rep, 0);
+    d = formatted(&dec, 0);
+    CU_ASSERT_STRING_EQUAL(r, "group-invite #4 ERR_PARTIAL_SUCCESS context_id=3 "
+                              "members=[kvs_1_0:0, kvs_1_0:1]");
+    CU_ASSERT_STRING_EQUAL(d, "group-join #5 SUCCESS context_id=0 members=[]");
+    free(r);
+    free(d);
+}
+
 static void test_truncated_frame_is_reported_not_misread(void)
 {
     frame_t req;
@@ -444,6 +477,7 @@ static const pg_cunit_test_t decode_tests[] = {
     { "show decodes command, request id and arguments", test_show_decodes_command_id_and_arguments },
     { "a group construct shows its members and the context id",
       test_group_construct_shows_members_and_context_id },
+    { "a group invite some declined shows its members", test_group_invite_partial_shows_members },
     { "a truncated frame is reported, not misread", test_truncated_frame_is_reported_not_misread },
     { "several where one belongs is reported", test_several_where_one_belongs_is_reported },
     { NULL, NULL },
