@@ -797,30 +797,54 @@ static pg_time_t group_timeout(const pmix_info_t *info, size_t ninfo)
     return 0;
 }
 
+/* The arguments group-construct and group-invite share: grp, procs[],
+ * info[]. */
+typedef struct group_args {
+    char *grp;
+    pmix_proc_t *procs;
+    size_t nprocs;
+    pmix_info_t *info;
+    size_t ninfo;
+} group_args_t;
+
+/* 0, or -1 for a malformed request (what was unpacked is freed by
+ * group_args_free all the same). */
+static int group_args_unpack(pmix_in_t *in, group_args_t *a)
+{
+    *a = (group_args_t){ 0 };
+    if (pg_pmix_unpack_one(in->args, &a->grp, PMIX_STRING) != PMIX_SUCCESS ||
+        pg_pmix_unpack_array(in->args, (void **)&a->procs, &a->nprocs, PMIX_PROC) != PMIX_SUCCESS ||
+        pg_pmix_unpack_array(in->args, (void **)&a->info, &a->ninfo, PMIX_INFO) != PMIX_SUCCESS)
+        return -1;
+    return 0;
+}
+
+static void group_args_free(group_args_t *a)
+{
+    free(a->grp);
+    pg_pmix_array_free(a->procs, a->nprocs, PMIX_PROC);
+    pg_pmix_array_free(a->info, a->ninfo, PMIX_INFO);
+}
+
 /* grp, procs[], info[] -> status, context id */
 static int cmd_group_construct(pmix_in_t *in)
 {
     pg_engine_t *e = in->peer->job->engine;
     pg_proc_t self = session_proc(in->s);
-    char *grp = NULL;
-    pmix_proc_t *procs = NULL;
-    pmix_info_t *info = NULL;
-    size_t nprocs = 0, ninfo = 0;
+    group_args_t a;
     pg_proc_t *members = NULL;
     pmix_req_t *r = NULL;
     pmix_status_t rc;
     int ret = PG_HANDLER_OK;
 
-    if (pg_pmix_unpack_one(in->args, &grp, PMIX_STRING) != PMIX_SUCCESS ||
-        pg_pmix_unpack_array(in->args, (void **)&procs, &nprocs, PMIX_PROC) != PMIX_SUCCESS ||
-        pg_pmix_unpack_array(in->args, (void **)&info, &ninfo, PMIX_INFO) != PMIX_SUCCESS) {
+    if (group_args_unpack(in, &a) != 0) {
         ret = PG_HANDLER_FAIL;
         goto out;
     }
     rc = e == NULL ? PMIX_ERR_NOT_SUPPORTED : PMIX_ERR_NOMEM;
-    if (e != NULL && (members = fence_participants(procs, nprocs, self.nspace)) != NULL &&
+    if (e != NULL && (members = fence_participants(a.procs, a.nprocs, self.nspace)) != NULL &&
         (r = req_new(in)) != NULL) {
-        rc = pg_group_construct(e, &self, grp, members, nprocs, group_timeout(info, ninfo),
+        rc = pg_group_construct(e, &self, a.grp, members, a.nprocs, group_timeout(a.info, a.ninfo),
                                 pg_peer_now(in->peer), group_reply, r);
         if (rc == PMIX_SUCCESS)
             r = NULL; /* group_reply owns it now */
@@ -830,9 +854,7 @@ static int cmd_group_construct(pmix_in_t *in)
 out:
     req_free(r);
     free(members);
-    free(grp);
-    pg_pmix_array_free(procs, nprocs, PMIX_PROC);
-    pg_pmix_array_free(info, ninfo, PMIX_INFO);
+    group_args_free(&a);
     return ret;
 }
 
@@ -950,25 +972,20 @@ static int cmd_group_invite(pmix_in_t *in)
 {
     pg_engine_t *e = in->peer->job->engine;
     pg_proc_t self = session_proc(in->s);
-    char *grp = NULL;
-    pmix_proc_t *procs = NULL;
-    pmix_info_t *info = NULL;
-    size_t nprocs = 0, ninfo = 0;
+    group_args_t a;
     pg_proc_t *invitees = NULL;
     invite_req_t *ir = NULL;
     pmix_status_t rc;
     int ret = PG_HANDLER_OK;
 
-    if (pg_pmix_unpack_one(in->args, &grp, PMIX_STRING) != PMIX_SUCCESS ||
-        pg_pmix_unpack_array(in->args, (void **)&procs, &nprocs, PMIX_PROC) != PMIX_SUCCESS ||
-        pg_pmix_unpack_array(in->args, (void **)&info, &ninfo, PMIX_INFO) != PMIX_SUCCESS) {
+    if (group_args_unpack(in, &a) != 0) {
         ret = PG_HANDLER_FAIL;
         goto out;
     }
     rc = e == NULL ? PMIX_ERR_NOT_SUPPORTED : PMIX_ERR_NOMEM;
-    if (e != NULL && (invitees = fence_participants(procs, nprocs, self.nspace)) != NULL &&
-        (ir = invite_req_new(in, e, grp)) != NULL) {
-        rc = pg_group_invite(e, &self, grp, invitees, nprocs, group_timeout(info, ninfo),
+    if (e != NULL && (invitees = fence_participants(a.procs, a.nprocs, self.nspace)) != NULL &&
+        (ir = invite_req_new(in, e, a.grp)) != NULL) {
+        rc = pg_group_invite(e, &self, a.grp, invitees, a.nprocs, group_timeout(a.info, a.ninfo),
                              pg_peer_now(in->peer), invite_reply, ir);
         if (rc == PMIX_SUCCESS)
             ir = NULL; /* invite_reply owns it now */
@@ -978,9 +995,7 @@ static int cmd_group_invite(pmix_in_t *in)
 out:
     invite_req_free(ir);
     free(invitees);
-    free(grp);
-    pg_pmix_array_free(procs, nprocs, PMIX_PROC);
-    pg_pmix_array_free(info, ninfo, PMIX_INFO);
+    group_args_free(&a);
     return ret;
 }
 
