@@ -186,7 +186,8 @@ fi
 host_job 2 -n 2 sh -c 'env | grep -E "^(PMIX|OMPI)_"; echo "PMI_RANK=$PMI_RANK"'
 # (pmigate's own Open MPI settings, docs/user-guide.md, are not the host's)
 if [ $rc -eq 0 ] && [ "$(grep -c '^PMI_RANK=[01]$' "$WORK/out")" -eq 2 ] &&
-    ! grep -E '^(PMIX|OMPI)_' "$WORK/out" | grep -qvxE 'OMPI_MCA_pmix=ext3x|OMPI_MCA_schizo=\^orte'; then
+    ! grep -E '^(PMIX|OMPI)_' "$WORK/out" |
+    grep -qvxE 'OMPI_MCA_pmix=ext3x|OMPI_MCA_schizo=\^orte|OMPI_MCA_orte_tmpdir_base=.*/pmigate\.[^/]*'; then
     pass "ranks see PMI_RANK but none of the host's PMIX_*/OMPI_* variables"
 else
     fail "the ranks' environment under the proxy (exit $rc):"
