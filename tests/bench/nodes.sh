@@ -25,6 +25,8 @@
 #   BENCH_REPS=3              repetitions (medians are printed)
 #   BENCH_NODES="2x64 4x64 4x128"   the K x M list
 #   BENCH_FLOOR_ROUNDS=5      measured rounds of one hostfence run
+#   BENCH_PROXY_OPTS=""       more options of every `pmigate proxy` and
+#                             `pmigate run` (e.g. "--sched batch")
 set -uo pipefail
 export LC_ALL=C OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
@@ -32,6 +34,7 @@ export LC_ALL=C OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 reps=${BENCH_REPS:-3}
 shapes=${BENCH_NODES-"2x64 4x64 4x128"}
 rounds=${BENCH_FLOOR_ROUNDS:-5}
+opts=${BENCH_PROXY_OPTS:-} # word-split on purpose: several options
 top=$(cd "$(dirname "$0")/../.." && pwd)
 pmigate=$PG_PREFIX/bin/pmigate
 prog=$PG_BUILD/tests/progs/pmi2_wireup
@@ -60,10 +63,10 @@ one_run() {
     t0=$(now)
     if [ "$mode" = proxy ]; then
         line=$(PMIGATE_PROXY_TIMES=1 timeout 300 "$mpirun" --oversubscribe -np "$k" \
-            "$pmigate" proxy -n "$n" "$prog" 2>"$work/err" | grep '^wireup ')
+            "$pmigate" proxy $opts -n "$n" "$prog" 2>"$work/err" | grep '^wireup ')
         grep 'cross-node fence' "$work/err" >"$work/times"
     else
-        line=$(timeout 300 "$pmigate" run -n "$n" "$prog" 2>/dev/null | grep '^wireup ')
+        line=$(timeout 300 "$pmigate" run $opts -n "$n" "$prog" 2>/dev/null | grep '^wireup ')
     fi
     t1=$(now)
     [ -n "$line" ] || return 0
