@@ -348,16 +348,26 @@ static bool name_ok(const char *name)
     return name != NULL && name[0] != '\0' && strlen(name) <= PG_GROUP_NAME_MAX;
 }
 
+/* What every group call checks first: an engine, a caller of a known
+ * namespace, a group name that fits. */
+static pmix_status_t call_check(pg_engine_t *e, const pg_proc_t *proc, const char *name)
+{
+    pmix_status_t rc;
+
+    if (e == NULL || proc == NULL || !name_ok(name))
+        return PMIX_ERR_BAD_PARAM;
+    return pg_ns_of(e, proc, &rc) == NULL ? rc : PMIX_SUCCESS;
+}
+
 pmix_status_t pg_group_construct(pg_engine_t *e, const pg_proc_t *proc, const char *name,
                                  const pg_proc_t *members, size_t nmembers, pg_time_t timeout,
                                  pg_time_t now, pg_group_cb_t cb, void *cbdata)
 {
     pmix_status_t rc;
 
-    if (e == NULL || proc == NULL || cb == NULL || !name_ok(name) || members == NULL ||
-        nmembers == 0)
+    if (cb == NULL || members == NULL || nmembers == 0)
         return PMIX_ERR_BAD_PARAM;
-    if (pg_ns_of(e, proc, &rc) == NULL)
+    if ((rc = call_check(e, proc, name)) != PMIX_SUCCESS)
         return rc;
     pg_group_t *want = group_new(e, name, proc, members, nmembers);
     if (want == NULL)
@@ -395,9 +405,9 @@ pmix_status_t pg_group_destruct(pg_engine_t *e, const pg_proc_t *proc, const cha
 {
     pmix_status_t rc;
 
-    if (e == NULL || proc == NULL || cb == NULL || !name_ok(name))
+    if (cb == NULL)
         return PMIX_ERR_BAD_PARAM;
-    if (pg_ns_of(e, proc, &rc) == NULL)
+    if ((rc = call_check(e, proc, name)) != PMIX_SUCCESS)
         return rc;
     pg_group_t *g = group_find(e, name);
     if (g == NULL || g->state != GROUP_ACTIVE)
@@ -466,10 +476,9 @@ pmix_status_t pg_group_invite(pg_engine_t *e, const pg_proc_t *leader, const cha
 {
     pmix_status_t rc;
 
-    if (e == NULL || leader == NULL || cb == NULL || !name_ok(name) || invitees == NULL ||
-        ninvitees == 0)
+    if (cb == NULL || invitees == NULL || ninvitees == 0)
         return PMIX_ERR_BAD_PARAM;
-    if (pg_ns_of(e, leader, &rc) == NULL)
+    if ((rc = call_check(e, leader, name)) != PMIX_SUCCESS)
         return rc;
     if (group_find(e, name) != NULL)
         return PMIX_ERR_EXISTS;
@@ -511,9 +520,9 @@ pmix_status_t pg_group_join(pg_engine_t *e, const pg_proc_t *proc, const char *n
     pmix_status_t rc;
     size_t at = SIZE_MAX;
 
-    if (e == NULL || proc == NULL || cb == NULL || !name_ok(name))
+    if (cb == NULL)
         return PMIX_ERR_BAD_PARAM;
-    if (pg_ns_of(e, proc, &rc) == NULL)
+    if ((rc = call_check(e, proc, name)) != PMIX_SUCCESS)
         return rc;
     pg_group_t *g = group_find(e, name);
     rc = join_refusal(g, proc, leader, &at);
@@ -594,9 +603,7 @@ pmix_status_t pg_group_leave(pg_engine_t *e, const pg_proc_t *proc, const char *
 {
     pmix_status_t rc;
 
-    if (e == NULL || proc == NULL || !name_ok(name))
-        return PMIX_ERR_BAD_PARAM;
-    if (pg_ns_of(e, proc, &rc) == NULL)
+    if ((rc = call_check(e, proc, name)) != PMIX_SUCCESS)
         return rc;
     pg_group_t *g = group_find(e, name);
     if (g == NULL || g->state != GROUP_ACTIVE)
