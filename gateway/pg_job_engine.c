@@ -18,8 +18,6 @@
 #include "gateway/pg_job.h"
 #include "gateway/pg_shm.h"
 #include "pmix/engine/pg_engine.h"
-#include "pmix/pack/pg_pack.h"
-#include "pmix/transport/pg_pmix_msg.h"
 #include "wire/pg_enc.h"
 #include "wire/pg_clock.h"
 
