@@ -771,6 +771,14 @@ static void peer_spawn(pg_peer_t *peer, const pg_spawn_req_t *req, pg_spawn_done
         done(&no, cbdata);
 }
 
+static void peer_segment_reader(pg_peer_t *peer)
+{
+    pg_conn_t *c = pg_conn_of(peer);
+
+    if (c->ops != NULL && c->ops->segment_reader != NULL)
+        c->ops->segment_reader(c->owner, c);
+}
+
 static const pg_peer_ops_t conn_peer_ops = {
     .spawn = peer_spawn,
     .reply_send = peer_reply_send,
@@ -780,4 +788,5 @@ static const pg_peer_ops_t conn_peer_ops = {
     .clock_now = peer_clock_now,
     .log_write = peer_log_write,
     .log_to = peer_log_to,
+    .segment_reader = peer_segment_reader,
 };

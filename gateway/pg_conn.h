@@ -85,6 +85,9 @@ typedef struct pg_conn_owner_ops {
      * through log_write. */
     int (*log_to)(void *owner, pg_conn_t *conn, pg_log_channel_t channel, int priority,
                   const char *text);
+    /* The peer reads the node's key segment (pg_peer_ops_t.segment_reader).
+     * NULL: the owner keeps no segment. */
+    void (*segment_reader)(void *owner, pg_conn_t *conn);
 } pg_conn_owner_ops_t;
 
 /* Takes ownership of fd (made non-blocking).  rank < 0: a listener

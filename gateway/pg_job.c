@@ -875,6 +875,14 @@ static void conn_job_abort(void *owner, pg_conn_t *conn, int code, const char *m
 /* PMIx_Log: stdout and stderr get the job log's line (named by rank, the
  * text escaped, whole lines after the ranks' queued output); syslog gets
  * the same words under the job's name, at the rank's priority. */
+static void conn_segment_reader(void *owner, pg_conn_t *conn)
+{
+    pg_job_t *job = owner;
+
+    (void)conn;
+    pg_job_engine_segment_reader(job->je);
+}
+
 static int conn_log_to(void *owner, pg_conn_t *conn, pg_log_channel_t channel, int priority,
                        const char *text)
 {
@@ -1951,7 +1959,7 @@ pg_job_t *pg_job_new(struct event_base *base, const pg_run_opts_t *opts,
         .identify = conn_identify, .opened = conn_opened, .finalized = conn_finalized,
         .job_abort = conn_job_abort, .log_write = conn_log_write, .served = conn_served,
         .job_signal = conn_job_signal, .log_to = conn_log_to,
-        .closed = conn_closed, .spawn = conn_spawn,
+        .closed = conn_closed, .spawn = conn_spawn, .segment_reader = conn_segment_reader,
     };
     job->size = opts->nprocs;
     job->nlocal = job->size;

@@ -4,7 +4,8 @@
  * After every whole-job fence, and before any rank sees its fence reply,
  * the glue publishes the node's shared key segment (pg_shm.h) from the
  * engine's committed data, so pmigate's client libraries answer the gets
- * that follow without a round trip (docs/shm-segment.md).
+ * that follow without a round trip (docs/shm-segment.md) -- once one of
+ * them said it reads it: for other libraries it would only delay the fence.
  */
 #include "gateway/pg_job_engine.h"
 
@@ -29,6 +30,7 @@ struct pg_job_engine {
     uint64_t armed_at;
     char *nspace;        /* owned copy */
     pg_shm_t *shm;       /* owned; NULL: no segment (gets use the socket) */
+    bool shm_read;       /* some process of the job reads it: write it */
     uint64_t fences;     /* whole-job fences completed = segment generation */
     /* several nodes (`pmigate proxy`): nnodes 0 or 1 means one node */
     int nnodes;
@@ -106,14 +108,19 @@ static void on_commit(void *ctx, const pg_proc_t *proc)
         pg_shm_committed(je->shm, proc->rank, je->fences);
 }
 
-/* Writes generation je->fences.  A failure leaves the previous generation,
- * which readers then find stale: they use the socket, so it is only slower. */
+/* Writes generation je->fences, when some process reads it.  A failure
+ * leaves the previous generation, which readers then find stale: they use
+ * the socket, so it is only slower. */
 static void shm_publish(pg_job_engine_t *je)
 {
     uint32_t node = (uint32_t)(je->nnodes > 1 ? je->nodeid : 0);
-    pmix_status_t st = pg_ns_foreach_visible(je->engine, je->nspace, node, shm_visit, je->shm);
-    int rc = st == PMIX_SUCCESS ? pg_shm_publish(je->shm, je->fences) : -ENOMEM;
+    pmix_status_t st;
+    int rc;
 
+    if (je->shm == NULL || !je->shm_read)
+        return;
+    st = pg_ns_foreach_visible(je->engine, je->nspace, node, shm_visit, je->shm);
+    rc = st == PMIX_SUCCESS ? pg_shm_publish(je->shm, je->fences) : -ENOMEM;
     if (st != PMIX_SUCCESS)
         pg_shm_abort(je->shm);
     if (rc != 0)
@@ -167,8 +174,7 @@ void pg_job_engine_xfence_done(pg_job_engine_t *je, uint64_t id, int ok, void *c
     t1 = pg_clock_now();
     if (st == PMIX_SUCCESS) {
         je->fences++;
-        if (je->shm != NULL)
-            shm_publish(je);
+        shm_publish(je);
     }
     je->xfence_ingest_ns = t1 - t0;
     je->xfence_segment_ns = pg_clock_now() - t1;
@@ -189,8 +195,7 @@ static void on_fence(void *ctx, const pg_host_fence_t *f)
     }
     if (fence_is_whole_job(je, f)) {
         je->fences++;
-        if (je->shm != NULL)
-            shm_publish(je);
+        shm_publish(je);
     }
     pg_fence_host_done(je->engine, f->id, PMIX_SUCCESS, NULL, 0);
 }
@@ -387,6 +392,12 @@ void pg_job_engine_free(pg_job_engine_t *je)
         event_free(je->names_timer);
     free(je->nspace);
     free(je);
+}
+
+void pg_job_engine_segment_reader(pg_job_engine_t *je)
+{
+    if (je != NULL)
+        je->shm_read = true;
 }
 
 void pg_job_engine_xfence_times(const pg_job_engine_t *je, uint64_t *ingest_ns,

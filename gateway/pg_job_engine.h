@@ -74,6 +74,12 @@ pg_engine_t *pg_job_engine_get(const pg_job_engine_t *je);
  * there is none.  Valid until pg_job_engine_free(). */
 const char *pg_job_engine_shm_path(const pg_job_engine_t *je);
 
+/* A process of the job reads the segment (its library said so): from the
+ * next whole-job fence on, the segment is written.  Until some process
+ * does, none is: a job whose libraries never look at it (MPICH's built-in
+ * PMI-1, Slurm's libpmi2) does not pay for it in every fence. */
+void pg_job_engine_segment_reader(pg_job_engine_t *je);
+
 /* The rank was started as process `pid` running `executable` (the
  * process table of PMIx_Query_info). */
 void pg_job_engine_started(pg_job_engine_t *je, int rank, int pid, const char *executable);

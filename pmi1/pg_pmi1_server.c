@@ -12,6 +12,7 @@
 #include "server/pg_peer_abort.h"
 #include "server/pg_pmi_common.h"
 #include "server/pg_pmi_spawn.h"
+#include "wire/pg_shm_format.h"
 
 /* Longest abort message passed on to the job log. */
 enum { PMI1_ABORT_MSG_MAX = 1024 };
@@ -81,6 +82,8 @@ static int pmi1_init(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg)
               version == 1 && subversion >= 0;
 
     s->keyval_cache = ok && pg_str_eq(pg_msg_get(msg, PG_PMI1_KEYVAL_CACHE_ATTR), "yes");
+    if (ok && pg_str_eq(pg_msg_get(msg, PG_SHM_READER_ATTR), "yes"))
+        pg_peer_reads_segment(peer);
     return pmi1_send(peer, &r,
                      pg_enc_pmi1_response_to_init(pg_pmi_reply_init(&r), ok ? 0 : -1, 1, 1),
                      PG_CMD_PMI1_RESPONSE_TO_INIT);

@@ -14,6 +14,7 @@
 #include "server/pg_pmi_common.h"
 #include "server/pg_pmi_spawn.h"
 #include "pmi2/pmi2.h" /* the PMI-2 rc numbers sent on the wire */
+#include "wire/pg_shm_format.h"
 
 /* The shared helpers (server/pg_pmi_common.h) send the same rc numbers as
  * the public header says. */
@@ -194,7 +195,8 @@ static int pmi2_init(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg)
 
 /* The rank is the connection's (PMI_FD: known from the launch; PMI_PORT:
  * identified by the gateway from pmirank=/srcid=), so any subset of
- * pmijobid/pmirank/threaded is accepted. */
+ * pmijobid/pmirank/threaded is accepted.  pmigate's libpmi2 adds
+ * PG_SHM_READER_ATTR=yes when it reads the node's key segment. */
 static int pmi2_fullinit(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg)
 {
     int rank = peer->rank;
@@ -202,6 +204,8 @@ static int pmi2_fullinit(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *m
     pg_pmi_reply_t r;
 
     (void)s;
+    if (pg_str_eq(pg_msg_get(msg, PG_SHM_READER_ATTR), "yes"))
+        pg_peer_reads_segment(peer);
     return pmi2_send(peer, &r,
                      pg_enc_pmi2_fullinit_response(pg_pmi_reply_init(&r), &rep, rank,
                                                    peer->job->size, pg_peer_appnum(peer),

@@ -101,8 +101,8 @@ typedef enum pg_log_channel {
     PG_LOG_SYSLOG,
 } pg_log_channel_t;
 
-/* What a handler asks of its host.  Every hook but job_signal, spawn and
- * log_to is set (a host that has nothing to do for one still provides it). */
+/* What a handler asks of its host.  Every hook but job_signal, spawn,
+ * log_to and segment_reader is set (a host that has nothing to do for one still provides it). */
 typedef struct pg_peer_ops {
     /* Sends bytes (one or more complete messages) to the peer, now or as
      * soon as it reads.  Returns 0, or -1 when the peer is gone or its
@@ -135,6 +135,12 @@ typedef struct pg_peer_ops {
      * 0, or -1 when the host does not serve that channel.  May be NULL:
      * then PG_LOG_STDERR only, through log_write. */
     int (*log_to)(pg_peer_t *peer, pg_log_channel_t channel, int priority, const char *text);
+    /* The peer's client library reads the node's shared key segment
+     * (docs/shm-segment.md; it said so in its handshake, see
+     * wire/pg_shm_format.h PG_SHM_READER_ATTR).  The host writes a segment
+     * after a fence only while some peer of the job does.  May be NULL: a
+     * host that keeps no segment. */
+    void (*segment_reader)(pg_peer_t *peer);
 } pg_peer_ops_t;
 
 /* One connected process as its handler sees it.  The host embeds it in its
@@ -152,6 +158,13 @@ static inline int pg_peer_appnum(const pg_peer_t *peer)
     if (peer->rank < 0 || peer->rank >= peer->job->size)
         return -1;
     return peer->job->appnum != NULL ? (int)peer->job->appnum[peer->rank] : 0;
+}
+
+/* The peer reads the node's shared key segment (see segment_reader). */
+static inline void pg_peer_reads_segment(pg_peer_t *peer)
+{
+    if (peer->ops->segment_reader != NULL)
+        peer->ops->segment_reader(peer);
 }
 
 /* The host's clock (monotonic nanoseconds): the `now` of engine calls. */

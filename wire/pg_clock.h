@@ -18,4 +18,9 @@
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t pg_clock_now(void);
 
+/* The calling thread's CPU time in nanoseconds: what a phase costs the
+ * gateway itself, apart from waiting for a CPU (the proxy's timing line,
+ * on a machine whose cores the ranks share). */
+uint64_t pg_clock_thread_cpu(void);
+
 #endif

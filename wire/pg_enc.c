@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "wire/pg_shm_format.h"
+
 void pg_enc_init(pg_enc_t *e, char *buf, size_t cap)
 {
     memset(e, 0, sizeof *e);
@@ -731,13 +733,16 @@ int pg_enc_pmi2_request(pg_enc_t *e, pg_cmd_t cmd, const char *thrid)
     return pg_enc_end(e);
 }
 
-int pg_enc_pmi2_fullinit(pg_enc_t *e, const char *pmijobid, int rank, bool threaded)
+int pg_enc_pmi2_fullinit(pg_enc_t *e, const char *pmijobid, int rank, bool threaded,
+                         bool shm_reader)
 {
     pg_enc_begin(e, PG_CMD_PMI2_FULLINIT);
     if (pmijobid != NULL)
         pg_enc_add(e, "pmijobid", pmijobid);
     pg_enc_add_long(e, "pmirank", rank);
     pg_enc_add_bool(e, "threaded", threaded);
+    if (shm_reader)
+        pg_enc_add(e, PG_SHM_READER_ATTR, "yes");
     return pg_enc_end(e);
 }
 

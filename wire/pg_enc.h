@@ -145,8 +145,11 @@ int pg_enc_pmi2_ring_response(pg_enc_t *e, const pg_reply_t *r, int count, const
                               const char *right);
 
 /* ---- PMI-2 requests (client); thrid may be NULL ----------------------- */
-/* pmijobid may be NULL (left out); Slurm needs all three keys. */
-int pg_enc_pmi2_fullinit(pg_enc_t *e, const char *pmijobid, int rank, bool threaded);
+/* pmijobid may be NULL (left out); Slurm needs all three keys.  shm_reader:
+ * pmigate's libpmi2 reads the node's key segment (wire/pg_shm_format.h
+ * PG_SHM_READER_ATTR; only ever sent to pmigate). */
+int pg_enc_pmi2_fullinit(pg_enc_t *e, const char *pmijobid, int rank, bool threaded,
+                         bool shm_reader);
 /* Requests with no keys: finalize, job-getid, kvs-fence. */
 int pg_enc_pmi2_request(pg_enc_t *e, pg_cmd_t cmd, const char *thrid);
 int pg_enc_pmi2_abort(pg_enc_t *e, bool isworld, const char *msg);

@@ -36,6 +36,12 @@
 #define PG_SHM_ANY_RANK UINT32_MAX /* the key-only entry */
 #define PG_SHM_FILE_NAME "kvs.seg" /* inside the job's private directory */
 #define PG_SHM_COMMITS_NAME "kvs.commits" /* beside it: the commit table */
+/* A reader says so in its handshake (PMI-1 init, PMI-2 fullinit:
+ * PG_SHM_READER_ATTR=yes; every PMIx client is pmigate's libpmix, which
+ * reads): the gateway writes a node's segment only while some process of
+ * the job there reads it.  Other libraries (MPICH's built-in PMI-1, Slurm's
+ * libpmi2) never look at it, and for them it would be pure fence latency. */
+#define PG_SHM_READER_ATTR "pmigate_shm"
 
 /* Entry flags: which dialect's server would send this value verbatim.  An
  * entry without the reader's flag means "ask the server" (its answer may be

@@ -50,7 +50,7 @@ static int pmi1_start(void)
         return PMI_FAIL; /* whatever file has that number now is not the server */
     /* with a shared segment the keys are read from it, not pushed to every process */
     pmi1.cl = pg_pmi1_cl_new(env.mode == PG_CL_SINGLETON ? -1 : env.fd,
-                             env.pmigate_ext && env.shm == NULL);
+                             env.pmigate_ext && env.shm == NULL, env.shm != NULL);
     if (pmi1.cl == NULL)
         return PMI_ERR_NOMEM;
     pmi1.fd_taken = pmi1.fd_taken || env.mode == PG_CL_FD;

@@ -20,6 +20,7 @@
 #include "client/pg_cl_util.h"
 #include "parser/pg_parse.h"
 #include "pmi1/pmi.h"
+#include "wire/pg_shm_format.h"
 
 /* The init-line attribute that asks pmigate for keyval_cache pushes
  * (pmi1/pg_pmi1_server.h PG_PMI1_KEYVAL_CACHE_ATTR). */
@@ -36,6 +37,7 @@ struct pg_pmi1_cl {
     pg_cl_conn_t conn;      /* conn.fd < 0: singleton */
     pthread_mutex_t write_lock; /* every write: an abort may come from another thread */
     bool ext;               /* ask for keyval_cache pushes */
+    bool shm_reader;        /* tell init we read the key segment */
     pg_cl_kv_t *cache;      /* own puts and pushed pairs; the singleton's store */
     pg_cl_kv_t *names;      /* singleton name service */
     pg_cl_shm_t *shm;       /* the node's shared segment, NULL when not offered */
@@ -46,7 +48,7 @@ struct pg_pmi1_cl {
     char kvsname[PMI1_DEFAULT_KVSNAME_MAX + 1];
 };
 
-pg_pmi1_cl_t *pg_pmi1_cl_new(int fd, bool pmigate_ext)
+pg_pmi1_cl_t *pg_pmi1_cl_new(int fd, bool keyval_cache, bool shm_reader)
 {
     pg_pmi1_cl_t *cl = calloc(1, sizeof(*cl));
 
@@ -55,7 +57,8 @@ pg_pmi1_cl_t *pg_pmi1_cl_new(int fd, bool pmigate_ext)
     pg_cl_conn_init(&cl->conn, fd);
     pthread_mutex_init(&cl->write_lock, NULL);
     pg_msg_init(&cl->reply);
-    cl->ext = pmigate_ext;
+    cl->ext = keyval_cache;
+    cl->shm_reader = shm_reader;
     cl->kvsname_max = PMI1_DEFAULT_KVSNAME_MAX;
     cl->keylen_max = PMI1_DEFAULT_KEYLEN_MAX;
     cl->vallen_max = PMI1_DEFAULT_VALLEN_MAX;
@@ -213,6 +216,8 @@ static int pmi1_send_init(pg_pmi1_cl_t *cl)
     pg_enc_add_long(&e, "pmi_subversion", PMI_SUBVERSION);
     if (cl->ext)
         pg_enc_add(&e, PMI1_CACHE_OPT_IN, "yes");
+    if (cl->shm_reader)
+        pg_enc_add(&e, PG_SHM_READER_ATTR, "yes");
     return pmi1_call(cl, pg_enc_end(&e), &e, PG_CMD_PMI1_RESPONSE_TO_INIT);
 }
 

@@ -28,9 +28,11 @@
 typedef struct pg_pmi1_cl pg_pmi1_cl_t;
 
 /* A session on fd (owned from now on: closed by finalize or _free), or a
- * singleton when fd < 0.  pmigate_ext: the server is pmigate (the launcher
- * said so), so ask it for keyval_cache pushes.  NULL when out of memory. */
-pg_pmi1_cl_t *pg_pmi1_cl_new(int fd, bool pmigate_ext);
+ * singleton when fd < 0.  The server is pmigate (the launcher said so) and
+ * the process will then: keyval_cache, ask it for keyval_cache pushes;
+ * shm_reader, read its key segment (pg_pmi1_cl_use_shm), which init says
+ * so the server writes one.  NULL when out of memory. */
+pg_pmi1_cl_t *pg_pmi1_cl_new(int fd, bool keyval_cache, bool shm_reader);
 void pg_pmi1_cl_free(pg_pmi1_cl_t *cl);
 
 bool pg_pmi1_cl_is_singleton(const pg_pmi1_cl_t *cl);

@@ -78,7 +78,7 @@ static int build_fullinit(pg_enc_t *e, const char *thrid, const void *v)
     const req_t *r = v;
 
     (void)thrid; /* M4.0 never sends thrid in fullinit either */
-    return pg_enc_pmi2_fullinit(e, r->a, r->i, r->flag);
+    return pg_enc_pmi2_fullinit(e, r->a, r->i, r->flag, pmi2.shm != NULL);
 }
 
 static int build_simple(pg_enc_t *e, const char *thrid, const void *v)

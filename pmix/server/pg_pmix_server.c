@@ -2035,6 +2035,8 @@ static int pmix_on_open(pg_peer_t *peer)
         return -1;
     s->peer = peer;
     peer->handler_data = s;
+    /* a PMIx client here is pmigate's libpmix, which reads the segment */
+    pg_peer_reads_segment(peer);
     return 0;
 }
 

@@ -24,19 +24,28 @@
 
 enum { MSG = 2048 };
 
-/* The usual hydra 4.0 answers to init, get_maxes and get_my_kvsname. */
-static void serve_handshake(pg_fake_server_t *s, bool want_opt_in)
+/* The usual hydra 4.0 answers to init, get_maxes and get_my_kvsname;
+ * init must carry the keyval_cache opt-in and the segment reader's
+ * attribute exactly as asked. */
+static void serve_handshake_as(pg_fake_server_t *s, bool want_opt_in, bool want_shm)
 {
     char m[MSG], v[16];
 
     pg_fake_expect(s, "init", m, sizeof(m));
     if ((pg_fake_value(m, "pmigate_keyval_cache", v, sizeof(v)) == 0) != want_opt_in)
         pg_fake_fail(s, "keyval_cache opt-in sent wrongly");
+    if ((pg_fake_value(m, "pmigate_shm", v, sizeof(v)) == 0 && strcmp(v, "yes") == 0) != want_shm)
+        pg_fake_fail(s, "segment reader attribute sent wrongly");
     pg_fake_send_raw(s, "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=0\n");
     pg_fake_expect(s, "get_maxes", m, sizeof(m));
     pg_fake_send_raw(s, "cmd=maxes kvsname_max=256 keylen_max=64 vallen_max=1024\n");
     pg_fake_expect(s, "get_my_kvsname", m, sizeof(m));
     pg_fake_send_raw(s, "cmd=my_kvsname kvsname=kvs_1_0\n");
+}
+
+static void serve_handshake(pg_fake_server_t *s, bool want_opt_in)
+{
+    serve_handshake_as(s, want_opt_in, false);
 }
 
 static void serve_finalize(pg_fake_server_t *s)
@@ -48,17 +57,23 @@ static void serve_finalize(pg_fake_server_t *s)
 }
 
 /* Runs script against a fresh session through its handshake. */
-static pg_pmi1_cl_t *start(pg_fake_script_fn script, pg_fake_server_t **srv, bool ext)
+static pg_pmi1_cl_t *start_as(pg_fake_script_fn script, pg_fake_server_t **srv, bool ext,
+                              bool shm)
 {
     int fd;
     pg_pmi1_cl_t *cl;
 
     *srv = pg_fake_server_start(script, NULL, &fd);
     CU_ASSERT_PTR_NOT_NULL_FATAL(*srv);
-    cl = pg_pmi1_cl_new(fd, ext);
+    cl = pg_pmi1_cl_new(fd, ext, shm);
     CU_ASSERT_PTR_NOT_NULL_FATAL(cl);
     CU_ASSERT_EQUAL(pg_pmi1_cl_init(cl), PMI_SUCCESS);
     return cl;
+}
+
+static pg_pmi1_cl_t *start(pg_fake_script_fn script, pg_fake_server_t **srv, bool ext)
+{
+    return start_as(script, srv, ext, false);
 }
 
 static void finish(pg_pmi1_cl_t *cl, pg_fake_server_t *srv)
@@ -104,6 +119,23 @@ static void test_get_accepts_every_server_dialect(void)
     CU_ASSERT_EQUAL(pg_pmi1_cl_get(cl, NULL, "missingS", v, sizeof(v)), PMI_FAIL);
     CU_ASSERT_EQUAL(pg_pmi1_cl_get(cl, "kvs_1_0", "other", v, sizeof(v)), PMI_SUCCESS);
     CU_ASSERT_STRING_EQUAL(v, "abc");
+    finish(cl, srv);
+}
+
+static void script_shm_reader(pg_fake_server_t *s, void *arg)
+{
+    (void)arg;
+    serve_handshake_as(s, false, true);
+    serve_finalize(s);
+}
+
+/* A process that reads the key segment says so in init: the gateway writes
+ * a segment only for jobs with such a process (docs/shm-segment.md). */
+static void test_segment_reader_says_so_in_init(void)
+{
+    pg_fake_server_t *srv;
+    pg_pmi1_cl_t *cl = start_as(script_shm_reader, &srv, false, true);
+
     finish(cl, srv);
 }
 
@@ -189,7 +221,7 @@ static void test_initack_four_lines(void)
 {
     int fd, size = 0, rank = -1;
     pg_fake_server_t *srv = pg_fake_server_start(script_initack, NULL, &fd);
-    pg_pmi1_cl_t *cl = pg_pmi1_cl_new(fd, false);
+    pg_pmi1_cl_t *cl = pg_pmi1_cl_new(fd, false, false);
 
     CU_ASSERT_EQUAL(pg_pmi1_cl_initack(cl, 3, &size, &rank), PMI_SUCCESS);
     CU_ASSERT_EQUAL(size, 4);
@@ -290,7 +322,7 @@ static void test_server_eof_fails_the_call(void)
 
 static void test_singleton_serves_locally(void)
 {
-    pg_pmi1_cl_t *cl = pg_pmi1_cl_new(-1, false);
+    pg_pmi1_cl_t *cl = pg_pmi1_cl_new(-1, false, false);
     char v[32], name[64];
     int n;
 
@@ -320,7 +352,7 @@ static void test_singleton_serves_locally(void)
 
 static void test_value_length_max_fits_the_line(void)
 {
-    pg_pmi1_cl_t *cl = pg_pmi1_cl_new(-1, false);
+    pg_pmi1_cl_t *cl = pg_pmi1_cl_new(-1, false, false);
     int kvs, key, val;
 
     CU_ASSERT_EQUAL(pg_pmi1_cl_init(cl), PMI_SUCCESS);
@@ -490,6 +522,7 @@ static void test_api_reinit_does_not_reuse_closed_pmi_fd(void)
 
 static const pg_cunit_test_t wire_tests[] = {
     { "get accepts every server dialect", test_get_accepts_every_server_dialect },
+    { "a segment reader says so in init", test_segment_reader_says_so_in_init },
     { "barrier push fills the cache", test_barrier_push_fills_the_cache },
     { "own put reads back without round trip", test_own_put_reads_back_without_round_trip },
     { "initack four lines", test_initack_four_lines },

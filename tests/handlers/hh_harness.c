@@ -34,6 +34,7 @@ typedef struct hh_client {
     pg_msg_t msg;           /* reused for every message */
     bool connected;         /* the engine was told the process connected */
     bool finalized;
+    bool reads_segment;     /* the handler said the peer reads the segment */
     bool closed;
     char reason[256];
 } hh_client_t;
@@ -109,6 +110,16 @@ static void fake_peer_finalize(pg_peer_t *peer)
     client_of(peer)->finalized = true;
 }
 
+static void fake_segment_reader(pg_peer_t *peer)
+{
+    client_of(peer)->reads_segment = true;
+}
+
+bool hh_reads_segment(const hh_t *h, int c)
+{
+    return c >= 0 && c < h->nclients && h->clients[c].reads_segment;
+}
+
 static uint64_t fake_clock_now(pg_peer_t *peer)
 {
     (void)peer;
@@ -181,6 +192,7 @@ static const pg_peer_ops_t fake_ops = {
     .peer_finalize = fake_peer_finalize,
     .clock_now = fake_clock_now,
     .log_write = fake_log_write,
+    .segment_reader = fake_segment_reader,
 };
 
 static const pg_peer_ops_t fake_ops_spawn = {
@@ -190,6 +202,7 @@ static const pg_peer_ops_t fake_ops_spawn = {
     .clock_now = fake_clock_now,
     .log_write = fake_log_write,
     .spawn = fake_spawn,
+    .segment_reader = fake_segment_reader,
 };
 
 /* ---- the host: one client's messages to its handler ------------------- */

@@ -62,6 +62,10 @@ int hh_suite_cleanup(void);
 hh_t *hh_new(int size, int nnodes);
 void hh_free(hh_t *h);
 
+/* Did client c's handler tell the host the peer reads the node's key
+ * segment (pg_peer_ops_t.segment_reader)? */
+bool hh_reads_segment(const hh_t *h, int c);
+
 /* Adds a connection whose rank is not known yet (a PMI_PORT client): the
  * handshake names it.  Returns its client index (>= size), or -1. */
 int hh_add_unidentified(hh_t *h);

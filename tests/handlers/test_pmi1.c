@@ -66,6 +66,22 @@ static void test_init_1_1_is_answered_1_1_rc0(void)
     hh_free(h);
 }
 
+/* pmigate's libpmi says it reads the key segment; MPICH's built-in PMI-1
+ * says nothing, and the gateway then writes none (docs/shm-segment.md). */
+static void test_init_tells_the_host_who_reads_the_segment(void)
+{
+    hh_t *h = hh_new(2, 1);
+
+    hh_send1(h, 0, "cmd=init pmi_version=1 pmi_subversion=1 pmigate_shm=yes\n");
+    EXPECT(h, 0, hh_reply, "response_to_init");
+    CU_ASSERT_STRING_EQUAL(hh_get(hh_reply, "rc"), "0");
+    hh_send1(h, 1, "cmd=init pmi_version=1 pmi_subversion=1\n");
+    EXPECT(h, 1, hh_reply, "response_to_init");
+    CU_ASSERT_TRUE(hh_reads_segment(h, 0));
+    CU_ASSERT_FALSE(hh_reads_segment(h, 1));
+    hh_free(h);
+}
+
 static void test_init_1_0_is_served_as_1_1(void)
 {
     hh_t *h = hh_new(1, 1);
@@ -607,6 +623,7 @@ static void test_pipelined_and_split_requests_are_answered_in_order(void)
 
 static const pg_cunit_test_t handshake_tests[] = {
     { "init 1.1 is answered 1.1 rc=0", test_init_1_1_is_answered_1_1_rc0 },
+    { "init tells the host who reads the segment", test_init_tells_the_host_who_reads_the_segment },
     { "init 1.0 is served as 1.1", test_init_1_0_is_served_as_1_1 },
     { "unsupported version: rc!=0, connection stays", test_unsupported_version_gets_nonzero_rc_and_conn_stays },
     { "init 2.0 switches the connection to PMI-2", test_init_2_0_switches_the_connection_to_pmi2 },

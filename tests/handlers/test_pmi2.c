@@ -82,6 +82,26 @@ static void test_fullinit_response_has_version_keys(void)
     hh_free(h);
 }
 
+/* pmigate's libpmi2 says it reads the key segment; Slurm's says nothing,
+ * and the gateway then writes none (docs/shm-segment.md). */
+static void test_fullinit_tells_the_host_who_reads_the_segment(void)
+{
+    hh_t *h = hh_new(2, 1);
+
+    for (int c = 0; c < 2; c++) {
+        hh_send1(h, c, "cmd=init pmi_version=2 pmi_subversion=0\n");
+        EXPECT(h, c, hh_reply, "response_to_init");
+    }
+    hh_send2(h, 0, "cmd=fullinit;pmirank=0;threaded=FALSE;pmigate_shm=yes;");
+    EXPECT(h, 0, hh_reply, "fullinit-response");
+    CU_ASSERT_STRING_EQUAL(hh_get(hh_reply, "rc"), "0");
+    hh_send2_left(h, 1, "cmd=fullinit;pmijobid=7.0;pmirank=1;threaded=FALSE;");
+    EXPECT(h, 1, hh_reply, "fullinit-response");
+    CU_ASSERT_TRUE(hh_reads_segment(h, 0));
+    CU_ASSERT_FALSE(hh_reads_segment(h, 1));
+    hh_free(h);
+}
+
 static void test_fullinit_without_keys_takes_the_fd_rank(void)
 {
     hh_t *h = hh_new(3, 1);
@@ -632,6 +652,7 @@ static void test_lost_rank_fails_the_fence_of_the_others(void)
 
 static const pg_cunit_test_t handshake_tests[] = {
     { "fullinit-response has pmi-version/pmi-subversion", test_fullinit_response_has_version_keys },
+    { "fullinit tells the host who reads the segment", test_fullinit_tells_the_host_who_reads_the_segment },
     { "fullinit without keys takes the fd's rank", test_fullinit_without_keys_takes_the_fd_rank },
     { "srcid names the rank of a PMI_PORT client", test_srcid_names_the_rank_of_a_port_client },
     { "left/right padded lengths, off-by-6 junk", test_left_and_right_padded_lengths_and_off_by_6_junk },

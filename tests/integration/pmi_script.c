@@ -14,6 +14,7 @@
  *   expect S...    reads the next message; each word S must occur in it
  *   reject S...    no word S may occur in the message the last expect read
  *   eof            expects the gateway to close the connection
+ *   segment yes|no whether the node's key segment ($PMIGATE_SHM) exists
  *   # ...          comment
  * Exits 0 when every expectation held, 1 (with the reason on stderr) if not.
  */
@@ -148,6 +149,17 @@ static void expect_eof(void)
         inlen = 0;
 }
 
+/* Does the key segment the gateway named in PMIGATE_SHM exist (as wanted)? */
+static void expect_segment(int want)
+{
+    const char *path = getenv("PMIGATE_SHM");
+
+    if (path == NULL)
+        die("PMIGATE_SHM is not set", NULL);
+    if ((access(path, F_OK) == 0) != want)
+        die(want ? "no key segment" : "a key segment nobody reads was written", path);
+}
+
 static void send2(char *body, const char *fmt)
 {
     size_t len = unescape(body);
@@ -190,6 +202,8 @@ static void run_line(char *line)
         check(arg, 0);
     } else if (strcmp(line, "eof") == 0) {
         expect_eof();
+    } else if (strcmp(line, "segment") == 0) {
+        expect_segment(strcmp(arg, "yes") == 0);
     } else {
         die("unknown script command", line);
     }

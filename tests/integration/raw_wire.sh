@@ -88,6 +88,37 @@ SCRIPT
 run_job 30 -n 1 "$SCRIPT_PROG" "$WORK/pmi2"
 [ $rc -eq 0 ] || { fail "PMI-2 quirk/bad-input conversation (exit $rc)"; cat "$WORK/out"; }
 
+# The key segment is written only for a job with a process that reads it
+# (pmigate's libraries say so in their handshake): MPICH's built-in PMI-1
+# and Slurm's libpmi2 never look at it, so their fences skip it.
+for who in "1 " "2 " "1 pmigate_shm=yes" "2 pmigate_shm=yes"; do
+    proto=${who%% *} attr=${who#* }
+    if [ "$proto" = 1 ]; then
+        init="send1 cmd=init pmi_version=1 pmi_subversion=1 $attr"
+        fence="send1 cmd=barrier_in
+expect cmd=barrier_out"
+        fin="send1 cmd=finalize
+expect cmd=finalize_ack"
+    else
+        init="send1 cmd=init pmi_version=2 pmi_subversion=0
+expect rc=0
+send2l cmd=fullinit;pmirank=%r;threaded=FALSE;${attr:+$attr;}"
+        fence="send2 cmd=kvs-fence;
+expect kvs-fence-response rc=0"
+        fin="send2 cmd=finalize;
+expect finalize-response rc=0"
+    fi
+    cat >"$WORK/seg" <<SCRIPT
+$init
+expect rc=0
+$fence
+segment $([ -n "$attr" ] && echo yes || echo no)
+$fin
+SCRIPT
+    run_job 30 -n 2 "$SCRIPT_PROG" "$WORK/seg"
+    [ $rc -eq 0 ] || { fail "PMI-$proto init '${attr:-no reader}': segment after the fence (exit $rc)"; cat "$WORK/out"; }
+done
+
 # Broken framing: the rank is failed, the job ends non-zero, the message names it
 printf 'send1 cmd=init pmi_version=2 pmi_subversion=0\nexpect rc=0\nraw 12a456cmd=kvs-fence;\neof\n' >"$WORK/frame"
 run_job 30 -n 1 "$SCRIPT_PROG" "$WORK/frame"

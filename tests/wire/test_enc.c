@@ -109,8 +109,11 @@ static void test_pmi1_responses_use_the_recommended_forms(void)
 static void test_requests_match_what_real_clients_send(void)
 {
     reset(); /* libpmi2's own bytes, except the length is right-aligned */
-    CU_ASSERT_EQUAL(pg_enc_pmi2_fullinit(&e, NULL, 0, false), 0);
+    CU_ASSERT_EQUAL(pg_enc_pmi2_fullinit(&e, NULL, 0, false, false), 0);
     CU_ASSERT(holds("    38cmd=fullinit;pmirank=0;threaded=FALSE;"));
+    reset(); /* pmigate's libpmi2 reading the key segment tells pmigate */
+    CU_ASSERT_EQUAL(pg_enc_pmi2_fullinit(&e, NULL, 0, false, true), 0);
+    CU_ASSERT(holds("    54cmd=fullinit;pmirank=0;threaded=FALSE;pmigate_shm=yes;"));
     reset();
     CU_ASSERT_EQUAL(pg_enc_pmi2_kvs_get(&e, NULL, "kvs_18074_0_2116934929_vm", 1, "key1"), 0);
     CU_ASSERT(holds("    61cmd=kvs-get;jobid=kvs_18074_0_2116934929_vm;srcid=1;key=key1;"));
