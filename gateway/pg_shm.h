@@ -9,7 +9,7 @@
  *
  * Use: pg_shm_add() every value of the new generation (the gateway walks
  * the engine with pg_ns_foreach_visible), then pg_shm_publish().  Publish
- * writes a new file beside the old one and renames it over the stable
+ * writes a new file beside the old one and swaps it in at the stable
  * path, so a reader sees a whole generation or the previous one, and a
  * process that mapped the previous one keeps a valid mapping.  A published
  * file is never modified.
@@ -58,7 +58,7 @@ int pg_shm_add(pg_shm_t *w, const char *key, uint32_t rank, const pg_value_t *v)
  * for gets without a rank).  Call before the commit is answered. */
 void pg_shm_committed(pg_shm_t *w, uint32_t rank, uint64_t generation);
 
-/* Writes the staged entries as `generation` and renames the file into
+/* Writes the staged entries as `generation` and swaps the file into
  * place; the staging is emptied either way.  0 or -errno (the previous
  * generation then stays, and readers, finding it stale, use the socket). */
 int pg_shm_publish(pg_shm_t *w, uint64_t generation);

@@ -524,6 +524,15 @@ static void test_without_the_commit_table_pmix_readers_ask(void)
 
 /* ---- generations replaced under readers ------------------------------------ */
 
+/* Is there a file at `path` + `suffix`? */
+static bool exists_with(const char *path, const char *suffix)
+{
+    char name[4096];
+
+    snprintf(name, sizeof(name), "%s%s", path, suffix);
+    return access(name, F_OK) == 0;
+}
+
 static void test_a_mapped_generation_survives_its_replacement(void)
 {
     pg_shm_t *w = writer(1);
@@ -539,6 +548,10 @@ static void test_a_mapped_generation_survives_its_replacement(void)
     CU_ASSERT_STRING_EQUAL(get(old, BOTH, "k", 0, 0), "gen1");
     CU_ASSERT_TRUE(pg_cl_shm_refresh(fresh, 2));
     CU_ASSERT_STRING_EQUAL(get(fresh, BOTH, "k", 0, 0), "gen2");
+    /* the replaced generation lives on in the mapping only: the name it
+     * was swapped to is gone */
+    CU_ASSERT_TRUE(exists_with(pg_shm_path(w), ""));
+    CU_ASSERT_FALSE(exists_with(pg_shm_path(w), ".new"));
     pg_cl_shm_free(old);
     pg_cl_shm_free(fresh);
     pg_shm_free(w);
