@@ -533,6 +533,40 @@ static bool exists_with(const char *path, const char *suffix)
     return access(name, F_OK) == 0;
 }
 
+/* The writer builds every generation in the same memory: a smaller one
+ * after a larger one must not carry the larger one's bytes into its file. */
+static void test_a_generation_carries_nothing_of_an_earlier_one(void)
+{
+    static const char *const typed[] = { "t0", "t1", "t2" };
+    pg_shm_t *w = writer(4);
+    char big[900], *file = NULL;
+    size_t size = 0;
+    FILE *f;
+
+    memset(big, 'Q', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    for (uint32_t r = 0; r < 4; r++)
+        CU_ASSERT_EQUAL(add(w, "card", r, big), 0);
+    CU_ASSERT_EQUAL(pg_shm_publish(w, 1), 0);
+    CU_ASSERT_EQUAL(add(w, "card", 0, "small"), 0);
+    for (uint32_t r = 0; r < 4; r++) /* each sized for text, but stored as none */
+        for (size_t i = 0; i < sizeof(typed) / sizeof(typed[0]); i++)
+            CU_ASSERT_EQUAL(add(w, typed[i], r, NULL), 0);
+    CU_ASSERT_EQUAL(pg_shm_publish(w, 2), 0);
+    f = fopen(pg_shm_path(w), "rb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    file = malloc(65536);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(file);
+    size = fread(file, 1, 65536, f);
+    fclose(f);
+    CU_ASSERT(size > sizeof(pg_shm_header_t));
+    CU_ASSERT_EQUAL(size, ((const pg_shm_header_t *)file)->total_size);
+    /* eight in a row: no hash or offset is made of them by chance */
+    CU_ASSERT_PTR_NULL(memmem(file, size, "QQQQQQQQ", 8));
+    free(file);
+    pg_shm_free(w);
+}
+
 static void test_a_mapped_generation_survives_its_replacement(void)
 {
     pg_shm_t *w = writer(1);
@@ -640,6 +674,8 @@ static const pg_cunit_test_t tests[] = {
     { "a_commit_after_the_fence_sends_pmix_readers_to_the_server",
       test_a_commit_after_the_fence_sends_pmix_readers_to_the_server },
     { "without_the_commit_table_pmix_readers_ask", test_without_the_commit_table_pmix_readers_ask },
+    { "a_generation_carries_nothing_of_an_earlier_one",
+      test_a_generation_carries_nothing_of_an_earlier_one },
     { "a_mapped_generation_survives_its_replacement",
       test_a_mapped_generation_survives_its_replacement },
     { "concurrent_readers_see_whole_generations_during_republish",
