@@ -102,7 +102,8 @@ typedef enum pg_log_channel {
 } pg_log_channel_t;
 
 /* What a handler asks of its host.  Every hook but job_signal, spawn,
- * log_to and segment_reader is set (a host that has nothing to do for one still provides it). */
+ * log_to and segment_reader is set (a host that has nothing to do for one
+ * still provides it). */
 typedef struct pg_peer_ops {
     /* Sends bytes (one or more complete messages) to the peer, now or as
      * soon as it reads.  Returns 0, or -1 when the peer is gone or its
