@@ -222,55 +222,83 @@ static pmix_status_t group_send_nb(pmix_data_buffer_t *req, uint32_t id, results
     return rc;
 }
 
+/* One group call: the request built, then sent and answered (blocking),
+ * or sent with its reply going to an info or an op callback. */
+static pmix_status_t group_run(uint8_t cmd, const char *grp, const pmix_proc_t procs[],
+                               size_t nprocs, const join_args_t *join, const pmix_info_t info[],
+                               size_t ninfo, results_want_t want, pmix_info_t **results,
+                               size_t *nresults)
+{
+    pmix_data_buffer_t req;
+    uint32_t id;
+    pmix_status_t rc = group_request(cmd, grp, procs, nprocs, join, info, ninfo, &req, &id);
+
+    if (rc == PMIX_SUCCESS)
+        return group_call(&req, id, want, results, nresults);
+    if (results != NULL && nresults != NULL) {
+        *results = NULL;
+        *nresults = 0;
+    }
+    return rc;
+}
+
+static pmix_status_t group_run_nb(uint8_t cmd, const char *grp, const pmix_proc_t procs[],
+                                  size_t nprocs, const join_args_t *join,
+                                  const pmix_info_t info[], size_t ninfo, results_want_t want,
+                                  pmix_info_cbfunc_t cbfunc, void *cbdata)
+{
+    pmix_data_buffer_t req;
+    uint32_t id;
+    pmix_status_t rc = group_request(cmd, grp, procs, nprocs, join, info, ninfo, &req, &id);
+
+    return rc == PMIX_SUCCESS ? group_send_nb(&req, id, want, cbfunc, cbdata) : rc;
+}
+
+static pmix_status_t group_run_op_nb(uint8_t cmd, const char *grp, const pmix_info_t info[],
+                                     size_t ninfo, pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    pmix_data_buffer_t req;
+    uint32_t id;
+    pmix_status_t rc = group_request(cmd, grp, NULL, 0, NULL, info, ninfo, &req, &id);
+
+    return rc == PMIX_SUCCESS ? pg_pmix_send_status_nb(&req, id, cbfunc, NULL, cbdata) : rc;
+}
+
+static const results_want_t want_nothing = { false, false };
+
 /* ---- construct / destruct ------------------------------------------------ */
 
 pmix_status_t PMIx_Group_construct(const char grp[], const pmix_proc_t procs[], size_t nprocs,
                                    const pmix_info_t directives[], size_t ndirs,
                                    pmix_info_t **results, size_t *nresults)
 {
-    pmix_data_buffer_t req;
-    uint32_t id;
     results_want_t want = { directive_true(directives, ndirs, PMIX_GROUP_ASSIGN_CONTEXT_ID),
                             false };
-    pmix_status_t rc = group_request(PG_PMIX_CMD_GROUP_CONSTRUCT, grp, procs, nprocs, NULL,
-                                     directives, ndirs, &req, &id);
 
-    return rc == PMIX_SUCCESS ? group_call(&req, id, want, results, nresults) : rc;
+    return group_run(PG_PMIX_CMD_GROUP_CONSTRUCT, grp, procs, nprocs, NULL, directives, ndirs,
+                     want, results, nresults);
 }
 
 pmix_status_t PMIx_Group_construct_nb(const char grp[], const pmix_proc_t procs[], size_t nprocs,
                                       const pmix_info_t info[], size_t ninfo,
                                       pmix_info_cbfunc_t cbfunc, void *cbdata)
 {
-    pmix_data_buffer_t req;
-    uint32_t id;
     results_want_t want = { directive_true(info, ninfo, PMIX_GROUP_ASSIGN_CONTEXT_ID), false };
-    pmix_status_t rc = group_request(PG_PMIX_CMD_GROUP_CONSTRUCT, grp, procs, nprocs, NULL,
-                                     info, ninfo, &req, &id);
 
-    return rc == PMIX_SUCCESS ? group_send_nb(&req, id, want, cbfunc, cbdata) : rc;
+    return group_run_nb(PG_PMIX_CMD_GROUP_CONSTRUCT, grp, procs, nprocs, NULL, info, ninfo,
+                        want, cbfunc, cbdata);
 }
 
 pmix_status_t PMIx_Group_destruct(const char grp[], const pmix_info_t info[], size_t ninfo)
 {
-    pmix_data_buffer_t req;
-    uint32_t id;
-    results_want_t none = { false, false };
-    pmix_status_t rc = group_request(PG_PMIX_CMD_GROUP_DESTRUCT, grp, NULL, 0, NULL, info,
-                                     ninfo, &req, &id);
-
-    return rc == PMIX_SUCCESS ? group_call(&req, id, none, NULL, NULL) : rc;
+    return group_run(PG_PMIX_CMD_GROUP_DESTRUCT, grp, NULL, 0, NULL, info, ninfo, want_nothing,
+                     NULL, NULL);
 }
 
 pmix_status_t PMIx_Group_destruct_nb(const char grp[], const pmix_info_t info[], size_t ninfo,
                                      pmix_op_cbfunc_t cbfunc, void *cbdata)
 {
-    pmix_data_buffer_t req;
-    uint32_t id;
-    pmix_status_t rc = group_request(PG_PMIX_CMD_GROUP_DESTRUCT, grp, NULL, 0, NULL, info,
-                                     ninfo, &req, &id);
-
-    return rc == PMIX_SUCCESS ? pg_pmix_send_status_nb(&req, id, cbfunc, NULL, cbdata) : rc;
+    return group_run_op_nb(PG_PMIX_CMD_GROUP_DESTRUCT, grp, info, ninfo, cbfunc, cbdata);
 }
 
 /* ---- invite / join / leave ------------------------------------------------ */
@@ -279,26 +307,20 @@ pmix_status_t PMIx_Group_invite(const char grp[], const pmix_proc_t procs[], siz
                                 const pmix_info_t info[], size_t ninfo, pmix_info_t **results,
                                 size_t *nresult)
 {
-    pmix_data_buffer_t req;
-    uint32_t id;
     results_want_t want = { directive_true(info, ninfo, PMIX_GROUP_ASSIGN_CONTEXT_ID), true };
-    pmix_status_t rc = group_request(PG_PMIX_CMD_GROUP_INVITE, grp, procs, nprocs, NULL, info,
-                                     ninfo, &req, &id);
 
-    return rc == PMIX_SUCCESS ? group_call(&req, id, want, results, nresult) : rc;
+    return group_run(PG_PMIX_CMD_GROUP_INVITE, grp, procs, nprocs, NULL, info, ninfo, want,
+                     results, nresult);
 }
 
 pmix_status_t PMIx_Group_invite_nb(const char grp[], const pmix_proc_t procs[], size_t nprocs,
                                    const pmix_info_t info[], size_t ninfo,
                                    pmix_info_cbfunc_t cbfunc, void *cbdata)
 {
-    pmix_data_buffer_t req;
-    uint32_t id;
     results_want_t want = { directive_true(info, ninfo, PMIX_GROUP_ASSIGN_CONTEXT_ID), true };
-    pmix_status_t rc = group_request(PG_PMIX_CMD_GROUP_INVITE, grp, procs, nprocs, NULL, info,
-                                     ninfo, &req, &id);
 
-    return rc == PMIX_SUCCESS ? group_send_nb(&req, id, want, cbfunc, cbdata) : rc;
+    return group_run_nb(PG_PMIX_CMD_GROUP_INVITE, grp, procs, nprocs, NULL, info, ninfo, want,
+                        cbfunc, cbdata);
 }
 
 static join_args_t join_args(const pmix_proc_t *leader, pmix_group_opt_t opt)
@@ -321,54 +343,41 @@ pmix_status_t PMIx_Group_join(const char grp[], const pmix_proc_t *leader, pmix_
                               const pmix_info_t info[], size_t ninfo, pmix_info_t **results,
                               size_t *nresult)
 {
-    pmix_data_buffer_t req;
-    uint32_t id;
     results_want_t want = { true, true };
     join_args_t j = join_args(leader, opt);
-    pmix_status_t rc = opt_ok(opt) ? group_request(PG_PMIX_CMD_GROUP_JOIN, grp, NULL, 0, &j,
-                                                   info, ninfo, &req, &id)
-                                   : PMIX_ERR_BAD_PARAM;
 
-    if (rc != PMIX_SUCCESS && results != NULL && nresult != NULL) {
-        *results = NULL;
-        *nresult = 0;
+    if (!opt_ok(opt)) {
+        if (results != NULL && nresult != NULL) {
+            *results = NULL;
+            *nresult = 0;
+        }
+        return PMIX_ERR_BAD_PARAM;
     }
-    return rc == PMIX_SUCCESS ? group_call(&req, id, want, results, nresult) : rc;
+    return group_run(PG_PMIX_CMD_GROUP_JOIN, grp, NULL, 0, &j, info, ninfo, want, results,
+                     nresult);
 }
 
 pmix_status_t PMIx_Group_join_nb(const char grp[], const pmix_proc_t *leader,
                                  pmix_group_opt_t opt, const pmix_info_t info[], size_t ninfo,
                                  pmix_info_cbfunc_t cbfunc, void *cbdata)
 {
-    pmix_data_buffer_t req;
-    uint32_t id;
     results_want_t want = { true, true };
     join_args_t j = join_args(leader, opt);
-    pmix_status_t rc = opt_ok(opt) ? group_request(PG_PMIX_CMD_GROUP_JOIN, grp, NULL, 0, &j,
-                                                   info, ninfo, &req, &id)
-                                   : PMIX_ERR_BAD_PARAM;
 
-    return rc == PMIX_SUCCESS ? group_send_nb(&req, id, want, cbfunc, cbdata) : rc;
+    if (!opt_ok(opt))
+        return PMIX_ERR_BAD_PARAM;
+    return group_run_nb(PG_PMIX_CMD_GROUP_JOIN, grp, NULL, 0, &j, info, ninfo, want, cbfunc,
+                        cbdata);
 }
 
 pmix_status_t PMIx_Group_leave(const char grp[], const pmix_info_t info[], size_t ninfo)
 {
-    pmix_data_buffer_t req;
-    uint32_t id;
-    results_want_t none = { false, false };
-    pmix_status_t rc = group_request(PG_PMIX_CMD_GROUP_LEAVE, grp, NULL, 0, NULL, info, ninfo,
-                                     &req, &id);
-
-    return rc == PMIX_SUCCESS ? group_call(&req, id, none, NULL, NULL) : rc;
+    return group_run(PG_PMIX_CMD_GROUP_LEAVE, grp, NULL, 0, NULL, info, ninfo, want_nothing,
+                     NULL, NULL);
 }
 
 pmix_status_t PMIx_Group_leave_nb(const char grp[], const pmix_info_t info[], size_t ninfo,
                                   pmix_op_cbfunc_t cbfunc, void *cbdata)
 {
-    pmix_data_buffer_t req;
-    uint32_t id;
-    pmix_status_t rc = group_request(PG_PMIX_CMD_GROUP_LEAVE, grp, NULL, 0, NULL, info, ninfo,
-                                     &req, &id);
-
-    return rc == PMIX_SUCCESS ? pg_pmix_send_status_nb(&req, id, cbfunc, NULL, cbdata) : rc;
+    return group_run_op_nb(PG_PMIX_CMD_GROUP_LEAVE, grp, info, ninfo, cbfunc, cbdata);
 }
