@@ -797,8 +797,8 @@ static pg_time_t group_timeout(const pmix_info_t *info, size_t ninfo)
     return 0;
 }
 
-/* The arguments group-construct and group-invite share: grp, procs[],
- * info[]. */
+/* The arguments of the group commands: grp, procs[] (construct and invite
+ * only), info[]. */
 typedef struct group_args {
     char *grp;
     pmix_proc_t *procs;
@@ -809,11 +809,12 @@ typedef struct group_args {
 
 /* 0, or -1 for a malformed request (what was unpacked is freed by
  * group_args_free all the same). */
-static int group_args_unpack(pmix_in_t *in, group_args_t *a)
+static int group_args_unpack(pmix_in_t *in, bool with_procs, group_args_t *a)
 {
     *a = (group_args_t){ 0 };
     if (pg_pmix_unpack_one(in->args, &a->grp, PMIX_STRING) != PMIX_SUCCESS ||
-        pg_pmix_unpack_array(in->args, (void **)&a->procs, &a->nprocs, PMIX_PROC) != PMIX_SUCCESS ||
+        (with_procs && pg_pmix_unpack_array(in->args, (void **)&a->procs, &a->nprocs,
+                                            PMIX_PROC) != PMIX_SUCCESS) ||
         pg_pmix_unpack_array(in->args, (void **)&a->info, &a->ninfo, PMIX_INFO) != PMIX_SUCCESS)
         return -1;
     return 0;
@@ -837,7 +838,7 @@ static int cmd_group_construct(pmix_in_t *in)
     pmix_status_t rc;
     int ret = PG_HANDLER_OK;
 
-    if (group_args_unpack(in, &a) != 0) {
+    if (group_args_unpack(in, true, &a) != 0) {
         ret = PG_HANDLER_FAIL;
         goto out;
     }
@@ -863,30 +864,28 @@ static int cmd_group_destruct(pmix_in_t *in)
 {
     pg_engine_t *e = in->peer->job->engine;
     pg_proc_t self = session_proc(in->s);
-    char *grp = NULL;
-    pmix_info_t *info = NULL;
-    size_t ninfo = 0;
+    group_args_t a;
     pmix_req_t *r = NULL;
     pmix_status_t rc;
+    int ret = PG_HANDLER_OK;
 
-    if (pg_pmix_unpack_one(in->args, &grp, PMIX_STRING) != PMIX_SUCCESS ||
-        pg_pmix_unpack_array(in->args, (void **)&info, &ninfo, PMIX_INFO) != PMIX_SUCCESS) {
-        free(grp);
-        return PG_HANDLER_FAIL;
+    if (group_args_unpack(in, false, &a) != 0) {
+        ret = PG_HANDLER_FAIL;
+        goto out;
     }
     rc = e == NULL ? PMIX_ERR_NOT_SUPPORTED : PMIX_ERR_NOMEM;
     if (e != NULL && (r = req_new(in)) != NULL) {
-        rc = pg_group_destruct(e, &self, grp, group_timeout(info, ninfo),
+        rc = pg_group_destruct(e, &self, a.grp, group_timeout(a.info, a.ninfo),
                                pg_peer_now(in->peer), group_reply, r);
         if (rc == PMIX_SUCCESS)
             r = NULL;
     }
     if (rc != PMIX_SUCCESS)
         (void)reply_status(in->peer, in->cmd, in->id, rc);
+out:
     req_free(r);
-    free(grp);
-    pg_pmix_array_free(info, ninfo, PMIX_INFO);
-    return PG_HANDLER_OK;
+    group_args_free(&a);
+    return ret;
 }
 
 /* ---- groups by invitation ----------------------------------------------- */
@@ -978,7 +977,7 @@ static int cmd_group_invite(pmix_in_t *in)
     pmix_status_t rc;
     int ret = PG_HANDLER_OK;
 
-    if (group_args_unpack(in, &a) != 0) {
+    if (group_args_unpack(in, true, &a) != 0) {
         ret = PG_HANDLER_FAIL;
         goto out;
     }
@@ -1042,20 +1041,16 @@ static int cmd_group_leave(pmix_in_t *in)
 {
     pg_engine_t *e = in->peer->job->engine;
     pg_proc_t self = session_proc(in->s);
-    char *grp = NULL;
-    pmix_info_t *info = NULL;
-    size_t ninfo = 0;
-    pmix_status_t rc;
+    group_args_t a;
+    int ret = PG_HANDLER_FAIL;
 
-    if (pg_pmix_unpack_one(in->args, &grp, PMIX_STRING) != PMIX_SUCCESS ||
-        pg_pmix_unpack_array(in->args, (void **)&info, &ninfo, PMIX_INFO) != PMIX_SUCCESS) {
-        free(grp);
-        return PG_HANDLER_FAIL;
+    if (group_args_unpack(in, false, &a) == 0) {
+        (void)reply_status(in->peer, in->cmd, in->id,
+                           e == NULL ? PMIX_ERR_NOT_SUPPORTED : pg_group_leave(e, &self, a.grp));
+        ret = PG_HANDLER_OK;
     }
-    rc = e == NULL ? PMIX_ERR_NOT_SUPPORTED : pg_group_leave(e, &self, grp);
-    free(grp);
-    pg_pmix_array_free(info, ninfo, PMIX_INFO);
-    return reply_status(in->peer, in->cmd, in->id, rc), PG_HANDLER_OK;
+    group_args_free(&a);
+    return ret;
 }
 
 /* ---- job control ---------------------------------------------------------- */
