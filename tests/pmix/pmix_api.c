@@ -17,47 +17,13 @@
 #include <hwloc.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-static pmix_proc_t me;
-static int failures;
-
-static void report(int ok, const char *check, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void report(int ok, const char *check, const char *fmt, ...)
-{
-    char what[512];
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof(what), fmt, ap);
-    va_end(ap);
-    failures += !ok;
-    printf("%s %s (rank %u): %s\n", ok ? "PASS" : "FAIL", check, me.rank, what);
-    fflush(stdout);
-}
-
-static pmix_proc_t proc_of(pmix_rank_t r)
-{
-    pmix_proc_t p;
-
-    PMIX_LOAD_PROCID(&p, me.nspace, r);
-    return p;
-}
-
-static void fence_all(void)
-{
-    pmix_status_t rc = PMIx_Fence(NULL, 0, NULL, 0);
-
-    if (rc != PMIX_SUCCESS)
-        report(0, "fence", "%s", PMIx_Error_string(rc));
-}
+#include "tests/pmix/pmix_check.h"
 
 /* ---- a callback waited for with a bound ------------------------------- */
 

@@ -1,0 +1,54 @@
+/*
+ * pmix_check: what the PMIx client test programs run under `pmigate run`
+ * (pmix_api, pmix_groups) share: the process's own name, the failure
+ * count that becomes the exit status, one line per check, and the two
+ * calls every scenario uses.  Included once per program.
+ *
+ *     PASS <check> (rank R): <what was seen>
+ *     FAIL <check> (rank R): <what was seen>
+ */
+#ifndef PMIX_CHECK_H
+#define PMIX_CHECK_H
+
+#include <pmix.h>
+
+#include <stdarg.h>
+#include <stdio.h>
+
+static pmix_proc_t me;
+static int failures;
+
+static inline void report(int ok, const char *check, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static inline void report(int ok, const char *check, const char *fmt, ...)
+{
+    char what[512];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof(what), fmt, ap);
+    va_end(ap);
+    failures += !ok;
+    printf("%s %s (rank %u): %s\n", ok ? "PASS" : "FAIL", check, me.rank, what);
+    fflush(stdout);
+}
+
+/* Rank r of this process's namespace. */
+static inline pmix_proc_t proc_of(pmix_rank_t r)
+{
+    pmix_proc_t p;
+
+    PMIX_LOAD_PROCID(&p, me.nspace, r);
+    return p;
+}
+
+static inline void fence_all(void)
+{
+    pmix_status_t rc = PMIx_Fence(NULL, 0, NULL, 0);
+
+    if (rc != PMIX_SUCCESS)
+        report(0, "fence", "%s", PMIx_Error_string(rc));
+}
+
+#endif
