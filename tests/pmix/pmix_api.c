@@ -56,16 +56,7 @@ static void waiter_post(waiter_t *w, pmix_status_t status)
 /* 1 when the callback ran within `secs` seconds (a hang is a failure) */
 static int waiter_wait(waiter_t *w, int secs)
 {
-    struct timespec until;
-
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += secs;
-    pthread_mutex_lock(&w->m);
-    while (!w->done && pthread_cond_timedwait(&w->c, &w->m, &until) == 0)
-        ;
-    int done = w->done;
-    pthread_mutex_unlock(&w->m);
-    return done;
+    return wait_done(&w->m, &w->c, &w->done, secs);
 }
 
 static void op_cb(pmix_status_t status, void *cbdata)

@@ -1,8 +1,8 @@
 /*
  * pmix_check: what the PMIx client test programs run under `pmigate run`
  * (pmix_api, pmix_groups) share: the process's own name, the failure
- * count that becomes the exit status, one line per check, and the two
- * calls every scenario uses.  Included once per program.
+ * count that becomes the exit status, one line per check, the two calls
+ * every scenario uses, and the wait for a callback.  Included once per program.
  *
  *     PASS <check> (rank R): <what was seen>
  *     FAIL <check> (rank R): <what was seen>
@@ -12,8 +12,10 @@
 
 #include <pmix.h>
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <time.h>
 
 static pmix_proc_t me;
 static int failures;
@@ -49,6 +51,23 @@ static inline void fence_all(void)
 
     if (rc != PMIX_SUCCESS)
         report(0, "fence", "%s", PMIx_Error_string(rc));
+}
+
+/* Waits up to `secs` seconds for *done, which a callback sets under `m`
+ * and signals on `c`; returns it (0: the callback never came, a hang). */
+static inline int wait_done(pthread_mutex_t *m, pthread_cond_t *c, const int *done, int secs)
+{
+    struct timespec until;
+    int d;
+
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += secs;
+    pthread_mutex_lock(m);
+    while (!*done && pthread_cond_timedwait(c, m, &until) == 0)
+        ;
+    d = *done;
+    pthread_mutex_unlock(m);
+    return d;
 }
 
 #endif

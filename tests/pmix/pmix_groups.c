@@ -157,16 +157,7 @@ static void invite_cb(pmix_status_t status, pmix_info_t *info, size_t ninfo, voi
 
 static int invited_wait(invited_t *w, int secs)
 {
-    struct timespec until;
-
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += secs;
-    pthread_mutex_lock(&w->m);
-    while (!w->done && pthread_cond_timedwait(&w->c, &w->m, &until) == 0)
-        ;
-    int done = w->done;
-    pthread_mutex_unlock(&w->m);
-    return done;
+    return wait_done(&w->m, &w->c, &w->done, secs);
 }
 
 /* ---- "all" ------------------------------------------------------------------ */
