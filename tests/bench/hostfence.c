@@ -1,5 +1,5 @@
 /*
- * hostfence: the floor under `pmigate proxy`'s cross-node fence, for
+ * hostfence: the floors under `pmigate proxy`'s cross-node fence, for
  * `./dev bench nodes` (tests/bench/nodes.sh).  Built against OpenPMIx
  * (pkg-config pmix, never pmigate's pmix.h) and started K times under the
  * same host as the proxies (mpirun.openmpi --oversubscribe -np K), it does
@@ -10,25 +10,150 @@
  * Like the proxies (whose start-up allgather warms the host's collective
  * path first), it runs one small collecting fence before measuring; each
  * measured round starts after a fence without data, so the processes enter
- * together.  Usage: hostfence BYTES ROUNDS.  Every process prints one line
- *   hostfence rank=R k=K bytes=B us=T1,T2,...
- * (µs of each round, from its put to its last get); nodes.sh takes, per
- * round, the fastest process (the one that entered last: its time is the
- * exchange itself, not waiting for the others) and the median over rounds.
+ * together.  OpenPMIx's commit sends every blob the process ever put, so
+ * only the first measured round carries the same bytes as a proxy's first
+ * fence; nodes.sh runs one round per start.
+ *
+ * With RANKS (M) it also measures the least any bridge must add: the M
+ * replies that release a node's ranks from the fence.  Before PMIx_Init it
+ * forks M children, each on a socketpair, which do what a Slurm-libpmi2
+ * rank does around a fence: send kvs-fence, block reading the reply
+ * (length field, then body), then send a kvs-get.  Each round the process
+ * first takes the M kvs-fence requests (untimed: the ranks ran just
+ * before, as a proxy's did), after the exchange writes the fence reply to
+ * each child, as a proxy answers its ranks, and reads their kvs-gets
+ * after the clock stops.  With "batch" the children
+ * run under SCHED_BATCH, as `pmigate proxy --sched batch` runs its ranks.
+ *
+ * Usage: hostfence BYTES ROUNDS [RANKS [batch]].  Every process prints
+ *   hostfence rank=R k=K bytes=B us=T1,... [fanout=M bridge_us=U1,...]
+ * (µs of each round from its put: to its last get, and to its last reply);
+ * nodes.sh takes, per round, the fastest process (the one that entered
+ * last: its time is the exchange itself, not waiting for the others) and
+ * the median over rounds.
  */
+#define _GNU_SOURCE
 #include <pmix.h>
 
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
-static double now_us(void)
+#include "pg_bench.h"
+
+/* The frame pmigate and hydra answer a kvs-fence with (right-aligned
+ * length field). */
+static const char fence_reply[] = "    28cmd=kvs-fence-response;rc=0;";
+
+/* One child: a rank around its fence, `rounds` times: waits for the
+ * word (a kvs-get answer), enters the fence, waits for its release, sends
+ * its first kvs-get. */
+static void rank_child(int fd, int rounds, bool batch)
 {
-    struct timespec ts;
+    char body[PG_BENCH_FRAME_MAX], req[PG_BENCH_FRAME_MAX], fence[64];
+    ssize_t len = pg_bench_get_request(req, sizeof(req), 0);
+    ssize_t flen = pg_bench_frame_format(fence, sizeof(fence), "cmd=kvs-fence;");
 
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+    if (batch) {
+        struct sched_param normal = { 0 };
+
+        (void)sched_setscheduler(0, SCHED_BATCH, &normal);
+    }
+    for (int r = 0; r < rounds && len > 0 && flen > 0; r++)
+        if (pg_bench_frame_recv(fd, body, sizeof(body)) < 0 ||
+            pg_bench_write_all(fd, fence, (size_t)flen) != 0 ||
+            pg_bench_frame_recv(fd, body, sizeof(body)) < 0 ||
+            pg_bench_write_all(fd, req, (size_t)len) != 0)
+            break;
+    /* then wait, as a rank waits for its get's answer: exiting now would
+     * put M process teardowns into the next child's release */
+    while (read(fd, body, sizeof(body)) > 0)
+        ;
+    _exit(0);
+}
+
+/* Forks m rank children; fds[i] is the process's end of child i's
+ * socketpair.  Returns 0, or -1 with a message on stderr. */
+static int ranks_start(int *fds, int m, int rounds, bool batch)
+{
+    for (int i = 0; i < m; i++) {
+        int sv[2];
+        pid_t pid;
+
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0 || (pid = fork()) < 0) {
+            perror("hostfence: ranks");
+            return -1;
+        }
+        if (pid == 0) {
+            close(sv[0]);
+            for (int j = 0; j < i; j++)
+                close(fds[j]);
+            rank_child(sv[1], rounds, batch);
+        }
+        close(sv[1]);
+        fds[i] = sv[0];
+    }
+    return 0;
+}
+
+/* Brings the m ranks into their fence, so that they ran just before the
+ * exchange, as a proxy's ranks did (their put and fence started it). */
+static int ranks_enter(const int *fds, int m)
+{
+    char frame[PG_BENCH_FRAME_MAX], body[64];
+    ssize_t len = pg_bench_get_reply(frame, sizeof(frame));
+
+    for (int i = 0; i < m; i++)
+        if (len < 0 || pg_bench_write_all(fds[i], frame, (size_t)len) != 0)
+            return -1;
+    for (int i = 0; i < m; i++)
+        if (pg_bench_frame_recv(fds[i], body, sizeof(body)) < 0 ||
+            strcmp(body, "cmd=kvs-fence;") != 0)
+            return -1;
+    return 0;
+}
+
+/* Releases the m ranks from their fence (timed by the caller). */
+static int ranks_release(const int *fds, int m)
+{
+    for (int i = 0; i < m; i++)
+        if (pg_bench_write_all(fds[i], fence_reply, sizeof(fence_reply) - 1) != 0)
+            return -1;
+    return 0;
+}
+
+/* Reads the kvs-get each released rank sends (after the clock stopped). */
+static int ranks_drain(const int *fds, int m)
+{
+    char frame[PG_BENCH_FRAME_MAX];
+    ssize_t len = pg_bench_get_request(frame, sizeof(frame), 0);
+
+    for (int i = 0; i < m; i++)
+        if (len < 0 || pg_bench_read_exact(fds[i], frame, (size_t)len) != 0)
+            return -1;
+    return 0;
+}
+
+static void ranks_stop(int *fds, int m)
+{
+    for (int i = 0; i < m; i++)
+        if (fds[i] >= 0)
+            close(fds[i]); /* end of file ends the child */
+    while (wait(NULL) > 0)
+        ;
+}
+
+static void print_list(const char *name, const double *us, int rounds)
+{
+    printf(" %s=", name);
+    for (int r = 0; r < rounds; r++)
+        printf("%s%.0f", r ? "," : "", us[r]);
 }
 
 static pmix_status_t fence(bool collect)
@@ -97,15 +222,29 @@ int main(int argc, char **argv)
     pmix_value_t *v = NULL;
     size_t len = argc > 1 ? strtoul(argv[1], NULL, 10) : 0;
     int rounds = argc > 2 ? atoi(argv[2]) : 5, k = 0, rc = 1;
+    int m = argc > 3 ? atoi(argv[3]) : 0;
+    bool batch = argc > 4 && strcmp(argv[4], "batch") == 0;
     char *blob = malloc(len + 32), *want = malloc(len + 32); /* the warm-up sends 32 */
-    double *us = calloc((size_t)(rounds > 0 ? rounds : 1), sizeof(*us));
+    size_t nr = (size_t)(rounds > 0 ? rounds : 1);
+    double *us = calloc(nr, sizeof(*us)), *bridge_us = calloc(nr, sizeof(*bridge_us));
+    int *fds = calloc((size_t)(m > 0 ? m : 1), sizeof(*fds));
 
-    if (len == 0 || rounds < 1 || blob == NULL || want == NULL || us == NULL) {
-        fprintf(stderr, "usage: hostfence BYTES ROUNDS (under a PMIx host)\n");
+    if (len == 0 || rounds < 1 || m < 0 || blob == NULL || want == NULL || us == NULL ||
+        bridge_us == NULL || fds == NULL) {
+        fprintf(stderr, "usage: hostfence BYTES ROUNDS [RANKS [batch]] (under a PMIx host)\n");
         return 2;
+    }
+    for (int i = 0; i < m; i++)
+        fds[i] = -1;
+    signal(SIGPIPE, SIG_IGN);
+    /* before PMIx_Init: its threads must not be forked */
+    if (ranks_start(fds, m, rounds, batch) != 0) {
+        ranks_stop(fds, m);
+        return 1;
     }
     if (PMIx_Init(&me, NULL, 0) != PMIX_SUCCESS) {
         fprintf(stderr, "hostfence: no PMIx host\n");
+        ranks_stop(fds, m);
         return 1;
     }
     PMIX_LOAD_PROCID(&wild, me.nspace, PMIX_RANK_WILDCARD);
@@ -118,23 +257,34 @@ int main(int argc, char **argv)
     for (int r = 1; r <= rounds; r++) {
         double t0;
 
-        if (fence(false) != PMIX_SUCCESS)
+        if (fence(false) != PMIX_SUCCESS || ranks_enter(fds, m) != 0)
             goto out;
-        t0 = now_us();
+        t0 = pg_bench_now_us();
         if (exchange(&me, k, blob, want, len, r) != 0)
             goto out;
-        us[r - 1] = now_us() - t0;
+        us[r - 1] = pg_bench_now_us() - t0;
+        if (ranks_release(fds, m) != 0)
+            goto out;
+        bridge_us[r - 1] = pg_bench_now_us() - t0;
+        if (ranks_drain(fds, m) != 0)
+            goto out;
     }
-    printf("hostfence rank=%u k=%d bytes=%zu us=", me.rank, k, len);
-    for (int r = 0; r < rounds; r++)
-        printf("%s%.0f", r ? "," : "", us[r]);
+    printf("hostfence rank=%u k=%d bytes=%zu", me.rank, k, len);
+    print_list("us", us, rounds);
+    if (m > 0) {
+        printf(" fanout=%d", m);
+        print_list("bridge_us", bridge_us, rounds);
+    }
     printf("\n");
     fflush(stdout);
     rc = 0;
 out:
     PMIx_Finalize(NULL, 0);
+    ranks_stop(fds, m);
     free(blob);
     free(want);
     free(us);
+    free(bridge_us);
+    free(fds);
     return rc;
 }
