@@ -321,14 +321,16 @@ static void on_fence_done(pmix_status_t status, void *cbdata)
     }
 }
 
-/* Where the exchange's time went, and how many bytes came in. */
-static void note_times(pg_hostpmix_t *h, const size_t *lens)
+/* Where the exchange's time went, and how many bytes came in; picked_up:
+ * when the libevent thread took the exchange over. */
+static void note_times(pg_hostpmix_t *h, const size_t *lens, uint64_t picked_up)
 {
-    uint64_t fenced = atomic_load(&h->fenced_at), now = atomic_load(&h->got_at);
+    uint64_t fenced = atomic_load(&h->fenced_at), got = atomic_load(&h->got_at);
 
     h->times.put_ns = h->put_at - h->started_at;
     h->times.fence_ns = fenced > h->put_at ? fenced - h->put_at : 0;
-    h->times.get_ns = now > fenced ? now - fenced : 0;
+    h->times.get_ns = got > fenced ? got - fenced : 0;
+    h->times.handoff_ns = picked_up > got ? picked_up - got : 0;
     h->times.bytes_in = 0;
     for (int i = 0; lens != NULL && i < h->size; i++)
         h->times.bytes_in += lens[i];
@@ -343,6 +345,7 @@ void pg_hostpmix_last_times(const pg_hostpmix_t *h, pg_hostpmix_times_t *t)
 static void on_pipe(evutil_socket_t fd, short what, void *arg)
 {
     pg_hostpmix_t *h = arg;
+    uint64_t picked_up = pg_clock_now();
     pmix_status_t st = (pmix_status_t)atomic_load(&h->fence_status);
     void **blobs = NULL;
     size_t *lens = NULL;
@@ -363,7 +366,7 @@ static void on_pipe(evutil_socket_t fd, short what, void *arg)
         h->blobs = NULL;
         h->lens = NULL;
     }
-    note_times(h, (const size_t *)lens);
+    note_times(h, (const size_t *)lens, picked_up);
     if (st != PMIX_SUCCESS)
         snprintf(msg, sizeof(msg), "the host's fence failed: %s", PMIx_Error_string(st));
     done(h->done_arg, st == PMIX_SUCCESS ? 0 : -1, msg, blobs, lens);

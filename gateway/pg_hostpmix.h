@@ -66,10 +66,12 @@ int pg_hostpmix_exchange(pg_hostpmix_t *h, bool collect, const void *mine, size_
 
 /* Where the last non-blocking exchange's time went (ns): put + commit of
  * this proxy's blob, the host's fence (from the put to the completion
- * callback), the gets of the peers' blobs; and the bytes sent and
- * received.  For `pmigate proxy`'s timing line (PMIGATE_PROXY_TIMES). */
+ * callback), the gets of the peers' blobs, the hand-off (from OpenPMIx's
+ * progress thread finishing to the libevent thread taking over: waiting
+ * for a CPU, mostly); and the bytes sent and received.  For `pmigate
+ * proxy`'s timing line (PMIGATE_PROXY_TIMES). */
 typedef struct pg_hostpmix_times {
-    uint64_t put_ns, fence_ns, get_ns;
+    uint64_t put_ns, fence_ns, get_ns, handoff_ns;
     size_t bytes_out, bytes_in;
 } pg_hostpmix_times_t;
 void pg_hostpmix_last_times(const pg_hostpmix_t *h, pg_hostpmix_times_t *t);

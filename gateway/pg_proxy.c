@@ -218,9 +218,11 @@ out:
 
 /* One line per cross-node fence: where its time went (µs).  The host's
  * part: put + commit of the node's blob, its fence, the gets of the peers'
- * blobs; ours after it: merge (ingesting the peers' keys), segment (writing
- * the node's key segment), reply (answering the local ranks).  total runs
- * from the last local rank's join to the answers.  ours_cpu: the proxy's
+ * blobs; handoff: from the host's part to the event loop taking over
+ * (waiting for a CPU); ours after it: merge (ingesting the peers' keys),
+ * segment (writing the node's key segment), reply (answering the local
+ * ranks).  total runs from the last local rank's join to the answers.
+ * ours_cpu: the proxy's
  * own CPU time in merge + segment + reply; the rest of their wall time is
  * waiting for a CPU, which on one machine running every simulated node's
  * ranks is most of it. */
@@ -233,10 +235,11 @@ static void print_times(const proxy_t *p, uint64_t host_done, uint64_t replied, 
     pg_job_engine_xfence_times(p->je, &ingest, &segment);
     fprintf(stderr,
             "pmigate: node %d: cross-node fence %u: out=%zu in=%zu put_us=%llu fence_us=%llu "
-            "get_us=%llu merge_us=%llu segment_us=%llu reply_us=%llu total_us=%llu "
-            "ours_cpu_us=%llu\n",
+            "get_us=%llu handoff_us=%llu merge_us=%llu segment_us=%llu reply_us=%llu "
+            "total_us=%llu ours_cpu_us=%llu\n",
             p->nodeid, p->fences, t.bytes_out, t.bytes_in, (unsigned long long)t.put_ns / 1000,
             (unsigned long long)t.fence_ns / 1000, (unsigned long long)t.get_ns / 1000,
+            (unsigned long long)t.handoff_ns / 1000,
             (unsigned long long)ingest / 1000, (unsigned long long)segment / 1000,
             (unsigned long long)(replied - host_done - ingest - segment) / 1000,
             (unsigned long long)(replied - p->fence_started) / 1000,

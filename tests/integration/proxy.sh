@@ -76,6 +76,27 @@ for k in 2 3 4; do
     fi
 done
 
+# -- PMIGATE_PROXY_TIMES: each node's line per cross-node fence, with what
+#    went out of one node coming into the other -----------------------------
+export PMIGATE_PROXY_TIMES=1
+host_job 2 -n 8 "$PROGS/pmi2_wireup"
+unset PMIGATE_PROXY_TIMES
+fields='out in put_us fence_us get_us handoff_us merge_us segment_us reply_us total_us ours_cpu_us'
+if [ $rc -eq 0 ] && grep 'cross-node fence 1: ' "$WORK/out" | awk -v want="$fields" '
+        { sub(/^pmigate: node /, ""); node = $1 + 0; delete v
+          for (i = 5; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+          n = split(want, w, " ")
+          for (i = 1; i <= n; i++) if (v[w[i]] !~ /^[0-9]+$/) bad = 1
+          out[node] = v["out"]; in_[node] = v["in"]; lines++
+          # four 220-byte cards at least; the phases fit in the total
+          if (v["out"] < 880 || v["merge_us"] + v["reply_us"] > v["total_us"]) bad = 1 }
+        END { exit !(lines == 2 && !bad && out[0] == in_[1] && out[1] == in_[0]) }'; then
+    pass "PMIGATE_PROXY_TIMES: one line per node for the card fence, node 0's out = node 1's in"
+else
+    fail "PMIGATE_PROXY_TIMES lines (exit $rc):"
+    grep 'cross-node fence' "$WORK/out" | head -n 4
+fi
+
 # -- Slurm libpmi2 features: mapping, job attributes, every key, node attrs,
 #    name service (rank 0 publishes on node 0, every node looks up) ---------
 run_job 60 -n 8 "$PROGS/pmi2_features"
