@@ -17,15 +17,18 @@
  * With RANKS (M) it also measures the least any bridge must add: the M
  * replies that release a node's ranks from the fence.  Before PMIx_Init it
  * forks M children, each on a socketpair, which do what a Slurm-libpmi2
- * rank does around a fence: send kvs-fence, block reading the reply
- * (length field, then body), then send a kvs-get.  Each round the process
- * first takes the M kvs-fence requests (untimed: the ranks ran just
- * before, as a proxy's did), after the exchange writes the fence reply to
- * each child, as a proxy answers its ranks, and reads their kvs-gets
- * after the clock stops.  With "batch" the children
- * run under SCHED_BATCH, as `pmigate proxy --sched batch` runs its ranks.
+ * rank of the wire-up workload does around its fence: send kvs-fence,
+ * block reading the reply (length field, then body), then get GETS cards,
+ * one kvs-get at a time.  Each round the process first takes the M
+ * kvs-fence requests (untimed: the ranks ran just before, as a proxy's
+ * did), after the exchange writes the fence reply to each child, as a
+ * proxy answers its ranks, and after the clock stops answers their gets
+ * with a canned card, as fast as it can: so while one process releases its
+ * ranks, the others' ranks may already be getting, as on the proxies'
+ * machine.  With "batch" the children run under SCHED_BATCH, as
+ * `pmigate proxy --sched batch` runs its ranks.
  *
- * Usage: hostfence BYTES ROUNDS [RANKS [batch]].  Every process prints
+ * Usage: hostfence BYTES ROUNDS [RANKS GETS [batch]].  Every process prints
  *   hostfence rank=R k=K bytes=B us=T1,... [fanout=M bridge_us=U1,...]
  * (µs of each round from its put: to its last get, and to its last reply);
  * nodes.sh takes, per round, the fastest process (the one that entered
@@ -36,6 +39,8 @@
 #include <pmix.h>
 
 #include <sched.h>
+#include <stdint.h>
+#include <sys/epoll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,13 +56,27 @@
  * length field). */
 static const char fence_reply[] = "    28cmd=kvs-fence-response;rc=0;";
 
-/* One child: a rank around its fence, `rounds` times: waits for the
- * word (a kvs-get answer), enters the fence, waits for its release, sends
- * its first kvs-get. */
-static void rank_child(int fd, int rounds, bool batch)
+/* A child's `gets` kvs-gets, each awaited.  Returns 0 or -1. */
+static int rank_get_all(int fd, int gets)
 {
-    char body[PG_BENCH_FRAME_MAX], req[PG_BENCH_FRAME_MAX], fence[64];
-    ssize_t len = pg_bench_get_request(req, sizeof(req), 0);
+    char body[PG_BENCH_FRAME_MAX], req[PG_BENCH_FRAME_MAX];
+
+    for (int g = 0; g < gets; g++) {
+        ssize_t len = pg_bench_get_request(req, sizeof(req), g);
+
+        if (len < 0 || pg_bench_write_all(fd, req, (size_t)len) != 0 ||
+            pg_bench_frame_recv(fd, body, sizeof(body)) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* One child: a rank around its fence, `rounds` times: waits for the
+ * word (a kvs-get answer), enters the fence, waits for its release, gets
+ * `gets` cards. */
+static void rank_child(int fd, int rounds, int gets, bool batch)
+{
+    char body[PG_BENCH_FRAME_MAX], fence[64];
     ssize_t flen = pg_bench_frame_format(fence, sizeof(fence), "cmd=kvs-fence;");
 
     if (batch) {
@@ -65,14 +84,13 @@ static void rank_child(int fd, int rounds, bool batch)
 
         (void)sched_setscheduler(0, SCHED_BATCH, &normal);
     }
-    for (int r = 0; r < rounds && len > 0 && flen > 0; r++)
+    for (int r = 0; r < rounds && flen > 0; r++)
         if (pg_bench_frame_recv(fd, body, sizeof(body)) < 0 ||
             pg_bench_write_all(fd, fence, (size_t)flen) != 0 ||
-            pg_bench_frame_recv(fd, body, sizeof(body)) < 0 ||
-            pg_bench_write_all(fd, req, (size_t)len) != 0)
+            pg_bench_frame_recv(fd, body, sizeof(body)) < 0 || rank_get_all(fd, gets) != 0)
             break;
-    /* then wait, as a rank waits for its get's answer: exiting now would
-     * put M process teardowns into the next child's release */
+    /* then wait for the end: exiting now would put M process teardowns
+     * into another process's release */
     while (read(fd, body, sizeof(body)) > 0)
         ;
     _exit(0);
@@ -80,7 +98,7 @@ static void rank_child(int fd, int rounds, bool batch)
 
 /* Forks m rank children; fds[i] is the process's end of child i's
  * socketpair.  Returns 0, or -1 with a message on stderr. */
-static int ranks_start(int *fds, int m, int rounds, bool batch)
+static int ranks_start(int *fds, int m, int rounds, int gets, bool batch)
 {
     for (int i = 0; i < m; i++) {
         int sv[2];
@@ -94,7 +112,7 @@ static int ranks_start(int *fds, int m, int rounds, bool batch)
             close(sv[0]);
             for (int j = 0; j < i; j++)
                 close(fds[j]);
-            rank_child(sv[1], rounds, batch);
+            rank_child(sv[1], rounds, gets, batch);
         }
         close(sv[1]);
         fds[i] = sv[0];
@@ -128,16 +146,52 @@ static int ranks_release(const int *fds, int m)
     return 0;
 }
 
-/* Reads the kvs-get each released rank sends (after the clock stopped). */
-static int ranks_drain(const int *fds, int m)
-{
-    char frame[PG_BENCH_FRAME_MAX];
-    ssize_t len = pg_bench_get_request(frame, sizeof(frame), 0);
+/* The server side of the released ranks' gets (after the clock stopped). */
+struct get_server {
+    int served;
+    char reply[PG_BENCH_FRAME_MAX];
+    size_t reply_len;
+};
 
-    for (int i = 0; i < m; i++)
-        if (len < 0 || pg_bench_read_exact(fds[i], frame, (size_t)len) != 0)
-            return -1;
+static int serve_one(void *ctx, void *ptr)
+{
+    struct get_server *gs = ctx;
+    int fd = (int)(intptr_t)ptr;
+    char body[PG_BENCH_FRAME_MAX];
+
+    if (pg_bench_frame_recv(fd, body, sizeof(body)) < 0 || strncmp(body, "cmd=kvs-get;", 12) != 0 ||
+        pg_bench_write_all(fd, gs->reply, gs->reply_len) != 0)
+        return -1;
+    gs->served++;
     return 0;
+}
+
+/* Answers the m ranks' `gets` kvs-gets each, in the order they come. */
+static int ranks_serve(int epfd, int m, int gets)
+{
+    struct get_server gs = { 0 };
+    ssize_t len = pg_bench_get_reply(gs.reply, sizeof(gs.reply));
+
+    if (len < 0)
+        return -1;
+    gs.reply_len = (size_t)len;
+    return pg_bench_epoll_run(epfd, &gs.served, m * gets, serve_one, &gs);
+}
+
+/* An epoll set of the m ranks' sockets, for ranks_serve. */
+static int ranks_epoll(const int *fds, int m)
+{
+    int epfd = epoll_create1(EPOLL_CLOEXEC);
+
+    for (int i = 0; epfd >= 0 && i < m; i++) {
+        struct epoll_event ev = { .events = EPOLLIN, .data.ptr = (void *)(intptr_t)fds[i] };
+
+        if (epoll_ctl(epfd, EPOLL_CTL_ADD, fds[i], &ev) != 0) {
+            close(epfd);
+            return -1;
+        }
+    }
+    return epfd;
 }
 
 static void ranks_stop(int *fds, int m)
@@ -222,23 +276,23 @@ int main(int argc, char **argv)
     pmix_value_t *v = NULL;
     size_t len = argc > 1 ? strtoul(argv[1], NULL, 10) : 0;
     int rounds = argc > 2 ? atoi(argv[2]) : 5, k = 0, rc = 1;
-    int m = argc > 3 ? atoi(argv[3]) : 0;
-    bool batch = argc > 4 && strcmp(argv[4], "batch") == 0;
+    int m = argc > 3 ? atoi(argv[3]) : 0, gets = argc > 4 ? atoi(argv[4]) : 0, epfd = -1;
+    bool batch = argc > 5 && strcmp(argv[5], "batch") == 0;
     char *blob = malloc(len + 32), *want = malloc(len + 32); /* the warm-up sends 32 */
     size_t nr = (size_t)(rounds > 0 ? rounds : 1);
     double *us = calloc(nr, sizeof(*us)), *bridge_us = calloc(nr, sizeof(*bridge_us));
     int *fds = calloc((size_t)(m > 0 ? m : 1), sizeof(*fds));
 
-    if (len == 0 || rounds < 1 || m < 0 || blob == NULL || want == NULL || us == NULL ||
+    if (len == 0 || rounds < 1 || m < 0 || gets < 0 || (m > 0 && argc < 5) || blob == NULL || want == NULL || us == NULL ||
         bridge_us == NULL || fds == NULL) {
-        fprintf(stderr, "usage: hostfence BYTES ROUNDS [RANKS [batch]] (under a PMIx host)\n");
+        fprintf(stderr, "usage: hostfence BYTES ROUNDS [RANKS GETS [batch]] (under a PMIx host)\n");
         return 2;
     }
     for (int i = 0; i < m; i++)
         fds[i] = -1;
     signal(SIGPIPE, SIG_IGN);
     /* before PMIx_Init: its threads must not be forked */
-    if (ranks_start(fds, m, rounds, batch) != 0) {
+    if (ranks_start(fds, m, rounds, gets, batch) != 0 || (epfd = ranks_epoll(fds, m)) < 0) {
         ranks_stop(fds, m);
         return 1;
     }
@@ -266,7 +320,7 @@ int main(int argc, char **argv)
         if (ranks_release(fds, m) != 0)
             goto out;
         bridge_us[r - 1] = pg_bench_now_us() - t0;
-        if (ranks_drain(fds, m) != 0)
+        if (ranks_serve(epfd, m, gets) != 0)
             goto out;
     }
     printf("hostfence rank=%u k=%d bytes=%zu", me.rank, k, len);
@@ -280,6 +334,7 @@ int main(int argc, char **argv)
     rc = 0;
 out:
     PMIx_Finalize(NULL, 0);
+    close(epfd);
     ranks_stop(fds, m);
     free(blob);
     free(want);

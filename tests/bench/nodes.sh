@@ -12,8 +12,9 @@
 # (PMIGATE_PROXY_TIMES=1: from the last local rank's join to the answers;
 # the node whose local ranks joined last is taken, so waiting for slower
 # nodes is not counted), split into the host's part (put + commit, fence,
-# gets) and ours (merge of the peers' keys, key segment, replies to the
-# local ranks); each column is its own median; beside
+# gets), the hand-off from OpenPMIx's progress thread to the proxy's event
+# loop (waiting for a CPU), and ours (merge of the peers' keys, key
+# segment, replies to the local ranks); each column is its own median; beside
 # the floor: tests/bench/hostfence.c, a bare OpenPMIx client started K
 # times under the same mpirun doing one PMIx_Fence(PMIX_COLLECT_DATA) of a
 # blob of the same size as the proxies' (taken from their timing lines),
@@ -23,10 +24,11 @@
 # whole fence over the floor, "host x" the host's part alone.
 # "bridge" is the least any bridge of M ranks per node can take here: the
 # same hostfence with M children per process that wait in a kvs-fence like
-# Slurm-libpmi2 ranks (under SCHED_BATCH when the proxies' options say
-# --sched batch), timed to its last fence reply; "bridge x" is it over the
-# floor (above 1.2 no bridge can meet the goal on this machine), "vs
-# bridge" pmigate's fence over it (what pmigate adds beyond the replies).
+# Slurm-libpmi2 ranks and then get N canned cards (under SCHED_BATCH when
+# the proxies' options say --sched batch), timed to its last fence reply;
+# "brdg x" is it over the floor (above 1.2 no bridge can meet the goal on
+# this machine), "vs brdg" pmigate's fence over it (what pmigate adds
+# beyond the replies any bridge makes).
 # "cpu" is the proxy's own CPU time in merge + segment + reply, and
 # "cpu x" (host's part + cpu) over the floor: what the fence would take on
 # nodes where the ranks have cores of their own, since on this machine all
@@ -90,12 +92,13 @@ $(printf '%s\n' "$line" | field fence) $(printf '%s\n' "$line" | field getall)"
 
 # The card fence (the proxies' cross-node fence 1; fence 2 carries the
 # workload's timings) of the last proxy run, on the node that took least
-# (see above): "out total put fence get merge segment reply cpu" (bytes, µs).
+# (see above): "out total put fence get handoff merge segment reply cpu"
+# (bytes, µs).
 proxy_fence() {
     grep 'cross-node fence 1:' "$work/times" |
         awk '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
                print v["out"], v["total_us"], v["put_us"], v["fence_us"], v["get_us"],
-                     v["merge_us"], v["segment_us"], v["reply_us"], v["ours_cpu_us"] }' |
+                     v["handoff_us"], v["merge_us"], v["segment_us"], v["reply_us"], v["ours_cpu_us"] }' |
         sort -k2,2n | head -n 1
 }
 
@@ -107,7 +110,8 @@ case " $opts " in *" --sched batch "* | *" --sched=batch "*) floor_sched=batch ;
 floor_run() {
     local i
     for ((i = 0; i < rounds; i++)); do
-        timeout 120 "$mpirun" --oversubscribe -np "$1" "$floor" "$3" 1 "$2" $floor_sched 2>/dev/null |
+        timeout 120 "$mpirun" --oversubscribe -np "$1" "$floor" "$3" 1 "$2" $(($1 * $2)) $floor_sched \
+            2>/dev/null |
             awk '/^hostfence / { for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
                                  if (!("f" in m) || v["us"] < m["f"]) m["f"] = v["us"]
                                  if (!("b" in m) || v["bridge_us"] < m["b"]) m["b"] = v["bridge_us"] }
@@ -130,14 +134,14 @@ ratio() { [ -n "$1" ] && [ -n "$2" ] && awk -v a="$1" -v b="$2" 'BEGIN {printf "
 fence_rows=()
 for shape in $shapes; do
     k=${shape%x*} m=${shape#*x} n=$((${shape%x*} * ${shape#*x}))
-    pw=() pf=() pg=() rw=() rf=() rg=() xo=() xt=() xp=() xf=() xg=() xm=() xs=() xr=() xhost=() fl=()
+    pw=() pf=() pg=() rw=() rf=() rg=() xo=() xt=() xp=() xf=() xg=() xh=() xm=() xs=() xr=() xhost=() fl=()
     xc=() xest=() br=()
     for ((i = 0; i < reps; i++)); do
         : >"$work/times"
         if read -r w f g < <(one_run proxy "$k" "$n"); then
             pw+=("$w") pf+=("$f") pg+=("$g")
-            if read -r o t pu fe ge mg sg rp cpu < <(proxy_fence) && [ "${o:-0}" -gt 0 ]; then
-                xo+=("$o") xt+=("$t") xp+=("$pu") xf+=("$fe") xg+=("$ge") xm+=("$mg")
+            if read -r o t pu fe ge ho mg sg rp cpu < <(proxy_fence) && [ "${o:-0}" -gt 0 ]; then
+                xo+=("$o") xt+=("$t") xp+=("$pu") xf+=("$fe") xg+=("$ge") xh+=("$ho") xm+=("$mg")
                 xs+=("$sg") xr+=("$rp") xhost+=("$((pu + fe + ge))") xc+=("${cpu:-0}")
                 xest+=("$((pu + fe + ge + ${cpu:-0}))")
                 if read -r fo bo < <(floor_run "$k" "$m" "$o"); then
@@ -154,9 +158,9 @@ for shape in $shapes; do
         "$(med "${rg[@]:-}")" "$(ratio "$mpw" "$mrw")" | tee -a "$results"
     mt=$(med "${xt[@]:-}") mf=$(med "${fl[@]:-}") mb=$(med "${br[@]:-}")
     mh=$(med "${xhost[@]:-}") me=$(med "${xest[@]:-}")
-    fence_rows+=("$(printf '%-6s %6s | %7s %7s | %8s | %7s %7s %7s | %7s %7s %7s | %6s | %6s %6s %6s | %6s %6s' \
+    fence_rows+=("$(printf '%-6s %6s | %7s %7s | %8s | %7s %7s %7s | %7s | %7s %7s %7s | %6s | %6s %6s %6s | %6s %6s' \
         "$shape" "$(med "${xo[@]:-}")" "${mf:--}" "${mb:--}" "${mt:--}" "$(med "${xp[@]:-}")" \
-        "$(med "${xf[@]:-}")" "$(med "${xg[@]:-}")" "$(med "${xm[@]:-}")" "$(med "${xs[@]:-}")" \
+        "$(med "${xf[@]:-}")" "$(med "${xg[@]:-}")" "$(med "${xh[@]:-}")" "$(med "${xm[@]:-}")" "$(med "${xs[@]:-}")" \
         "$(med "${xr[@]:-}")" "$(med "${xc[@]:-}")" "$(ratio "$mt" "$mf")" "$(ratio "$mh" "$mf")" \
         "$(ratio "$me" "$mf")" "$(ratio "$mb" "$mf")" "$(ratio "$mt" "$mb")")")
 done
@@ -164,8 +168,8 @@ done
     echo "goal (issue 13): wire-up across 4 simulated nodes <= 1.3x the single-node run of the same N"
     echo
     printf '# the cross-node fence (us, median of %s runs) beside a bare OpenPMIx client collecting the same bytes\n' "$reps"
-    printf '%-6s %6s | %7s %7s | %8s | %7s %7s %7s | %7s %7s %7s | %6s | %6s %6s %6s | %6s %6s\n' \
-        "KxM" "bytes" "floor" "bridge" "pmigate" "put" "fence" "get" "merge" "segment" "reply" "cpu" \
+    printf '%-6s %6s | %7s %7s | %8s | %7s %7s %7s | %7s | %7s %7s %7s | %6s | %6s %6s %6s | %6s %6s\n' \
+        "KxM" "bytes" "floor" "bridge" "pmigate" "put" "fence" "get" "handoff" "merge" "segment" "reply" "cpu" \
         "x" "host x" "cpu x" "brdg x" "vs brdg"
     printf '%s\n' "${fence_rows[@]}"
     echo "goal (issue 13): pmigate's fence <= 1.2x the floor (x: the whole fence; host x: put + fence + get;"
