@@ -222,10 +222,9 @@ out:
  * (waiting for a CPU); ours after it: merge (ingesting the peers' keys),
  * segment (writing the node's key segment), reply (answering the local
  * ranks).  total runs from the last local rank's join to the answers.
- * ours_cpu: the proxy's
- * own CPU time in merge + segment + reply; the rest of their wall time is
- * waiting for a CPU, which on one machine running every simulated node's
- * ranks is most of it. */
+ * ours_cpu: the proxy's own CPU time in merge + segment + reply; the rest
+ * of their wall time is waiting for a CPU, which on one machine running
+ * every simulated node's ranks is most of it. */
 static void print_times(const proxy_t *p, uint64_t host_done, uint64_t replied, uint64_t cpu)
 {
     pg_hostpmix_times_t t;

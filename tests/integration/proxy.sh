@@ -13,7 +13,8 @@
 # MPI_Abort(7) from a rank on the second node, a rank killed on the third,
 # --tag-output, the name service across nodes through the host's
 # PMIx_Publish/Lookup, node-named traces, the host's PMIX_*/OMPI_*
-# variables kept from the ranks, and a proxy without a host.
+# variables kept from the ranks, PMIGATE_PROXY_TIMES's line per node and
+# fence, and a proxy without a host.
 #
 # mpirun takes a ':' on its command line as its own MPMD separator, so the
 # MPMD proxy line goes into a script that mpirun starts.
