@@ -39,15 +39,14 @@
 #include <pmix.h>
 
 #include <sched.h>
-#include <stdint.h>
-#include <sys/epoll.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "pg_bench.h"
