@@ -872,9 +872,7 @@ static void conn_job_abort(void *owner, pg_conn_t *conn, int code, const char *m
     pg_job_abort(owner, pg_conn_rank(conn), code, msg);
 }
 
-/* PMIx_Log: stdout and stderr get the job log's line (named by rank, the
- * text escaped, whole lines after the ranks' queued output); syslog gets
- * the same words under the job's name, at the rank's priority. */
+/* A rank's library reads the node's key segment: the job writes one. */
 static void conn_segment_reader(void *owner, pg_conn_t *conn)
 {
     pg_job_t *job = owner;
@@ -883,6 +881,9 @@ static void conn_segment_reader(void *owner, pg_conn_t *conn)
     pg_job_engine_segment_reader(job->je);
 }
 
+/* PMIx_Log: stdout and stderr get the job log's line (named by rank, the
+ * text escaped, whole lines after the ranks' queued output); syslog gets
+ * the same words under the job's name, at the rank's priority. */
 static int conn_log_to(void *owner, pg_conn_t *conn, pg_log_channel_t channel, int priority,
                        const char *text)
 {
