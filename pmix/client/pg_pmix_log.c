@@ -7,11 +7,12 @@
  * logged: ..." line, the rank's text escaped like an abort message, never
  * mixed with the ranks' output), the node's syslog (PMIX_LOG_SYSLOG,
  * PMIX_LOG_LOCAL_SYSLOG; priority PMIX_LOG_SYSLOG_PRI), and the trace when
- * the job is traced (the request is a frame like any other).  The gateway
- * decides which channels it serves (pmix/server, cmd_log); a request naming
- * only other channels (email, global syslog, job record...) answers
- * PMIX_ERR_NOT_SUPPORTED, one naming some of each PMIX_ERR_PARTIAL_SUCCESS
- * (PMIX_LOG_ONCE: success once one channel took it).  PMIX_LOG_TIMESTAMP /
+ * the job is traced (the request is a frame like any other).  The
+ * gateway decides which channels it serves (pmix/server/pg_pmix_srv_log.c);
+ * a request naming only other channels (email, global syslog, job
+ * record...) answers PMIX_ERR_NOT_SUPPORTED, one naming some of each
+ * PMIX_ERR_PARTIAL_SUCCESS (PMIX_LOG_ONCE: success once one channel took
+ * it).  PMIX_LOG_TIMESTAMP /
  * PMIX_LOG_GENERATE_TIMESTAMP put the time in front of the text.
  */
 #include "config/config.h"

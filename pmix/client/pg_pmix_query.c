@@ -4,8 +4,8 @@
  * Why it exists: tools and libraries ask the system about itself -- which
  * namespaces run, how big a job is, where each process runs and as what
  * (the process table a debugger reads), what spawn or debugger attributes
- * are served.  The gateway answers from its engine (pmix/server,
- * cmd_query); this file checks the arguments, sends the queries as they
+ * are served.  The gateway answers from its engine
+ * (pmix/server/pg_pmix_srv_query.c); this file checks the arguments, sends the queries as they
  * are and hands the results back in the Standard's form: one pmix_info_t
  * per answered key, status PMIX_SUCCESS (all answered),
  * PMIX_ERR_PARTIAL_SUCCESS (some) or PMIX_ERR_NOT_FOUND (none).

@@ -10,8 +10,9 @@
  *     or succeeds; a success must re-encode to exactly the bytes it read
  *     (the format is canonical), and decoded values must survive the
  *     engine's representation (pmix/server/pg_pmix_value.c);
- *   - the server handler (pmix/server/pg_pmix_server.c) fed the input as a
- *     stream of frames from four ranks of one job in a real engine: no
+ *   - the server handler (pmix/server/pg_pmix_server.c and the
+ *     pg_pmix_srv_*.c of its commands) fed the input as a stream of
+ *     frames from four ranks of one job in a real engine: no
  *     crash, leak or hang, and every reply it writes must decode.
  * The handler's host is the fake of tests/pmix/pmix_handler_stubs.h (the
  * ops table of server/pg_handler.h), so no socket or event loop is involved.

@@ -130,7 +130,7 @@ rc=0
 for t in "${targets[@]}"; do
     case $t in
         wire) build_target wire "${wire_src[@]}" && run_target wire 70000 || rc=1 ;;
-        pmix) build_target pmix "$top"/pmix/server/pg_pmix_{server,value}.c "${pack_src[@]}" \
+        pmix) build_target pmix "$top"/pmix/server/pg_pmix_*.c "${pack_src[@]}" \
                   "${engine_src[@]}" && run_target pmix 65536 || rc=1 ;;
         trace) build_target trace "${trace_src[@]}" "${wire_src[@]}" "${pack_src[@]}" &&
                    run_target trace 65536 || rc=1 ;;

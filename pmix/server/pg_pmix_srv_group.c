@@ -1,0 +1,299 @@
+/*
+ * pg_pmix_srv_group: the process groups of the PMIx handler -- the
+ * collective construct and destruct, and groups by invitation (invite,
+ * join, leave); the engine keeps the groups and raises their events.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "pmix/engine/pg_engine.h"
+#include "pmix/pack/pg_pack.h"
+#include "pmix/server/pg_pmix_server_int.h"
+#include "pmix/server/pg_pmix_value.h"
+#include "pmix/transport/pg_pmix_msg.h"
+
+/* ---- groups ------------------------------------------------------------ */
+
+static void group_reply(pmix_status_t status, uint64_t cid, void *cbdata)
+{
+    pg_pmix_req_t *r = cbdata;
+    pmix_data_buffer_t buf;
+    size_t context_id = (size_t)cid;
+
+    if (r->s != NULL) {
+        pg_buffer_construct(&buf);
+        if (pg_pmix_msg_begin_reply(&buf, r->cmd, r->id, status) == PMIX_SUCCESS &&
+            (status != PMIX_SUCCESS || r->cmd != PG_PMIX_CMD_GROUP_CONSTRUCT ||
+             pg_pmix_pack_one(&buf, &context_id, PMIX_SIZE) == PMIX_SUCCESS))
+            (void)pg_pmix_reply_send(r->s->peer, &buf);
+        else
+            pg_buffer_destruct(&buf);
+    }
+    pg_pmix_req_free(r);
+}
+
+/* The directives a group collective honours: PMIX_TIMEOUT. */
+static pg_time_t group_timeout(const pmix_info_t *info, size_t ninfo)
+{
+    for (size_t i = 0; i < ninfo; i++)
+        if (pg_pmix_info_is(&info[i], PMIX_TIMEOUT))
+            return pg_pmix_info_timeout(&info[i]);
+    return 0;
+}
+
+/* The arguments of the group commands: grp, procs[] (construct and invite
+ * only), info[]. */
+typedef struct group_args {
+    char *grp;
+    pmix_proc_t *procs;
+    size_t nprocs;
+    pmix_info_t *info;
+    size_t ninfo;
+} group_args_t;
+
+/* 0, or -1 for a malformed request (what was unpacked is freed by
+ * group_args_free all the same). */
+static int group_args_unpack(pg_pmix_in_t *in, bool with_procs, group_args_t *a)
+{
+    *a = (group_args_t){ 0 };
+    if (pg_pmix_unpack_one(in->args, &a->grp, PMIX_STRING) != PMIX_SUCCESS ||
+        (with_procs && pg_pmix_unpack_array(in->args, (void **)&a->procs, &a->nprocs,
+                                            PMIX_PROC) != PMIX_SUCCESS) ||
+        pg_pmix_unpack_array(in->args, (void **)&a->info, &a->ninfo, PMIX_INFO) != PMIX_SUCCESS)
+        return -1;
+    return 0;
+}
+
+static void group_args_free(group_args_t *a)
+{
+    free(a->grp);
+    pg_pmix_array_free(a->procs, a->nprocs, PMIX_PROC);
+    pg_pmix_array_free(a->info, a->ninfo, PMIX_INFO);
+}
+
+/* grp, procs[], info[] -> status, context id */
+int pg_pmix_serve_group_construct(pg_pmix_in_t *in)
+{
+    pg_engine_t *e = in->peer->job->engine;
+    pg_proc_t self = pg_pmix_session_proc(in->s);
+    group_args_t a;
+    pg_proc_t *members = NULL;
+    pg_pmix_req_t *r = NULL;
+    pmix_status_t rc;
+    int ret = PG_HANDLER_OK;
+
+    if (group_args_unpack(in, true, &a) != 0) {
+        ret = PG_HANDLER_FAIL;
+        goto out;
+    }
+    rc = e == NULL ? PMIX_ERR_NOT_SUPPORTED : PMIX_ERR_NOMEM;
+    if (e != NULL && (members = pg_pmix_procs_to_engine(a.procs, a.nprocs, self.nspace)) != NULL &&
+        (r = pg_pmix_req_new(in)) != NULL) {
+        rc = pg_group_construct(e, &self, a.grp, members, a.nprocs, group_timeout(a.info, a.ninfo),
+                                pg_peer_now(in->peer), group_reply, r);
+        if (rc == PMIX_SUCCESS)
+            r = NULL; /* group_reply owns it now */
+    }
+    if (rc != PMIX_SUCCESS)
+        (void)pg_pmix_reply_status(in->peer, in->cmd, in->id, rc);
+out:
+    pg_pmix_req_free(r);
+    free(members);
+    group_args_free(&a);
+    return ret;
+}
+
+/* grp, info[] -> status */
+int pg_pmix_serve_group_destruct(pg_pmix_in_t *in)
+{
+    pg_engine_t *e = in->peer->job->engine;
+    pg_proc_t self = pg_pmix_session_proc(in->s);
+    group_args_t a;
+    pg_pmix_req_t *r = NULL;
+    pmix_status_t rc;
+    int ret = PG_HANDLER_OK;
+
+    if (group_args_unpack(in, false, &a) != 0) {
+        ret = PG_HANDLER_FAIL;
+        goto out;
+    }
+    rc = e == NULL ? PMIX_ERR_NOT_SUPPORTED : PMIX_ERR_NOMEM;
+    if (e != NULL && (r = pg_pmix_req_new(in)) != NULL) {
+        rc = pg_group_destruct(e, &self, a.grp, group_timeout(a.info, a.ninfo),
+                               pg_peer_now(in->peer), group_reply, r);
+        if (rc == PMIX_SUCCESS)
+            r = NULL;
+    }
+    if (rc != PMIX_SUCCESS)
+        (void)pg_pmix_reply_status(in->peer, in->cmd, in->id, rc);
+out:
+    pg_pmix_req_free(r);
+    group_args_free(&a);
+    return ret;
+}
+
+/* ---- groups by invitation ----------------------------------------------- */
+
+/* An invite, or a join, waiting for the invite to complete: answered with
+ * the group's context id and members when it was made. */
+typedef struct invite_req {
+    pg_pmix_req_t *r;
+    pg_engine_t *e;
+    char *grp;
+} invite_req_t;
+
+static invite_req_t *invite_req_new(pg_pmix_in_t *in, pg_engine_t *e, const char *grp)
+{
+    invite_req_t *ir = calloc(1, sizeof(*ir));
+
+    if (ir == NULL || (ir->grp = strdup(grp)) == NULL || (ir->r = pg_pmix_req_new(in)) == NULL) {
+        if (ir != NULL)
+            free(ir->grp);
+        free(ir);
+        return NULL;
+    }
+    ir->e = e;
+    return ir;
+}
+
+static void invite_req_free(invite_req_t *ir)
+{
+    if (ir == NULL)
+        return;
+    pg_pmix_req_free(ir->r);
+    free(ir->grp);
+    free(ir);
+}
+
+/* The members of group `grp` as pmix_proc_t[] (PMIX_GROUP_MEMBERSHIP). */
+static pmix_status_t pack_members(pmix_data_buffer_t *buf, pg_engine_t *e, const char *grp)
+{
+    size_t n = 0;
+    const pg_proc_t *m = pg_group_members(e, grp, &n);
+    pmix_proc_t *procs = calloc(m != NULL && n > 0 ? n : 1, sizeof(*procs));
+    pmix_status_t rc;
+
+    if (procs == NULL)
+        return PMIX_ERR_NOMEM;
+    if (m == NULL)
+        n = 0;
+    for (size_t i = 0; i < n; i++)
+        PMIX_LOAD_PROCID(&procs[i], m[i].nspace, m[i].rank);
+    rc = pg_pmix_pack_array(buf, procs, n, PMIX_PROC);
+    free(procs);
+    return rc;
+}
+
+static void invite_reply(pmix_status_t status, uint64_t cid, void *cbdata)
+{
+    invite_req_t *ir = cbdata;
+    pg_pmix_req_t *r = ir->r;
+    pmix_data_buffer_t buf;
+    size_t context_id = (size_t)cid;
+    /* a decline: context id 0 and no members (it is not one) */
+    bool made = status == PMIX_SUCCESS || status == PMIX_ERR_PARTIAL_SUCCESS;
+    pmix_status_t rc;
+
+    if (r->s != NULL) {
+        pg_buffer_construct(&buf);
+        rc = pg_pmix_msg_begin_reply(&buf, r->cmd, r->id, status);
+        if (rc == PMIX_SUCCESS && made)
+            rc = pg_pmix_pack_one(&buf, &context_id, PMIX_SIZE);
+        if (rc == PMIX_SUCCESS && made)
+            rc = cid != 0 ? pack_members(&buf, ir->e, ir->grp)
+                          : pg_pmix_pack_array(&buf, NULL, 0, PMIX_PROC);
+        if (rc == PMIX_SUCCESS)
+            (void)pg_pmix_reply_send(r->s->peer, &buf);
+        else
+            pg_buffer_destruct(&buf);
+    }
+    invite_req_free(ir);
+}
+
+/* grp, invitees[], info[] -> status, context id, members[] */
+int pg_pmix_serve_group_invite(pg_pmix_in_t *in)
+{
+    pg_engine_t *e = in->peer->job->engine;
+    pg_proc_t self = pg_pmix_session_proc(in->s);
+    group_args_t a;
+    pg_proc_t *invitees = NULL;
+    invite_req_t *ir = NULL;
+    pmix_status_t rc;
+    int ret = PG_HANDLER_OK;
+
+    if (group_args_unpack(in, true, &a) != 0) {
+        ret = PG_HANDLER_FAIL;
+        goto out;
+    }
+    rc = e == NULL ? PMIX_ERR_NOT_SUPPORTED : PMIX_ERR_NOMEM;
+    if (e != NULL && (invitees = pg_pmix_procs_to_engine(a.procs, a.nprocs, self.nspace)) != NULL &&
+        (ir = invite_req_new(in, e, a.grp)) != NULL) {
+        rc = pg_group_invite(e, &self, a.grp, invitees, a.nprocs, group_timeout(a.info, a.ninfo),
+                             pg_peer_now(in->peer), invite_reply, ir);
+        if (rc == PMIX_SUCCESS)
+            ir = NULL; /* invite_reply owns it now */
+    }
+    if (rc != PMIX_SUCCESS)
+        (void)pg_pmix_reply_status(in->peer, in->cmd, in->id, rc);
+out:
+    invite_req_free(ir);
+    free(invitees);
+    group_args_free(&a);
+    return ret;
+}
+
+/* grp, leader, accept, info[] -> status (, context id, members[]) */
+int pg_pmix_serve_group_join(pg_pmix_in_t *in)
+{
+    pg_engine_t *e = in->peer->job->engine;
+    pg_proc_t self = pg_pmix_session_proc(in->s);
+    char *grp = NULL;
+    pmix_proc_t leader;
+    bool accept = false;
+    pmix_info_t *info = NULL;
+    size_t ninfo = 0;
+    invite_req_t *ir = NULL;
+    pmix_status_t rc;
+
+    if (pg_pmix_unpack_one(in->args, &grp, PMIX_STRING) != PMIX_SUCCESS ||
+        pg_pmix_unpack_one(in->args, &leader, PMIX_PROC) != PMIX_SUCCESS ||
+        pg_pmix_unpack_one(in->args, &accept, PMIX_BOOL) != PMIX_SUCCESS ||
+        pg_pmix_unpack_array(in->args, (void **)&info, &ninfo, PMIX_INFO) != PMIX_SUCCESS) {
+        free(grp);
+        return PG_HANDLER_FAIL;
+    }
+    /* no nspace and no rank: whoever invited; no nspace: this job's */
+    bool any = leader.nspace[0] == '\0' && leader.rank == PMIX_RANK_UNDEF;
+    pg_proc_t lead = { leader.nspace[0] != '\0' ? leader.nspace : self.nspace, leader.rank };
+    rc = e == NULL ? PMIX_ERR_NOT_SUPPORTED : PMIX_ERR_NOMEM;
+    if (e != NULL && (ir = invite_req_new(in, e, grp)) != NULL) {
+        rc = pg_group_join(e, &self, grp, any ? NULL : &lead, accept,
+                           group_timeout(info, ninfo), pg_peer_now(in->peer), invite_reply, ir);
+        if (rc == PMIX_SUCCESS)
+            ir = NULL;
+    }
+    if (rc != PMIX_SUCCESS)
+        (void)pg_pmix_reply_status(in->peer, in->cmd, in->id, rc);
+    invite_req_free(ir);
+    free(grp);
+    pg_pmix_array_free(info, ninfo, PMIX_INFO);
+    return PG_HANDLER_OK;
+}
+
+/* grp, info[] -> status: answered at once (the others hear PMIX_GROUP_LEFT) */
+int pg_pmix_serve_group_leave(pg_pmix_in_t *in)
+{
+    pg_engine_t *e = in->peer->job->engine;
+    pg_proc_t self = pg_pmix_session_proc(in->s);
+    group_args_t a;
+    int ret = PG_HANDLER_FAIL;
+
+    if (group_args_unpack(in, false, &a) == 0) {
+        (void)pg_pmix_reply_status(in->peer, in->cmd, in->id,
+                                   e == NULL ? PMIX_ERR_NOT_SUPPORTED
+                                             : pg_group_leave(e, &self, a.grp));
+        ret = PG_HANDLER_OK;
+    }
+    group_args_free(&a);
+    return ret;
+}

@@ -1,0 +1,324 @@
+/*
+ * pg_pmix_srv_query: PMIx_Query_info -- the query keys pmigate answers
+ * (namespaces, process tables, what spawn supports, the supported keys),
+ * any other reserved key as the job data a get reads.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "pmix/engine/pg_engine.h"
+#include "pmix/pack/pg_pack.h"
+#include "pmix/server/pg_pmix_server_int.h"
+#include "pmix/server/pg_pmix_value.h"
+#include "pmix/transport/pg_pmix_msg.h"
+
+/* Results of one PMIx_Query_info call, grown as answers come. */
+typedef struct query_out {
+    pmix_info_t *info;
+    size_t n, cap;
+    size_t asked, answered; /* keys */
+    bool can_spawn;         /* the host serves PMIx_Spawn (pg_peer_ops_t.spawn) */
+} query_out_t;
+
+/* A fresh slot for `key` (the caller fills its value), or NULL. */
+static pmix_info_t *query_slot(query_out_t *o, const char *key)
+{
+    if (o->n == o->cap) {
+        size_t cap = o->cap > 0 ? o->cap * 2 : 8;
+        pmix_info_t *grown = realloc(o->info, cap * sizeof(*grown));
+
+        if (grown == NULL)
+            return NULL;
+        o->info = grown;
+        o->cap = cap;
+    }
+    PMIX_INFO_CONSTRUCT(&o->info[o->n]);
+    PMIX_LOAD_KEY(o->info[o->n].key, key);
+    return &o->info[o->n++];
+}
+
+static pmix_status_t query_add(query_out_t *o, const char *key, const void *data,
+                               pmix_data_type_t type)
+{
+    pmix_info_t *slot = query_slot(o, key);
+
+    if (slot == NULL)
+        return PMIX_ERR_NOMEM;
+    return PMIx_Value_load(&slot->value, data, type);
+}
+
+/* What a query's qualifiers name: a namespace (PMIX_NSPACE, or the
+ * nspace of PMIX_PROCID) and a rank (PMIX_RANK, PMIX_PROCID). */
+typedef struct query_target {
+    const char *nspace; /* borrowed; the requester's when not qualified */
+    pmix_rank_t rank;   /* WILDCARD when not qualified */
+} query_target_t;
+
+static query_target_t query_target_of(const pmix_info_t *q, size_t nq, const pg_proc_t *self)
+{
+    query_target_t t = { self->nspace, PMIX_RANK_WILDCARD };
+    uint64_t u;
+
+    for (size_t i = 0; i < nq; i++) {
+        const pmix_value_t *v = &q[i].value;
+
+        if (pg_pmix_info_is(&q[i], PMIX_NSPACE) && v->type == PMIX_STRING && v->data.string != NULL)
+            t.nspace = v->data.string;
+        else if (pg_pmix_info_is(&q[i], PMIX_RANK) && pg_pmix_value_uint(v, &u) && u <= UINT32_MAX)
+            t.rank = (pmix_rank_t)u;
+        else if (pg_pmix_info_is(&q[i], PMIX_PROCID) && v->type == PMIX_PROC &&
+                 v->data.proc != NULL) {
+            if (v->data.proc->nspace[0] != '\0')
+                t.nspace = v->data.proc->nspace;
+            t.rank = v->data.proc->rank;
+        }
+    }
+    return t;
+}
+
+static void strlist_append(void *arg, const char *item)
+{
+    char **list = arg, *grown;
+    size_t have = *list != NULL ? strlen(*list) : 0;
+
+    if (have > 0 && *list == NULL)
+        return;
+    grown = realloc(*list, have + strlen(item) + 2);
+    if (grown == NULL)
+        return; /* the answer is shorter; the query still answers */
+    if (have > 0)
+        grown[have++] = ',';
+    strcpy(grown + have, item);
+    *list = grown;
+}
+
+static pmix_status_t query_namespaces(query_out_t *o, pg_engine_t *e)
+{
+    char *list = NULL;
+    pmix_status_t rc;
+
+    pg_ns_foreach(e, strlist_append, &list);
+    rc = query_add(o, PMIX_QUERY_NAMESPACES, list != NULL ? list : "", PMIX_STRING);
+    free(list);
+    return rc;
+}
+
+/* One pmix_proc_info_t row from the engine's process table. */
+static pmix_status_t proc_row(pg_engine_t *e, const char *nspace, pmix_rank_t rank,
+                              pmix_proc_info_t *row, pg_proc_desc_t *d)
+{
+    pg_proc_t p = { nspace, rank };
+    pmix_status_t rc = pg_proc_describe(e, &p, d);
+
+    if (rc != PMIX_SUCCESS)
+        return rc;
+    PMIX_LOAD_PROCID(&row->proc, nspace, rank);
+    row->hostname = d->hostname != NULL ? strdup(d->hostname) : NULL;
+    row->executable_name = d->executable != NULL ? strdup(d->executable) : NULL;
+    row->pid = (pid_t)d->pid;
+    row->exit_code = 0;
+    row->state = d->state;
+    if ((d->hostname != NULL && row->hostname == NULL) ||
+        (d->executable != NULL && row->executable_name == NULL))
+        return PMIX_ERR_NOMEM;
+    return PMIX_SUCCESS;
+}
+
+/* PMIX_QUERY_PROC_TABLE (every rank of the nspace) or, `local`,
+ * PMIX_QUERY_LOCAL_PROC_TABLE (the ranks on the requester's node). */
+static pmix_status_t query_proc_table(query_out_t *o, pg_engine_t *e, const pg_proc_t *self,
+                                      const query_target_t *t, bool local)
+{
+    pg_proc_desc_t mine, d;
+    pmix_data_array_t *arr;
+    pmix_proc_info_t *rows;
+    size_t size = 0, n = 0;
+    pmix_info_t *slot;
+    pmix_status_t rc;
+    pg_value_t v;
+
+    if (pg_ns_attr(e, t->nspace, "universeSize", &v) != PMIX_SUCCESS)
+        return PMIX_ERR_NOT_FOUND; /* not a namespace of this gateway */
+    rc = pg_proc_describe(e, self, &mine);
+    if (rc != PMIX_SUCCESS)
+        return rc;
+    while (pg_proc_describe(e, &(pg_proc_t){ t->nspace, (pmix_rank_t)size }, &d) == PMIX_SUCCESS)
+        size++;
+    arr = PMIx_Data_array_create(size, PMIX_PROC_INFO);
+    if (arr == NULL && size > 0)
+        return PMIX_ERR_NOMEM;
+    rows = arr != NULL ? arr->array : NULL;
+    for (size_t r = 0; r < size && rc == PMIX_SUCCESS; r++) {
+        rc = proc_row(e, t->nspace, (pmix_rank_t)r, &rows[n], &d);
+        if (rc == PMIX_SUCCESS && (!local || (d.hostname != NULL && mine.hostname != NULL &&
+                                              strcmp(d.hostname, mine.hostname) == 0)))
+            n++;
+        else
+            PMIX_PROC_INFO_DESTRUCT(&rows[n]);
+    }
+    if (arr != NULL)
+        arr->size = n;
+    if (rc == PMIX_SUCCESS && (slot = query_slot(o, local ? PMIX_QUERY_LOCAL_PROC_TABLE
+                                                        : PMIX_QUERY_PROC_TABLE)) != NULL) {
+        slot->value.type = PMIX_DATA_ARRAY;
+        slot->value.data.darray = arr; /* the result owns it */
+        return PMIX_SUCCESS;
+    }
+    PMIx_Data_array_free(arr);
+    return rc == PMIX_SUCCESS ? PMIX_ERR_NOMEM : rc;
+}
+
+static void query_value_done(pmix_status_t status, const pg_value_t *value, pmix_rank_t poster,
+                             void *cbdata)
+{
+    pmix_value_t *out = cbdata;
+
+    (void)poster;
+    if (status != PMIX_SUCCESS || pg_pmix_value_from_engine(value, out) != PMIX_SUCCESS)
+        out->type = PMIX_UNDEF;
+}
+
+/* Any other reserved key (PMIX_JOB_SIZE, PMIX_LOCAL_PEERS, ...): the job
+ * data a PMIx_Get of {nspace, rank} would read, at once. */
+static pmix_status_t query_reserved(query_out_t *o, pg_engine_t *e, const pg_proc_t *self,
+                                    const query_target_t *t, const char *key)
+{
+    pg_proc_t target = { t->nspace, t->rank };
+    pmix_value_t v;
+    pmix_info_t *slot;
+    pg_get_req_t q;
+
+    if (!PMIX_CHECK_RESERVED_KEY(key))
+        return PMIX_ERR_NOT_FOUND; /* a query is about the system, not posted data */
+    PMIX_VALUE_CONSTRUCT(&v);
+    v.type = PMIX_UNDEF;
+    pg_get_req_init(&q, self, &target, key);
+    q.flags |= PG_GET_IMMEDIATE;
+    (void)pg_get(e, &q, 0, query_value_done, &v); /* IMMEDIATE: inline, no clock */
+    if (v.type == PMIX_UNDEF)
+        return PMIX_ERR_NOT_FOUND;
+    slot = query_slot(o, key);
+    if (slot == NULL) {
+        PMIX_VALUE_DESTRUCT(&v);
+        return PMIX_ERR_NOMEM;
+    }
+    slot->value = v; /* moved */
+    return PMIX_SUCCESS;
+}
+
+/* The query keys pmigate answers (PMIX_QUERY_SUPPORTED_KEYS); any other
+ * reserved key is answered as job data (query_reserved). */
+static const char *const query_keys[] = {
+    PMIX_QUERY_NAMESPACES,      PMIX_QUERY_PROC_TABLE,   PMIX_QUERY_LOCAL_PROC_TABLE,
+    PMIX_QUERY_SPAWN_SUPPORT,   PMIX_QUERY_DEBUG_SUPPORT, PMIX_QUERY_NUM_PSETS,
+    PMIX_QUERY_PSET_NAMES,      PMIX_QUERY_SUPPORTED_KEYS, PMIX_QUERY_NUM_GROUPS,
+};
+
+static pmix_status_t query_supported_keys(query_out_t *o)
+{
+    char *list = NULL;
+    pmix_status_t rc;
+
+    for (size_t i = 0; i < sizeof(query_keys) / sizeof(query_keys[0]); i++)
+        strlist_append(&list, query_keys[i]);
+    rc = query_add(o, PMIX_QUERY_SUPPORTED_KEYS, list != NULL ? list : "", PMIX_STRING);
+    free(list);
+    return rc;
+}
+
+/* One key of one query. */
+static pmix_status_t query_one(query_out_t *o, pg_engine_t *e, const pg_proc_t *self,
+                               const char *key, const pmix_info_t *q, size_t nq)
+{
+    query_target_t t = query_target_of(q, nq, self);
+    size_t zero = 0;
+
+    if (strcmp(key, PMIX_QUERY_NAMESPACES) == 0)
+        return query_namespaces(o, e);
+    if (strcmp(key, PMIX_QUERY_PROC_TABLE) == 0 || strcmp(key, PMIX_QUERY_LOCAL_PROC_TABLE) == 0)
+        return query_proc_table(o, e, self, &t, strcmp(key, PMIX_QUERY_LOCAL_PROC_TABLE) == 0);
+    /* the spawn attributes the host honours (pg_pmix_serve_spawn); no debugger
+     * attributes are served, and there are no psets or groups: empty
+     * answers, not missing ones */
+    if (strcmp(key, PMIX_QUERY_SPAWN_SUPPORT) == 0)
+        return query_add(o, key,
+                         o->can_spawn ? PMIX_WDIR "," PMIX_PREFIX "," PMIX_HOST "," PMIX_SET_ENVAR
+                                            "," PMIX_NOTIFY_COMPLETION "," PMIX_NOTIFY_JOB_EVENTS
+                                            "," PMIX_EVENT_SILENT_TERMINATION
+                                      : "",
+                         PMIX_STRING);
+    if (strcmp(key, PMIX_QUERY_DEBUG_SUPPORT) == 0 || strcmp(key, PMIX_QUERY_PSET_NAMES) == 0)
+        return query_add(o, key, "", PMIX_STRING);
+    if (strcmp(key, PMIX_QUERY_NUM_PSETS) == 0 || strcmp(key, PMIX_QUERY_NUM_GROUPS) == 0)
+        return query_add(o, key, &zero, PMIX_SIZE);
+    if (strcmp(key, PMIX_QUERY_SUPPORTED_KEYS) == 0)
+        return query_supported_keys(o);
+    return query_reserved(o, e, self, &t, key);
+}
+
+/* One pmix_query_t off the wire: keys[], qualifiers[]. */
+static pmix_status_t query_unpack_run(pg_pmix_in_t *in, query_out_t *o, pg_engine_t *e,
+                                      const pg_proc_t *self)
+{
+    char **keys = NULL;
+    pmix_info_t *q = NULL;
+    size_t nkeys = 0, nq = 0;
+    pmix_status_t rc;
+
+    rc = pg_pmix_unpack_array(in->args, (void **)&keys, &nkeys, PMIX_STRING);
+    if (rc == PMIX_SUCCESS)
+        rc = pg_pmix_unpack_array(in->args, (void **)&q, &nq, PMIX_INFO);
+    for (size_t k = 0; k < nkeys && rc == PMIX_SUCCESS; k++) {
+        pmix_status_t one = keys[k] != NULL ? query_one(o, e, self, keys[k], q, nq)
+                                            : PMIX_ERR_NOT_FOUND;
+        o->asked++;
+        if (one == PMIX_SUCCESS)
+            o->answered++;
+        else if (one == PMIX_ERR_NOMEM)
+            rc = one;
+    }
+    pg_pmix_array_free(keys, nkeys, PMIX_STRING);
+    pg_pmix_array_free(q, nq, PMIX_INFO);
+    return rc;
+}
+
+int pg_pmix_serve_query(pg_pmix_in_t *in)
+{
+    pg_engine_t *e = in->peer->job->engine;
+    pg_proc_t self = pg_pmix_session_proc(in->s);
+    query_out_t o = { .can_spawn = in->peer->ops->spawn != NULL };
+    pmix_data_buffer_t buf;
+    pmix_status_t rc, status;
+    uint32_t n = 0;
+
+    if (pg_pmix_unpack_one(in->args, &n, PMIX_UINT32) != PMIX_SUCCESS ||
+        n > pg_buffer_unread(in->args))
+        return PG_HANDLER_FAIL;
+    if (e == NULL || n == 0)
+        return pg_pmix_reply_status(in->peer, in->cmd, in->id,
+                                    e == NULL ? PMIX_ERR_NOT_SUPPORTED : PMIX_ERR_BAD_PARAM),
+               PG_HANDLER_OK;
+    rc = PMIX_SUCCESS;
+    for (uint32_t i = 0; i < n && rc == PMIX_SUCCESS; i++)
+        rc = query_unpack_run(in, &o, e, &self);
+    if (rc == PMIX_ERR_NOMEM || rc == PMIX_SUCCESS)
+        status = rc != PMIX_SUCCESS           ? rc
+                 : o.answered == o.asked      ? PMIX_SUCCESS
+                 : o.answered > 0             ? PMIX_ERR_PARTIAL_SUCCESS
+                                              : PMIX_ERR_NOT_FOUND;
+    else {
+        pg_pmix_array_free(o.info, o.n, PMIX_INFO);
+        return PG_HANDLER_FAIL; /* not what libpmix sends */
+    }
+    pg_buffer_construct(&buf);
+    rc = pg_pmix_msg_begin_reply(&buf, in->cmd, in->id, status);
+    if (rc == PMIX_SUCCESS && (status == PMIX_SUCCESS || status == PMIX_ERR_PARTIAL_SUCCESS))
+        rc = pg_pmix_pack_array(&buf, o.info, o.n, PMIX_INFO);
+    pg_pmix_array_free(o.info, o.n, PMIX_INFO);
+    if (rc != PMIX_SUCCESS) {
+        pg_buffer_destruct(&buf);
+        return pg_pmix_reply_status(in->peer, in->cmd, in->id, rc), PG_HANDLER_OK;
+    }
+    return pg_pmix_reply_send(in->peer, &buf) == 0 ? PG_HANDLER_OK : PG_HANDLER_FAIL;
+}
+
