@@ -1,7 +1,8 @@
 /*
- * pg_pmix_srv_query: PMIx_Query_info -- the query keys pmigate answers
- * (namespaces, process tables, what spawn supports, the supported keys),
- * any other reserved key as the job data a get reads.
+ * pg_pmix_srv_query: PMIx_Query_info -- each query key pmigate answers has
+ * its row in a table (namespaces, process tables, what spawn supports, the
+ * supported keys, which the table itself lists); any other reserved key is
+ * answered as the job data a get reads.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +55,15 @@ typedef struct query_target {
     pmix_rank_t rank;   /* WILDCARD when not qualified */
 } query_target_t;
 
+/* One key being answered: where the answer goes, who asks, about what. */
+typedef struct query_key {
+    query_out_t *o;
+    pg_engine_t *e;
+    const pg_proc_t *self;
+    query_target_t t;
+    const char *key;
+} query_key_t;
+
 static query_target_t query_target_of(const pmix_info_t *q, size_t nq, const pg_proc_t *self)
 {
     query_target_t t = { self->nspace, PMIX_RANK_WILDCARD };
@@ -92,13 +102,13 @@ static void strlist_append(void *arg, const char *item)
     *list = grown;
 }
 
-static pmix_status_t query_namespaces(query_out_t *o, pg_engine_t *e)
+static pmix_status_t query_namespaces(const query_key_t *k)
 {
     char *list = NULL;
     pmix_status_t rc;
 
-    pg_ns_foreach(e, strlist_append, &list);
-    rc = query_add(o, PMIX_QUERY_NAMESPACES, list != NULL ? list : "", PMIX_STRING);
+    pg_ns_foreach(k->e, strlist_append, &list);
+    rc = query_add(k->o, k->key, list != NULL ? list : "", PMIX_STRING);
     free(list);
     return rc;
 }
@@ -126,9 +136,10 @@ static pmix_status_t proc_row(pg_engine_t *e, const char *nspace, pmix_rank_t ra
 
 /* PMIX_QUERY_PROC_TABLE (every rank of the nspace) or, `local`,
  * PMIX_QUERY_LOCAL_PROC_TABLE (the ranks on the requester's node). */
-static pmix_status_t query_proc_table(query_out_t *o, pg_engine_t *e, const pg_proc_t *self,
-                                      const query_target_t *t, bool local)
+static pmix_status_t proc_table(const query_key_t *k, bool local)
 {
+    pg_engine_t *e = k->e;
+    const char *nspace = k->t.nspace;
     pg_proc_desc_t mine, d;
     pmix_data_array_t *arr;
     pmix_proc_info_t *rows;
@@ -137,19 +148,19 @@ static pmix_status_t query_proc_table(query_out_t *o, pg_engine_t *e, const pg_p
     pmix_status_t rc;
     pg_value_t v;
 
-    if (pg_ns_attr(e, t->nspace, "universeSize", &v) != PMIX_SUCCESS)
+    if (pg_ns_attr(e, nspace, "universeSize", &v) != PMIX_SUCCESS)
         return PMIX_ERR_NOT_FOUND; /* not a namespace of this gateway */
-    rc = pg_proc_describe(e, self, &mine);
+    rc = pg_proc_describe(e, k->self, &mine);
     if (rc != PMIX_SUCCESS)
         return rc;
-    while (pg_proc_describe(e, &(pg_proc_t){ t->nspace, (pmix_rank_t)size }, &d) == PMIX_SUCCESS)
+    while (pg_proc_describe(e, &(pg_proc_t){ nspace, (pmix_rank_t)size }, &d) == PMIX_SUCCESS)
         size++;
     arr = PMIx_Data_array_create(size, PMIX_PROC_INFO);
     if (arr == NULL && size > 0)
         return PMIX_ERR_NOMEM;
     rows = arr != NULL ? arr->array : NULL;
     for (size_t r = 0; r < size && rc == PMIX_SUCCESS; r++) {
-        rc = proc_row(e, t->nspace, (pmix_rank_t)r, &rows[n], &d);
+        rc = proc_row(e, nspace, (pmix_rank_t)r, &rows[n], &d);
         if (rc == PMIX_SUCCESS && (!local || (d.hostname != NULL && mine.hostname != NULL &&
                                               strcmp(d.hostname, mine.hostname) == 0)))
             n++;
@@ -158,14 +169,23 @@ static pmix_status_t query_proc_table(query_out_t *o, pg_engine_t *e, const pg_p
     }
     if (arr != NULL)
         arr->size = n;
-    if (rc == PMIX_SUCCESS && (slot = query_slot(o, local ? PMIX_QUERY_LOCAL_PROC_TABLE
-                                                        : PMIX_QUERY_PROC_TABLE)) != NULL) {
+    if (rc == PMIX_SUCCESS && (slot = query_slot(k->o, k->key)) != NULL) {
         slot->value.type = PMIX_DATA_ARRAY;
         slot->value.data.darray = arr; /* the result owns it */
         return PMIX_SUCCESS;
     }
     PMIx_Data_array_free(arr);
     return rc == PMIX_SUCCESS ? PMIX_ERR_NOMEM : rc;
+}
+
+static pmix_status_t query_proc_table(const query_key_t *k)
+{
+    return proc_table(k, false);
+}
+
+static pmix_status_t query_local_proc_table(const query_key_t *k)
+{
+    return proc_table(k, true);
 }
 
 static void query_value_done(pmix_status_t status, const pg_value_t *value, pmix_rank_t poster,
@@ -180,10 +200,10 @@ static void query_value_done(pmix_status_t status, const pg_value_t *value, pmix
 
 /* Any other reserved key (PMIX_JOB_SIZE, PMIX_LOCAL_PEERS, ...): the job
  * data a PMIx_Get of {nspace, rank} would read, at once. */
-static pmix_status_t query_reserved(query_out_t *o, pg_engine_t *e, const pg_proc_t *self,
-                                    const query_target_t *t, const char *key)
+static pmix_status_t query_reserved(const query_key_t *k)
 {
-    pg_proc_t target = { t->nspace, t->rank };
+    const char *key = k->key;
+    pg_proc_t target = { k->t.nspace, k->t.rank };
     pmix_value_t v;
     pmix_info_t *slot;
     pg_get_req_t q;
@@ -192,12 +212,12 @@ static pmix_status_t query_reserved(query_out_t *o, pg_engine_t *e, const pg_pro
         return PMIX_ERR_NOT_FOUND; /* a query is about the system, not posted data */
     PMIX_VALUE_CONSTRUCT(&v);
     v.type = PMIX_UNDEF;
-    pg_get_req_init(&q, self, &target, key);
+    pg_get_req_init(&q, k->self, &target, key);
     q.flags |= PG_GET_IMMEDIATE;
-    (void)pg_get(e, &q, 0, query_value_done, &v); /* IMMEDIATE: inline, no clock */
+    (void)pg_get(k->e, &q, 0, query_value_done, &v); /* IMMEDIATE: inline, no clock */
     if (v.type == PMIX_UNDEF)
         return PMIX_ERR_NOT_FOUND;
-    slot = query_slot(o, key);
+    slot = query_slot(k->o, key);
     if (slot == NULL) {
         PMIX_VALUE_DESTRUCT(&v);
         return PMIX_ERR_NOMEM;
@@ -206,54 +226,77 @@ static pmix_status_t query_reserved(query_out_t *o, pg_engine_t *e, const pg_pro
     return PMIX_SUCCESS;
 }
 
-/* The query keys pmigate answers (PMIX_QUERY_SUPPORTED_KEYS); any other
- * reserved key is answered as job data (query_reserved). */
-static const char *const query_keys[] = {
-    PMIX_QUERY_NAMESPACES,      PMIX_QUERY_PROC_TABLE,   PMIX_QUERY_LOCAL_PROC_TABLE,
-    PMIX_QUERY_SPAWN_SUPPORT,   PMIX_QUERY_DEBUG_SUPPORT, PMIX_QUERY_NUM_PSETS,
-    PMIX_QUERY_PSET_NAMES,      PMIX_QUERY_SUPPORTED_KEYS, PMIX_QUERY_NUM_GROUPS,
-};
+/* The spawn attributes the host honours (pg_pmix_srv_spawn.c), when it
+ * serves spawn at all. */
+static pmix_status_t query_spawn_support(const query_key_t *k)
+{
+    return query_add(k->o, k->key,
+                     k->o->can_spawn ? PMIX_WDIR "," PMIX_PREFIX "," PMIX_HOST "," PMIX_SET_ENVAR
+                                       "," PMIX_NOTIFY_COMPLETION "," PMIX_NOTIFY_JOB_EVENTS
+                                       "," PMIX_EVENT_SILENT_TERMINATION
+                                     : "",
+                     PMIX_STRING);
+}
 
-static pmix_status_t query_supported_keys(query_out_t *o)
+/* No debugger attributes are served and there are no psets: an empty
+ * answer, not a missing one. */
+static pmix_status_t query_empty_list(const query_key_t *k)
+{
+    return query_add(k->o, k->key, "", PMIX_STRING);
+}
+
+/* No psets; groups are not counted by the engine yet, so
+ * PMIX_QUERY_NUM_GROUPS answers 0 even while groups exist. */
+static pmix_status_t query_zero(const query_key_t *k)
+{
+    size_t zero = 0;
+
+    return query_add(k->o, k->key, &zero, PMIX_SIZE);
+}
+
+static pmix_status_t query_supported_keys(const query_key_t *k);
+
+/* The query keys pmigate answers, each with its answer, in the order
+ * PMIX_QUERY_SUPPORTED_KEYS lists them; any other reserved key is
+ * answered as job data (query_reserved). */
+static const struct query_row {
+    const char *key;
+    pmix_status_t (*answer)(const query_key_t *k);
+} query_table[] = {
+    { PMIX_QUERY_NAMESPACES, query_namespaces },
+    { PMIX_QUERY_PROC_TABLE, query_proc_table },
+    { PMIX_QUERY_LOCAL_PROC_TABLE, query_local_proc_table },
+    { PMIX_QUERY_SPAWN_SUPPORT, query_spawn_support },
+    { PMIX_QUERY_DEBUG_SUPPORT, query_empty_list },
+    { PMIX_QUERY_NUM_PSETS, query_zero },
+    { PMIX_QUERY_PSET_NAMES, query_empty_list },
+    { PMIX_QUERY_SUPPORTED_KEYS, query_supported_keys },
+    { PMIX_QUERY_NUM_GROUPS, query_zero },
+};
+enum { NQUERY_ROWS = sizeof(query_table) / sizeof(query_table[0]) };
+
+static pmix_status_t query_supported_keys(const query_key_t *k)
 {
     char *list = NULL;
     pmix_status_t rc;
 
-    for (size_t i = 0; i < sizeof(query_keys) / sizeof(query_keys[0]); i++)
-        strlist_append(&list, query_keys[i]);
-    rc = query_add(o, PMIX_QUERY_SUPPORTED_KEYS, list != NULL ? list : "", PMIX_STRING);
+    for (size_t i = 0; i < NQUERY_ROWS; i++)
+        strlist_append(&list, query_table[i].key);
+    rc = query_add(k->o, k->key, list != NULL ? list : "", PMIX_STRING);
     free(list);
     return rc;
 }
 
-/* One key of one query. */
+/* One key of one query: its row of the table, or job data. */
 static pmix_status_t query_one(query_out_t *o, pg_engine_t *e, const pg_proc_t *self,
                                const char *key, const pmix_info_t *q, size_t nq)
 {
-    query_target_t t = query_target_of(q, nq, self);
-    size_t zero = 0;
+    query_key_t k = { o, e, self, query_target_of(q, nq, self), key };
 
-    if (strcmp(key, PMIX_QUERY_NAMESPACES) == 0)
-        return query_namespaces(o, e);
-    if (strcmp(key, PMIX_QUERY_PROC_TABLE) == 0 || strcmp(key, PMIX_QUERY_LOCAL_PROC_TABLE) == 0)
-        return query_proc_table(o, e, self, &t, strcmp(key, PMIX_QUERY_LOCAL_PROC_TABLE) == 0);
-    /* the spawn attributes the host honours (pg_pmix_serve_spawn); no debugger
-     * attributes are served, and there are no psets or groups: empty
-     * answers, not missing ones */
-    if (strcmp(key, PMIX_QUERY_SPAWN_SUPPORT) == 0)
-        return query_add(o, key,
-                         o->can_spawn ? PMIX_WDIR "," PMIX_PREFIX "," PMIX_HOST "," PMIX_SET_ENVAR
-                                            "," PMIX_NOTIFY_COMPLETION "," PMIX_NOTIFY_JOB_EVENTS
-                                            "," PMIX_EVENT_SILENT_TERMINATION
-                                      : "",
-                         PMIX_STRING);
-    if (strcmp(key, PMIX_QUERY_DEBUG_SUPPORT) == 0 || strcmp(key, PMIX_QUERY_PSET_NAMES) == 0)
-        return query_add(o, key, "", PMIX_STRING);
-    if (strcmp(key, PMIX_QUERY_NUM_PSETS) == 0 || strcmp(key, PMIX_QUERY_NUM_GROUPS) == 0)
-        return query_add(o, key, &zero, PMIX_SIZE);
-    if (strcmp(key, PMIX_QUERY_SUPPORTED_KEYS) == 0)
-        return query_supported_keys(o);
-    return query_reserved(o, e, self, &t, key);
+    for (size_t i = 0; i < NQUERY_ROWS; i++)
+        if (strcmp(key, query_table[i].key) == 0)
+            return query_table[i].answer(&k);
+    return query_reserved(&k);
 }
 
 /* One pmix_query_t off the wire: keys[], qualifiers[]. */
@@ -321,4 +364,3 @@ int pg_pmix_serve_query(pg_pmix_in_t *in)
     }
     return pg_pmix_reply_send(in->peer, &buf) == 0 ? PG_HANDLER_OK : PG_HANDLER_FAIL;
 }
-
