@@ -1,45 +1,35 @@
 /*
- * pg_job: one parallel job launched by `pmigate run` and everything the
- * gateway knows about it: its ranks and their processes, PMI connections and
- * output pipes, the verdict on how it ends, and its engine registration.
+ * pg_job: one job -- one namespace -- of an invocation of pmigate
+ * (pg_run.h): the job `pmigate run` starts (the root, job 0) or one that
+ * its ranks spawned (jobs 1, 2, ...).  A job owns its ranks: their
+ * processes, their PMI connections (it is the connections' owner,
+ * pg_conn_owner_ops_t in pg_conn.h) and output forwarders, how each rank's
+ * exit is judged, and, for a spawned job, the bookkeeping of its launch and
+ * of its end (PMIX_EVENT_JOB_END to the spawner's job).
  *
- * One libevent loop thread owns all of it.  The job reaps children through a
- * libevent SIGCHLD event, forwards SIGINT/SIGTERM/SIGHUP to the ranks, and
- * tears the job down (SIGTERM to the job's process group, SIGKILL after a
- * short grace) on the first failure: a PMI abort, a rank dying or breaking
- * its PMI connection before finalize, a rank exiting non-zero while others
- * run, --timeout, a launch failure.  Whatever the ranks leave running is
- * killed at the end (pmigate is their subreaper, pg_proc.h), and a keeper
- * cleans up if pmigate is SIGKILLed (pg_keeper.h).
+ * What all jobs of the invocation share -- the loop, pmigate's output
+ * sinks, the verdict (one exit status), the process group, the engine, the
+ * teardown -- is the run's; starting the ranks is pg_launch.h's; PMI_PORT
+ * connections that have not yet named their rank are pg_port.h's.
  *
- * PMI_PORT connections are the job's until they name a rank, which they may
- * do only from that rank's process tree, within a handshake timeout.
- *
- * Ownership: the job borrows opts and handlers (they must outlive it) and
- * owns everything else it creates.
+ * Ownership: a job borrows its run and (root) its opts; it owns the rest it
+ * creates, a spawned job its opts and working directories too.
  */
 #ifndef PG_JOB_H
 #define PG_JOB_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "gateway/pg_cli.h"
+#include "gateway/pg_conn.h"
 #include "gateway/pg_job_engine.h"
 #include "server/pg_handler.h"
 
-struct event_base;
 typedef struct pg_job pg_job_t;
-
-/* Creates the job (nothing is launched yet).  Returns NULL with a message
- * already printed. */
-pg_job_t *pg_job_new(struct event_base *base, const pg_run_opts_t *opts,
-                     const pg_handler_table_t *handlers);
-void pg_job_free(pg_job_t *job);
-
-/* Loads the topology, opens the listener, registers the job with the engine
- * and launches every rank; then runs the loop until every rank has been
- * reaped.  Returns the exit status pmigate should exit with (pg_status.h). */
-int pg_job_run(pg_job_t *job);
+typedef struct pg_run pg_run_t;
+typedef struct pg_port pg_port_t;
 
 /* ---- one node of a job that spans several (`pmigate proxy`) ---- */
 
@@ -58,15 +48,68 @@ typedef struct pg_job_node {
     void *name_ctx;
 } pg_job_node_t;
 
-/* Before pg_job_run: the job spans several nodes and this gateway starts
- * and serves node->nodeid's ranks only.  node and its arrays are borrowed
- * and must outlive the job.  Returns 0, or -1 with a message printed when
- * the counts do not add up to the job's size. */
-int pg_job_set_node(pg_job_t *job, const pg_job_node_t *node);
+/* ---- the root job, made and driven by its run (pg_run.c) ---- */
 
-/* After pg_job_run: 1 when the job ended because pmigate itself got a
- * signal (SIGTERM/SIGINT/SIGHUP: its host is tearing it down), else 0. */
-int pg_job_ended_by_signal(const pg_job_t *job);
+/* The root job of `run`: opts->nprocs ranks, nothing started yet.  opts
+ * and handlers are borrowed.  NULL when out of memory. */
+pg_job_t *pg_job_new(pg_run_t *run, const pg_run_opts_t *opts,
+                     const pg_handler_table_t *handlers);
+/* Frees the job, its ranks and their connections (a spawned job's launch
+ * still under way tells its spawner it failed).  Free a run's jobs last
+ * first: a spawned job's spawner is an earlier one. */
+void pg_job_free(pg_job_t *job);
+
+/* The root job spans several nodes: this gateway starts and serves
+ * node->nodeid's ranks only.  node and its arrays are borrowed.  0, or -1
+ * with a message printed when the counts do not add up to the job's size. */
+int pg_job_set_node(pg_job_t *job, const pg_job_node_t *node);
+/* The root job as the engine registers it (pg_job_engine_new); *rank_node
+ * is malloc'd for a job over several nodes (free it after the call), NULL
+ * otherwise.  0, or -1 when out of memory. */
+int pg_job_layout(const pg_job_t *job, pg_job_engine_layout_t *l, uint32_t **rank_node);
+/* The root job's namespace is the run's engine, `je` (borrowed). */
+void pg_job_set_engine(pg_job_t *job, pg_job_engine_t *je);
+/* The root job's PMI_PORT connections are admitted by `port` (borrowed). */
+void pg_job_set_port(pg_job_t *job, pg_port_t *port);
+
+/* ---- what the run asks of each of its jobs ---- */
+
+/* Child `pid` ended: when it is one of the job's ranks, its exit is
+ * judged (pg_status.h) and 1 returned; else 0. */
+int pg_job_reap(pg_job_t *job, pid_t pid, int wstatus);
+/* `signo` to every rank of the job still running. */
+void pg_job_signal(pg_job_t *job, int signo);
+/* Is a PMIx process of the job, rank `except` aside (-1: none), still
+ * there to hear events (connected, not finalized, not reaped)? */
+int pg_job_has_listeners(const pg_job_t *job, int except);
+/* Ranks forked and not yet reaped. */
+int pg_job_nlive(const pg_job_t *job);
+/* Is the job's launch still under way? */
+int pg_job_launching(const pg_job_t *job);
+/* The ranks are gone: their output forwarders write what they hold. */
+void pg_job_outputs_finish(pg_job_t *job);
+/* Is every rank's output written (or given up)? */
+int pg_job_outputs_finished(const pg_job_t *job);
+/* Bytes of the ranks' output that were never written. */
+size_t pg_job_outputs_undelivered(const pg_job_t *job);
+/* At the end of a job that otherwise succeeded: ranks that never spoke PMI
+ * are said on stderr, and are its failure under --strict. */
+void pg_job_judge_silent(pg_job_t *job);
+
+/* ---- any job ---- */
+
+pg_run_t *pg_job_owner(const pg_job_t *job);
+const char *pg_job_kvsname(const pg_job_t *job);
+/* The job's options (a spawned job's: those of its spawn). */
+const pg_run_opts_t *pg_job_opts(const pg_job_t *job);
+int pg_job_size(const pg_job_t *job);
+/* [size] each rank's pid, 0 until forked. */
+const pid_t *pg_job_pids(const pg_job_t *job);
+
+/* A PMI connection on `fd` owned by the job, for `rank` (-1: a PMI_PORT
+ * connection that has not said which rank it is), traced when the run is.
+ * NULL when out of resources (fd is closed). */
+pg_conn_t *pg_job_conn_new(pg_job_t *job, int fd, int rank);
 
 /* A PMI abort from `rank` (or -1): prints "rank R aborted the job (code C): msg",
  * kills every rank, and makes pmigate exit with `code` (mod 256).  msg may be
@@ -75,22 +118,14 @@ int pg_job_ended_by_signal(const pg_job_t *job);
  * listens, the SIGTERM comes 1 s later, so their handlers run. */
 void pg_job_abort(pg_job_t *job, int rank, int code, const char *msg);
 
-/* ---- jobs that ranks spawn (gateway/pg_spawn.c) ----
- * A spawned job is a new namespace (kvs_<pid>_<n>) in the root job's engine,
- * sharing the root's loop, output, process group and exit status: a failure
- * in any job ends them all, and pmigate ends when every job has. */
+/* "pmigate: " + ("job N: " for a spawned job) + message + "\n" on
+ * pmigate's stderr (pg_run_log). */
+void pg_job_log(const pg_job_t *job, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* The job `pmigate run` started (job itself when it is that one). */
-pg_job_t *pg_job_root(pg_job_t *job);
-const char *pg_job_kvsname(const pg_job_t *job);
-const char *pg_job_hostname(const pg_job_t *job);
-const pg_run_opts_t *pg_job_opts(const pg_job_t *job);
-/* Is `prog` (searched in PATH unless it has a '/') there and executable?
- * 0 or an errno; checked before anything forks. */
-int pg_job_program_check(const char *prog);
-/* Processes the whole gateway has spawned so far (exited ones included,
- * and those of a spawn accepted but not yet started). */
-int pg_job_spawned_total(const pg_job_t *job);
+/* ---- jobs that ranks spawn (gateway/pg_spawn.c) ----
+ * A spawned job is a new namespace (kvs_<pid>_<n>) in the run's engine,
+ * sharing the run's loop, output, process group and exit status: a failure
+ * in any job ends them all, and pmigate ends when every job has. */
 
 /* How a spawned job's launch ended: `failed` children could not start
  * (errcodes say which; the job was then taken back, the started ones
@@ -112,8 +147,5 @@ typedef void (*pg_job_launched_fn)(int failed, const char *why, void *arg);
 int pg_job_spawn(pg_job_t *parent, int parent_rank, pg_run_opts_t *opts, char **wdirs,
                  const pg_spawn_req_t *req, int *errcodes, const char **kvsname,
                  const char **why, pg_job_launched_fn launched, void *arg);
-
-/* Prints "pmigate: " + message + "\n" on stderr. */
-void pg_job_log(const pg_job_t *job, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

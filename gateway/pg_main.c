@@ -17,7 +17,7 @@
 
 #include "gateway/pg_cli.h"
 #include "server/pg_handler.h"
-#include "gateway/pg_job.h"
+#include "gateway/pg_run.h"
 #include "gateway/pg_place.h"
 #include "gateway/pg_proxy.h"
 #include "gateway/pg_status.h"
@@ -118,7 +118,7 @@ static int cmd_run(int argc, char **argv, int proxy)
     pg_run_opts_t opts;
     char err[256];
     struct event_base *base = NULL;
-    pg_job_t *job = NULL;
+    pg_run_t *run = NULL;
     int status = PG_EXIT_INTERNAL;
 
     if (pg_cli_parse_run(argc, argv, &opts, err, sizeof(err)) != 0) {
@@ -143,11 +143,11 @@ static int cmd_run(int argc, char **argv, int proxy)
         status = pg_proxy_run(base, &opts, &handlers);
         goto out;
     }
-    job = pg_job_new(base, &opts, &handlers);
-    if (job != NULL)
-        status = pg_job_run(job);
+    run = pg_run_new(base, &opts, &handlers);
+    if (run != NULL)
+        status = pg_run_dispatch(run);
 out:
-    pg_job_free(job);
+    pg_run_free(run);
     if (base != NULL)
         event_base_free(base);
     pg_run_opts_free(&opts);

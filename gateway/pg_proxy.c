@@ -7,7 +7,7 @@
  * allgather through the host of "count pid hostname" per node, so every
  * proxy checks that all were started with the same job and learns the host
  * names and the namespace (node 0's, identical everywhere: the engines'
- * modex blobs name it); then the node's job runs in pg_job.
+ * modex blobs name it); then the node's job runs in pg_run.
  *
  * Fences: the engine asks for the cross-node part of every whole-job fence
  * once all local ranks joined (pg_job_engine's xfence hook); the proxy puts
@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "gateway/pg_hostpmix.h"
-#include "gateway/pg_job.h"
+#include "gateway/pg_run.h"
 #include "gateway/pg_job_engine.h"
 #include "gateway/pg_status.h"
 #include "pmix/engine/pg_engine.h"
@@ -355,13 +355,13 @@ static int run_node(proxy_t *p, struct event_base *base, const pg_run_opts_t *op
         .base_env = p->env, .xfence = on_xfence, .xfence_ctx = p,
         .name_ops = &name_ops, .name_ctx = p,
     };
-    pg_job_t *job = pg_job_new(base, opts, handlers);
+    pg_run_t *run = pg_run_new(base, opts, handlers);
     int status = PG_EXIT_INTERNAL;
 
-    if (job != NULL && pg_job_set_node(job, &node) == 0)
-        status = pg_job_run(job);
-    *signalled = job != NULL && pg_job_ended_by_signal(job);
-    pg_job_free(job);
+    if (run != NULL && pg_run_set_node(run, &node) == 0)
+        status = pg_run_dispatch(run);
+    *signalled = run != NULL && pg_run_ended_by_signal(run);
+    pg_run_free(run);
     return status;
 }
 

@@ -10,6 +10,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "gateway/pg_launch.h"
+#include "gateway/pg_run.h"
 #include "pmix_common.h"
 
 /* Options the spawn owns: pg_run_opts_t borrows its strings, so they live
@@ -122,7 +124,7 @@ static void read_info(pg_job_t *parent, const pg_spawn_cmd_t *cmd, cmd_info_t *c
 /* host=: this node only (a comma list must name nothing else). */
 static int host_is_here(pg_job_t *parent, const char *hosts)
 {
-    const char *me = pg_job_hostname(parent), *p = hosts;
+    const char *me = pg_run_hostname(pg_job_owner(parent)), *p = hosts;
     size_t melen = strcspn(me, "."); /* short name matches too */
 
     while (*p != '\0') {
@@ -196,7 +198,7 @@ static int build_segment(spawn_call_t *c, int i)
     read_info(c->parent, cmd, &ci);
     if (ci.host != NULL && !host_is_here(c->parent, ci.host)) {
         snprintf(c->errmsg, sizeof(c->errmsg), "host '%s' is not this node (%s): pmigate runs one node",
-                 ci.host, pg_job_hostname(c->parent));
+                 ci.host, pg_run_hostname(pg_job_owner(c->parent)));
         return EHOSTUNREACH;
     }
     if (ci.wdir != NULL && (stat(ci.wdir, &st) != 0 || !S_ISDIR(st.st_mode))) {
@@ -206,7 +208,7 @@ static int build_segment(spawn_call_t *c, int i)
     }
     if ((prog = command_path(c, cmd, &ci)) == NULL)
         return -1;
-    if ((err = pg_job_program_check(prog)) != 0) {
+    if ((err = pg_launch_program_check(prog)) != 0) {
         snprintf(c->errmsg, sizeof(c->errmsg), "cannot run '%s': %s", prog,
                  err == ENOENT && strchr(prog, '/') == NULL ? "command not found" : strerror(err));
         return err;
@@ -260,9 +262,9 @@ static int add_spawn_env(spawn_call_t *c, pg_segment_t *seg)
  * the spawn fits, else the message is set. */
 static int check_cap(spawn_call_t *c)
 {
-    const pg_run_opts_t *ro = pg_job_opts(pg_job_root(c->parent));
+    const pg_run_opts_t *ro = pg_run_opts(pg_job_owner(c->parent));
     int cap = ro->max_procs_set ? ro->max_procs : PG_SPAWN_MAX_PROCS_DEFAULT;
-    int so_far = pg_job_spawned_total(c->parent);
+    int so_far = pg_run_spawned_total(pg_job_owner(c->parent));
 
     if (c->total <= cap - so_far)
         return 0;
@@ -335,7 +337,7 @@ static void spawn_launched(int failed, const char *why, void *arg)
         rc = PMIX_ERR_NOT_FOUND;
     } else {
         rc = PMIX_SUCCESS;
-        if (pg_job_opts(pg_job_root(c->parent))->verbose)
+        if (pg_run_opts(pg_job_owner(c->parent))->verbose)
             pg_job_log(c->parent, "rank %d spawned job %s (%d process%s)", c->rank, c->jobid,
                        c->total, c->total == 1 ? "" : "es");
     }
@@ -366,7 +368,7 @@ void pg_spawn_start(pg_job_t *parent, int rank, const pg_spawn_req_t *req, pg_sp
                     void *cbdata)
 {
     spawn_call_t *c = calloc(1, sizeof(*c));
-    const pg_run_opts_t *ro = pg_job_opts(pg_job_root(parent));
+    const pg_run_opts_t *ro = pg_run_opts(pg_job_owner(parent));
     const char *why = NULL;
     spawn_opts_t *so;
     char **wdirs;

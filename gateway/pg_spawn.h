@@ -1,10 +1,10 @@
 /*
  * pg_spawn: a rank's spawn request (PMI-1 mcmd=spawn, PMI-2 spawn; the
  * seam's pg_peer_ops_t.spawn) turned into a new job of the gateway.  Kept
- * apart from the launcher (pg_job.c) because it is policy, not processes:
- * the per-gateway cap on spawned processes, the info keys users pass through
- * MPI_Info (wdir, path, host, env), the programs checked before anything
- * forks, and the errcodes the parent gets back.
+ * apart from the jobs (pg_job.c, pg_launch.c) because it is policy, not
+ * processes: the per-gateway cap on spawned processes, the info keys users
+ * pass through MPI_Info (wdir, path, host, env), the programs checked
+ * before anything forks, and the errcodes the parent gets back.
  *
  * What happens when a child cannot start (docs/user-guide.md, "Spawn"):
  * nothing of that spawn keeps running.  A program that is missing or not

@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "gateway/pg_cli.h"
-#include "gateway/pg_job.h"
+#include "gateway/pg_run.h"
 
 static int reply(pg_peer_t *peer, const char *line)
 {
@@ -51,7 +51,7 @@ int main(int argc, char **argv)
 {
     struct event_base *base = event_base_new();
     pg_run_opts_t opts;
-    pg_job_t *job;
+    pg_run_t *run;
     char err[256];
     int status = 1;
 
@@ -60,10 +60,10 @@ int main(int argc, char **argv)
         return 2;
     }
     signal(SIGPIPE, SIG_IGN);
-    job = pg_job_new(base, &opts, &handlers);
-    if (job != NULL)
-        status = pg_job_run(job);
-    pg_job_free(job);
+    run = pg_run_new(base, &opts, &handlers);
+    if (run != NULL)
+        status = pg_run_dispatch(run);
+    pg_run_free(run);
     pg_run_opts_free(&opts);
     event_base_free(base);
     return status;
