@@ -11,21 +11,11 @@
 
 #include "server/pg_peer_abort.h"
 #include "server/pg_pmi_common.h"
+#include "server/pg_pmi_handler.h"
 #include "server/pg_pmi_spawn.h"
 #include "wire/pg_shm_format.h"
 
-/* Longest abort message passed on to the job log. */
-enum { PMI1_ABORT_MSG_MAX = 1024 };
-
-typedef int (*pmi1_fn_t)(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg);
-
-typedef struct pmi1_cmd {
-    pmi1_fn_t fn;
-    pg_cmd_t reply;    /* the response command (for refusals) */
-    bool needs_engine; /* refuse when the gateway runs without an engine */
-} pmi1_cmd_t;
-
-static const pmi1_cmd_t pmi1_cmds[PG_CMD_COUNT]; /* the dispatch table, at the bottom */
+static const pg_pmi_dialect_t pmi1_dialect; /* the dispatch table, at the bottom */
 
 /* ---- reply helpers ---------------------------------------------------- */
 
@@ -47,25 +37,23 @@ static int pmi1_refuse(pg_peer_t *peer, pg_cmd_t reply, int rc, const char *text
     return pmi1_send(peer, &r, pg_enc_pmi1_result(pg_pmi_reply_init(&r), reply, rc, text), reply);
 }
 
-static int pmi1_refuse_status(pg_peer_t *peer, pg_cmd_t reply, pmix_status_t st)
+/* The dialect's refusal (pg_pmi_handler.h): PMI-1 echoes no thrid. */
+static int pmi1_refuse_err(pg_peer_t *peer, pg_cmd_t reply, pg_str_t thrid,
+                           const pg_pmi_err_t *err, const char *text)
 {
-    const pg_pmi_err_t *err = pg_pmi_status_err(st);
-
-    return pmi1_refuse(peer, reply, err->pmi1_rc, err->msg);
+    (void)thrid;
+    return pmi1_refuse(peer, reply, err->pmi1_rc, text);
 }
 
-/* A required token as a C string in buf; -1 (and a refusal sent) if it is
- * missing or unusable. */
+static int pmi1_refuse_status(pg_peer_t *peer, pg_cmd_t reply, pmix_status_t st)
+{
+    return pg_pmi_refuse_status(&pmi1_dialect, peer, reply, (pg_str_t){ NULL, 0 }, st);
+}
+
 static int pmi1_require(pg_peer_t *peer, const pg_msg_t *msg, const char *key, char *buf,
                         size_t cap, pg_cmd_t reply)
 {
-    char text[96];
-
-    if (pg_pmi_cstr(pg_msg_get(msg, key), buf, cap) == 0)
-        return 0;
-    snprintf(text, sizeof(text), "missing_or_invalid_%s", key);
-    pmi1_refuse(peer, reply, -1, text);
-    return -1;
+    return pg_pmi_require(&pmi1_dialect, peer, msg, key, buf, cap, reply);
 }
 
 /* ---- version handshake and job facts --------------------------------- */
@@ -381,35 +369,23 @@ static int pmi1_barrier_in(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t 
 
 static int pmi1_finalize(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg)
 {
-    pg_engine_t *engine = peer->job->engine;
-    pg_proc_t proc = pg_pmi_proc(peer);
     pg_pmi_reply_t r;
 
     (void)s;
     (void)msg;
     pmi1_send(peer, &r, pg_enc_pmi1_finalize_ack(pg_pmi_reply_init(&r)), PG_CMD_PMI1_FINALIZE_ACK);
-    peer->ops->peer_finalize(peer);
-    if (engine != NULL)
-        (void)pg_proc_finalize(engine, &proc);
-    return PG_HANDLER_CLOSE;
+    return pg_pmi_finalize(peer);
 }
 
 /* No reply (the client does not wait for one); the job ends with exitcode,
  * after the PMIx ranks of the job heard of it (pg_peer_abort). */
 static int pmi1_abort(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg)
 {
-    char text[PMI1_ABORT_MSG_MAX + 1];
-    pg_str_t message = pg_msg_get(msg, "message");
-    long code = 1;
+    char text[PG_PMI_ABORT_MSG_MAX + 1];
+    int code = pg_pmi_abort_args(msg, pg_msg_get(msg, "message"), text);
 
     (void)s;
-    if (pg_str_to_long(pg_msg_get(msg, "exitcode"), &code) != 0)
-        code = 1;
-    if (message.ptr != NULL && message.len > PMI1_ABORT_MSG_MAX)
-        message.len = PMI1_ABORT_MSG_MAX;
-    if (pg_pmi_cstr(message, text, sizeof(text)) != 0)
-        text[0] = '\0';
-    pg_peer_abort(peer, (int)code, text[0] ? text : NULL);
+    pg_peer_abort(peer, code, text[0] ? text : NULL);
     return PG_HANDLER_OK;
 }
 
@@ -458,22 +434,20 @@ static int pmi1_unpublish_name(pg_pmi_session_t *s, pg_peer_t *peer, const pg_ms
 static void pmi1_lookup_done(pmix_status_t status, const pg_value_t *value,
                              const pg_proc_t *publisher, void *cbdata)
 {
-    char scratch[64], port[PG_PMI1_VALLEN_MAX + 1];
+    char port[PG_PMI1_VALLEN_MAX + 1];
     pg_pmi_req_t *req = cbdata;
     pg_peer_t *peer = pg_pmi_req_peer(req);
     pg_pmi_reply_t r;
-    pg_str_t text;
-    int rc;
+    int rc, found;
 
     (void)publisher;
     if (peer == NULL)
         goto out;
     pg_pmi_reply_init(&r);
-    if (status == PMIX_SUCCESS && value != NULL &&
-        pg_pmi_value_text(value, scratch, sizeof(scratch), &text) == 0 &&
-        pg_pmi_cstr(text, port, sizeof(port)) == 0)
+    found = pg_pmi_lookup_port(status, value, port, sizeof(port));
+    if (found == 0)
         rc = pg_enc_pmi1_lookup_result(&r.enc, 0, "success", port);
-    else if (status == PMIX_SUCCESS || status == PMIX_ERR_NOT_FOUND)
+    else if (found == 1)
         rc = pg_enc_pmi1_lookup_result(&r.enc, 1, "service_not_found", NULL);
     else
         rc = pg_enc_pmi1_lookup_result(&r.enc, pg_pmi_status_err(status)->pmi1_rc,
@@ -485,18 +459,8 @@ out:
 
 static int pmi1_lookup_name(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg)
 {
-    char service[PG_PMI1_KEYLEN_MAX + 1];
-    pg_proc_t proc = pg_pmi_proc(peer);
-    pg_pmi_req_t *req;
-
-    if (pmi1_require(peer, msg, "service", service, sizeof(service), PG_CMD_PMI1_LOOKUP_RESULT))
-        return PG_HANDLER_OK;
-    req = pg_pmi_req_new(s, PG_CMD_PMI1_LOOKUP_NAME, (pg_str_t){ NULL, 0 });
-    if (req == NULL)
-        return pmi1_refuse_status(peer, PG_CMD_PMI1_LOOKUP_RESULT, PMIX_ERR_NOMEM), PG_HANDLER_OK;
-    (void)pg_lookup(peer->job->engine, &proc, service, false, 0, pg_peer_now(peer),
-                    pmi1_lookup_done, req);
-    return PG_HANDLER_OK;
+    return pg_pmi_lookup(&pmi1_dialect, s, peer, msg, "service", PG_CMD_PMI1_LOOKUP_RESULT,
+                         pmi1_lookup_done);
 }
 
 /* ---- spawn ------------------------------------------------------------------- */
@@ -555,16 +519,13 @@ static int pmi1_spawn(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg)
  * refusal. */
 static int pmi1_not_supported(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg)
 {
-    char text[96];
-
     (void)s;
-    snprintf(text, sizeof(text), "%s_is_not_supported_yet", pg_cmd_name(msg->cmd));
-    return pmi1_refuse(peer, pmi1_cmds[msg->cmd].reply, -1, text), PG_HANDLER_OK;
+    return pg_pmi_not_supported(&pmi1_dialect, peer, msg);
 }
 
 /* ---- dispatch ------------------------------------------------------------------ */
 
-static const pmi1_cmd_t pmi1_cmds[PG_CMD_COUNT] = {
+static const pg_pmi_cmd_t pmi1_cmds[PG_CMD_COUNT] = {
     [PG_CMD_PMI1_INIT] = { pmi1_init, PG_CMD_PMI1_RESPONSE_TO_INIT, false },
     [PG_CMD_PMI1_INITACK] = { pmi1_initack, PG_CMD_PMI1_SET, false },
     [PG_CMD_PMI1_GET_MAXES] = { pmi1_get_maxes, PG_CMD_PMI1_MAXES, false },
@@ -586,33 +547,15 @@ static const pmi1_cmd_t pmi1_cmds[PG_CMD_COUNT] = {
     [PG_CMD_PMI1_SINGINIT] = { pmi1_not_supported, PG_CMD_PMI1_SINGINIT_INFO, false },
 };
 
-/* A framed message the parser flagged (too long, malformed): refuse it with
- * the command's own reply so the client's "expecting cmd=X" check passes. */
-static int pmi1_bad_input(pg_peer_t *peer, const pg_msg_t *msg, const pmi1_cmd_t *c, int parse_rc)
-{
-    char text[160];
-    const pg_pmi_err_t *err = pg_pmi_bad_input(msg, parse_rc, text, sizeof(text));
-
-    return pmi1_refuse(peer, c->reply, err->pmi1_rc, text), PG_HANDLER_OK;
-}
+static const pg_pmi_dialect_t pmi1_dialect = {
+    .cmds = pmi1_cmds,
+    .abort = PG_CMD_PMI1_ABORT,
+    .refuse = pmi1_refuse_err,
+};
 
 static int pmi1_on_message(pg_peer_t *peer, pg_msg_t *msg, int parse_rc)
 {
-    pg_pmi_session_t *s = peer->handler_data;
-    const pmi1_cmd_t *c = NULL;
-
-    if (s == NULL)
-        return PG_HANDLER_FAIL;
-    if (msg->proto == PG_PROTO_PMI1 && msg->cmd > PG_CMD_UNKNOWN && msg->cmd < PG_CMD_COUNT &&
-        pmi1_cmds[msg->cmd].fn != NULL)
-        c = &pmi1_cmds[msg->cmd];
-    if (c == NULL)
-        return pg_pmi_reply_unsupported(peer, msg), PG_HANDLER_OK;
-    if (parse_rc != 0 && msg->cmd != PG_CMD_PMI1_ABORT) /* an abort is honoured regardless */
-        return pmi1_bad_input(peer, msg, c, parse_rc);
-    if (c->needs_engine && peer->job->engine == NULL)
-        return pmi1_refuse(peer, c->reply, -1, "no_key_value_store_in_this_gateway"), PG_HANDLER_OK;
-    return c->fn(s, peer, msg);
+    return pg_pmi_dispatch(&pmi1_dialect, peer, msg, parse_rc);
 }
 
 const pg_proto_handler_t pg_pmi1_handler = {

@@ -12,6 +12,7 @@
 
 #include "server/pg_peer_abort.h"
 #include "server/pg_pmi_common.h"
+#include "server/pg_pmi_handler.h"
 #include "server/pg_pmi_spawn.h"
 #include "pmi2/pmi2.h" /* the PMI-2 rc numbers sent on the wire */
 #include "wire/pg_shm_format.h"
@@ -28,18 +29,7 @@ _Static_assert(PG_PMI2_RC_FAIL == PMI2_FAIL && PG_PMI2_RC_ERR_NOMEM == PMI2_ERR_
                    PG_PMI2_RC_ERR_OTHER == PMI2_ERR_OTHER,
                "server/pg_pmi_common.h and pmi2/pmi2.h disagree on a PMI-2 rc");
 
-/* Longest abort message passed on to the job log. */
-enum { PMI2_ABORT_MSG_MAX = 1024 };
-
-typedef int (*pmi2_fn_t)(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg);
-
-typedef struct pmi2_cmd {
-    pmi2_fn_t fn;
-    pg_cmd_t reply;    /* the response command (for refusals) */
-    bool needs_engine; /* refuse when the gateway runs without an engine */
-} pmi2_cmd_t;
-
-static const pmi2_cmd_t pmi2_cmds[PG_CMD_COUNT]; /* the dispatch table, at the bottom */
+static const pg_pmi_dialect_t pmi2_dialect; /* the dispatch table, at the bottom */
 
 /* ---- reply helpers ---------------------------------------------------- */
 
@@ -119,25 +109,29 @@ static int pmi2_refuse(pg_peer_t *peer, pg_cmd_t reply, pg_str_t thrid, int rc, 
     return pmi2_send(peer, &r, enc, reply, thrid);
 }
 
-static int pmi2_refuse_status(pg_peer_t *peer, pg_cmd_t reply, pg_str_t thrid, pmix_status_t st)
+/* The dialect's refusal (pg_pmi_handler.h).  The PMI-1 framed init of a
+ * PMI-2 client is refused as it is answered: response_to_init, rc=-1. */
+static int pmi2_refuse_err(pg_peer_t *peer, pg_cmd_t reply, pg_str_t thrid,
+                           const pg_pmi_err_t *err, const char *text)
 {
-    const pg_pmi_err_t *err = pg_pmi_status_err(st);
+    if (reply == PG_CMD_PMI1_RESPONSE_TO_INIT) {
+        pg_pmi_reply_t r;
 
-    return pmi2_refuse(peer, reply, thrid, err->pmi2_rc, err->msg);
+        (void)pg_enc_pmi1_response_to_init(pg_pmi_reply_init(&r), -1, 2, 0);
+        return pg_pmi_send(peer, &r.enc);
+    }
+    return pmi2_refuse(peer, reply, thrid, err->pmi2_rc, text);
 }
 
-/* A required token as a C string in buf; -1 (and a refusal sent) if it is
- * missing or unusable. */
+static int pmi2_refuse_status(pg_peer_t *peer, pg_cmd_t reply, pg_str_t thrid, pmix_status_t st)
+{
+    return pg_pmi_refuse_status(&pmi2_dialect, peer, reply, thrid, st);
+}
+
 static int pmi2_require(pg_peer_t *peer, const pg_msg_t *msg, const char *key, char *buf,
                         size_t cap, pg_cmd_t reply)
 {
-    char text[96];
-
-    if (pg_pmi_cstr(pg_msg_get(msg, key), buf, cap) == 0)
-        return 0;
-    snprintf(text, sizeof(text), "missing_or_invalid_%s", key);
-    pmi2_refuse(peer, reply, pmi2_thrid(msg), PMI2_ERR_INVALID_ARG, text);
-    return -1;
+    return pg_pmi_require(&pmi2_dialect, peer, msg, key, buf, cap, reply);
 }
 
 /* Sends found=TRUE value=v, or an error when v cannot be sent to PMI-2
@@ -229,40 +223,30 @@ static int pmi2_job_getid(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *
 
 static int pmi2_finalize(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg)
 {
-    pg_engine_t *engine = peer->job->engine;
-    pg_proc_t proc = pg_pmi_proc(peer);
     pg_reply_t rep = pmi2_ok(pmi2_thrid(msg));
 
     (void)s;
     pmi2_reply(peer, PG_CMD_PMI2_FINALIZE_RESPONSE, &rep);
-    peer->ops->peer_finalize(peer);
-    if (engine != NULL)
-        (void)pg_proc_finalize(engine, &proc);
-    return PG_HANDLER_CLOSE;
+    return pg_pmi_finalize(peer);
 }
 
 /* Both forms: isworld/msg (M4.0, Slurm) and exitcode/message (MPICH >= 4.1).
  * The job is killed unless isworld=FALSE; no reply either way. */
 static int pmi2_abort(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg)
 {
-    char text[PMI2_ABORT_MSG_MAX + 1];
+    char text[PG_PMI_ABORT_MSG_MAX + 1];
     pg_str_t message = pg_msg_get(msg, "msg");
     bool isworld = true;
-    long code = 1;
+    int code;
 
     (void)s;
     if (message.ptr == NULL)
         message = pg_msg_get(msg, "message");
-    if (message.ptr != NULL && message.len > PMI2_ABORT_MSG_MAX)
-        message.len = PMI2_ABORT_MSG_MAX;
-    if (pg_pmi_cstr(message, text, sizeof(text)) != 0)
-        text[0] = '\0';
-    if (pg_str_to_long(pg_msg_get(msg, "exitcode"), &code) != 0)
-        code = 1;
+    code = pg_pmi_abort_args(msg, message, text);
     if (pg_str_to_bool(pg_msg_get(msg, "isworld"), &isworld) != 0)
         isworld = true;
     if (isworld)
-        pg_peer_abort(peer, (int)code, text[0] ? text : NULL);
+        pg_peer_abort(peer, code, text[0] ? text : NULL);
     else
         pg_peer_log(peer, "rank %d called abort for itself only (isworld=FALSE)%s%s",
                    peer->rank, text[0] ? ": " : "", text);
@@ -322,7 +306,7 @@ static void pmi2_get_done(pmix_status_t status, const pg_value_t *value, pmix_ra
 
     (void)poster;
     if (peer != NULL)
-        pmi2_get_answer(peer, pmi2_cmds[req->cmd].reply,
+        pmi2_get_answer(peer, pmi2_dialect.cmds[req->cmd].reply,
                         req->has_thrid ? req->thrid : (pg_str_t){ NULL, 0 }, status, value);
     pg_pmi_req_free(req);
 }
@@ -361,7 +345,7 @@ static int pmi2_start_get(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *
                           const char *key, const pg_proc_t *target, unsigned flags)
 {
     pg_proc_t proc = pg_pmi_proc(peer);
-    pg_cmd_t reply = pmi2_cmds[msg->cmd].reply;
+    pg_cmd_t reply = pmi2_dialect.cmds[msg->cmd].reply;
     pg_str_t thrid = pmi2_thrid(msg); /* looked up once: this is every get's path */
     pmi2_get_now_t now = { peer, reply, thrid, !(flags & PG_GET_IMMEDIATE), false };
     pg_pmi_req_t *req;
@@ -567,24 +551,23 @@ static int pmi2_name_unpublish(pg_pmi_session_t *s, pg_peer_t *peer, const pg_ms
 static void pmi2_lookup_done(pmix_status_t status, const pg_value_t *value,
                              const pg_proc_t *publisher, void *cbdata)
 {
-    char scratch[64], port[PG_PMI2_VALLEN_MAX + 1];
+    char port[PG_PMI2_VALLEN_MAX + 1];
     pg_pmi_req_t *req = cbdata;
     pg_peer_t *peer = pg_pmi_req_peer(req);
     pg_str_t thrid = req->has_thrid ? req->thrid : (pg_str_t){ NULL, 0 };
     pg_reply_t rep = pmi2_ok(thrid);
     pg_pmi_reply_t r;
-    pg_str_t text;
+    int found;
 
     (void)publisher;
     if (peer == NULL)
         goto out;
-    if (status == PMIX_SUCCESS && value != NULL &&
-        pg_pmi_value_text(value, scratch, sizeof(scratch), &text) == 0 &&
-        pg_pmi_cstr(text, port, sizeof(port)) == 0)
+    found = pg_pmi_lookup_port(status, value, port, sizeof(port));
+    if (found == 0)
         pmi2_send(peer, &r,
                   pg_enc_pmi2_name_lookup_response(pg_pmi_reply_init(&r), &rep, true, port),
                   PG_CMD_PMI2_NAME_LOOKUP_RESPONSE, thrid);
-    else if (status == PMIX_SUCCESS || status == PMIX_ERR_NOT_FOUND)
+    else if (found == 1)
         pmi2_refuse(peer, PG_CMD_PMI2_NAME_LOOKUP_RESPONSE, thrid, 1, "service_not_found");
     else
         pmi2_refuse_status(peer, PG_CMD_PMI2_NAME_LOOKUP_RESPONSE, thrid, status);
@@ -594,20 +577,8 @@ out:
 
 static int pmi2_name_lookup(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg)
 {
-    char name[PG_PMI2_KEYLEN_MAX + 1];
-    pg_proc_t proc = pg_pmi_proc(peer);
-    pg_pmi_req_t *req;
-
-    if (pmi2_require(peer, msg, "name", name, sizeof(name), PG_CMD_PMI2_NAME_LOOKUP_RESPONSE))
-        return PG_HANDLER_OK;
-    req = pg_pmi_req_new(s, msg->cmd, pmi2_thrid(msg));
-    if (req == NULL)
-        return pmi2_refuse_status(peer, PG_CMD_PMI2_NAME_LOOKUP_RESPONSE, pmi2_thrid(msg),
-                                  PMIX_ERR_NOMEM),
-               PG_HANDLER_OK;
-    (void)pg_lookup(peer->job->engine, &proc, name, false, 0, pg_peer_now(peer), pmi2_lookup_done,
-                    req);
-    return PG_HANDLER_OK;
+    return pg_pmi_lookup(&pmi2_dialect, s, peer, msg, "name", PG_CMD_PMI2_NAME_LOOKUP_RESPONSE,
+                         pmi2_lookup_done);
 }
 
 /* ---- dynamic jobs ------------------------------------------------------------- */
@@ -734,17 +705,13 @@ static int pmi2_spawn(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg)
 /* Slurm's ring. */
 static int pmi2_not_supported(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg)
 {
-    char text[96];
-
     (void)s;
-    snprintf(text, sizeof(text), "%s_is_not_supported_yet", pg_cmd_name(msg->cmd));
-    return pmi2_refuse(peer, pmi2_cmds[msg->cmd].reply, pmi2_thrid(msg), PMI2_ERR_OTHER, text),
-           PG_HANDLER_OK;
+    return pg_pmi_not_supported(&pmi2_dialect, peer, msg);
 }
 
 /* ---- dispatch ------------------------------------------------------------------ */
 
-static const pmi2_cmd_t pmi2_cmds[PG_CMD_COUNT] = {
+static const pg_pmi_cmd_t pmi2_cmds[PG_CMD_COUNT] = {
     [PG_CMD_PMI1_INIT] = { pmi2_init, PG_CMD_PMI1_RESPONSE_TO_INIT, false },
     [PG_CMD_PMI2_FULLINIT] = { pmi2_fullinit, PG_CMD_PMI2_FULLINIT_RESPONSE, false },
     [PG_CMD_PMI2_FINALIZE] = { pmi2_finalize, PG_CMD_PMI2_FINALIZE_RESPONSE, false },
@@ -769,41 +736,15 @@ static const pmi2_cmd_t pmi2_cmds[PG_CMD_COUNT] = {
     [PG_CMD_PMI2_RING] = { pmi2_not_supported, PG_CMD_PMI2_RING_RESPONSE, false },
 };
 
-/* A framed message the parser flagged (too long, malformed): refuse it with
- * the command's own response, thrid echoed. */
-static int pmi2_bad_input(pg_peer_t *peer, const pg_msg_t *msg, const pmi2_cmd_t *c, int parse_rc)
-{
-    char text[160];
-    const pg_pmi_err_t *err = pg_pmi_bad_input(msg, parse_rc, text, sizeof(text));
-
-    if (c->reply == PG_CMD_PMI1_RESPONSE_TO_INIT) {
-        pg_pmi_reply_t r;
-
-        (void)pg_enc_pmi1_response_to_init(pg_pmi_reply_init(&r), -1, 2, 0);
-        return pg_pmi_send(peer, &r.enc), PG_HANDLER_OK;
-    }
-    return pmi2_refuse(peer, c->reply, pmi2_thrid(msg), err->pmi2_rc, text), PG_HANDLER_OK;
-}
+static const pg_pmi_dialect_t pmi2_dialect = {
+    .cmds = pmi2_cmds,
+    .abort = PG_CMD_PMI2_ABORT,
+    .refuse = pmi2_refuse_err,
+};
 
 static int pmi2_on_message(pg_peer_t *peer, pg_msg_t *msg, int parse_rc)
 {
-    pg_pmi_session_t *s = peer->handler_data;
-    const pmi2_cmd_t *c = NULL;
-
-    if (s == NULL)
-        return PG_HANDLER_FAIL;
-    if (msg->cmd > PG_CMD_UNKNOWN && msg->cmd < PG_CMD_COUNT && pmi2_cmds[msg->cmd].fn != NULL &&
-        msg->proto == pg_cmd_proto(msg->cmd))
-        c = &pmi2_cmds[msg->cmd];
-    if (c == NULL)
-        return pg_pmi_reply_unsupported(peer, msg), PG_HANDLER_OK;
-    if (parse_rc != 0 && msg->cmd != PG_CMD_PMI2_ABORT) /* an abort is honoured regardless */
-        return pmi2_bad_input(peer, msg, c, parse_rc);
-    if (c->needs_engine && peer->job->engine == NULL)
-        return pmi2_refuse(peer, c->reply, pmi2_thrid(msg), PMI2_ERR_OTHER,
-                           "no_key_value_store_in_this_gateway"),
-               PG_HANDLER_OK;
-    return c->fn(s, peer, msg);
+    return pg_pmi_dispatch(&pmi2_dialect, peer, msg, parse_rc);
 }
 
 const pg_proto_handler_t pg_pmi2_handler = {
