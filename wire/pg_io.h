@@ -6,9 +6,9 @@
  * gw_attack.c).  One definition, so all handle EINTR, short writes and a
  * vanished peer (MSG_NOSIGNAL: an error, never SIGPIPE) the same way.
  *
- * Header-only on purpose, like wire/pg_pmix_frame.h: libpmix does not link
- * libpgwire, and pulling the whole PMI codec into it for six lines would be
- * the wrong trade.
+ * Header-only on purpose, like wire/pg_pmix_frame.h: six lines are not
+ * worth a library to every program that writes whole messages (the attack
+ * test links none).
  */
 #ifndef PG_IO_H
 #define PG_IO_H
