@@ -1,7 +1,7 @@
 /*
  * pg_cl_io: the socket end of a PMI client library — finding the server from
- * the environment (PMI_FD, else PMI_PORT, else singleton: wire-protocol.md
- * §1.1, §5.2), sending whole requests, and reading replies one framed
+ * the environment (PMI_FD, else PMI_PORT, else singleton: docs/wire-protocol.md,
+ * "Connections"), sending whole requests, and reading replies one framed
  * message at a time with the shared codec (wire/pg_frame.h), whatever size
  * the pieces arrive in.  Shared by libpmi and libpmi2.
  */

@@ -3,7 +3,7 @@
  * into API results: copying a token into a caller's buffer, integer lists
  * ("1,2,3" for the *IntArray calls) and PMI_process_mapping, the
  * "(vector,(start,nnodes,ppn),...)" string that says which ranks share a node
- * (wire-protocol.md §5.3, including the wrap-around rule).
+ * (docs/wire-protocol.md, "PMI_process_mapping", with the wrap-around rule).
  */
 #ifndef PG_CL_UTIL_H
 #define PG_CL_UTIL_H

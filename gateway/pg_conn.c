@@ -302,8 +302,8 @@ static int conn_claim_rank(pg_conn_t *c, long rank, const char *what)
     return 0;
 }
 
-/* A listener connection names its rank in its handshake (wire-protocol
- * §1.1): PMI-1 "initack pmiid=R", PMI-2 "fullinit pmirank=R" (Slurm's
+/* A listener connection names its rank in its handshake
+ * (docs/wire-protocol.md, "Connections"): PMI-1 "initack pmiid=R", PMI-2 "fullinit pmirank=R" (Slurm's
  * client sends srcid= instead when PMI_ID is set). */
 static int conn_identify(pg_conn_t *c, const pg_msg_t *msg)
 {

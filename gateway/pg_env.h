@@ -1,6 +1,7 @@
 /*
  * pg_env: the environment a rank is exec'd with.  Both MPICH's PMI-1 client
- * and Slurm's libpmi2 find their server through it (wire-protocol §5), so
+ * and Slurm's libpmi2 find their server through it (docs/wire-protocol.md,
+ * "The rank's environment"), so
  * the rules live in one testable place:
  *   - variables another launcher may have left in pmigate's own environment
  *     (PMI_ID, PMI_PORT, PMIX_NAMESPACE, ...) are removed, so a rank never

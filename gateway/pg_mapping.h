@@ -1,11 +1,12 @@
 /*
  * pg_mapping: rank placement over nodes and the PMI_process_mapping string
- * that describes it, `(vector,(start,nnodes,ppn),...)` (wire-protocol §5.3).
+ * that describes it, `(vector,(start,nnodes,ppn),...)` (docs/wire-protocol.md,
+ * "PMI_process_mapping").
  *
  * Pure functions, no I/O: the launcher feeds in the slots per node it decided
  * on (one node today, several when pmigate scales out), and the unit tests
- * check the strings against the hydra table of §5.3 and decode them back with
- * MPICH's wrap-around rule.
+ * check the strings against the ones hydra writes for the same layouts and
+ * decode them back with MPICH's wrap-around rule.
  */
 #ifndef PG_MAPPING_H
 #define PG_MAPPING_H
@@ -25,7 +26,7 @@ int pg_layout_fill(const int *slots, int nnodes, int nranks, int *node_of_rank);
  * nodes with equal slot counts share one block; a job smaller than the total
  * slots only names the nodes it reaches.  Returns the string length; 0 with
  * buf = "" when the mapping would not fit in min(buflen - 1, PG_MAPPING_MAX)
- * (clients then fall back to exchanging host names, as §5.3 says);
+ * (clients then fall back to exchanging host names);
  * -1 for invalid arguments. */
 int pg_mapping_format(const int *slots, int nnodes, int nranks, char *buf, size_t buflen);
 

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Limits on particular keys' values (wire-protocol.md §3.4, §4.2). */
+/* Limits on particular keys' values (docs/wire-protocol.md, "Limits"). */
 typedef struct pg_limit {
     pg_proto_t proto;
     const char *key;

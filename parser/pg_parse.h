@@ -19,7 +19,8 @@
  *                               input larger than the framer would allow
  * msg must have been set up with pg_msg_init(); it is reset on entry.
  *
- * Tolerated, because real peers send it (wire-protocol.md §2, §10):
+ * Tolerated, because real peers send it (docs/wire-protocol.md, "What
+ * pmigate tolerates"):
  *   PMI-1  runs of spaces, a trailing space, empty values, '=' inside values,
  *          hydra's found=TRUE after value= in get_result, words without '='
  *          after value= (the value runs on: "value=a b c"), and tokens

@@ -2,7 +2,8 @@
  * pg_pmi1_parser: the ragel machines for PMI-1, one for a single line
  * ("cmd=name key=value ...") and one for an mcmd block ("mcmd=spawn\n
  * key=value\n..."); the C this generates is never committed (make builds
- * it, make dist ships it).  Grammar in wire-protocol.md §2.1 and §2.2.
+ * it, make dist ships it).  Grammar: docs/wire-protocol.md, "PMI-1 lines"
+ * and "Spawn blocks".
  */
 #include "parser/pg_parse_internal.h"
 

@@ -1,7 +1,7 @@
 /*
  * pg_pmi2_parser: the ragel machine for one PMI-2 body ("cmd=name;key=value;
  * ..."); the C this generates is never committed (make builds it, make dist
- * ships it).  Grammar in wire-protocol.md §2.3.
+ * ships it).  Grammar: docs/wire-protocol.md, "PMI-2 messages".
  *
  * ";;" inside a value is an escaped ';' (Slurm libpmi2, MPICH <= 4.0).  The
  * machine cannot know at a ';' whether it ends the pair or starts ";;", so a

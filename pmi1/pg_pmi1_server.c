@@ -60,7 +60,8 @@ static int pmi1_require(pg_peer_t *peer, const pg_msg_t *msg, const char *key, c
 
 /* 1.0 and 1.1 (and 1.x clients that negotiate down from the answer) are
  * served as 1.1.  Anything else gets rc=-1: an rc=0 would make a client of
- * another version go on and hang (wire-protocol.md §2.4, §10 #31). */
+ * another version go on and hang (docs/wire-protocol.md, "Which framing,
+ * and the init handshake"; quirk Q1). */
 static int pmi1_init(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg)
 {
     long version, subversion;

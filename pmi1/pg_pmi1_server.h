@@ -1,10 +1,11 @@
 /*
  * pg_pmi1_server: the PMI-1 protocol handler of the gateway.  It turns each
  * PMI-1 request (MPICH's simple PMI client inside libmpich, hydra's wire
- * dialect: docs wire-protocol.md §3) into engine calls and writes the
- * replies with the wire encoders.
+ * dialect: docs/wire-protocol.md, "PMI-1 commands") into engine calls and
+ * writes the replies with the wire encoders.
  *
- * Semantics (wire-protocol.md §3, §7, §8; design.md "Protocol mapping"):
+ * Semantics (docs/wire-protocol.md, "Semantics"; the engine calls:
+ * docs/engine.md, "What each protocol handler calls"):
  *  - put is put(GLOBAL) + commit at once: the process reads its own key back
  *    at once, the others at the latest after the next barrier;
  *  - get never waits: a RANK_UNDEF lookup answered from what is committed;
@@ -16,7 +17,9 @@
  *    keys) are sent before barrier_out ONLY to a client that asked for them
  *    with "pmigate_keyval_cache=yes" in its init line: MPICH 4.0's client
  *    expects barrier_out as the very next line and fails on anything else;
- *  - unknown commands, spawn, create_kvs/destroy_kvs and malformed or
+ *  - spawn (mcmd blocks) goes to the host through the seam's spawn op and
+ *    is answered once every child started or failed, with errcodes;
+ *  - unknown commands, create_kvs/destroy_kvs/singinit and malformed or
  *    over-limit messages get an error reply (rc=-1 msg=...) and the
  *    connection stays usable.
  */

@@ -1,10 +1,12 @@
 /*
  * pg_pmi2_server: the PMI-2 protocol handler of the gateway.  It serves
- * Slurm's libpmi2 and MPICH's PMI-2 clients (wire-protocol.md §4): each
- * request becomes engine calls, each reply is written with the wire
- * encoders, and every reply carries rc= and echoes the request's thrid=.
+ * Slurm's libpmi2 and MPICH's PMI-2 clients (docs/wire-protocol.md, "PMI-2
+ * commands"): each request becomes engine calls, each reply is written with
+ * the wire encoders, and every reply carries rc= and echoes the request's
+ * thrid=.
  *
- * Semantics (wire-protocol.md §4, §7, §8; design.md "Protocol mapping"):
+ * Semantics (docs/wire-protocol.md, "Semantics"; the engine calls:
+ * docs/engine.md, "What each protocol handler calls"):
  *  - the PMI-1 framed "cmd=init pmi_version=2" is answered here (2.0, rc=0;
  *    any other version rc=-1, because an rc=0 makes clients hang);
  *  - fullinit accepts any subset of pmijobid/pmirank/threaded (and srcid);
@@ -19,8 +21,12 @@
  *    key; a wait that can never be satisfied ends found=FALSE;
  *  - name-lookup replies carry the port as port= and value=;
  *  - abort kills the job unless isworld=FALSE;
- *  - job-connect/job-disconnect/spawn/ring and unknown or malformed
- *    messages get rc!=0 with errmsg, and the connection stays usable.
+ *  - job-connect lets kvs-get name another job of the gateway (jobid=;
+ *    kvscopy=FALSE: nothing is copied), job-disconnect undoes it;
+ *  - spawn goes to the host through the seam's spawn op and is answered
+ *    with jobid and errcodes once every child started or failed;
+ *  - ring and unknown or malformed messages get rc!=0 with errmsg, and
+ *    the connection stays usable.
  */
 #ifndef PG_PMI2_SERVER_H
 #define PG_PMI2_SERVER_H

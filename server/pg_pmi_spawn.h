@@ -1,11 +1,11 @@
 /*
  * pg_pmi_spawn: a spawn request as the PMI wires carry it, turned into the
  * seam's pg_spawn_req_t.  PMI-1 sends one mcmd block per command
- * (§2.2/§3.13 of the wire-protocol doc: argN from 1, preput_key_i and
+ * (docs/wire-protocol.md, "Spawn blocks": argN from 1, preput_key_i and
  * info_key_i from 0, totspawns/spawnssofar saying which block is last, the
  * preputs in every block (MPICH 4.0) or only the first (newer MPICH)); PMI-2
- * sends one message whose segments start at each subcmd= (§4.15: argvN,
- * ppkeyN, infokeyN from 0).  Keys are looked up by name within a segment,
+ * sends one message whose segments start at each subcmd= ("PMI-2 spawn":
+ * argvN, ppkeyN, infokeyN from 0).  Keys are looked up by name within a segment,
  * as hydra does, so every client's ordering is accepted; a count that does
  * not match its numbered keys is refused with a clear message.
  *

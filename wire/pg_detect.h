@@ -1,6 +1,7 @@
 /*
  * pg_detect: which protocol a new connection speaks, decided from its first
- * message the way hydra and Slurm do (wire-protocol.md §2.4): the PMI-1 line
+ * message the way hydra and Slurm do (docs/wire-protocol.md, "Which framing,
+ * and the init handshake"): the PMI-1 line
  * "cmd=init pmi_version=V pmi_subversion=S" for both PMI-1 and PMI-2
  * clients, a PMI-2 "fullinit" from a client that skipped init, or any other
  * PMI-1 command (hydra does not insist on init first).

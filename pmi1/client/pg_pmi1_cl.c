@@ -1,7 +1,8 @@
 /*
  * pg_pmi1_cl: the PMI-1 client protocol (see pg_pmi1_cl.h): requests built
  * with the shared encoders, replies framed and parsed by the shared codec,
- * and the tolerance rules of wire-protocol.md §8.4.
+ * and the tolerance rules of docs/wire-protocol.md, "Client libraries: what
+ * they accept".
  */
 #include "pmi1/client/pg_pmi1_cl.h"
 

@@ -4,7 +4,8 @@
  * a scripted server on a socketpair.  The PMI_* functions (pg_pmi1_api.c)
  * hold one session for the process.
  *
- * What it accepts from servers (wire-protocol.md §8.4): rc missing (success),
+ * What it accepts from servers (docs/wire-protocol.md, "Client libraries"):
+ * rc missing (success),
  * keys in any order, a not-found get as rc=-1 or rc=1 (or found=FALSE),
  * extra barrier_out lines, the four-line initack answer, and keyval_cache
  * lines at any point (their pairs go into the key cache).

@@ -2,7 +2,8 @@
  * pg_pmi2_api: the PMI2_* entry points of libpmi2.so.0 (pmi2/pmi2.h).  Each
  * call encodes one request with the shared encoders, goes through the thread
  * multiplexer (pg_pmi2_mux.c) and reads its reply tolerantly
- * (wire-protocol.md §8.4: rc missing means success, pmiverbose TRUE/FALSE or
+ * (docs/wire-protocol.md, "Client libraries: what they accept": rc missing
+ * means success, pmiverbose TRUE/FALSE or
  * an integer, pmi-version missing, the lookup port in port= or value=).
  *
  * The process-wide state (the PMI-2 API is global by definition) is one
@@ -12,7 +13,8 @@
  * start once it has begun, fails those waiting, and frees the state only
  * when the last one has left.  Without
  * a PMI environment the process is a singleton: size 1, rank 0, and local
- * stores for keys, node attributes and names (wire-protocol.md §6.2).
+ * stores for keys, node attributes and names (docs/wire-protocol.md,
+ * "Singletons").
  */
 #include <pthread.h>
 #include <stdio.h>

@@ -208,8 +208,8 @@ pmix_status_t pg_ns_register(pg_engine_t *engine, const char *nspace,
  * PMIX_ERR_NOT_FOUND for an unknown nspace. */
 pmix_status_t pg_ns_deregister(pg_engine_t *engine, const char *nspace);
 
-/* The ANL process map ("(vector,(start,nnodes,ppn),...)", wire-protocol
- * §5.3) of a layout: rank_node[size] gives each rank's node id.  Emits the
+/* The ANL process map ("(vector,(start,nnodes,ppn),...)",
+ * docs/wire-protocol.md, "PMI_process_mapping") of a layout: rank_node[size] gives each rank's node id.  Emits the
  * shortest block list that decodes (with MPICH's wrap-around rule) to the
  * layout; "" when that exceeds 1024 bytes.  Returns a malloc'd string the
  * caller frees, NULL on allocation failure. */
@@ -295,7 +295,7 @@ pmix_status_t pg_node_put(pg_engine_t *engine, const pg_proc_t *proc, const char
 
 /* Realm qualifiers for reserved keys (PMIX_*_INFO attributes). */
 typedef enum pg_realm {
-    PG_REALM_DEFAULT = 0, /* per-key default, §1.3 of pmix-semantics */
+    PG_REALM_DEFAULT = 0, /* the key's own realm (docs/engine.md, "Model") */
     PG_REALM_SESSION,
     PG_REALM_JOB,
     PG_REALM_APP,

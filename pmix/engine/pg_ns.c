@@ -81,7 +81,7 @@ static void host_release(pg_engine_t *e, pg_host_t *h)
     pg_mem_free(e, h, sizeof(*h) + strlen(h->name) + 1);
 }
 
-/* ---- the ANL process map (wire-protocol §5.3) ---- */
+/* ---- the ANL process map (docs/wire-protocol.md, "PMI_process_mapping") ---- */
 
 typedef struct { uint32_t start, nnodes, ppn; } anl_block_t;
 

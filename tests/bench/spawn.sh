@@ -9,7 +9,7 @@
 #
 # The two replies do not promise the same thing: pmigate answers once every
 # child has exec'd (or failed, with its errno in errcodes), hydra once it
-# has handed the launch to its proxy (wire-protocol §7.7), before any child
+# has handed the launch to its proxy, before any child
 # runs.  Numbers, not a timed test: nothing here fails on a slow machine.
 #
 # Environment: PG_BUILD (its gateway/pmigate and tests/progs/pmi2_spawn

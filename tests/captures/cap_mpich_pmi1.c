@@ -5,7 +5,7 @@
  * publish/lookup/unpublish and finalize; with the argument "abort", rank 0
  * calls MPI_Abort instead of finalizing (the abort command).  Spawn is not
  * recorded here: Debian's MPICH 4.0.2 fails MPI_Comm_spawn before it sends
- * the mcmd block, so spawn vectors come from wire-protocol.md (doc.cap).
+ * the mcmd block, so spawn vectors come from doc.cap (hydra 4.0.2 observed).
  */
 #include <mpi.h>
 #include <stdio.h>

@@ -3,7 +3,8 @@
  * owns one end of a socketpair and runs a script function that reads the
  * client's requests and writes whatever replies the test wants — in any
  * order, with any framing quirk, or never — so the client code is tested
- * against exactly the server behaviours of wire-protocol.md §8.4 and §4.3.
+ * against exactly the server behaviours of docs/wire-protocol.md, "Client
+ * libraries: what they accept" and "thrid".
  */
 #ifndef PG_FAKE_SERVER_H
 #define PG_FAKE_SERVER_H

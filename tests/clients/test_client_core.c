@@ -2,8 +2,8 @@
  * test_client_core: the client core both PMI libraries share — the key
  * cache map, the reply framing on a socket (messages in pieces, several in
  * one read, both PMI-2 length alignments, EOF, garbage), integer lists and
- * the PMI_process_mapping arithmetic behind PMI_Get_clique_* (wire-protocol
- * §5.3, including the wrap-around rule).
+ * the PMI_process_mapping arithmetic behind PMI_Get_clique_*
+ * (docs/wire-protocol.md, "PMI_process_mapping", with the wrap-around rule).
  */
 #include <errno.h>
 #include <stdlib.h>

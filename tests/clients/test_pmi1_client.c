@@ -1,7 +1,7 @@
 /*
  * test_pmi1_client: the PMI-1 client session (libpmi's protocol logic)
  * against a scripted server: the handshakes, what it must accept from real
- * servers (wire-protocol.md §8.4: rc missing, rc=-1 or 1 for not found,
+ * servers (docs/wire-protocol.md, "Client libraries": rc missing, rc=-1 or 1 for not found,
  * extra barrier_out, keyval_cache lines, the four-line initack, Slurm's
  * info=fail without rc), the key cache (own puts and pushed pairs answered
  * without a round trip), what it refuses to send, and singleton mode.  And

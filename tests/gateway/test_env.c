@@ -1,6 +1,7 @@
 /*
  * Unit tests for a rank's environment (gateway/pg_env.c): the variables
- * MPICH and Slurm's libpmi2 need (wire-protocol.md §5), the inherited
+ * MPICH and Slurm's libpmi2 need (docs/wire-protocol.md, "The rank's
+ * environment"), the inherited
  * variables of other launchers that must not leak into a rank, and the
  * precedence of --genv, --env and the PMI variables.
  */

@@ -1,6 +1,7 @@
 /*
  * Unit tests for placement and PMI_process_mapping (gateway/pg_mapping.c):
- * the strings hydra produces for the layouts in wire-protocol.md §5.3, and
+ * the strings hydra 4.0 writes for these layouts (docs/wire-protocol.md,
+ * "PMI_process_mapping"), and
  * that every string decodes (with MPICH's wrap-around rule) to the placement
  * the launcher really made.
  */
@@ -18,7 +19,7 @@ typedef struct layout_case {
     const char *mapping;
 } layout_case_t;
 
-/* wire-protocol.md §5.3, "Verified hydra mappings" */
+/* hydra 4.0's mappings (mpiexec.hydra -launcher manual -verbose prints them) */
 static const layout_case_t hydra_table[] = {
     { { 1 }, 1, 2, "(vector,(0,1,1))" },             /* -n 2, one slot */
     { { 4 }, 1, 4, "(vector,(0,1,4))" },             /* localhost:4 -n 4 */
@@ -140,7 +141,7 @@ static void test_decode_wraps_from_first_block_at_node_zero(void)
 }
 
 static const pg_cunit_test_t mapping_tests[] = {
-    { "hydra's mappings for the layouts of wire-protocol 5.3", test_hydra_table },
+    { "hydra's mappings for the same layouts", test_hydra_table },
     { "each mapping decodes to the real placement", test_mapping_decodes_to_the_placement },
     { "one node: (vector,(0,1,N))", test_one_node_names_every_rank },
     { "a job smaller than the slots names only reached nodes", test_job_smaller_than_slots },

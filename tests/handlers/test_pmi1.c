@@ -1,7 +1,8 @@
 /*
  * test_pmi1: scripted PMI-1 conversations with the gateway's PMI-1 handler
  * over real connections (socketpairs, libevent loop, engine), one test per
- * rule of wire-protocol.md §3/§7/§8 that MPICH's client or a user relies on.
+ * rule of docs/wire-protocol.md ("PMI-1 commands", "Semantics") that MPICH's
+ * client or a user relies on.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -400,7 +401,7 @@ static void test_name_service_publish_duplicate_lookup_unpublish(void)
 
 /* ---- spawn ----------------------------------------------------------------------------- */
 
-/* The two blocks MPICH 4.0 sent hydra in wire-protocol §3.13 (argcnt after
+/* The two blocks MPICH 4.0 sent hydra (tests/captures/doc.cap; argcnt after
  * the args, preputs repeated), with an argument holding '=' and a tab. */
 static const char spawn_block1[] =
     "mcmd=spawn\nnprocs=2\nexecname=python3\ntotspawns=2\nspawnssofar=1\narg1=probe6.py\n"

@@ -1,8 +1,8 @@
 /*
  * test_pmi2: scripted PMI-2 conversations with the gateway's PMI-2 handler
  * over real connections (socketpairs, libevent loop, engine), one test per
- * rule of wire-protocol.md §4/§7/§8 that Slurm's libpmi2, MPICH or a user
- * relies on.
+ * rule of docs/wire-protocol.md ("PMI-2 commands", "Semantics") that Slurm's
+ * libpmi2, MPICH or a user relies on.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -521,7 +521,7 @@ static void test_connect_disconnect_spawn_are_refused_clearly(void)
     hh_free(h);
 }
 
-/* The message MPICH 4.0 sent hydra in wire-protocol §4.15, keys in
+/* The message MPICH 4.0 sent hydra (tests/captures/doc.cap), keys in
  * Slurm's strict order; argv/ppkey/infokey from 0. */
 static void test_spawn_segments_make_one_request(void)
 {

@@ -86,7 +86,7 @@ run_job 60 --max-procs 4 -n 1 "$PROGS/pmi2_spawn" loop
     grep -q "would exceed --max-procs 4 (4 spawned so far)" "$WORK/out" ||
     { fail "a spawn chain did not stop at --max-procs 4 (exit $rc)"; cat "$WORK/out"; }
 
-# ---- PMI-1, the exact mcmd blocks MPICH 4.0 sends (wire-protocol 3.13) ----
+# ---- PMI-1, the exact mcmd blocks MPICH 4.0 sends (tests/captures/doc.cap) ----
 for app in 0 1; do
     cat >"$WORK/child$app" <<SCRIPT
 send1 cmd=init pmi_version=1 pmi_subversion=1

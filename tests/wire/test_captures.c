@@ -1,7 +1,7 @@
 /*
  * test_captures: every message recorded from real peers (tests/captures/:
  * MPICH 4.0.2's PMI-1 client and Slurm's libpmi2 against hydra 4.0.2, plus
- * the verified transcripts of wire-protocol.md) frames as one message,
+ * the transcripts of doc.cap) frames as one message,
  * parses cleanly to a known command, and together they cover every command
  * both protocols use in practice.  Spot checks pin what the bytes mean.
  */

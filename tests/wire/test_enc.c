@@ -1,6 +1,6 @@
 /*
  * test_enc: the encoders write exactly what the peers expect (byte for byte
- * where wire-protocol.md recommends a form), escape and unescape round trip,
+ * where docs/wire-protocol.md says which form pmigate sends), escape and unescape round trip,
  * nothing partial is ever left in the buffer, and everything encoded parses
  * back to the same command and tokens.
  */

@@ -1,7 +1,7 @@
 /*
  * test_parse: the PMI-1 and PMI-2 machines.  Every name in pg_cmd.def maps
- * to its enum; the quirks real peers send are accepted (wire-protocol.md §2,
- * §10); everything else is rejected with a code and a reason; each limit
+ * to its enum; the quirks real peers send are accepted (docs/wire-protocol.md,
+ * "What pmigate tolerates"); everything else is rejected with a code and a reason; each limit
  * gives its own code while still delivering the command and its tokens.
  */
 #include "tests/pg_cunit.h"
