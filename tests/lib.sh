@@ -6,6 +6,8 @@
 # count and report alike.  (tests/gateway and tests/trace stop at the first
 # failure instead and keep their own helpers.)
 : "${top_builddir:=$(cd "$(dirname "$0")/../.." && pwd)}"
+: "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
+. "$top_srcdir/tests/skip.sh" # skip, skip_part, skip_unless_built
 PMIGATE=${PG_PMIGATE:-$top_builddir/gateway/pmigate}
 failures=0
 
@@ -27,14 +29,6 @@ finish() {
     fi
     echo "all checks passed"
     exit 0
-}
-
-# skip_unless_built FILE...: skips the script (exit 77) when one of them
-# was not built, since then there is nothing to test.
-skip_unless_built() {
-    for built in "$@"; do
-        [ -x "$built" ] || { echo "SKIP: $built not built"; exit 77; }
-    done
 }
 
 # make_workdir PREFIX: $WORK becomes a scratch directory, removed at exit.

@@ -10,11 +10,11 @@ if [ -n "$HYDRA" ]; then
     run_ok_job "pmi2_threads under mpiexec.hydra -n 2" 2 180 "$HYDRA" -n 2 "$prog"
     run_ok_job "pmi2_threads under mpiexec.hydra -n 4" 4 180 "$HYDRA" -n 4 "$prog"
 else
-    echo "SKIP: mpiexec.hydra not installed (apt-get install mpich)"
+    skip_part "mpiexec.hydra not installed (apt-get install mpich)"
 fi
 if pmigate_ready; then
     run_ok_job "pmi2_threads under pmigate run -n 4" 4 180 "$PMIGATE" run -n 4 "$prog"
 else
-    echo "SKIP: pmigate run -n 1 /bin/true does not work yet"
+    fail "pmigate run -n 1 /bin/true does not work"
 fi
 finish

@@ -20,8 +20,8 @@ ours=$top_builddir/pmi2/.libs
 n=8
 
 if ! pmigate_ready; then
-    echo "SKIP: pmigate run -n 1 /bin/true does not work yet"
-    exit 77
+    fail "pmigate run -n 1 /bin/true does not work"
+    finish
 fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/pg-shm-test.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
@@ -67,7 +67,7 @@ if [ -x "$wireup" ]; then
         fi
     done
 else
-    echo "SKIP: tests/progs/pmi2_wireup not built (Slurm's libpmi2-0-dev missing)"
+    skip_part "tests/progs/pmi2_wireup not built (Slurm's libpmi2-0-dev missing)"
 fi
 
 if job "pmi1_api -n 4 with the segment" "$work/pmi1.trace" -n 4 \

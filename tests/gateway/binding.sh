@@ -37,6 +37,8 @@ if command -v taskset >/dev/null; then
         fail "unbound job under taskset"
     [ "$(sed -n 's/^rank 1 cpus: //p' "$TMP/ts")" = "$last" ] || fail "ranks left the CPU taskset gave"
     check_reported "$TMP/ts"
+else
+    skip_part "taskset not installed (util-linux)"
 fi
 
 n=$((ncores + 1))
@@ -68,5 +70,7 @@ if command -v chrt >/dev/null; then
         fail "--sched batch: ranks not all SCHED_BATCH: $(policies "$TMP/pol")"
     expect_grep 'scheduling batch' "$TMP/e" "--verbose names the policy"
     [ "$(chrt -p $$ | grep -o 'SCHED_[A-Z]*')" = SCHED_OTHER ] || fail "the test shell's policy changed"
+else
+    skip_part "chrt not installed (util-linux)"
 fi
 exit 0

@@ -1,6 +1,7 @@
 # Shared helpers for the gateway's shell integration tests (sourced).
 # The harness exports top_srcdir and top_builddir.
 set -u
+. "$top_srcdir/tests/skip.sh"
 PMIGATE="$top_builddir/gateway/pmigate"
 PROG="$top_builddir/tests/gateway/gw_testprog"
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/gwtest.XXXXXX")

@@ -6,8 +6,8 @@
 # hydra's minus its proxy-internal keyval_cache (values such as the kvsname
 # are not compared).
 . "$(dirname "$0")/hi_lib.sh"
-command -v mpiexec.hydra >/dev/null || { echo "SKIP: mpiexec.hydra not installed"; exit 77; }
-[ -x "$PROGS/mpi_hello" ] || { echo "SKIP: MPICH test program not built"; exit 77; }
+command -v mpiexec.hydra >/dev/null || skip "mpiexec.hydra not installed (apt-get install mpich)"
+skip_unless_built "$PROGS/mpi_hello"
 probe_handlers
 
 for n in 2 4; do

@@ -3,7 +3,7 @@
 # hello + allreduce at N = 1, 2, 4, 16; MPI_Abort(..., 7) ends the job with
 # exit 7 at once; a rank that dies before MPI_Init fails the job promptly.
 . "$(dirname "$0")/hi_lib.sh"
-[ -x "$PROGS/mpi_hello" ] || { echo "SKIP: MPICH test program not built"; exit 77; }
+skip_unless_built "$PROGS/mpi_hello"
 probe_handlers
 
 for n in 1 2 4 16; do

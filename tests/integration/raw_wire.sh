@@ -5,7 +5,7 @@
 # broken framing fails the rank with a clear message; PMI-2 quirks (left or
 # right padded lengths, MPICH 4.0's off-by-6 junk, thrid) are tolerated.
 . "$(dirname "$0")/hi_lib.sh"
-[ -x "$SCRIPT_PROG" ] || { echo "SKIP: pmi_script not built"; exit 77; }
+skip_unless_built "$SCRIPT_PROG"
 probe_handlers
 
 K100=$(printf 'k%.0s' $(seq 100))

@@ -4,7 +4,7 @@
 # never be satisfied), name service (tests/progs/pmi2_features) at N = 2, 4;
 # the wire-up workload (tests/progs/pmi2_wireup) at N = 8.
 . "$(dirname "$0")/hi_lib.sh"
-[ -x "$PROGS/pmi2_features" ] || { echo "SKIP: Slurm libpmi2 test programs not built"; exit 77; }
+skip_unless_built "$PROGS/pmi2_features"
 probe_handlers
 
 for n in 2 4; do

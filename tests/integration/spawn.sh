@@ -11,8 +11,7 @@
 # aborts or dies before finalize (the whole job ends with its code, the
 # child named), the --max-procs cap, a host that is not this one.
 . "$(dirname "$0")/hi_lib.sh"
-[ -x "$PROGS/pmi2_spawn" ] || { echo "SKIP: Slurm libpmi2 test programs not built"; exit 77; }
-[ -x "$SCRIPT_PROG" ] || { echo "SKIP: pmi_script not built"; exit 77; }
+skip_unless_built "$PROGS/pmi2_spawn" "$SCRIPT_PROG"
 probe_handlers
 
 # ---- PMI-2, Slurm's libpmi2 ----

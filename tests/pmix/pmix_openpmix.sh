@@ -8,11 +8,12 @@
 # program no longer builds against OpenPMIx's <pmix.h> (a portability bug of
 # ours) or pmigate itself fails a rule.
 #
-# OPENPMIX_DIR overrides where OpenPMIx lives; skipped (77) without it or
-# without mpirun.openmpi.  Rules that hang on the reference are skipped
+# OPENPMIX_DIR overrides where OpenPMIx lives; skipped without it or
+# without mpirun.openmpi (an error under CI=true: tests/skip.sh).  Rules that hang on the reference are skipped
 # there (PMIX_RULES_SKIP).
 : "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 : "${top_builddir:=$top_srcdir}"
+. "$top_srcdir/tests/skip.sh"
 OPENPMIX_DIR=${OPENPMIX_DIR:-/usr/lib/x86_64-linux-gnu/pmix2}
 PMIGATE=${PG_PMIGATE:-$top_builddir/gateway/pmigate}
 MPIRUN=${MPIRUN_OPENMPI:-/usr/bin/mpirun.openmpi}
@@ -21,9 +22,9 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/pg_opmix.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 HANGS_ON_OPENPMIX=resolve_peers_unknown_nspace
 
-[ -f "$OPENPMIX_DIR/include/pmix.h" ] || { echo "SKIP: no OpenPMIx in $OPENPMIX_DIR (apt-get install libpmix-dev)"; exit 77; }
-[ -x "$MPIRUN" ] || { echo "SKIP: no $MPIRUN (apt-get install openmpi-bin)"; exit 77; }
-[ -x "$top_builddir/tests/pmix/pmix_rules" ] || { echo "SKIP: pmix_rules not built"; exit 77; }
+[ -f "$OPENPMIX_DIR/include/pmix.h" ] || skip "no OpenPMIx in $OPENPMIX_DIR (apt-get install libpmix-dev)"
+[ -x "$MPIRUN" ] || skip "no $MPIRUN (apt-get install openmpi-bin)"
+skip_unless_built "$top_builddir/tests/pmix/pmix_rules"
 
 if ! ${CC:-cc} -o "$WORK/rules_openpmix" "$top_srcdir/tests/pmix/pmix_rules.c" \
     -I"$OPENPMIX_DIR/include" -L"$OPENPMIX_DIR/lib" -Wl,-rpath,"$OPENPMIX_DIR/lib" -lpmix \

@@ -3,7 +3,7 @@
 # replayed as 8 ranks, recorded again: 8 ranks connected, each fence had all
 # 8, and each copy's per-rank keys were renamed (card-0 .. card-7 put once).
 . "$top_srcdir/tests/trace/trace_lib.sh"
-have_prog pmi2_wireup || exit 77
+need_prog pmi2_wireup
 
 record two 2 pmi2_wireup
 replay_ok load "$TMP/two.trace" --fast --ranks 8 --trace "$TMP/eight.trace"

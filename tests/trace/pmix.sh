@@ -8,7 +8,7 @@
 . "$top_srcdir/tests/trace/trace_lib.sh"
 MIX="$top_builddir/tests/mixed"
 RULES="$top_builddir/tests/pmix/pmix_rules"
-[ -x "$MIX/mix_pmix" ] && [ -x "$RULES" ] || exit 77
+skip_unless_built "$MIX/mix_pmix" "$RULES"
 
 layout=pmi1,pmi1,pmi2,pmi2,pmix,pmix
 # The PMIx ranks read no key segment (PMIGATE_SHM emptied), so every get is a

@@ -5,7 +5,6 @@
 # gateway without the application: every reply must match.
 . "$top_srcdir/tests/trace/trace_lib.sh"
 
-ran=0
 if have_prog mpi_hello; then
     record hello 2 mpi_hello
     head -1 "$TMP/hello.trace" | grep -q '^#pmigate-trace 1 kvsname=kvs_[0-9]*_0 size=2 start=20' ||
@@ -28,7 +27,8 @@ if have_prog mpi_hello; then
     done
     "$PMIGATE" trace show "$TMP/hello.trace" --rank 1048576 >/dev/null ||
         fail "show --rank 1048576 (the largest rank) refused"
-    ran=1
+else
+    skip_part "$PROGS/mpi_hello not built (MPICH)"
 fi
 if have_prog pmi2_wireup && have_prog pmi2_features; then
     record wireup 4 pmi2_wireup
@@ -41,7 +41,8 @@ if have_prog pmi2_wireup && have_prog pmi2_features; then
     "$PMIGATE" trace stats "$TMP/wireup.trace" >"$TMP/stats" || fail "trace stats failed"
     expect_grep 'kvs-fence' "$TMP/stats" "stats"
     expect_grep '4/4' "$TMP/stats" "stats: every rank in the fence"
-    ran=1
+else
+    skip_part "$PROGS/pmi2_wireup and pmi2_features not built (Slurm's libpmi2)"
 fi
 # --verbose and --trace together: both get every message
 if have_prog pmi2_wireup; then
@@ -50,5 +51,4 @@ if have_prog pmi2_wireup; then
     expect_grep 'rank 1 cmd: ' "$TMP/v.err" "--verbose with --trace"
     [ "$(grep -c 'cmd=kvs-fence;' "$TMP/v.trace")" -eq 4 ] || fail "--verbose --trace: fences missing"
 fi
-[ $ran -eq 1 ] || exit 77
 exit 0

@@ -4,7 +4,7 @@
 # the gateway never sends is a hang (exit 124, naming who waits); a job that
 # was stopped with ranks still connected replays as such (exit 0).
 . "$top_srcdir/tests/trace/trace_lib.sh"
-have_prog pmi2_wireup || exit 77
+need_prog pmi2_wireup
 
 record wireup 2 pmi2_wireup
 

@@ -1,6 +1,7 @@
 # Shared helpers for the trace tool's shell tests (sourced).  The harness
 # exports top_srcdir and top_builddir.
 set -u
+. "$top_srcdir/tests/skip.sh"
 PMIGATE="$top_builddir/gateway/pmigate"
 PROGS="$top_builddir/tests/progs"
 TRACES="$top_srcdir/tests/traces"
@@ -24,6 +25,13 @@ expect_grep() {
 
 have_prog() {
     [ -x "$PROGS/$1" ]
+}
+
+# need_prog NAME...: the script needs these test programs (tests/skip.sh).
+need_prog() {
+    for p in "$@"; do
+        have_prog "$p" || skip "$PROGS/$p not built"
+    done
 }
 
 # record NAME N PROG: runs PROG on N ranks under --trace into $TMP/NAME.trace
