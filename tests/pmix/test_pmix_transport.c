@@ -329,29 +329,92 @@ static void message_every_truncation_is_an_error(void)
     pg_buffer_destruct(&buf);
 }
 
-/* Random bytes after a valid header: any answer but a crash. */
-static void message_garbage_never_crashes(void)
+/* One decode of `len` bytes at `bytes` as info[] (or, `as_value`, one
+ * value), the way the commands read their arguments: either it fails and
+ * leaves nothing behind (no array, a value still zeroed) or it reads within
+ * the bytes and what it read re-encodes to exactly them (the format is
+ * canonical).  Returns whether it decoded. */
+static bool decode_refused_or_canonical(const char *bytes, size_t len, bool as_value)
 {
-    unsigned char junk[256];
-    unsigned seed = 12345;
+    static const pmix_value_t zero_value;
+    pmix_data_buffer_t view, enc;
+    pmix_info_t *ti = NULL;
+    pmix_value_t v;
+    size_t n = 0, used;
+    pmix_status_t rc;
 
-    for (int round = 0; round < 2000; round++) {
-        pmix_data_buffer_t view;
-        pmix_info_t *ti = NULL;
-        pmix_value_t v;
-        size_t n = 0, len = (size_t)(rand_r(&seed) % sizeof(junk));
-
-        for (size_t i = 0; i < len; i++)
-            junk[i] = (unsigned char)rand_r(&seed);
-        pg_pmix_msg_view(&view, (char *)junk, len);
-        if (pg_pmix_unpack_array(&view, (void **)&ti, &n, PMIX_INFO) == PMIX_SUCCESS)
-            pg_pmix_array_free(ti, n, PMIX_INFO);
-        pg_pmix_msg_view(&view, (char *)junk, len);
-        PMIX_VALUE_CONSTRUCT(&v);
-        if (pg_pmix_unpack_one(&view, &v, PMIX_VALUE) == PMIX_SUCCESS)
-            PMIX_VALUE_DESTRUCT(&v);
+    pg_pmix_msg_view(&view, bytes, len);
+    memset(&v, 0, sizeof(v)); /* padding too: compared whole below */
+    rc = as_value ? pg_pmix_unpack_one(&view, &v, PMIX_VALUE)
+                  : pg_pmix_unpack_array(&view, (void **)&ti, &n, PMIX_INFO);
+    if (rc != PMIX_SUCCESS) {
+        CU_ASSERT(ti == NULL && n == 0);
+        CU_ASSERT(memcmp(&v, &zero_value, sizeof(v)) == 0);
+        return false;
     }
-    CU_PASS("no crash");
+    used = (size_t)(view.unpack_ptr - bytes);
+    CU_ASSERT(used <= len);
+    pg_buffer_construct(&enc);
+    CU_ASSERT_EQUAL(as_value ? pg_pmix_pack_one(&enc, &v, PMIX_VALUE)
+                             : pg_pmix_pack_array(&enc, ti, n, PMIX_INFO),
+                    PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(enc.bytes_used, used);
+    CU_ASSERT(enc.bytes_used != used || used == 0 || memcmp(enc.base_ptr, bytes, used) == 0);
+    pg_buffer_destruct(&enc);
+    pg_pmix_array_free(ti, n, PMIX_INFO);
+    PMIX_VALUE_DESTRUCT(&v);
+    return true;
+}
+
+/* Bytes after a valid header that are random, or a valid info[] / value
+ * with one byte changed and cut anywhere: every decode is refused cleanly
+ * or canonical (decode_refused_or_canonical), and both happen. */
+static void message_garbage_is_refused_or_read_canonically(void)
+{
+    char junk[256];
+    unsigned seed = 12345;
+    int decoded = 0, refused = 0;
+    pmix_data_buffer_t valid[2];
+    pmix_info_t info[2] = { { .flags = 0 }, { .flags = 0 } };
+    pmix_value_t value;
+    uint32_t number = 77;
+
+    PMIX_VALUE_CONSTRUCT(&value);
+    PMIX_INFO_LOAD(&info[0], "garbage.str", "some text", PMIX_STRING);
+    PMIX_INFO_LOAD(&info[1], "garbage.num", &number, PMIX_UINT32);
+    PMIX_VALUE_LOAD(&value, "a value", PMIX_STRING);
+    pg_buffer_construct(&valid[0]);
+    pg_buffer_construct(&valid[1]);
+    CU_ASSERT_EQUAL(pg_pmix_pack_array(&valid[0], info, 2, PMIX_INFO), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(pg_pmix_pack_one(&valid[1], &value, PMIX_VALUE), PMIX_SUCCESS);
+    for (int round = 0; round < 4000; round++) {
+        bool as_value = round % 2 == 1;
+        const pmix_data_buffer_t *good = &valid[as_value ? 1 : 0];
+        size_t len;
+
+        if (round % 4 < 2) { /* random bytes */
+            len = (size_t)(rand_r(&seed) % sizeof(junk));
+            for (size_t i = 0; i < len; i++)
+                junk[i] = (char)rand_r(&seed);
+        } else { /* a valid encoding, one byte changed, cut anywhere */
+            len = good->bytes_used <= sizeof(junk) ? good->bytes_used : sizeof(junk);
+            memcpy(junk, good->base_ptr, len);
+            if (rand_r(&seed) % 2 == 0)
+                junk[rand_r(&seed) % len] = (char)rand_r(&seed);
+            len = (size_t)rand_r(&seed) % (len + 1);
+        }
+        if (decode_refused_or_canonical(junk, len, as_value))
+            decoded++;
+        else
+            refused++;
+    }
+    CU_ASSERT(decoded > 0);
+    CU_ASSERT(refused > 0);
+    pg_buffer_destruct(&valid[0]);
+    pg_buffer_destruct(&valid[1]);
+    PMIX_INFO_DESTRUCT(&info[0]);
+    PMIX_INFO_DESTRUCT(&info[1]);
+    PMIX_VALUE_DESTRUCT(&value);
 }
 
 static void directive_numbers_of_any_integer_type(void)
@@ -924,7 +987,8 @@ static const pg_cunit_test_t message_tests[] = {
     { "message_one_from_larger_group_refused_and_released",
       message_one_from_larger_group_refused_and_released },
     { "message_every_truncation_is_an_error", message_every_truncation_is_an_error },
-    { "message_garbage_never_crashes", message_garbage_never_crashes },
+    { "message_garbage_is_refused_or_read_canonically",
+      message_garbage_is_refused_or_read_canonically },
     { "directive_numbers_of_any_integer_type", directive_numbers_of_any_integer_type },
     { NULL, NULL },
 };
