@@ -182,6 +182,8 @@ void pg_pmi2_mux_stats(pg_pmi2_mux_t *m, pg_pmi2_mux_stats_t *out)
 {
     pthread_mutex_lock(&m->lock);
     *out = m->stats;
+    out->callers = m->callers;
+    out->reading = m->reader_active;
     pthread_mutex_unlock(&m->lock);
     out->fast_calls = atomic_load(&m->fast_calls);
 }

@@ -78,13 +78,16 @@ int pg_pmi2_mux_call(pg_pmi2_mux_t *m, pg_pmi2_build_fn build, const void *args,
  * neither waits for another thread's call nor switches to threaded mode. */
 int pg_pmi2_mux_send(pg_pmi2_mux_t *m, pg_pmi2_build_fn build, const void *args);
 
-/* Counters for tests and measurements. */
+/* Counters for tests and measurements, and what the threaded calls are
+ * doing now (so a test can wait for a state instead of sleeping). */
 typedef struct pg_pmi2_mux_stats {
     unsigned long fast_calls;     /* lock-free calls */
     unsigned long threaded_calls; /* calls through the mutex */
     unsigned long routed_by_thrid;
     unsigned long routed_in_order; /* replies without a thrid */
     unsigned long dropped;        /* replies nobody waited for */
+    unsigned callers;             /* threaded calls under way now */
+    bool reading;                 /* one of them is in read() for all */
 } pg_pmi2_mux_stats_t;
 
 void pg_pmi2_mux_stats(pg_pmi2_mux_t *m, pg_pmi2_mux_stats_t *out);

@@ -10,6 +10,7 @@
  * Prints "pmi2_threads rank R: ok (<ms> ms)" or the first broken rule.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,9 @@ enum { NWORKERS = 8, NREQUESTS = 1000, NKEYS = 4 };
 
 static int rank = -1, size;
 static char jobid[256];
+/* what rank 0's main thread waits for before it posts the late attribute:
+ * the waiter called, and the workers answered many requests since */
+static atomic_int waiter_called, answered;
 
 #define CHECK(cond, ...)                                                       \
     do {                                                                       \
@@ -75,8 +79,10 @@ static void *worker(void *arg)
 {
     int thread = (int)(long)arg;
 
-    for (int i = 0; i < NREQUESTS; i++)
+    for (int i = 0; i < NREQUESTS; i++) {
         one_request(thread, i);
+        atomic_fetch_add(&answered, 1);
+    }
     return NULL;
 }
 
@@ -86,6 +92,8 @@ static void *late_waiter(void *arg)
     int found = 0;
 
     (void)arg;
+    atomic_store(&answered, 0);
+    atomic_store(&waiter_called, 1);
     CHECK(PMI2_Info_GetNodeAttr("late-attr", val, sizeof(val), &found, 1) == PMI2_SUCCESS && found &&
               strcmp(val, "posted-late") == 0,
           "waiting getnodeattr: found=%d", found);
@@ -121,7 +129,10 @@ int main(void)
     CHECK(pthread_create(&waiter, NULL, late_waiter, NULL) == 0, "thread");
     for (long t = 0; t < NWORKERS; t++)
         CHECK(pthread_create(&workers[t], NULL, worker, (void *)t) == 0, "thread");
-    usleep(300 * 1000); /* the waiter has been waiting, the workers run */
+    /* the waiter has been waiting while the workers got hundreds of answers
+     * through the same socket (so its request went out before them) */
+    while (!atomic_load(&waiter_called) || atomic_load(&answered) < NWORKERS * 50)
+        usleep(1000);
     if (rank == 0)
         CHECK(PMI2_Info_PutNodeAttr("late-attr", "posted-late") == PMI2_SUCCESS, "late put");
     for (int t = 0; t < NWORKERS; t++)

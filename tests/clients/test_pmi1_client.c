@@ -375,15 +375,17 @@ static void set_pmi_fd(int fd)
     unsetenv("PMIGATE_PMI_EXT");
 }
 
-/* Holds the barrier; the abort must arrive while it is held. */
+/* Holds the barrier, and says so on the pipe whose write end is *arg; the
+ * abort must arrive while it is held. */
 static void script_abort_during_barrier(pg_fake_server_t *s, void *arg)
 {
     char m[MSG], code[16];
 
-    (void)arg;
     serve_handshake(s, false);
     if (pg_fake_expect(s, "barrier_in", m, sizeof(m)) < 0)
         return;
+    if (write(*(int *)arg, "b", 1) != 1)
+        pg_fake_fail(s, "cannot tell the child its barrier is held");
     if (!pg_fake_readable(s, 2000))
         pg_fake_fail(s, "no abort while another thread's barrier waited");
     if (pg_fake_expect(s, "abort", m, sizeof(m)) >= 0 &&
@@ -398,16 +400,19 @@ static void *barrier_main(void *arg)
     return NULL;
 }
 
-/* The child: a barrier that never ends in one thread, PMI_Abort in another. */
-static void abort_during_barrier_child(int fd)
+/* The child: a barrier that never ends in one thread, PMI_Abort in another
+ * once the server holds the barrier (a byte on `held`). */
+static void abort_during_barrier_child(int fd, int held)
 {
     pthread_t th;
     int spawned;
+    char b;
 
     set_pmi_fd(fd);
     if (PMI_Init(&spawned) != PMI_SUCCESS || pthread_create(&th, NULL, barrier_main, NULL) != 0)
         _exit(1);
-    usleep(200 * 1000); /* the barrier is in flight */
+    if (read(held, &b, 1) != 1) /* the barrier is in flight */
+        _exit(1);
     PMI_Abort(7, "stop");
     _exit(1);
 }
@@ -432,15 +437,17 @@ static int wait_or_kill(pid_t pid)
  * the barrier's lock forever. */
 static void test_api_abort_while_barrier_waits(void)
 {
-    int fd, status;
-    pg_fake_server_t *srv = pg_fake_server_new(script_abort_during_barrier, NULL, &fd);
+    int fd, status, held[2];
+    pg_fake_server_t *srv;
     pid_t pid;
 
+    CU_ASSERT_EQUAL_FATAL(pipe(held), 0);
+    srv = pg_fake_server_new(script_abort_during_barrier, &held[1], &fd);
     CU_ASSERT_PTR_NOT_NULL_FATAL(srv);
     pid = pg_fake_server_fork(srv); /* before the server's thread exists */
     CU_ASSERT_FATAL(pid >= 0);
     if (pid == 0)
-        abort_during_barrier_child(fd);
+        abort_during_barrier_child(fd, held[0]);
     close(fd); /* the child's end: its exit is the server's EOF */
     CU_ASSERT_EQUAL_FATAL(pg_fake_server_go(srv), 0);
     status = wait_or_kill(pid);
@@ -449,6 +456,8 @@ static void test_api_abort_while_barrier_waits(void)
      * reports the barrier thread still running at the exit) */
     CU_ASSERT_TRUE(WIFEXITED(status));
     CU_ASSERT_EQUAL(pg_fake_server_join(srv), 0);
+    close(held[0]);
+    close(held[1]);
 }
 
 static void script_handshake_finalize(pg_fake_server_t *s, void *arg)

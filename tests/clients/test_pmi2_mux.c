@@ -265,16 +265,31 @@ static void test_no_echo_routes_in_order(void)
 
 /* ---- switching to threaded mode while the owner waits -------------------------- */
 
+/* The mux of the switch test, and when the other thread may call. */
+typedef struct switch_ctx {
+    atomic_bool go;
+    _Atomic(pg_pmi2_mux_t *) mux;
+} switch_ctx_t;
+
 static void script_switch(pg_fake_server_t *s, void *arg)
 {
+    switch_ctx_t *ctx = arg;
     char m[MSG], t[32];
 
     if (pg_fake_expect(s, "kvs-get", m, sizeof(m)) < 0)
         return;
     if (pg_fake_value(m, "thrid", t, sizeof(t)) == 0)
         pg_fake_fail(s, "owner's first call carried a thrid");
-    atomic_store((atomic_bool *)arg, true); /* now let the other thread call */
-    usleep(100 * 1000); /* it arrives while the owner waits */
+    atomic_store(&ctx->go, true); /* now let the other thread call */
+    /* the other thread is in the mux, waiting for the owner's call, when
+     * that call is answered */
+    for (int ms = 0; !pg_pmi2_mux_threaded(atomic_load(&ctx->mux)); ms++) {
+        if (ms == 5000) {
+            pg_fake_fail(s, "the other thread did not enter the mux in 5 s");
+            break;
+        }
+        usleep(1000);
+    }
     answer_get(s, m, false);
     for (int i = 0; i < 2; i++) {
         if (pg_fake_expect(s, "kvs-get", m, sizeof(m)) < 0)
@@ -302,7 +317,7 @@ static void *late_worker_main(void *p)
 
 static void test_switch_to_threaded_mode(void)
 {
-    static atomic_bool go;
+    static switch_ctx_t ctx;
     int fd;
     pg_fake_server_t *srv;
     pg_pmi2_mux_t *m;
@@ -310,10 +325,12 @@ static void test_switch_to_threaded_mode(void)
     pthread_t th;
     pg_pmi2_mux_stats_t st;
 
-    atomic_store(&go, false);
-    srv = pg_fake_server_start(script_switch, &go, &fd);
+    atomic_store(&ctx.go, false);
+    atomic_store(&ctx.mux, NULL);
+    srv = pg_fake_server_start(script_switch, &ctx, &fd);
     m = pg_pmi2_mux_new(fd);
-    lw = (late_worker_t){ { m, 9, 1, 0 }, &go };
+    atomic_store(&ctx.mux, m); /* before the owner's call reaches the server */
+    lw = (late_worker_t){ { m, 9, 1, 0 }, &ctx.go };
     pthread_create(&th, NULL, late_worker_main, &lw);
     CU_ASSERT_EQUAL(get_checked(m, "owner"), PMI2_SUCCESS);
     pthread_join(th, NULL);
@@ -469,7 +486,9 @@ static void test_free_fails_waiting_threads_first(void)
     pthread_create(&th, NULL, waiters_main, &w);
     while (!atomic_load(&all_sent))
         usleep(1000);
-    usleep(50 * 1000); /* every worker is asleep in the mux, one of them in read() */
+    /* every worker is in the mux, one of them in read() */
+    for (pg_pmi2_mux_stats_t st = { 0 }; st.callers != NTHREADS || !st.reading; usleep(1000))
+        pg_pmi2_mux_stats(w.m, &st);
     pthread_create(&freer, NULL, freer_main, w.m);
     clock_gettime(CLOCK_REALTIME, &limit);
     limit.tv_sec += 5;

@@ -13,10 +13,11 @@
 . "$top_srcdir/tests/gateway/gw_lib.sh"
 mkdir "$TMP/run"
 
-# run_contained WHAT WANT MARKER SCRIPT: a 2-rank job of `sh -c SCRIPT` ($0 is
-# gw_testprog, $1 the marker) exits WANT and leaves nothing marked behind.
+# run_contained WHAT WANT MARKER SCRIPT [ARG]: a 2-rank job of `sh -c SCRIPT`
+# ($0 is gw_testprog, $1 the marker, $2 ARG) exits WANT and leaves nothing
+# marked behind.
 run_contained() {
-    "$PMIGATE" run -n 2 sh -c "$4" "$PROG" "$3" >"$TMP/o" 2>"$TMP/e"
+    "$PMIGATE" run -n 2 sh -c "$4" "$PROG" "$3" "${5:-}" >"$TMP/o" 2>"$TMP/e"
     st=$?
     [ $st -eq "$2" ] || cat "$TMP/o" "$TMP/e" >&2
     expect_status "$2" $st "$1"
@@ -27,15 +28,17 @@ m=$(marker bg)
 run_contained "background children of a job that succeeds" 0 "$m" '"$0" sleep 3001 "$1" & exit 0'
 expect_grep 'killing 2 processes the ranks left running' "$TMP/e" "background children"
 
+# the rank exits once its child runs the program, so after its setsid
+up='until pgrep -f "^$0 sleep $2 $1" >/dev/null; do sleep 0.02; done'
 m=$(marker setsid)
 run_contained "a setsid child of a job that succeeds" 0 "$m" \
-    'setsid "$0" sleep 3002 "$1" & sleep 0.3; exit 0'
+    'setsid "$0" sleep 3002 "$1" & '"$up"'; exit 0' 3002
 m=$(marker setsid_fail)
 run_contained "a setsid child of a failing job" 3 "$m" \
-    'setsid "$0" sleep 3003 "$1" & sleep 0.3; exit 3'
+    'setsid "$0" sleep 3003 "$1" & '"$up"'; exit 3' 3003
 m=$(marker daemon)
 run_contained "a daemon (double fork, setsid)" 0 "$m" \
-    '(setsid "$0" sleep 3004 "$1" &) ; sleep 0.3; exit 0'
+    '(setsid "$0" sleep 3004 "$1" &) ; '"$up"'; exit 0' 3004
 
 # SIGKILL to pmigate: the ranks die; its directories are left to the next run
 m=$(marker sigkill)
@@ -49,10 +52,13 @@ done
 ranks=$(pgrep -P $pid -f "^$PROG" | tr '\n' ' ')
 kill -9 $pid
 wait $pid 2>/dev/null
-sleep 0.3
 for r in $ranks; do
-    # dead or a zombie (whoever inherited it reaps it when it will)
-    state=$(awk '{ sub(/.*\) /, ""); print $1 }' "/proc/$r/stat" 2>/dev/null)
+    # dead or a zombie (whoever inherited it reaps it when it will), within 3 s
+    for _ in $(seq 30); do
+        state=$(awk '{ sub(/.*\) /, ""); print $1 }' "/proc/$r/stat" 2>/dev/null)
+        [ -z "$state" ] || [ "$state" = Z ] && break
+        sleep 0.1
+    done
     [ -z "$state" ] || [ "$state" = Z ] ||
         { pkill -9 -f "$m"; fail "rank $r outlived its SIGKILLed pmigate (state $state)"; }
 done
@@ -80,8 +86,12 @@ keeper=$(pgrep -P $pid -x pmigate)
 [ -n "$keeper" ] || fail "no keeper process under pmigate"
 kill -9 $keeper $pid
 wait $pid 2>/dev/null
-sleep 0.3
-survivors=$(pgrep -f "^$PROG sleep 3006 $m" | wc -l)
+# the rank dies with pmigate (PDEATHSIG), its setsid child does not
+for _ in $(seq 30); do
+    survivors=$(pgrep -f "^$PROG sleep 3006 $m" | wc -l)
+    [ "$survivors" -le 1 ] && break
+    sleep 0.1
+done
 pkill -9 -f "$m"
 [ "$survivors" -eq 1 ] || fail "after SIGKILL, $survivors processes survived, expected the setsid one"
 left=$(ls "$TMP/run" | grep -c '^pmigate')

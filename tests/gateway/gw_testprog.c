@@ -5,8 +5,10 @@
  *
  * Usage: gw_testprog MODE [args...]; the rank comes from PMI_RANK.
  *   exit CODE                  exit with CODE
- *   rank-exit R CODE [MARKER]  rank R exits CODE at once, others sleep 60 s
- *   rank-signal R SIG [MARKER] rank R kills itself with SIG, others sleep 60 s
+ *   rank-exit R CODE [MARKER]  rank R exits CODE once every rank runs, others
+ *                              sleep 60 s
+ *   rank-signal R SIG [MARKER] rank R kills itself with SIG once every rank
+ *                              runs, others sleep 60 s
  *   sleep SECONDS [MARKER]     sleep (MARKER only tags the command line for pgrep)
  *   grandchild MARKER          fork a child that sleeps 60 s, then sleep 60 s
  *   ignore-term MARKER         ignore SIGTERM, then sleep 60 s
@@ -19,8 +21,9 @@
  *   args ARGS...               print "rank R args: ARGS"
  *   affinity                   print "rank R cpus: <list of allowed CPUs>"
  * PMI-1 over PMI_FD (raw lines, for tests/gateway/gw_fakegate):
- *   pmi R WHAT [MARKER]        every rank sends init; rank R then does WHAT,
- *                              the others sleep 60 s.  WHAT is one of
+ *   pmi R WHAT [MARKER]        every rank sends init; rank R then, once every
+ *                              rank runs, does WHAT, the others sleep 60 s.
+ *                              WHAT is one of
  *                              abort:N (cmd=abort exitcode=N, then exit 255),
  *                              eof (close the PMI fd, keep running),
  *                              exit0 (exit 0 without finalize),
@@ -32,6 +35,7 @@
  *                              the connection open (sleeps 60 s), exit 0
  */
 #include <errno.h>
+#include <limits.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -55,6 +59,49 @@ static void sleep_seconds(int s)
 
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
         ;
+}
+
+/* How many children of our parent (the gateway) run this program. */
+static int siblings_running(const char *self)
+{
+    char path[64], exe[PATH_MAX];
+    int ppid = (int)getppid(), pid, n = 0;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/proc/%d/task/%d/children", ppid, ppid);
+    if ((f = fopen(path, "r")) == NULL)
+        return -1;
+    while (fscanf(f, "%d", &pid) == 1) {
+        ssize_t len;
+
+        snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+        len = readlink(path, exe, sizeof(exe) - 1);
+        if (len > 0 && (exe[len] = '\0', strcmp(exe, self) == 0))
+            n++;
+    }
+    fclose(f);
+    return n;
+}
+
+/* Waits, up to 10 s, until every rank of the job (PMI_SIZE) runs this
+ * program: a rank that fails on purpose does so once the others are there
+ * to be torn down, whatever the scheduling. */
+static void wait_for_every_rank(void)
+{
+    char self[PATH_MAX];
+    const char *size = getenv("PMI_SIZE");
+    ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+    if (len <= 0 || size == NULL)
+        return;
+    self[len] = '\0';
+    for (int waited_ms = 0; waited_ms < 10000; waited_ms++) {
+        int n = siblings_running(self);
+
+        if (n < 0 || n >= atoi(size))
+            return;
+        usleep(1000);
+    }
 }
 
 static int mode_slow_lines(int n)
@@ -167,7 +214,7 @@ static int mode_pmi(int who, const char *what)
         sleep_seconds(60);
         return 0;
     }
-    usleep(100000); /* let the others connect */
+    wait_for_every_rank();
     if (strncmp(what, "abort:", 6) == 0) {
         char line[64];
         snprintf(line, sizeof(line), "cmd=abort exitcode=%s\n", what + 6);
@@ -228,7 +275,7 @@ int main(int argc, char **argv)
         return atoi(argv[2]);
     if ((strcmp(mode, "rank-exit") == 0 || strcmp(mode, "rank-signal") == 0) && argc > 3) {
         if (my_rank() == atoi(argv[2])) {
-            usleep(100000); /* let the others start */
+            wait_for_every_rank();
             if (mode[5] == 'e')
                 return atoi(argv[3]);
             raise(atoi(argv[3]));

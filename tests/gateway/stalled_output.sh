@@ -41,6 +41,18 @@ wait_gone() {
     return 0
 }
 
+# flood_fills PID, for the ranks' scripts: waits (up to 5 s) until what PID
+# writes has filled every buffer on the way, i.e. it sleeps in write() on its
+# full pipe.
+cat >"$TMP/flood_fills.sh" <<'FLOOD'
+flood_fills() {
+    for _ in $(seq 100); do
+        case $(cat "/proc/$1/wchan" 2>/dev/null) in *pipe_write*) return ;; esac
+        sleep 0.05
+    done
+}
+FLOOD
+
 # 1. PMI wire-up of 4 ranks while each floods the stalled stdout, then
 # every line arrives once the reader reads.  $1: extra pmigate options.
 wireup_under_flood() {
@@ -61,8 +73,9 @@ EOF
     done
     cat >"$TMP/rank.sh" <<EOF
 #!/bin/sh
+. "$TMP/flood_fills.sh"
 seq -f "r\$PMI_RANK %g" 1 $LINES &
-sleep 0.5 # the flood has filled every buffer by now
+flood_fills \$!
 "$SCRIPT_PROG" "$TMP/wire.%r" && touch "$TMP/wired.\$PMI_RANK"
 wait
 EOF
@@ -146,7 +159,15 @@ for sig in TERM INT; do
     start_reader
     "$PMIGATE" run -n 2 sh -c 'exec yes flood' >"$TMP/fifo" 2>"$TMP/err" &
     pg=$!
-    sleep 1
+    # both ranks flood, and their output has filled pmigate's queue
+    for _ in $(seq 100); do
+        [ "$(pgrep -P $pg -x yes | wc -l)" -eq 2 ] && break
+        sleep 0.05
+    done
+    for y in $(pgrep -P $pg -x yes); do
+        . "$TMP/flood_fills.sh"
+        flood_fills "$y"
+    done
     t0=$(now_ms)
     kill -$sig $pg
     wait_gone $pg 20 || { release_reader; fail "SIG$sig: pmigate still runs 20 s later"; }
@@ -165,8 +186,9 @@ done
 # completes and --timeout still ends the job on time.
 cat >"$TMP/rank.sh" <<EOF
 #!/bin/sh
+. "$TMP/flood_fills.sh"
 yes flood >&2 &
-sleep 0.5
+flood_fills \$!
 "$SCRIPT_PROG" "$TMP/wire.%r" && touch "$TMP/wired.\$PMI_RANK"
 sleep 60
 EOF
