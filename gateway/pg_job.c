@@ -21,7 +21,6 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <syslog.h>
-#include <unistd.h>
 
 #include "gateway/pg_job_int.h"
 #include "gateway/pg_launch.h"
