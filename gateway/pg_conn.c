@@ -49,6 +49,7 @@ struct pg_conn {
     char *in;                     /* received bytes: [in_start, in_end) unread */
     size_t in_start, in_end, in_cap;
     pg_msg_t msg;                 /* reused for every message */
+    pg_frame_skip_t skip;         /* the rest of an over-long message, dropped */
     pg_conn_trace_fn trace;
     void *trace_arg;
     size_t out_traced;            /* bytes at the head of `out` already traced */
@@ -401,6 +402,28 @@ static int conn_pmix_frame(pg_conn_t *c, const char *head, size_t avail)
     return 0;
 }
 
+/* An over-long PMI message (wire/pg_frame.h): answered by its head, as a
+ * message that breaks a limit is, while the rest is dropped as it arrives,
+ * so the connection goes on.  The trace gets the head.  Returns 0, 1 (need
+ * more bytes for the head) or -1 (closed). */
+static int conn_oversized(pg_conn_t *c, char *head, size_t avail, int err)
+{
+    pg_frame_t frame;
+    int rc = pg_frame_oversized(head, avail, err, &frame);
+
+    if (rc == PG_WIRE_ENEED_MORE)
+        return 1;
+    conn_trace(c, PG_CONN_IN, head, frame.consumed);
+    rc = pg_parse_frame(head, &frame, &c->msg);
+    c->in_start += frame.consumed;
+    pg_frame_skip_start(&c->skip, &frame);
+    if (rc == PG_WIRE_ENOMEM) {
+        conn_fail(c, "out of memory parsing a PMI message");
+        return -1;
+    }
+    return conn_dispatch(c, &c->msg, err) != 0 ? -1 : 0;
+}
+
 /* Frames, parses and dispatches every complete message in the buffer. */
 static void conn_process(pg_conn_t *c)
 {
@@ -411,6 +434,10 @@ static void conn_process(pg_conn_t *c)
         pg_frame_t frame;
         int rc;
 
+        if (c->skip.kind != PG_FRAME_NONE) {
+            c->in_start += pg_frame_skip(&c->skip, head, avail);
+            continue;
+        }
         if (c->proto == PG_PROTO_PMIX || (!c->opened && pg_pmix_is_start(head, avail))) {
             rc = c->opened ? conn_pmix_frame(c, head, avail) : conn_pmix_preamble(c, head, avail);
             if (rc < 0)
@@ -423,6 +450,14 @@ static void conn_process(pg_conn_t *c)
 
         if (rc == PG_WIRE_ENEED_MORE)
             break;
+        if (pg_frame_is_oversized(rc)) {
+            rc = conn_oversized(c, head, avail, rc);
+            if (rc < 0)
+                return;
+            if (rc > 0)
+                break;
+            continue;
+        }
         if (rc != PG_WIRE_OK) {
             conn_fail(c, "sent a message that cannot be framed: %s", pg_wire_strerror(rc));
             return;
@@ -479,7 +514,7 @@ static void conn_eof(pg_conn_t *c)
     c->by_peer = 1;
     if (c->finalized || (!c->opened && c->in_end == c->in_start))
         conn_close(c, NULL);
-    else if (c->in_end > c->in_start)
+    else if (c->in_end > c->in_start || c->skip.kind != PG_FRAME_NONE)
         conn_close(c, "closed its PMI connection in the middle of a message");
     else
         conn_close(c, "closed its PMI connection before finalize");

@@ -64,6 +64,13 @@ static const wire_row_t wire_table[] = {
     { PG_WIRE_ETOO_MANY_TOKENS, { -1, PG_PMI2_RC_ERR_INVALID_NUM_ARGS, "too_many_keys" } },
     { PG_WIRE_ESYNTAX, { -1, PG_PMI2_RC_ERR_INVALID_KEYVALP, "malformed_message" } },
     { PG_WIRE_ENOMEM, { -1, PG_PMI2_RC_ERR_NOMEM, "out_of_memory" } },
+    /* over-long messages, answered by their head (wire/pg_frame.h) */
+    { PG_WIRE_ELINE_TOO_LONG,
+      { -1, PG_PMI2_RC_ERR_INVALID_LENGTH, "line_too_long_(max_4096_bytes)" } },
+    { PG_WIRE_EMCMD_TOO_LONG,
+      { -1, PG_PMI2_RC_ERR_INVALID_LENGTH, "spawn_block_too_long_(max_262144_bytes)" } },
+    { PG_WIRE_ELENGTH_TOO_BIG,
+      { -1, PG_PMI2_RC_ERR_INVALID_LENGTH, "message_too_long_(max_65542_bytes)" } },
 };
 
 static const pg_pmi_err_t wire_unknown = { -1, PG_PMI2_RC_ERR_OTHER, "message_cannot_be_parsed" };

@@ -103,6 +103,106 @@ static int pg_frame_pmi2(const char *buf, size_t len, pg_frame_t *out)
     return PG_WIRE_OK;
 }
 
+/* PMI-2: the length its field announces (called on a field pg_frame_next
+ * already read whole). */
+static size_t pg_frame_pmi2_announced(const char *buf)
+{
+    size_t v = 0;
+
+    for (size_t i = 0; i < PG_PMI2_LENGTH_FIELD; i++)
+        if (buf[i] >= '0' && buf[i] <= '9')
+            v = v * 10 + (size_t)(buf[i] - '0');
+    return v;
+}
+
+int pg_frame_is_oversized(int err)
+{
+    return err == PG_WIRE_ELINE_TOO_LONG || err == PG_WIRE_EMCMD_TOO_LONG ||
+           err == PG_WIRE_ELENGTH_TOO_BIG;
+}
+
+int pg_frame_oversized(const char *buf, size_t len, int err, pg_frame_t *head)
+{
+    memset(head, 0, sizeof *head);
+    if (err == PG_WIRE_ELENGTH_TOO_BIG) {
+        if (len < PG_PMI2_LENGTH_FIELD + PG_FRAME_HEAD_MAX)
+            return PG_WIRE_ENEED_MORE; /* the body is longer than that: it will come */
+        head->proto = PG_PROTO_PMI2;
+        head->kind = PG_FRAME_PMI2;
+        head->body_off = PG_PMI2_LENGTH_FIELD;
+        head->total = PG_PMI2_LENGTH_FIELD + pg_frame_pmi2_announced(buf);
+    } else if (err == PG_WIRE_ELINE_TOO_LONG || err == PG_WIRE_EMCMD_TOO_LONG) {
+        if (len < PG_FRAME_HEAD_MAX) /* cannot be: the error took more */
+            return PG_WIRE_ENEED_MORE;
+        head->proto = PG_PROTO_PMI1;
+        head->kind = err == PG_WIRE_ELINE_TOO_LONG ? PG_FRAME_PMI1_LINE : PG_FRAME_PMI1_MCMD;
+    } else {
+        return err;
+    }
+    head->body_len = PG_FRAME_HEAD_MAX;
+    head->consumed = head->body_off + PG_FRAME_HEAD_MAX;
+    return PG_WIRE_OK;
+}
+
+void pg_frame_skip_start(pg_frame_skip_t *s, const pg_frame_t *head)
+{
+    memset(s, 0, sizeof *s);
+    s->kind = head->kind;
+    s->skipped = head->consumed;
+    if (head->kind == PG_FRAME_PMI2)
+        s->left = head->total - head->consumed;
+}
+
+/* A block's end, the "endcmd" line, found across reads: its only border is
+ * "\n", so after a mismatch the match starts again at a '\n' or at
+ * nothing. */
+static size_t pg_frame_skip_block(pg_frame_skip_t *s, const char *buf, size_t len)
+{
+    const char *end = pg_mcmd_end;
+    size_t endlen = sizeof pg_mcmd_end - 1;
+
+    for (size_t i = 0; i < len; i++) {
+        if (buf[i] == end[s->matched])
+            s->matched++;
+        else
+            s->matched = buf[i] == end[0] ? 1 : 0;
+        if (s->matched == endlen) {
+            s->kind = PG_FRAME_NONE;
+            return i + 1;
+        }
+    }
+    return len;
+}
+
+size_t pg_frame_skip(pg_frame_skip_t *s, const char *buf, size_t len)
+{
+    size_t n;
+
+    switch (s->kind) {
+    case PG_FRAME_PMI2:
+        n = len < s->left ? len : s->left;
+        s->left -= n;
+        if (s->left == 0)
+            s->kind = PG_FRAME_NONE;
+        break;
+    case PG_FRAME_PMI1_LINE: {
+        const char *nl = memchr(buf, '\n', len);
+
+        n = nl != NULL ? (size_t)(nl - buf) + 1 : len;
+        if (nl != NULL)
+            s->kind = PG_FRAME_NONE;
+        break;
+    }
+    case PG_FRAME_PMI1_MCMD:
+        n = pg_frame_skip_block(s, buf, len);
+        break;
+    default:
+        return 0;
+    }
+    s->skipped += n;
+    return n;
+}
+
 int pg_frame_next(const char *buf, size_t len, pg_frame_t *out)
 {
     memset(out, 0, sizeof *out);

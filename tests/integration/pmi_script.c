@@ -11,6 +11,9 @@
  *   send2 BODY     sends BODY with a right-aligned 6-byte length
  *   send2l BODY    the same, left-aligned (Slurm's libpmi2, MPICH 4.0)
  *   raw BYTES      sends BYTES as they are
+ *   long1 N TEXT   sends TEXT padded with 'x' to N bytes, then "\n" (an
+ *                  over-long PMI-1 line when N >= 4096)
+ *   long2 N BODY   sends a PMI-2 message of length N: BODY padded with 'x'
  *   expect S...    reads the next message; each word S must occur in it
  *   reject S...    no word S may occur in the message the last expect read
  *   eof            expects the gateway to close the connection
@@ -173,6 +176,34 @@ static void send2(char *body, const char *fmt)
     free(buf);
 }
 
+/* long1 / long2: "N TEXT", TEXT padded with 'x' to N bytes, framed as a
+ * PMI-1 line (pmi2 0) or a PMI-2 message (pmi2 1) of any length. */
+static void send_long(char *arg, int pmi2)
+{
+    char *text = strchr(arg, ' ');
+    long n = atol(arg);
+    size_t len, head = pmi2 ? 6 : 0;
+    char *buf;
+
+    if (text == NULL || n <= 0 || n > 8 * 1024 * 1024)
+        die("long1/long2 need a length and a text", arg);
+    len = unescape(++text);
+    buf = malloc((size_t)n + head + 1);
+    if (buf == NULL || len > (size_t)n)
+        die("long1/long2: bad length", arg);
+    memset(buf, 'x', (size_t)n + head + 1);
+    if (pmi2) {
+        char field[8];
+
+        snprintf(field, sizeof(field), "%6ld", n);
+        memcpy(buf, field, 6);
+    }
+    memcpy(buf + head, text, len);
+    buf[head + (size_t)n] = '\n';
+    send_all(buf, (size_t)n + head + (pmi2 ? 0 : 1));
+    free(buf);
+}
+
 static void run_line(char *line)
 {
     char *arg = strchr(line, ' ');
@@ -196,6 +227,8 @@ static void run_line(char *line)
         send2(arg, "%-6d");
     } else if (strcmp(line, "raw") == 0) {
         send_all(arg, unescape(arg));
+    } else if (strcmp(line, "long1") == 0 || strcmp(line, "long2") == 0) {
+        send_long(arg, line[4] == '2');
     } else if (strcmp(line, "expect") == 0) {
         check(arg, 1);
     } else if (strcmp(line, "reject") == 0) {

@@ -119,6 +119,53 @@ SCRIPT
     [ $rc -eq 0 ] || { fail "PMI-$proto init '${attr:-no reader}': segment after the fence (exit $rc)"; cat "$WORK/out"; }
 done
 
+# Over-long messages (a PMI-1 line over 4096 bytes, a PMI-2 message over
+# 65542, a spawn block over 256 KiB) get an error reply naming their
+# command, and exactly them is skipped: the next request is answered and
+# the job succeeds.
+cat >"$WORK/long1" <<SCRIPT
+send1 cmd=init pmi_version=1 pmi_subversion=1
+expect cmd=response_to_init rc=0
+long1 5000 cmd=put kvsname=x key=big value=v
+expect cmd=put_result rc=-1 line_too_long
+long1 300000 mcmd=spawn\nnprocs=1\nexecname=x\n
+raw endcmd\n
+expect cmd=spawn_result rc=-1 spawn_block_too_long
+send1 cmd=put kvsname=x key=after value=ok
+expect cmd=put_result rc=0
+send1 cmd=get kvsname=x key=after
+expect rc=0 value=ok\n
+send1 cmd=finalize
+expect cmd=finalize_ack
+eof
+SCRIPT
+run_job 30 -n 1 "$SCRIPT_PROG" "$WORK/long1"
+[ $rc -eq 0 ] || { fail "over-long PMI-1 line: error reply, connection goes on (exit $rc)"; cat "$WORK/out"; }
+cat >"$WORK/long2" <<SCRIPT
+send1 cmd=init pmi_version=2 pmi_subversion=0
+expect cmd=response_to_init rc=0
+send2l cmd=fullinit;pmirank=0;threaded=FALSE;
+expect cmd=fullinit-response rc=0
+long2 70000 cmd=kvs-put;thrid=0xb1g;key=big;value=v
+expect kvs-put-response thrid=0xb1g; message_too_long
+reject rc=0;
+long2 999999 cmd=kvs-put;key=bigger;value=v
+expect kvs-put-response message_too_long
+send2 cmd=kvs-put;key=after;value=ok;
+expect kvs-put-response rc=0
+send2 cmd=kvs-fence;
+expect kvs-fence-response rc=0
+send2 cmd=kvs-get;srcid=0;key=after;
+expect found=TRUE value=ok;
+send2 cmd=kvs-get;srcid=0;key=big;
+expect found=FALSE
+send2 cmd=finalize;
+expect finalize-response rc=0
+eof
+SCRIPT
+run_job 30 -n 1 "$SCRIPT_PROG" "$WORK/long2"
+[ $rc -eq 0 ] || { fail "over-long PMI-2 message: error reply, connection goes on (exit $rc)"; cat "$WORK/out"; }
+
 # Broken framing: the rank is failed, the job ends non-zero, the message names it
 printf 'send1 cmd=init pmi_version=2 pmi_subversion=0\nexpect rc=0\nraw 12a456cmd=kvs-fence;\neof\n' >"$WORK/frame"
 run_job 30 -n 1 "$SCRIPT_PROG" "$WORK/frame"

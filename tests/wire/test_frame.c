@@ -228,6 +228,82 @@ static void test_each_framing_error_has_its_own_code(void)
     CU_ASSERT_NOT_EQUAL(PG_WIRE_ELINE_TOO_LONG, PG_WIRE_EMCMD_TOO_LONG);
 }
 
+/* Skips the rest of an over-long message fed in pieces of `chunk` bytes;
+ * returns the bytes of stream[0..len) it took (the head included). */
+static size_t skip_in_chunks(const char *stream, size_t len, size_t chunk, int err)
+{
+    pg_frame_t head;
+    pg_frame_skip_t s;
+    size_t at;
+
+    CU_ASSERT_EQUAL_FATAL(pg_frame_oversized(stream, len, err, &head), PG_WIRE_OK);
+    CU_ASSERT_EQUAL(head.body_len, PG_FRAME_HEAD_MAX);
+    pg_frame_skip_start(&s, &head);
+    at = head.consumed;
+    while (s.kind != PG_FRAME_NONE && at < len) {
+        size_t piece = len - at < chunk ? len - at : chunk;
+        size_t took = pg_frame_skip(&s, stream + at, piece);
+
+        CU_ASSERT_TRUE(took == piece || s.kind == PG_FRAME_NONE);
+        at += took;
+    }
+    CU_ASSERT_EQUAL(s.kind, PG_FRAME_NONE);
+    CU_ASSERT_EQUAL(s.skipped, at);
+    return at;
+}
+
+/* An over-long message is answered by its head and skipped exactly: the
+ * next message frames as if nothing had happened, whatever the pieces. */
+static void test_oversized_messages_are_skipped_exactly(void)
+{
+    static char buf[PG_PMI1_MCMD_MAX + 4096];
+    const char *next = "cmd=get_maxes\n";
+    size_t chunks[] = { 1, 7, 4096, sizeof buf };
+    pg_frame_t f;
+
+    /* PMI-2: 70000 bytes announced; the head waits for PG_FRAME_HEAD_MAX */
+    memset(buf, 'v', sizeof buf);
+    memcpy(buf, " 70000cmd=kvs-put;thrid=7;key=k;value=", 38);
+    strcpy(buf + 6 + 70000, next);
+    CU_ASSERT_EQUAL(pg_frame_next(buf, 6, &f), PG_WIRE_ELENGTH_TOO_BIG);
+    CU_ASSERT_EQUAL(pg_frame_oversized(buf, 6 + PG_FRAME_HEAD_MAX - 1, PG_WIRE_ELENGTH_TOO_BIG, &f),
+                    PG_WIRE_ENEED_MORE);
+    for (size_t i = 0; i < sizeof chunks / sizeof chunks[0]; i++)
+        CU_ASSERT_EQUAL(skip_in_chunks(buf, 6 + 70000 + strlen(next), chunks[i],
+                                       PG_WIRE_ELENGTH_TOO_BIG),
+                        6 + 70000);
+    CU_ASSERT_EQUAL(pg_frame_next(buf + 6 + 70000, strlen(next), &f), PG_WIRE_OK);
+
+    /* PMI-1: a 9000-byte line, then the next line */
+    memset(buf, 'v', sizeof buf);
+    memcpy(buf, "cmd=put kvsname=x key=k value=", 30);
+    buf[8999] = '\n';
+    strcpy(buf + 9000, next);
+    CU_ASSERT_EQUAL(pg_frame_next(buf, sizeof buf, &f), PG_WIRE_ELINE_TOO_LONG);
+    for (size_t i = 0; i < sizeof chunks / sizeof chunks[0]; i++)
+        CU_ASSERT_EQUAL(skip_in_chunks(buf, 9000 + strlen(next), chunks[i], PG_WIRE_ELINE_TOO_LONG),
+                        9000);
+
+    /* an mcmd block whose "endcmd" line straddles the framer's window, with
+     * false starts ("\nendcm", "\n\nendcmd") before it */
+    memset(buf, 'a', sizeof buf);
+    memcpy(buf, "mcmd=spawn\n", 11);
+    memcpy(buf + 5000, "\nendcmX\n\nendcmd", 15); /* no '\n' after: not an end */
+    memcpy(buf + PG_PMI1_MCMD_MAX - 3, "\nendcmd\n", 8);
+    strcpy(buf + PG_PMI1_MCMD_MAX + 5, next);
+    CU_ASSERT_EQUAL(pg_frame_next(buf, PG_PMI1_MCMD_MAX, &f), PG_WIRE_EMCMD_TOO_LONG);
+    for (size_t i = 0; i < sizeof chunks / sizeof chunks[0]; i++)
+        CU_ASSERT_EQUAL(skip_in_chunks(buf, PG_PMI1_MCMD_MAX + 5 + strlen(next), chunks[i],
+                                       PG_WIRE_EMCMD_TOO_LONG),
+                        PG_PMI1_MCMD_MAX + 5);
+
+    /* only those three are survivable */
+    CU_ASSERT_TRUE(pg_frame_is_oversized(PG_WIRE_ELINE_TOO_LONG));
+    CU_ASSERT_FALSE(pg_frame_is_oversized(PG_WIRE_EBAD_LENGTH));
+    CU_ASSERT_FALSE(pg_frame_is_oversized(PG_WIRE_EBAD_START));
+    CU_ASSERT_EQUAL(pg_frame_oversized(buf, sizeof buf, PG_WIRE_EBAD_START, &f), PG_WIRE_EBAD_START);
+}
+
 static const pg_cunit_test_t recorded_tests[] = {
     { "every prefix of a recorded message needs more", test_every_prefix_of_a_recorded_message_needs_more },
     { "recorded sessions frame identically in any chunk size", test_recorded_sessions_frame_identically_in_any_chunk_size },
@@ -241,6 +317,7 @@ static const pg_cunit_test_t rule_tests[] = {
     { "mcmd block ends only at an endcmd line", test_mcmd_block_ends_only_at_an_endcmd_line },
     { "partial prefixes need more", test_partial_prefixes_need_more },
     { "each framing error has its own code", test_each_framing_error_has_its_own_code },
+    { "over-long messages are skipped exactly", test_oversized_messages_are_skipped_exactly },
     { NULL, NULL },
 };
 
