@@ -11,6 +11,13 @@
  * over the whole table -- with a thousand processes per node that pass
  * would cost more than the gets it serves.
  *
+ * Nothing is mapped that could shrink under the mapping (a reader touching
+ * a page cut off by a truncation would die of SIGBUS): the segment must be
+ * sealed against writes and shrinking, the commit table against shrinking
+ * (gateway/pg_shm.c makes both as sealed memfds); anything else -- a file
+ * PMIGATE_SHM names that any process of the user could truncate -- is
+ * treated as absent.
+ *
  * The commit table (for PMIx lookups) is mapped once, read-only, at the
  * first good refresh, and kept: the gateway writes it in place for the
  * job's life.
@@ -49,31 +56,20 @@ struct pg_cl_shm {
     size_t commits_size;
 };
 
-/* dir/kvs.commits for dir/kvs.seg (the writer puts both in one directory). */
-static char *commits_path_of(const char *path)
+pg_cl_shm_t *pg_cl_shm_new(const char *spec, const char *nspace)
 {
-    const char *slash = strrchr(path, '/');
-    size_t dirlen = slash != NULL ? (size_t)(slash - path) + 1 : 0;
-    char *p = malloc(dirlen + sizeof(PG_SHM_COMMITS_NAME));
-
-    if (p != NULL) {
-        memcpy(p, path, dirlen);
-        memcpy(p + dirlen, PG_SHM_COMMITS_NAME, sizeof(PG_SHM_COMMITS_NAME));
-    }
-    return p;
-}
-
-pg_cl_shm_t *pg_cl_shm_new(const char *path, const char *nspace)
-{
+    const char *colon;
     pg_cl_shm_t *s;
 
-    if (path == NULL || path[0] == '\0' || nspace == NULL || nspace[0] == '\0')
+    if (spec == NULL || spec[0] == '\0' || nspace == NULL || nspace[0] == '\0')
         return NULL;
     s = calloc(1, sizeof(*s));
     if (s == NULL)
         return NULL;
-    s->path = strdup(path);
-    s->commits_path = commits_path_of(path);
+    /* "SEGMENT:TABLE"; without a table, PMIx lookups ask */
+    colon = strrchr(spec, ':');
+    s->path = colon != NULL ? strndup(spec, (size_t)(colon - spec)) : strdup(spec);
+    s->commits_path = strdup(colon != NULL ? colon + 1 : "");
     s->nspace = strdup(nspace);
     if (s->path == NULL || s->commits_path == NULL || s->nspace == NULL ||
         pthread_rwlock_init(&s->lock, NULL) != 0) {
@@ -153,6 +149,18 @@ static bool map_check(void *base, size_t size, const char *nspace, shm_map_t *m)
     return true;
 }
 
+/* Is the open file one whose mapping can never fault: sealed against
+ * shrinking (and, with `unchanging`, against every write)?  A file that
+ * anyone of the user could truncate is not mapped: a reader touching a page
+ * cut off under it would die of SIGBUS. */
+static bool sealed(int fd, bool unchanging)
+{
+    int want = F_SEAL_SHRINK | (unchanging ? F_SEAL_WRITE : 0);
+    int seals = fcntl(fd, F_GET_SEALS);
+
+    return seals >= 0 && (seals & want) == want;
+}
+
 /* Maps the file at path if it is generation `want` of nspace's segment. */
 static bool map_open(const char *path, const char *nspace, uint64_t want, shm_map_t *m)
 {
@@ -165,7 +173,7 @@ static bool map_open(const char *path, const char *nspace, uint64_t want, shm_ma
     if (fd < 0)
         return false;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < (off_t)sizeof(pg_shm_header_t) ||
-        (uint64_t)st.st_size > SIZE_MAX / 2) {
+        (uint64_t)st.st_size > SIZE_MAX / 2 || !sealed(fd, true)) {
         close(fd);
         return false;
     }
@@ -197,17 +205,18 @@ static void map_swap(pg_cl_shm_t *s, const shm_map_t *next)
 }
 
 /* Maps the commit table of a job of job_size ranks, read-only; NULL when
- * it is missing or of another size. */
+ * it is missing, of another size or could shrink. */
 static const uint64_t *commits_open(const char *path, uint32_t job_size, size_t *size)
 {
     struct stat st;
     void *base;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = path[0] != '\0' ? open(path, O_RDONLY | O_CLOEXEC) : -1;
 
     *size = pg_shm_commits_size(job_size);
     if (fd < 0)
         return NULL;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size != *size) {
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size != *size ||
+        !sealed(fd, false)) {
         close(fd);
         return NULL;
     }

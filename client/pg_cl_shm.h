@@ -29,10 +29,13 @@
 
 typedef struct pg_cl_shm pg_cl_shm_t;
 
-/* A reader of the segment at `path` for job `nspace` (both copied).  NULL
- * when path or nspace is NULL or empty (no segment offered: the caller
- * keeps asking the server) or out of memory.  Maps nothing yet. */
-pg_cl_shm_t *pg_cl_shm_new(const char *path, const char *nspace);
+/* A reader of the segment `spec` names (PMIGATE_SHM: "SEGMENT:TABLE", the
+ * paths of the segment and of its commit table; without ":TABLE", PMIx
+ * lookups always ask) for job `nspace` (both copied).  NULL when spec or
+ * nspace is NULL or empty (no segment offered: the caller keeps asking the
+ * server) or out of memory.  Maps nothing yet.  Only sealed files are
+ * ever mapped (see pg_cl_shm.c). */
+pg_cl_shm_t *pg_cl_shm_new(const char *spec, const char *nspace);
 /* Unmaps and frees; NULL is ignored. */
 void pg_cl_shm_free(pg_cl_shm_t *s);
 

@@ -7,13 +7,22 @@
  * once; size the file; fill it (strings, then the hash table, linear
  * probing at load <= 1/2).  The whole image is built in memory (the
  * writer's, reused from one generation to the next) and written with one
- * write(), then exchanged with the previous generation's file.
+ * write() into a fresh memfd, which is sealed and then takes the previous
+ * generation's descriptor number.
+ *
+ * Why memfds: the ranks run as the same user as pmigate, so a file in a
+ * directory, however private, is one a rank can truncate -- and a reader
+ * whose mapping loses its pages dies of SIGBUS, as would the gateway
+ * storing into a truncated commit table.  A sealed memfd cannot shrink,
+ * whoever opens it; readers reach it as /proc/<pmigate>/fd/<n> and check
+ * the seals before they map it (client/pg_cl_shm.c).
  *
  * PMIx values go in as the PMIx server would answer them: converted by the
  * handler's own pg_pmix_value_from_engine and packed with the Standard's
  * encoding, so a libpmix reader unpacks exactly the reply it would have
- * received.  The commit table is the one shared-writable file: mapped
- * here for the job's life, a store per commit.
+ * received.  The commit table is the one shared-writable memory: mapped
+ * here for the job's life, a store per commit, sealed against every other
+ * writer (F_SEAL_FUTURE_WRITE) and against resizing.
  */
 #include "gateway/pg_shm.h"
 
@@ -26,7 +35,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "gateway/pg_tmpdir.h"
 #include "pmi1/pg_pmi1_server.h"
 #include "pmix/engine/pg_engine.h"
 #include "pmix/pack/pg_pack.h"
@@ -48,11 +56,9 @@ typedef struct staged {
 } staged_t;
 
 struct pg_shm {
-    char *dir;         /* private directory, owned */
-    int dir_lock;      /* its owner lock (pg_tmpdir.h) */
-    char *path;        /* dir/kvs.seg */
-    char *tmp;         /* dir/kvs.seg.new */
-    char *commits_path; /* dir/kvs.commits */
+    int seg_fd;        /* the published generation (a sealed memfd) */
+    int commits_fd;    /* the commit table (a memfd); -1: not made */
+    char *spec;        /* what readers open: "/proc/PID/fd/SEG:/proc/PID/fd/TABLE" */
     uint64_t *commits; /* the commit table, mapped shared; NULL: not made */
     char *nspace;
     uint32_t job_size;
@@ -63,67 +69,66 @@ struct pg_shm {
     size_t image_cap;  /* its mapped size; 0: none yet */
 };
 
-static char *join(const char *dir, const char *name)
-{
-    char *p = NULL;
+/* What readers rely on: a generation never changes size nor bytes; the
+ * commit table never changes size, and nobody but the mapping made before
+ * the seal (the gateway's) may write it. */
+enum {
+    SEG_SEALS = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL,
+    COMMITS_SEALS = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_FUTURE_WRITE | F_SEAL_SEAL,
+};
 
-    return asprintf(&p, "%s/%s", dir, name) < 0 ? NULL : p;
+static int memfd_new(const char *name)
+{
+    return memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
 }
 
-/* Makes the zeroed commit table and maps it for writing. */
+/* Makes the zeroed commit table, maps it for writing, then seals it: the
+ * gateway's mapping stays writable, no one can open another writable one,
+ * write to it or change its size.  0 or an errno. */
 static int commits_make(pg_shm_t *w)
 {
     size_t size = pg_shm_commits_size(w->job_size);
-    int fd = open(w->commits_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
     void *base;
 
-    if (fd < 0)
+    w->commits_fd = memfd_new("pmigate-kvs-commits");
+    if (w->commits_fd < 0)
         return errno;
-    if (ftruncate(fd, (off_t)size) != 0) {
-        int e = errno;
-
-        close(fd);
-        return e;
-    }
-    base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
+    if (ftruncate(w->commits_fd, (off_t)size) != 0)
+        return errno;
+    base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, w->commits_fd, 0);
     if (base == MAP_FAILED)
         return errno;
     w->commits = base;
-    return 0;
+    return fcntl(w->commits_fd, F_ADD_SEALS, COMMITS_SEALS) == 0 ? 0 : errno;
 }
 
 pg_shm_t *pg_shm_new(const char *nspace, uint32_t job_size, int *err)
 {
     pg_shm_t *w = calloc(1, sizeof(*w));
-    char dir[4096];
+    long pid = (long)getpid();
 
     *err = ENOMEM;
     if (w == NULL)
         return NULL;
-    w->dir_lock = -1;
+    w->seg_fd = w->commits_fd = -1;
     w->job_size = job_size;
+    pg_buffer_construct(&w->packed);
     w->nspace = strdup(nspace);
     if (w->nspace == NULL)
         goto fail;
-    *err = pg_tmpdir_new(PG_TMPDIR_PREFIX "-shm", dir, sizeof(dir), &w->dir_lock);
-    if (*err != 0)
-        goto fail;
-    *err = ENOMEM;
-    w->dir = strdup(dir);
-    if (w->dir == NULL) {
-        pg_tmpdir_remove(dir, w->dir_lock);
-        w->dir_lock = -1;
+    /* an empty memfd holds the readers' descriptor number until the first
+     * generation takes it over (an empty file is no segment to a reader) */
+    w->seg_fd = memfd_new("pmigate-kvs");
+    if (w->seg_fd < 0 || (*err = commits_make(w)) != 0) {
+        *err = w->seg_fd < 0 ? errno : *err;
         goto fail;
     }
-    pg_buffer_construct(&w->packed);
-    w->path = join(w->dir, PG_SHM_FILE_NAME);
-    w->tmp = join(w->dir, PG_SHM_FILE_NAME ".new");
-    w->commits_path = join(w->dir, PG_SHM_COMMITS_NAME);
-    if (w->path == NULL || w->tmp == NULL || w->commits_path == NULL)
+    *err = ENOMEM;
+    if (asprintf(&w->spec, "/proc/%ld/fd/%d:/proc/%ld/fd/%d", pid, w->seg_fd, pid,
+                 w->commits_fd) < 0) {
+        w->spec = NULL;
         goto fail;
-    if ((*err = commits_make(w)) != 0)
-        goto fail;
+    }
     return w;
 fail:
     pg_shm_free(w);
@@ -134,20 +139,14 @@ void pg_shm_free(pg_shm_t *w)
 {
     if (w == NULL)
         return;
-    if (w->path != NULL)
-        (void)unlink(w->path);
-    if (w->tmp != NULL)
-        (void)unlink(w->tmp);
     if (w->commits != NULL)
         munmap(w->commits, pg_shm_commits_size(w->job_size));
-    if (w->commits_path != NULL)
-        (void)unlink(w->commits_path);
-    pg_tmpdir_remove(w->dir, w->dir_lock);
+    if (w->commits_fd >= 0)
+        close(w->commits_fd);
+    if (w->seg_fd >= 0)
+        close(w->seg_fd);
     free(w->ents);
-    free(w->dir);
-    free(w->path);
-    free(w->tmp);
-    free(w->commits_path);
+    free(w->spec);
     free(w->nspace);
     pg_buffer_destruct(&w->packed);
     if (w->image_cap > 0)
@@ -157,7 +156,7 @@ void pg_shm_free(pg_shm_t *w)
 
 const char *pg_shm_path(const pg_shm_t *w)
 {
-    return w != NULL ? w->path : NULL;
+    return w != NULL ? w->spec : NULL;
 }
 
 /* Appends v, as the PMIx server's get reply carries it, to the arena.
@@ -429,39 +428,23 @@ static int write_all(int fd, const char *buf, size_t len)
     return 0;
 }
 
-/* Puts the new file (at w->tmp) in place of the old.  Exchanging the two
- * names, then unlinking the old generation, is as atomic as a rename and
- * spares ext4 the flush of the new file's data it starts when a rename
- * replaces a file (auto_da_alloc): 270-400 µs of a fence at 400 KB on the
- * test machine, against 70.  The first generation, or a file system that
- * cannot exchange, takes the plain rename. */
-static int image_install(const pg_shm_t *w)
-{
-    if (renameat2(AT_FDCWD, w->tmp, AT_FDCWD, w->path, RENAME_EXCHANGE) == 0) {
-        (void)unlink(w->tmp); /* the previous generation: mapped copies stay valid */
-        return 0;
-    }
-    return rename(w->tmp, w->path) == 0 ? 0 : -errno;
-}
-
-/* Writes the image to a new file at the temporary name and installs it.
- * O_EXCL after the unlink: a published generation is never written again,
- * even if its name was left behind. */
+/* Writes the image into a new memfd, seals it (no size change, no write:
+ * a rank can neither truncate it under its readers nor change it) and
+ * puts it at the readers' descriptor number: one dup3 replaces the
+ * previous generation, so a reader opens either whole.  A process that
+ * mapped the previous one keeps it: the memory lives while it is mapped. */
 static int image_publish(const pg_shm_t *w, const image_t *im)
 {
-    int fd, rc;
+    int fd = memfd_new("pmigate-kvs"), rc;
 
-    (void)unlink(w->tmp);
-    fd = open(w->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0)
         return -errno;
     rc = write_all(fd, im->buf, im->h->total_size);
-    if (close(fd) != 0 && rc == 0)
+    if (rc == 0 && fcntl(fd, F_ADD_SEALS, SEG_SEALS) != 0)
         rc = -errno;
-    if (rc == 0)
-        rc = image_install(w);
-    if (rc != 0)
-        (void)unlink(w->tmp);
+    if (rc == 0 && dup3(fd, w->seg_fd, O_CLOEXEC) < 0)
+        rc = -errno;
+    close(fd);
     return rc;
 }
 

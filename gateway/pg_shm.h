@@ -9,20 +9,25 @@
  *
  * Use: pg_shm_add() every value of the new generation (the gateway walks
  * the engine with pg_ns_foreach_visible), then pg_shm_publish().  Publish
- * writes a new file beside the old one and swaps it in at the stable
- * path, so a reader sees a whole generation or the previous one, and a
- * process that mapped the previous one keeps a valid mapping.  A published
- * file is never modified.
+ * writes a new sealed memfd and swaps it in at the descriptor number the
+ * readers open (/proc/<pmigate's pid>/fd/<n>), so a reader sees a whole
+ * generation or the previous one, and a process that mapped the previous
+ * one keeps a valid mapping.  A published generation can be changed by
+ * nobody, pmigate included (F_SEAL_WRITE, F_SEAL_SHRINK).
  *
  * Beside the segments lives the commit table (wire/pg_shm_format.h), the
- * one file the gateway changes in place: libpmix's processes may commit
+ * one memory the gateway changes in place: libpmix's processes may commit
  * between fences, and a reader must know when the server's answer has
- * moved past its segment.
+ * moved past its segment.  Only the gateway's own mapping can write it,
+ * and nobody can resize it, so no rank can make the gateway fault.
  *
- * Ownership: pg_shm_t owns its private directory (mode 0700, under $TMPDIR
- * or /tmp) and the files in it, removed by pg_shm_free().  Keys and string
- * values given to pg_shm_add() are borrowed until the next pg_shm_publish()
- * or pg_shm_abort(); the packed PMIx values are copied.
+ * Nothing lives in the file system: the memfds go with their last
+ * descriptor or mapping, whatever kills pmigate.
+ *
+ * Ownership: pg_shm_t owns its descriptors and mappings, released by
+ * pg_shm_free().  Keys and string values given to pg_shm_add() are
+ * borrowed until the next pg_shm_publish() or pg_shm_abort(); the packed
+ * PMIx values are copied.
  */
 #ifndef PG_SHM_H
 #define PG_SHM_H
@@ -34,13 +39,15 @@
 
 typedef struct pg_shm pg_shm_t;
 
-/* A writer for job `nspace` of `job_size` ranks: makes the private
- * directory.  NULL with *err = errno on failure. */
+/* A writer for job `nspace` of `job_size` ranks: makes the commit table
+ * and reserves the segment's descriptor.  NULL with *err = errno on
+ * failure (no memfd sealing: the readers then use the socket). */
 pg_shm_t *pg_shm_new(const char *nspace, uint32_t job_size, int *err);
-/* Removes the segment, its temporary and the directory; NULL is ignored. */
+/* Closes and unmaps everything; NULL is ignored. */
 void pg_shm_free(pg_shm_t *w);
 
-/* The stable path readers open (what PMIGATE_SHM carries). */
+/* What readers open (PMIGATE_SHM): "SEGMENT:TABLE", the paths of the
+ * segment and of the commit table, each /proc/<pid>/fd/<n>. */
 const char *pg_shm_path(const pg_shm_t *w);
 
 /* Stages `key` posted by `rank` with the engine's value `v`.  A string is

@@ -5,12 +5,15 @@
  * libpmi2).  Kept in one header so the two ends cannot drift apart; the
  * rules around it are in docs/shm-segment.md.
  *
- * A segment is one file, written whole and renamed into place, never
- * changed afterwards.  Beside it lives one small mutable file, the commit
- * table (PG_SHM_COMMITS_NAME): per rank, the last segment generation after
- * whose publication that rank committed again -- libpmix must then ask the
- * server, whose answer may be newer than the segment's.  Native byte order and alignment: the writer and its
- * readers are on the same host.  Layout:
+ * A segment is one memfd, written whole, sealed against writes and
+ * resizing, then put in place of the previous generation; nobody can change
+ * it afterwards.  Beside it lives one small mutable memfd, the commit
+ * table: per rank, the last segment generation after whose publication
+ * that rank committed again -- libpmix must then ask the server, whose
+ * answer may be newer than the segment's.  Readers find both through
+ * PMIGATE_SHM ("SEGMENT:TABLE", paths under /proc/<pmigate>/fd/).  Native
+ * byte order and alignment: the writer and its readers are on the same
+ * host.  Layout:
  *
  *   pg_shm_header_t
  *   nspace bytes + NUL
@@ -34,8 +37,6 @@
 #define PG_SHM_MAGIC "PGSHMKV"     /* 8 bytes with its NUL */
 #define PG_SHM_VERSION 2u
 #define PG_SHM_ANY_RANK UINT32_MAX /* the key-only entry */
-#define PG_SHM_FILE_NAME "kvs.seg" /* inside the job's private directory */
-#define PG_SHM_COMMITS_NAME "kvs.commits" /* beside it: the commit table */
 /* A reader says so in its handshake (PMI-1 init, PMI-2 fullinit:
  * PG_SHM_READER_ATTR=yes; every PMIx client is pmigate's libpmix, which
  * reads): the gateway writes a node's segment only while some process of

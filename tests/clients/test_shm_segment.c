@@ -5,9 +5,11 @@
  * What a user relies on: a get answered from the segment gives exactly
  * what pmigate's server would (by rank, own value first, lowest poster for
  * a get without a rank); anything the reader cannot vouch for -- a stale
- * generation, another job's file, a damaged or truncated file, a value the
- * server would convert or refuse -- is left to the server (PG_CL_SHM_ASK);
- * and a republished generation never disturbs a reader mid-lookup.
+ * generation, another job's file, a damaged or truncated file, a file that
+ * could be truncated under its mapping (not sealed), a value the server
+ * would convert or refuse -- is left to the server (PG_CL_SHM_ASK); what
+ * the writer publishes can be neither truncated nor written by anyone
+ * else; and a republished generation never disturbs a reader mid-lookup.
  * For libpmix: typed values come back as the PMIx server's get reply would
  * carry them, and a commit after the fence sends the PMIx reader of that
  * rank (of any rank, for a get without a rank) to the server.
@@ -20,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -65,6 +68,20 @@ static int add_pmix(pg_shm_t *w, const char *key, uint32_t rank, const pmix_valu
                                           value stays *pv's until publish */
     pg_buffer_destruct(&scratch);
     return rc;
+}
+
+/* The segment's path in the writer's "SEGMENT:TABLE" (static buffer). */
+static const char *seg_path(const pg_shm_t *w)
+{
+    static char path[256];
+
+    snprintf(path, sizeof(path), "%.*s", (int)strcspn(pg_shm_path(w), ":"), pg_shm_path(w));
+    return path;
+}
+
+static const char *table_path(const pg_shm_t *w)
+{
+    return strchr(pg_shm_path(w), ':') + 1;
 }
 
 /* The value a lookup answers, or "<ask>". */
@@ -248,27 +265,47 @@ static blob_t read_file(const char *path)
 }
 
 static char damaged_path[64];
+static int damaged_fd = -1;
+
+/* A copy of the bytes as the writer makes a segment: a memfd sealed
+ * with `seals`, at damaged_path (/proc/self/fd/N). */
+static void write_sealed(const char *data, size_t size, int seals)
+{
+    if (damaged_fd >= 0)
+        close(damaged_fd);
+    damaged_fd = memfd_create("pg-shm-test", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    CU_ASSERT_FATAL(damaged_fd >= 0);
+    CU_ASSERT_FATAL(size == 0 || write(damaged_fd, data, size) == (ssize_t)size);
+    CU_ASSERT_FATAL(fcntl(damaged_fd, F_ADD_SEALS, seals) == 0);
+    snprintf(damaged_path, sizeof(damaged_path), "/proc/self/fd/%d", damaged_fd);
+}
 
 static void write_damaged(const char *data, size_t size)
 {
-    int fd = open(damaged_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    write_sealed(data, size, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
+}
 
-    CU_ASSERT_FATAL(fd >= 0);
-    CU_ASSERT_FATAL(write(fd, data, size) == (ssize_t)size);
-    close(fd);
+static void damaged_done(void)
+{
+    close(damaged_fd);
+    damaged_fd = -1;
+}
+
+/* Does a reader of the segment at `path` answer "k"? */
+static bool damaged_answers_at(const char *path)
+{
+    pg_cl_shm_t *r = pg_cl_shm_new(path, "ns");
+    bool used = pg_cl_shm_refresh(r, 1) && strcmp(get(r, BOTH, "k", -1, -1), "<ask>") != 0;
+
+    pg_cl_shm_free(r);
+    return used;
 }
 
 /* Does a reader of the damaged copy answer "k"? */
 static bool damaged_answers(const char *data, size_t size)
 {
-    pg_cl_shm_t *r;
-    bool used;
-
     write_damaged(data, size);
-    r = pg_cl_shm_new(damaged_path, "ns");
-    used = pg_cl_shm_refresh(r, 1) && strcmp(get(r, BOTH, "k", 0, 0), "<ask>") != 0;
-    pg_cl_shm_free(r);
-    return used;
+    return damaged_answers_at(damaged_path);
 }
 
 #define FIELD(b, type, member) (*(type *)((b).data + offsetof(pg_shm_header_t, member)))
@@ -291,11 +328,10 @@ static void test_damaged_or_truncated_segments_are_treated_as_absent(void)
     blob_t good, bad;
     const pg_shm_header_t *h;
 
-    snprintf(damaged_path, sizeof(damaged_path), "/tmp/pg-shm-test.%d", (int)getpid());
     CU_ASSERT_EQUAL(add(w, "k", 0, "value"), 0);
     CU_ASSERT_EQUAL(add(w, "other", 1, "fine"), 0);
     CU_ASSERT_EQUAL(pg_shm_publish(w, 1), 0);
-    good = read_file(pg_shm_path(w));
+    good = read_file(seg_path(w));
     h = (const pg_shm_header_t *)good.data;
     bad.size = good.size;
     bad.data = malloc(good.size);
@@ -335,7 +371,7 @@ static void test_damaged_or_truncated_segments_are_treated_as_absent(void)
         CU_ASSERT_STRING_EQUAL(get(r, BOTH, "other", 1, 0), "fine");
         pg_cl_shm_free(r);
     }
-    unlink(damaged_path);
+    damaged_done();
     free(good.data);
     free(bad.data);
     pg_shm_free(w);
@@ -375,12 +411,92 @@ static void test_no_segment_offered_or_file_missing_means_ask(void)
     CU_ASSERT_EQUAL(add(w, "", 0, "v"), -EINVAL);
     CU_ASSERT_EQUAL(add(w, "k", 1, "v"), -EINVAL);
     CU_ASSERT_EQUAL(pg_shm_publish(w, 1), 0);
-    path = strdup(pg_shm_path(w));
+    path = strdup(seg_path(w));
     CU_ASSERT_EQUAL(stat(path, &st), 0);
-    CU_ASSERT_EQUAL(st.st_mode & 0077, 0);
     pg_shm_free(w);
-    CU_ASSERT_NOT_EQUAL(stat(path, &st), 0);
+    CU_ASSERT_NOT_EQUAL(stat(path, &st), 0); /* nothing outlives the writer */
     free(path);
+}
+
+static bool pmix_get(pg_cl_shm_t *r, const char *key, uint32_t rank, pmix_value_t *out);
+
+/* A file any process of the user could truncate is never mapped: touching
+ * a page cut off under a mapping kills the reader (SIGBUS).  Only a segment
+ * sealed against shrinking and writing is used, and only a commit table
+ * sealed against shrinking. */
+static void test_files_that_could_shrink_are_not_mapped(void)
+{
+    pg_shm_t *w = writer(2);
+    char plain[] = "/tmp/pg-shm-plain.XXXXXX", spec[512];
+    pg_cl_shm_t *r;
+    pmix_value_t out;
+    blob_t good;
+    int fd;
+
+    CU_ASSERT_EQUAL(add(w, "k", 1, "v1"), 0);
+    CU_ASSERT_EQUAL(pg_shm_publish(w, 1), 0);
+    good = read_file(seg_path(w));
+    fd = mkstemp(plain);
+    CU_ASSERT_FATAL(fd >= 0 && write(fd, good.data, good.size) == (ssize_t)good.size);
+    close(fd);
+    CU_ASSERT_FALSE(damaged_answers_at(plain));
+    write_sealed(good.data, good.size, F_SEAL_SHRINK); /* could still be written */
+    CU_ASSERT_FALSE(damaged_answers_at(damaged_path));
+    write_sealed(good.data, good.size, F_SEAL_SHRINK | F_SEAL_WRITE);
+    CU_ASSERT_TRUE(damaged_answers_at(damaged_path));
+    /* the writer's segment beside an unsealed table: PMI readers only */
+    fd = open(plain, O_WRONLY | O_TRUNC);
+    CU_ASSERT_FATAL(fd >= 0 && ftruncate(fd, (off_t)pg_shm_commits_size(2)) == 0);
+    close(fd);
+    snprintf(spec, sizeof(spec), "%s:%s", seg_path(w), plain);
+    r = pg_cl_shm_new(spec, "ns");
+    CU_ASSERT_TRUE_FATAL(pg_cl_shm_refresh(r, 1));
+    CU_ASSERT_STRING_EQUAL(get(r, PG_CL_SHM_PMI2, "k", 1, 0), "v1");
+    CU_ASSERT_FALSE(pmix_get(r, "k", 1, &out));
+    pg_cl_shm_free(r);
+    unlink(plain);
+    damaged_done();
+    free(good.data);
+    pg_shm_free(w);
+}
+
+/* What a rank could do to the files it is offered, and fails to: shrink,
+ * write or map for writing the segment or the commit table.  The readers
+ * and the writer (who stores into the table) go on as before. */
+static void test_nobody_can_shrink_or_write_what_readers_map(void)
+{
+    pg_shm_t *w = writer(2);
+    const char *paths[2];
+    pg_cl_shm_t *r;
+    pmix_value_t out;
+
+    CU_ASSERT_EQUAL(add(w, "k", 1, "v1"), 0);
+    CU_ASSERT_EQUAL(pg_shm_publish(w, 1), 0);
+    r = pg_cl_shm_new(pg_shm_path(w), "ns");
+    CU_ASSERT_TRUE_FATAL(pg_cl_shm_refresh(r, 1));
+    paths[0] = seg_path(w);
+    paths[1] = table_path(w);
+    for (int i = 0; i < 2; i++) {
+        int fd = open(paths[i], O_RDWR);
+        void *m;
+
+        CU_ASSERT_FATAL(fd >= 0);
+        CU_ASSERT_NOT_EQUAL(ftruncate(fd, 0), 0);
+        CU_ASSERT_NOT_EQUAL(truncate(paths[i], 8), 0);
+        CU_ASSERT_NOT_EQUAL(write(fd, "XXXXXXXX", 8), 8);
+        CU_ASSERT_NOT_EQUAL(fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, 4096), 0);
+        m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        CU_ASSERT_EQUAL(m, MAP_FAILED);
+        CU_ASSERT_NOT_EQUAL(fcntl(fd, F_ADD_SEALS, 0), 0); /* sealed for good */
+        close(fd);
+    }
+    CU_ASSERT_STRING_EQUAL(get(r, PG_CL_SHM_PMI2, "k", 1, 0), "v1");
+    CU_ASSERT_TRUE(pmix_get(r, "k", 1, &out));
+    pg_value_destruct(&out);
+    pg_shm_committed(w, 1, 1); /* the writer's store still lands, and is seen */
+    CU_ASSERT_FALSE(pmix_get(r, "k", 1, &out));
+    pg_cl_shm_free(r);
+    pg_shm_free(w);
 }
 
 /* ---- PMIx lookups (libpmix) ------------------------------------------------ */
@@ -502,36 +618,23 @@ static void test_without_the_commit_table_pmix_readers_ask(void)
     pg_shm_t *w = writer(2);
     pg_cl_shm_t *r;
     pmix_value_t out;
-    char dir[] = "/tmp/pg-shm-nocommits.XXXXXX";
     blob_t b;
 
     CU_ASSERT_EQUAL(add(w, "k", 1, "v1"), 0);
     CU_ASSERT_EQUAL(pg_shm_publish(w, 1), 0);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
-    snprintf(damaged_path, sizeof(damaged_path), "%s/%s", dir, PG_SHM_FILE_NAME);
-    b = read_file(pg_shm_path(w));
-    write_damaged(b.data, b.size); /* the segment alone, no table beside it */
+    b = read_file(seg_path(w));
+    write_damaged(b.data, b.size); /* the segment alone, no table named */
     r = pg_cl_shm_new(damaged_path, "ns");
     CU_ASSERT_TRUE_FATAL(pg_cl_shm_refresh(r, 1));
     CU_ASSERT_STRING_EQUAL(get(r, PG_CL_SHM_PMI2, "k", 1, 0), "v1");
     CU_ASSERT_FALSE(pmix_get(r, "k", 1, &out));
     pg_cl_shm_free(r);
-    unlink(damaged_path);
-    rmdir(dir);
+    damaged_done();
     free(b.data);
     pg_shm_free(w);
 }
 
 /* ---- generations replaced under readers ------------------------------------ */
-
-/* Is there a file at `path` + `suffix`? */
-static bool exists_with(const char *path, const char *suffix)
-{
-    char name[4096];
-
-    snprintf(name, sizeof(name), "%s%s", path, suffix);
-    return access(name, F_OK) == 0;
-}
 
 /* The writer builds every generation in the same memory: a smaller one
  * after a larger one must not carry the larger one's bytes into its file. */
@@ -553,7 +656,7 @@ static void test_a_generation_carries_nothing_of_an_earlier_one(void)
         for (size_t i = 0; i < sizeof(typed) / sizeof(typed[0]); i++)
             CU_ASSERT_EQUAL(add(w, typed[i], r, NULL), 0);
     CU_ASSERT_EQUAL(pg_shm_publish(w, 2), 0);
-    f = fopen(pg_shm_path(w), "rb");
+    f = fopen(seg_path(w), "rb");
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
     file = malloc(65536);
     CU_ASSERT_PTR_NOT_NULL_FATAL(file);
@@ -582,10 +685,6 @@ static void test_a_mapped_generation_survives_its_replacement(void)
     CU_ASSERT_STRING_EQUAL(get(old, BOTH, "k", 0, 0), "gen1");
     CU_ASSERT_TRUE(pg_cl_shm_refresh(fresh, 2));
     CU_ASSERT_STRING_EQUAL(get(fresh, BOTH, "k", 0, 0), "gen2");
-    /* the replaced generation lives on in the mapping only: the name it
-     * was swapped to is gone */
-    CU_ASSERT_TRUE(exists_with(pg_shm_path(w), ""));
-    CU_ASSERT_FALSE(exists_with(pg_shm_path(w), ".new"));
     pg_cl_shm_free(old);
     pg_cl_shm_free(fresh);
     pg_shm_free(w);
@@ -669,6 +768,9 @@ static const pg_cunit_test_t tests[] = {
       test_a_fence_with_no_data_publishes_an_empty_segment },
     { "no_segment_offered_or_file_missing_means_ask",
       test_no_segment_offered_or_file_missing_means_ask },
+    { "files_that_could_shrink_are_not_mapped", test_files_that_could_shrink_are_not_mapped },
+    { "nobody_can_shrink_or_write_what_readers_map",
+      test_nobody_can_shrink_or_write_what_readers_map },
     { "pmix_values_come_back_typed_as_the_server_sends_them",
       test_pmix_values_come_back_typed_as_the_server_sends_them },
     { "a_commit_after_the_fence_sends_pmix_readers_to_the_server",

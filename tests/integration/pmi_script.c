@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 enum { LINE_MAX_BYTES = 16384, WAIT_MS = 5000 };
@@ -152,14 +153,18 @@ static void expect_eof(void)
         inlen = 0;
 }
 
-/* Does the key segment the gateway named in PMIGATE_SHM exist (as wanted)? */
+/* Has the gateway published a key segment (as wanted)?  PMIGATE_SHM names
+ * it first ("SEGMENT:TABLE"); before the first generation it is empty. */
 static void expect_segment(int want)
 {
-    const char *path = getenv("PMIGATE_SHM");
+    const char *spec = getenv("PMIGATE_SHM");
+    char path[4096];
+    struct stat st;
 
-    if (path == NULL)
+    if (spec == NULL)
         die("PMIGATE_SHM is not set", NULL);
-    if ((access(path, F_OK) == 0) != want)
+    snprintf(path, sizeof(path), "%.*s", (int)strcspn(spec, ":"), spec);
+    if ((stat(path, &st) == 0 && st.st_size > 0) != want)
         die(want ? "no key segment" : "a key segment nobody reads was written", path);
 }
 
