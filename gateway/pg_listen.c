@@ -5,11 +5,20 @@
  * stays queued and the socket stays readable: accepting pauses for
  * PG_LISTEN_RETRY_MS instead of spinning on it, and the peers wait in the
  * backlog until descriptors are free again.
+ *
+ * A unix socket's path is at most 107 bytes, and $TMPDIR may be longer
+ * than that.  The socket then still lives in the job's directory, but is
+ * bound and reached through a short alias of the directory, a descriptor of
+ * it that pmigate holds: /proc/self/fd/N when binding, /proc/<pid>/fd/N in
+ * PMIGATE_PMI_PORT (a rank of the same user may follow pmigate's /proc
+ * links; no one else may, as no one else may enter the 0700 directory).
  */
 #include "gateway/pg_listen.h"
 
 #include <errno.h>
 #include <event2/event.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,9 +37,10 @@ struct pg_listen {
     struct event *retry;   /* resumes accepting after a shortage */
     int stopped;
     int short_reported;    /* the shortage was told once */
-    char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
+    char dir[PATH_MAX];
     int dir_lock;          /* the directory's owner lock (pg_tmpdir.h) */
-    char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+    int dir_fd;            /* the directory's alias when its path is too long; -1 */
+    char path[sizeof(((struct sockaddr_un *)0)->sun_path)]; /* what clients connect to */
     pg_listen_accept_fn on_accept;
     pg_listen_refuse_fn on_refuse;
     void *arg;
@@ -86,6 +96,24 @@ static void on_acceptable(evutil_socket_t lfd, short what, void *arg)
     l->on_accept(l->arg, fd, cred.pid);
 }
 
+/* The address to bind: dir/pmi, or through the directory's alias when
+ * that is too long for a socket; l->path becomes what clients use. */
+static int socket_address(pg_listen_t *l, struct sockaddr_un *sa)
+{
+    size_t max = sizeof(sa->sun_path);
+
+    if ((size_t)snprintf(sa->sun_path, max, "%s/pmi", l->dir) < max) {
+        memcpy(l->path, sa->sun_path, sizeof(l->path));
+        return 0;
+    }
+    l->dir_fd = open(l->dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (l->dir_fd < 0)
+        return errno;
+    snprintf(sa->sun_path, max, "/proc/self/fd/%d/pmi", l->dir_fd);
+    snprintf(l->path, sizeof(l->path), "/proc/%ld/fd/%d/pmi", (long)getpid(), l->dir_fd);
+    return 0;
+}
+
 /* Makes the 0700 directory and binds the 0600 socket in it. */
 static int bind_private(pg_listen_t *l)
 {
@@ -94,17 +122,14 @@ static int bind_private(pg_listen_t *l)
     int rc;
 
     rc = pg_tmpdir_new(PG_TMPDIR_PREFIX, l->dir, sizeof(l->dir), &l->dir_lock);
-    if (rc != 0)
+    if (rc != 0 || (rc = socket_address(l, &sa)) != 0)
         return rc;
-    if ((size_t)snprintf(l->path, sizeof(l->path), "%s/pmi", l->dir) >= sizeof(l->path))
-        return ENAMETOOLONG;
-    memcpy(sa.sun_path, l->path, strlen(l->path) + 1);
     old_mask = umask(0177); /* the socket is born 0600: no window with wider rights */
     rc = bind(l->fd, (struct sockaddr *)&sa, sizeof(sa));
     umask(old_mask);
     if (rc != 0)
         return errno;
-    return chmod(l->path, 0600) == 0 ? 0 : errno;
+    return chmod(sa.sun_path, 0600) == 0 ? 0 : errno;
 }
 
 pg_listen_t *pg_listen_new(struct event_base *base, pg_listen_accept_fn on_accept,
@@ -116,7 +141,7 @@ pg_listen_t *pg_listen_new(struct event_base *base, pg_listen_accept_fn on_accep
         *err = ENOMEM;
         return NULL;
     }
-    l->dir_lock = -1;
+    l->dir_lock = l->dir_fd = -1;
     l->on_accept = on_accept;
     l->on_refuse = on_refuse;
     l->arg = arg;
@@ -164,9 +189,9 @@ void pg_listen_free(pg_listen_t *l)
         event_free(l->retry);
     if (l->fd >= 0)
         close(l->fd);
-    if (l->path[0] != '\0')
-        unlink(l->path);
-    pg_tmpdir_remove(l->dir, l->dir_lock);
+    if (l->dir_fd >= 0)
+        close(l->dir_fd);
+    pg_tmpdir_remove(l->dir, l->dir_lock); /* the socket with it */
     free(l);
 }
 

@@ -33,7 +33,9 @@ pg_listen_t *pg_listen_new(struct event_base *base, pg_listen_accept_fn on_accep
                            pg_listen_refuse_fn on_refuse, void *arg, int *err);
 void pg_listen_free(pg_listen_t *l);
 
-/* The socket's path (what PMIGATE_PMI_PORT carries). */
+/* The socket's path (what PMIGATE_PMI_PORT carries): <dir>/pmi, or
+ * /proc/<pmigate's pid>/fd/<n>/pmi when that would not fit a socket
+ * address (a long $TMPDIR). */
 const char *pg_listen_path(const pg_listen_t *l);
 /* The job's private directory holding the socket (removed with all its
  * contents by pg_listen_free). */

@@ -1,5 +1,11 @@
 /*
  * pg_replay_gw: the child gateway and its stub ranks.  See pg_replay_gw.h.
+ *
+ * The control socket is an abstract unix socket ("@pmigate-replay.<pid>.
+ * <random>"): nothing in the file system, so a replay killed at any point
+ * leaves nothing behind, and no $TMPDIR is too long for it.  Its peers are
+ * held to this user by their credentials (SO_PEERCRED), as a 0700
+ * directory would hold them.
  */
 #include "trace/pg_replay_gw.h"
 
@@ -9,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stddef.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -29,8 +37,7 @@ struct pg_replay_gw {
     int reaped;
     int wstatus;
     int listen_fd;
-    char dir[48];
-    char ctl_path[64];
+    char ctl_name[64];  /* "@pmigate-replay...": the abstract control socket */
     int nranks;
     stub_t *stubs;
     char kvsname[256];
@@ -44,24 +51,54 @@ static void close_fd(int *fd)
     *fd = -1;
 }
 
+/* The address of the control socket `name` ("@..." abstract, else a
+ * path); returns its length for bind/connect. */
+static socklen_t ctl_address(const char *name, struct sockaddr_un *sa)
+{
+    size_t len = strlen(name);
+
+    memset(sa, 0, sizeof(*sa));
+    sa->sun_family = AF_UNIX;
+    if (len >= sizeof(sa->sun_path))
+        len = sizeof(sa->sun_path) - 1;
+    memcpy(sa->sun_path, name, len);
+    if (name[0] != '@')
+        return (socklen_t)sizeof(*sa);
+    sa->sun_path[0] = '\0';
+    return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len);
+}
+
 static int open_ctl(pg_replay_gw_t *gw)
 {
-    struct sockaddr_un sa = { .sun_family = AF_UNIX };
-    const char *tmp = getenv("TMPDIR");
+    struct sockaddr_un sa;
+    unsigned char r[8];
 
-    snprintf(gw->dir, sizeof(gw->dir), "%s/pmigate-replay.XXXXXX",
-             tmp && *tmp && strlen(tmp) < 24 ? tmp : "/tmp");
-    if (mkdtemp(gw->dir) == NULL) {
-        gw->dir[0] = '\0';
+    if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
         return -1;
-    }
-    snprintf(gw->ctl_path, sizeof(gw->ctl_path), "%s/ctl", gw->dir);
-    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", gw->ctl_path);
+    snprintf(gw->ctl_name, sizeof(gw->ctl_name),
+             "@pmigate-replay.%ld.%02x%02x%02x%02x%02x%02x%02x%02x", (long)getpid(), r[0], r[1],
+             r[2], r[3], r[4], r[5], r[6], r[7]);
     gw->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (gw->listen_fd < 0 || bind(gw->listen_fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
+    if (gw->listen_fd < 0 ||
+        bind(gw->listen_fd, (struct sockaddr *)&sa, ctl_address(gw->ctl_name, &sa)) != 0 ||
         listen(gw->listen_fd, 4096) != 0)
         return -1;
     return 0;
+}
+
+/* Accepts one peer of the control socket if it runs as this user. */
+static int accept_stub(int listen_fd)
+{
+    struct ucred cred;
+    socklen_t len = sizeof(cred);
+    int ctl = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+
+    if (ctl >= 0 && (getsockopt(ctl, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 ||
+                     cred.uid != geteuid())) {
+        close(ctl);
+        ctl = -1;
+    }
+    return ctl;
 }
 
 /* Ranks per application: apps "2,2,2" as recorded when it adds up to
@@ -107,7 +144,7 @@ static pid_t spawn_gateway(const pg_replay_gw_t *gw, const char *self_exe, const
         argv[k++] = n[a];
         argv[k++] = self_exe;
         argv[k++] = "__replay-stub";
-        argv[k++] = gw->ctl_path;
+        argv[k++] = gw->ctl_name;
     }
     argv[k] = NULL;
     pid = fork();
@@ -206,7 +243,7 @@ static int gather_stubs(pg_replay_gw_t *gw, uint64_t deadline, char *err, size_t
         }
         if (poll(&p, 1, ACCEPT_POLL_MS) <= 0)
             continue;
-        ctl = accept4(gw->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+        ctl = accept_stub(gw->listen_fd);
         if (ctl < 0)
             continue;
         if (take_report(gw, ctl, err, errlen) != 0) {
@@ -320,10 +357,6 @@ void pg_replay_gw_free(pg_replay_gw_t *gw)
         close_fd(&gw->stubs[r].ctl);
     }
     close_fd(&gw->listen_fd);
-    if (gw->ctl_path[0] != '\0')
-        unlink(gw->ctl_path);
-    if (gw->dir[0] != '\0')
-        rmdir(gw->dir);
     free(gw->stubs);
     free(gw);
 }
@@ -370,7 +403,7 @@ static void stub_send_port_conn(int ctl, const char *port)
 
 int pg_replay_stub_main(int argc, char **argv)
 {
-    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    struct sockaddr_un sa;
     const char *fd_s = getenv("PMI_FD"), *rank = getenv("PMI_RANK");
     const char *jobid = getenv("PMI_JOBID"), *port = getenv("PMIGATE_PMI_PORT");
     char report[STUB_MSG_MAX], sink[64];
@@ -382,11 +415,10 @@ int pg_replay_stub_main(int argc, char **argv)
         return 2;
     }
     pmi_fd = atoi(fd_s);
-    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", argv[1]);
     snprintf(report, sizeof(report), "rank=%s jobid=%s port=%s\n", rank, jobid ? jobid : "",
              port ? port : "");
     ctl = socket(AF_UNIX, SOCK_STREAM, 0);
-    if (ctl < 0 || connect(ctl, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
+    if (ctl < 0 || connect(ctl, (struct sockaddr *)&sa, ctl_address(argv[1], &sa)) != 0 ||
         stub_send(ctl, pmi_fd, report) != 0) {
         fprintf(stderr, "pmigate __replay-stub: rank %s cannot reach the replayer: %s\n", rank,
                 strerror(errno));

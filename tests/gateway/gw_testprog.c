@@ -33,6 +33,7 @@
  * PMI-1 over PMIGATE_PMI_PORT:
  *   port-exit0 [MARKER]        init and say its rank, fork a child that keeps
  *                              the connection open (sleeps 60 s), exit 0
+ *   port-finalize              init, say its rank, finalize, exit 0
  */
 #include <errno.h>
 #include <limits.h>
@@ -240,20 +241,20 @@ static int mode_pmi(int who, const char *what)
     return 2;
 }
 
-/* A rank whose PMI_PORT connection outlives it: the reaped rank's connection
- * is still open when the job ends. */
-static int mode_port_exit0(void)
+/* Connects to PMIGATE_PMI_PORT, inits and says its rank there (PMI_FD
+ * then names that connection).  0, or -1 when it cannot. */
+static int port_hello(void)
 {
     struct sockaddr_un sa = { .sun_family = AF_UNIX };
     const char *port = getenv("PMIGATE_PMI_PORT");
     char line[64];
     int fd = socket(AF_UNIX, SOCK_STREAM, 0);
 
-    if (port == NULL || fd < 0)
-        return 2;
+    if (port == NULL || fd < 0 || strlen(port) >= sizeof(sa.sun_path))
+        return -1;
     snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", port);
     if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0)
-        return 2;
+        return -1;
     snprintf(line, sizeof(line), "%d", fd);
     setenv("PMI_FD", line, 1); /* pmi_send and pmi_read_line use it */
     pmi_send("cmd=init pmi_version=1 pmi_subversion=1\n");
@@ -261,6 +262,15 @@ static int mode_port_exit0(void)
     snprintf(line, sizeof(line), "cmd=initack pmiid=%d\n", my_rank());
     pmi_send(line);
     pmi_read_line();
+    return 0;
+}
+
+/* A rank whose PMI_PORT connection outlives it: the reaped rank's connection
+ * is still open when the job ends. */
+static int mode_port_exit0(void)
+{
+    if (port_hello() != 0)
+        return 2;
     if (fork() == 0)
         sleep_seconds(60);
     return 0;
@@ -323,6 +333,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(mode, "affinity") == 0)
         return mode_affinity();
+    if (strcmp(mode, "port-finalize") == 0)
+        return port_hello() == 0 ? pmi_finalize() : 2;
     if (strcmp(mode, "port-exit0") == 0)
         return mode_port_exit0();
     if (strcmp(mode, "pmi") == 0 && argc > 3)

@@ -136,9 +136,39 @@ static int count_entries(const char *dir)
 /* A file outside every job directory that a rank's symlink points at. */
 static char keep[600];
 
+/* A chain of `depth` directories under dir, made through descriptors (the
+ * path would pass PATH_MAX), the deepest holding a file and one of mode
+ * 000 with a file inside. */
+static int fill_deep(const char *dir, int depth)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY), rc = 0;
+
+    for (int i = 0; fd >= 0 && i < depth; i++) {
+        int next;
+
+        if (mkdirat(fd, "a-rather-long-name-for-a-directory", 0700) != 0)
+            rc = -1;
+        next = openat(fd, "a-rather-long-name-for-a-directory", O_RDONLY | O_DIRECTORY);
+        close(fd);
+        fd = next;
+    }
+    if (fd < 0 || mkdirat(fd, "locked", 0700) != 0)
+        rc = -1;
+    if (fd >= 0) {
+        close(openat(fd, "file", O_CREAT | O_WRONLY, 0600));
+        close(openat(fd, "locked/file", O_CREAT | O_WRONLY, 0600));
+        if (fchmodat(fd, "locked", 0, 0) != 0)
+            rc = -1;
+        close(fd);
+    }
+    return fd < 0 ? -1 : rc;
+}
+
 /* What Open MPI's ranks leave in a job directory (its session tree, with
  * OMPI_MCA_orte_tmpdir_base pointing there) when one is killed: nested
- * directories and files, plus a symlink out that removal must not follow. */
+ * directories and files, plus a symlink out that removal must not follow;
+ * and what a hostile rank could leave: a tree deeper than PATH_MAX allows
+ * to name, a directory of mode 000. */
 static int fill_like_open_mpi(const char *dir)
 {
     char path[1024];
@@ -158,7 +188,9 @@ static int fill_like_open_mpi(const char *dir)
         return -1;
     fclose(f);
     snprintf(path, sizeof(path), "%s/ompi.host.0/jf.4242/out", dir);
-    return symlink(keep, path);
+    if (symlink(keep, path) != 0)
+        return -1;
+    return fill_deep(dir, 200);
 }
 
 static void test_sweep_removes_only_dead_owners(void)

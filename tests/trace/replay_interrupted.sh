@@ -1,0 +1,49 @@
+#!/bin/sh
+# An interrupted `pmigate replay` leaves nothing in $TMPDIR: its control
+# socket is abstract (no directory), and the child gateway it started
+# cleans up after itself once the replayer is gone -- whether the whole
+# replay was sent SIGTERM (as a terminal's ^C reaches every process of the
+# job) or the replayer alone was SIGKILLed.
+. "$top_srcdir/tests/trace/trace_lib.sh"
+PROG=$top_builddir/tests/gateway/gw_testprog
+mkdir "$TMP/run"
+
+# a recording whose replay takes a while: from the first finalize on,
+# everything moved 30 s later
+"$PMIGATE" run --trace "$TMP/fast.trace" -n 2 "$PROG" pmi -1 finalize >/dev/null 2>&1 ||
+    fail "recording the job"
+awk '/^[0-9].* C cmd=finalize/ { late = 1 }
+     late && /^[0-9]/ { sp = index($0, " ")
+                        printf "%.0f%s\n", substr($0, 1, sp - 1) + 30e9, substr($0, sp); next }
+     { print }' "$TMP/fast.trace" >"$TMP/slow.trace"
+
+# interrupt WHAT SIGNAL TARGET: replays in its own process group, sends
+# SIGNAL to TARGET (group: the whole replay; replayer: the replay process)
+# once the child gateway runs, then waits for every process to go.
+interrupt() {
+    setsid env TMPDIR="$TMP/run" "$PMIGATE" replay "$TMP/slow.trace" >/dev/null 2>&1 &
+    pid=$!
+    for _ in $(seq 100); do
+        [ -n "$(pgrep -P "$pid" -x pmigate)" ] && break
+        sleep 0.05
+    done
+    [ -n "$(pgrep -P "$pid" -x pmigate)" ] || fail "$1: the replay started no gateway"
+    sleep 0.3
+    if [ "$3" = group ]; then
+        kill -s "$2" -- "-$pid"
+    else
+        kill -s "$2" "$pid"
+    fi
+    wait "$pid" 2>/dev/null
+    for _ in $(seq 200); do
+        pgrep -g "$pid" >/dev/null || break
+        sleep 0.05
+    done
+    pgrep -g "$pid" >/dev/null && { pkill -9 -g "$pid"; fail "$1: processes of the replay lived on"; }
+    left=$(ls -A "$TMP/run")
+    [ -z "$left" ] || fail "$1: left $left in TMPDIR"
+}
+
+interrupt "SIGTERM to the whole replay" TERM group
+interrupt "SIGKILL to the replayer" KILL replayer
+exit 0
