@@ -40,12 +40,17 @@ enum {
 
 int pg_launch_program_check(const char *prog)
 {
+    return pg_launch_program_check_at(AT_FDCWD, prog);
+}
+
+int pg_launch_program_check_at(int dirfd, const char *prog)
+{
     const char *path = getenv("PATH");
     char candidate[PATH_MAX];
     int err = ENOENT;
 
     if (strchr(prog, '/') != NULL)
-        return access(prog, X_OK) == 0 ? 0 : errno;
+        return faccessat(dirfd, prog, X_OK, 0) == 0 ? 0 : errno;
     if (path == NULL)
         path = "/usr/local/bin:/usr/bin:/bin";
     while (*path != '\0') {
@@ -54,8 +59,8 @@ int pg_launch_program_check(const char *prog)
 
         if (snprintf(candidate, sizeof(candidate), "%.*s%s%s", (int)dirlen, path,
                      dirlen ? "/" : "", prog) < (int)sizeof(candidate) &&
-            stat(candidate, &st) == 0 && !S_ISDIR(st.st_mode)) {
-            if (access(candidate, X_OK) == 0)
+            fstatat(dirfd, candidate, &st, 0) == 0 && !S_ISDIR(st.st_mode)) {
+            if (faccessat(dirfd, candidate, X_OK, 0) == 0)
                 return 0;
             err = EACCES;
         }

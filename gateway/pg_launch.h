@@ -20,6 +20,10 @@
  * 0 or an errno; checked before anything forks, so a typo costs no
  * processes. */
 int pg_launch_program_check(const char *prog);
+/* The same for a child that starts in the directory `dirfd` is open on
+ * (AT_FDCWD: pmigate's own): a relative name, and a relative PATH entry,
+ * are looked up there, as the child's execvpe will after its chdir. */
+int pg_launch_program_check_at(int dirfd, const char *prog);
 
 /* Every segment's program is there (pg_launch_program_check); else the
  * launch failure is the verdict, said on stderr, and -1. */

@@ -5,10 +5,11 @@
 #include "gateway/pg_spawn.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
+#include <unistd.h>
 
 #include "gateway/pg_launch.h"
 #include "gateway/pg_run.h"
@@ -147,7 +148,7 @@ typedef struct spawn_call {
     const pg_spawn_req_t *req; /* borrowed: valid in pg_spawn_start only */
     int total;
     int *errcodes;        /* [total] */
-    char errmsg[160];
+    char errmsg[400];
     char **wdirs;         /* [ncmds] */
     spawn_opts_t *so;
     const char *jobid;    /* the new job's name once pg_job_spawn took it */
@@ -184,6 +185,30 @@ static const char *command_path(spawn_call_t *c, const pg_spawn_cmd_t *cmd, cons
     }
 }
 
+/* Is the program there for the child, which starts in `wdir` (NULL:
+ * pmigate's directory) and finds it as execvpe does (pmigate's PATH,
+ * relative entries and names from its working directory)?  0, or an errno
+ * with c->errmsg naming the program and where it was looked for. */
+static int check_program(spawn_call_t *c, const char *prog, const char *wdir)
+{
+    int dirfd = wdir != NULL ? open(wdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : AT_FDCWD;
+    int err;
+
+    if (wdir != NULL && dirfd < 0) {
+        err = errno;
+        snprintf(c->errmsg, sizeof(c->errmsg), "wdir '%s': %s", wdir, strerror(err));
+        return err;
+    }
+    err = pg_launch_program_check_at(dirfd, prog);
+    if (dirfd != AT_FDCWD)
+        close(dirfd);
+    if (err != 0)
+        snprintf(c->errmsg, sizeof(c->errmsg), "cannot run '%s'%s%s%s: %s", prog,
+                 wdir != NULL ? " in wdir '" : "", wdir != NULL ? wdir : "", wdir != NULL ? "'" : "",
+                 err == ENOENT && strchr(prog, '/') == NULL ? "command not found" : strerror(err));
+    return err;
+}
+
 /* One command -> one segment.  Returns 0, -1 (out of memory) or an errno
  * that stops the spawn (c->errmsg says why). */
 static int build_segment(spawn_call_t *c, int i)
@@ -192,7 +217,6 @@ static int build_segment(spawn_call_t *c, int i)
     pg_segment_t *seg = &c->so->opts.segments[i];
     const char *prog;
     cmd_info_t ci;
-    struct stat st;
     int err, erc;
 
     read_info(c->parent, cmd, &ci);
@@ -201,18 +225,10 @@ static int build_segment(spawn_call_t *c, int i)
                  ci.host, pg_run_hostname(pg_job_owner(c->parent)));
         return EHOSTUNREACH;
     }
-    if (ci.wdir != NULL && (stat(ci.wdir, &st) != 0 || !S_ISDIR(st.st_mode))) {
-        err = errno != 0 ? errno : ENOTDIR;
-        snprintf(c->errmsg, sizeof(c->errmsg), "wdir '%s': %s", ci.wdir, strerror(err));
-        return err;
-    }
     if ((prog = command_path(c, cmd, &ci)) == NULL)
         return -1;
-    if ((err = pg_launch_program_check(prog)) != 0) {
-        snprintf(c->errmsg, sizeof(c->errmsg), "cannot run '%s': %s", prog,
-                 err == ENOENT && strchr(prog, '/') == NULL ? "command not found" : strerror(err));
+    if ((err = check_program(c, prog, ci.wdir)) != 0)
         return err;
-    }
     seg->nprocs = cmd->maxprocs;
     seg->argc = cmd->argc + 1;
     seg->argv = calloc((size_t)cmd->argc + 2, sizeof(*seg->argv));

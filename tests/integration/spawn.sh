@@ -123,6 +123,30 @@ run_job 60 --tag-output -n 1 "$SCRIPT_PROG" "$WORK/parent"
 [ "$(grep -c "^\[1\.[01]\] <$WORK/child0><a b c><k=v	arg> spawned=1 parent=kvs_[0-9]*_0 cwd=/tmp$" "$WORK/out")" -eq 2 ] ||
     { fail "PMI-1 spawn: arguments, PMI_SPAWNED, PMI_PARENT_ID or wdir did not reach the children"; cat "$WORK/out"; }
 
+# a relative program is found the way the child finds it: from its wdir
+# (not pmigate's directory), and a refusal names it and the wdir
+mkdir "$WORK/wd"
+printf 'send1 cmd=init pmi_version=1 pmi_subversion=1\nexpect rc=0\nsend1 cmd=finalize\nexpect finalize_ack\n' >"$WORK/wdchild"
+printf '#!/bin/sh\nexec "%s" "%s"\n' "$SCRIPT_PROG" "$WORK/wdchild" >"$WORK/wd/pg-wd-child"
+cp "$WORK/wd/pg-wd-child" "$WORK/pg-here-only"
+chmod +x "$WORK/wd/pg-wd-child" "$WORK/pg-here-only"
+for prog in pg-wd-child pg-here-only; do
+    [ $prog = pg-wd-child ] && want="rc=0 errcodes=0" || want="rc=-1"
+    cat >"$WORK/wdparent" <<SCRIPT
+send1 cmd=init pmi_version=1 pmi_subversion=1
+expect rc=0
+raw mcmd=spawn\nnprocs=1\nexecname=./$prog\ntotspawns=1\nspawnssofar=1\nargcnt=0\npreput_num=0\ninfo_num=1\ninfo_key_0=wdir\ninfo_val_0=$WORK/wd\nendcmd\n
+expect cmd=spawn_result $want
+send1 cmd=finalize
+expect finalize_ack
+SCRIPT
+    (cd "$WORK" && run_job 30 -n 1 "$SCRIPT_PROG" "$WORK/wdparent" && exit $rc)
+    rc=$?
+    [ $rc -eq 0 ] || { fail "spawn of ./$prog with wdir $WORK/wd (exit $rc)"; cat "$WORK/out"; }
+done
+grep -q "spawn refused: cannot run './pg-here-only' in wdir '$WORK/wd': No such file or directory" \
+    "$WORK/out" || { fail "the refusal of ./pg-here-only does not name it and its wdir"; cat "$WORK/out"; }
+
 cat >"$WORK/elsewhere" <<SCRIPT
 send1 cmd=init pmi_version=1 pmi_subversion=1
 expect rc=0
