@@ -6,6 +6,13 @@
  * flags; `send_lock` serialises whole frames on the socket (held only while
  * writing, never together with `lock`).  User callbacks run with no lock
  * held, so they may start new requests.
+ *
+ * fork(): a child of the process shares the socket but has no progress
+ * thread (threads do not survive fork) and may have inherited `lock` held.
+ * Its requests could never be answered, and its frames would land in the
+ * parent's stream, so a request from any process but the one that made the
+ * mux fails at once with PMIX_ERR_UNREACH, before any lock is touched (the
+ * Standard leaves fork after init undefined).
  */
 #include "pmix/client/pg_mux.h"
 
@@ -60,7 +67,14 @@ struct pg_mux {
     pg_mux_event_fn on_event;    /* unasked frames; under lock */
     pg_mux_lost_fn on_lost;
     void *hook_arg;
+    pid_t owner;                 /* the process whose thread serves the socket */
 };
+
+/* Is this a forked child of the process that made the mux? */
+static bool mux_forked(const pg_mux_t *m)
+{
+    return getpid() != m->owner;
+}
 
 /* ---- sending ---------------------------------------------------------- */
 
@@ -291,6 +305,7 @@ pg_mux_t *pg_mux_new(int fd, uint32_t rank)
     if (m == NULL)
         goto fail;
     m->fd = fd;
+    m->owner = getpid();
     m->next_id = 1;
     m->in_cap = MUX_INBUF_INITIAL;
     m->in = malloc(m->in_cap);
@@ -324,6 +339,13 @@ void pg_mux_free(pg_mux_t *m)
 {
     if (m == NULL)
         return;
+    if (mux_forked(m)) { /* no thread to stop, locks maybe held: the copies go */
+        close(m->fd);
+        close(m->wake_fd);
+        free(m->in);
+        free(m);
+        return;
+    }
     pthread_mutex_lock(&m->lock);
     m->stop = true;
     pthread_mutex_unlock(&m->lock);
@@ -346,6 +368,9 @@ void pg_mux_free(pg_mux_t *m)
 
 pmix_status_t pg_mux_begin(pg_mux_t *m, pmix_data_buffer_t *buf, uint8_t cmd, uint32_t *id)
 {
+    *id = 0;
+    if (mux_forked(m))
+        return PMIX_ERR_UNREACH;
     pthread_mutex_lock(&m->lock);
     *id = m->next_id++;
     if (m->next_id == 0)
@@ -387,12 +412,12 @@ static pmix_status_t mux_submit(pg_mux_t *m, pmix_data_buffer_t *buf, mux_req_t 
 pmix_status_t pg_mux_send_nb(pg_mux_t *m, pmix_data_buffer_t *buf, uint32_t id,
                              pg_mux_reply_fn fn, void *arg)
 {
-    mux_req_t *r = calloc(1, sizeof(*r));
+    mux_req_t *r = mux_forked(m) ? NULL : calloc(1, sizeof(*r));
     pmix_status_t rc;
 
     if (r == NULL) {
         pg_buffer_destruct(buf);
-        return PMIX_ERR_NOMEM;
+        return mux_forked(m) ? PMIX_ERR_UNREACH : PMIX_ERR_NOMEM;
     }
     r->id = id;
     r->fn = fn;
@@ -412,6 +437,10 @@ pmix_status_t pg_mux_call(pg_mux_t *m, pmix_data_buffer_t *buf, uint32_t id,
     pmix_status_t rc;
 
     pg_buffer_construct(reply);
+    if (mux_forked(m)) {
+        pg_buffer_destruct(buf);
+        return PMIX_ERR_UNREACH;
+    }
     if (pg_mux_on_progress_thread(m)) {
         pg_buffer_destruct(buf);
         return PMIX_ERR_WOULD_BLOCK;
@@ -443,9 +472,11 @@ pmix_status_t pg_mux_call(pg_mux_t *m, pmix_data_buffer_t *buf, uint32_t id,
 
 pmix_status_t pg_mux_defer(pg_mux_t *m, pg_mux_work_fn fn, void *arg)
 {
-    mux_work_t *w = calloc(1, sizeof(*w));
+    mux_work_t *w;
 
-    if (w == NULL)
+    if (mux_forked(m)) /* no thread would run it */
+        return PMIX_ERR_UNREACH;
+    if ((w = calloc(1, sizeof(*w))) == NULL)
         return PMIX_ERR_NOMEM;
     w->fn = fn;
     w->arg = arg;
@@ -478,6 +509,8 @@ bool pg_mux_connected(pg_mux_t *m)
 {
     bool up;
 
+    if (mux_forked(m))
+        return false;
     pthread_mutex_lock(&m->lock);
     up = !m->lost;
     pthread_mutex_unlock(&m->lock);

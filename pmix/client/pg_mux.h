@@ -19,7 +19,10 @@
  * pg_mux_free (once, when no other call is in progress but callers
  * blocked in pg_mux_call, which it fails and waits for).  Blocking calls
  * made from the progress thread (inside a callback) would wait for
- * themselves: they fail with PMIX_ERR_WOULD_BLOCK instead.
+ * themselves: they fail with PMIX_ERR_WOULD_BLOCK instead.  In a child
+ * forked after the mux was made every request fails at once with
+ * PMIX_ERR_UNREACH (it has no progress thread, and its socket is its
+ * parent's); pg_mux_free there only drops the child's copies.
  *
  * Ownership: the mux owns its fd.  Request buffers passed to pg_mux_send_nb
  * / pg_mux_call are consumed (destructed) in every case.
