@@ -353,6 +353,8 @@ static void rank_reaped(pg_job_t *job, pg_rank_t *r, int wstatus)
         pg_output_drain(r->err);
     if (r->rank == 0 && job->jobno == 0)
         pg_stdin_stop(pg_run_stdin(job->run));
+    pg_trace_recorder_exit(pg_run_trace(job->run), job->trace_rank_base + r->rank, wstatus,
+                           pg_run_tearing_down(job->run));
     told = spawned_note_exit(job, r, wstatus);
     rank_judge_exit(job, r, wstatus, told);
     rank_close_conns(r);

@@ -59,6 +59,7 @@ typedef struct proxy {
     uint64_t fence_started;  /* pg_clock_now() when the local ranks had joined */
     unsigned fences;         /* cross-node fences so far */
     bool say_times;          /* --verbose or PMIGATE_PROXY_TIMES: one line per fence */
+    pg_run_t *run;         /* this node's run, while it runs */
     void *looked_up;       /* the last name's value from the host, owned */
     char *trace_path;      /* --trace FILE as FILE.<node>, owned */
 } proxy_t;
@@ -254,6 +255,8 @@ static void on_exchange_done(void *arg, int status, const char *msg, void *const
     if (status != 0)
         fprintf(stderr, "pmigate: node %d: %s\n", p->nodeid, msg);
     p->fences++;
+    pg_trace_recorder_xfence(pg_run_trace(p->run), p->fences, status, p->nnodes, p->nodeid,
+                             blobs, lens);
     pg_job_engine_xfence_done(p->je, p->fence_id, status, blobs, lens);
     if (p->say_times && status == 0)
         print_times(p, host_done, pg_clock_now(), pg_clock_thread_cpu() - cpu0);
@@ -358,10 +361,12 @@ static int run_node(proxy_t *p, struct event_base *base, const pg_run_opts_t *op
     pg_run_t *run = pg_run_new(base, opts, handlers);
     int status = PG_EXIT_INTERNAL;
 
+    p->run = run;
     if (run != NULL && pg_run_set_node(run, &node) == 0)
         status = pg_run_dispatch(run);
     *signalled = run != NULL && pg_run_ended_by_signal(run);
     pg_run_free(run);
+    p->run = NULL;
     return status;
 }
 

@@ -543,6 +543,10 @@ int pg_run_dispatch(pg_run_t *run)
     pg_keeper_stop(run->keeper); /* pmigate lived to the end: dismissed */
     run->keeper = NULL;
     kill_leftovers(run);
+    pg_trace_recorder_end(run->trace, pg_verdict_exit_code(&run->verdict),
+                          run->verdict.cause == PG_CAUSE_TIMEOUT ||
+                              run->verdict.cause == PG_CAUSE_SIGNAL ||
+                              run->verdict.cause == PG_CAUSE_LAUNCH);
     return pg_verdict_exit_code(&run->verdict);
 }
 

@@ -254,6 +254,46 @@ int pg_trace_recorder_attach_as(pg_trace_recorder_t *rec, pg_conn_t *conn, int r
     return 0;
 }
 
+/* Time since the recording started, as the message lines have it. */
+static uint64_t rec_now(const pg_trace_recorder_t *rec)
+{
+    return pg_clock_now() - rec->t0;
+}
+
+void pg_trace_recorder_exit(pg_trace_recorder_t *rec, int row, int wstatus, int teardown)
+{
+    if (rec == NULL)
+        return;
+    if (pg_trace_write_exit(rec->f, rec_now(rec), row, wstatus, teardown) != 0)
+        rec->failed = 1;
+    arm_flush(rec);
+}
+
+void pg_trace_recorder_end(pg_trace_recorder_t *rec, int status, int stopped)
+{
+    if (rec != NULL && pg_trace_write_end(rec->f, rec_now(rec), status, stopped) != 0)
+        rec->failed = 1;
+}
+
+void pg_trace_recorder_xfence(pg_trace_recorder_t *rec, unsigned fence, int status, int nnodes,
+                              int self, void *const *blobs, const size_t *lens)
+{
+    uint64_t t;
+
+    if (rec == NULL)
+        return;
+    t = rec_now(rec);
+    if (status != 0 && pg_trace_write_xfence(rec->f, t, fence, -1, NULL, 0, &rec->scratch,
+                                             &rec->scratch_cap) != 0)
+        rec->failed = 1;
+    for (int n = 0; status == 0 && n < nnodes; n++)
+        if (n != self && pg_trace_write_xfence(rec->f, t, fence, n, blobs ? blobs[n] : NULL,
+                                               blobs && blobs[n] ? lens[n] : 0, &rec->scratch,
+                                               &rec->scratch_cap) != 0)
+            rec->failed = 1;
+    arm_flush(rec);
+}
+
 const char *pg_trace_recorder_path(const pg_trace_recorder_t *rec)
 {
     return rec->path;

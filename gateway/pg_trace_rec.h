@@ -42,6 +42,21 @@ int pg_trace_recorder_attach(pg_trace_recorder_t *rec, pg_conn_t *conn, pg_conn_
 int pg_trace_recorder_attach_as(pg_trace_recorder_t *rec, pg_conn_t *conn, int rank_offset,
                                 pg_conn_trace_fn also, void *also_arg);
 
+/* Records (docs/trace-format.md, "Records"), each a no-op with a NULL
+ * recorder.  A rank's process was reaped with `wstatus` (row: its row in
+ * the trace, as for attach_as; teardown: pmigate was already ending the
+ * job, so a replay leaves it to the replay gateway). */
+void pg_trace_recorder_exit(pg_trace_recorder_t *rec, int row, int wstatus, int teardown);
+/* The job ends and pmigate exits with `status`; stopped: it was ended from
+ * outside (--timeout, a signal to pmigate) or could not start. */
+void pg_trace_recorder_end(pg_trace_recorder_t *rec, int status, int stopped);
+/* `pmigate proxy`: cross-node fence number `fence` (1, 2, ...) ended with
+ * `status` (0: blobs[n] is node n's contribution, this node's own is not
+ * recorded; else it failed), so that a replay of this node can stand in
+ * for the other nodes. */
+void pg_trace_recorder_xfence(pg_trace_recorder_t *rec, unsigned fence, int status, int nnodes,
+                              int self, void *const *blobs, const size_t *lens);
+
 /* The path given to open (borrowed from the recorder). */
 const char *pg_trace_recorder_path(const pg_trace_recorder_t *rec);
 

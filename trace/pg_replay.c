@@ -74,9 +74,19 @@ typedef struct actor {
     pg_replay_map_t map;
 } actor_t;
 
+/* A recorded rank's exit that the replay makes its stub repeat. */
+typedef struct exit_step {
+    const pg_trace_record_t *rec;
+} exit_step_t;
+
 typedef struct replay {
     const pg_replay_opts_t *o;
     pg_trace_t *t;
+    exit_step_t *exits;      /* in recorded order; [next_exit] is the next to do */
+    int nexits, next_exit;
+    int end_status;          /* the recorded job's exit status, -1: not recorded */
+    int expect_end;          /* the replay reproduces how the job ended: the gateway
+                              * must end by itself, with end_status */
     size_t **conn_steps;     /* [nconns] event indices per recorded connection */
     size_t *conn_nsteps;
     actor_t *actors;
@@ -88,6 +98,8 @@ typedef struct replay {
     pg_replay_gw_t *gw;
     size_t sent, matched;
     int had_abort;
+    int failed;              /* the recorded job failed (an abort, a non-zero end):
+                              * the gateway may close connections early */
     int verdict;             /* exit status so far */
 } replay_t;
 
@@ -245,6 +257,39 @@ static int make_actors(replay_t *rp)
         }
         advance_low(rp, b);
     }
+    return 0;
+}
+
+/* The recorded exits the replay repeats: those of the root job's ranks
+ * that pmigate's teardown did not cause (the replay gateway tears down by
+ * itself), in order; not with --ranks.  With a recorded end, the replay
+ * also expects the gateway to end as the job did, when the job ended by
+ * what the replay repeats (an abort, or a rank's exit), not from outside
+ * (--timeout, a signal to pmigate). */
+static int plan_exits(replay_t *rp)
+{
+    const pg_trace_t *t = rp->t;
+
+    int stopped = 0;
+
+    rp->end_status = -1;
+    rp->exits = calloc(t->nrecords + 1, sizeof(*rp->exits));
+    if (rp->exits == NULL)
+        return -1;
+    for (size_t i = 0; i < t->nrecords; i++) {
+        const pg_trace_record_t *rec = &t->records[i];
+
+        if (rec->kind == PG_TRACE_REC_END) {
+            rp->end_status = rec->status;
+            stopped = rec->stopped;
+        }
+        if (rec->kind == PG_TRACE_REC_EXIT && !rec->teardown && rec->rank < rp->nrec &&
+            rp->o->ranks == 0)
+            rp->exits[rp->nexits++].rec = rec;
+    }
+    rp->expect_end = rp->end_status >= 0 && !stopped && rp->o->ranks == 0 &&
+                     (rp->had_abort || rp->nexits > 0);
+    rp->failed = rp->had_abort || rp->end_status > 0;
     return 0;
 }
 
@@ -497,7 +542,8 @@ static int actor_advance(replay_t *rp, actor_t *a, uint64_t now)
         const pg_trace_event_t *e = &rp->t->events[ev];
         uint64_t due = rp->t0 + (e->t_ns - rp->t->events[0].t_ns);
 
-        if (e->dir == PG_TRACE_S2C || rp->low[a->block] < ev)
+        if (e->dir == PG_TRACE_S2C || rp->low[a->block] < ev ||
+            (rp->next_exit < rp->nexits && ev >= rp->exits[rp->next_exit].rec->before))
             break;
         if (!rp->o->fast && now < due) {
             if (due < rp->next_wake)
@@ -517,6 +563,54 @@ static int actor_advance(replay_t *rp, actor_t *a, uint64_t now)
         moved = 1;
     }
     return moved;
+}
+
+/* Has rank's every connection done the steps recorded before event `before`? */
+static int rank_caught_up(const replay_t *rp, int rank, size_t before)
+{
+    for (int i = 0; i < rp->nactors; i++) {
+        const actor_t *a = &rp->actors[i];
+
+        if (a->rank == rank && !a->finished && a->pos < a->nsteps && a->steps[a->pos] < before)
+            return 0;
+    }
+    return 1;
+}
+
+/* The next recorded exit, once everything recorded before it happened:
+ * the rank's connections that end before it close, and its stub ends with
+ * the recorded code or signal.  A connection still used after it (a child
+ * of the rank holds it) stays.  Returns 1 if it moved. */
+static int exit_advance(replay_t *rp, uint64_t now)
+{
+    const pg_trace_record_t *rec;
+    uint64_t first, due;
+
+    if (rp->next_exit >= rp->nexits || rp->verdict != 0)
+        return 0;
+    rec = rp->exits[rp->next_exit].rec;
+    first = rp->t->nevents > 0 ? rp->t->events[0].t_ns : rec->t_ns;
+    due = rp->t0 + (rec->t_ns > first ? rec->t_ns - first : 0);
+    if (rp->low[0] < rec->before || !rank_caught_up(rp, rec->rank, rec->before))
+        return 0;
+    if (!rp->o->fast && now < due) {
+        if (due < rp->next_wake)
+            rp->next_wake = due;
+        return 0;
+    }
+    for (int i = 0; i < rp->nactors; i++) {
+        actor_t *a = &rp->actors[i];
+
+        if (a->rank == rec->rank && !a->finished && a->steps[a->nsteps - 1] < rec->before)
+            actor_finish(a);
+    }
+    if (rp->o->verbose)
+        fprintf(stderr, "replay: rank %d %s %d, as recorded (trace line %u)\n", rec->rank,
+                rec->signal ? "killed by signal" : "exits with", rec->signal ? rec->signal : rec->code,
+                rec->line);
+    (void)pg_replay_gw_exit(rp->gw, rec->rank, rec->code, rec->signal);
+    rp->next_exit++;
+    return 1;
 }
 
 /* ---------------------------------------------------------------- */
@@ -564,6 +658,8 @@ static void actor_got(replay_t *rp, actor_t *a, const char *msg, size_t len)
     char why[512];
 
     verbose_msg(rp, a, "<-", msg, len);
+    if (want == NULL && a->parked && rp->t->cut_line > 0)
+        return; /* the trace was cut: what came after is not known */
     if (want == NULL || want->dir != PG_TRACE_S2C) {
         report_mismatch(rp, a, k, NULL, msg, len, "the gateway sent a message the recording "
                                                   "does not have here");
@@ -634,8 +730,8 @@ static void actor_read(replay_t *rp, actor_t *a)
     if (n <= 0) {
         const pg_trace_event_t *want = a->pos < a->nsteps ? ev_of(rp, a, a->pos) : NULL;
 
-        if (a->parked || (rp->had_abort && want != NULL)) {
-            actor_finish(a); /* the recorded job was aborted: the gateway is going away */
+        if (a->parked || (rp->failed && want != NULL)) {
+            actor_finish(a); /* the recorded job failed: the gateway is going away */
             return;
         }
         report_mismatch(rp, a, a->pos, want, NULL, 0, NULL);
@@ -672,8 +768,10 @@ static int advance_all(replay_t *rp)
             moved |= actor_advance(rp, &rp->actors[i], now);
             left += !rp->actors[i].finished && !rp->actors[i].parked;
         }
+        while (exit_advance(rp, now))
+            moved = 1;
     } while (moved && rp->verdict == 0);
-    return left;
+    return left + (rp->nexits - rp->next_exit);
 }
 
 static int poll_timeout_ms(const replay_t *rp, uint64_t now)
@@ -755,19 +853,49 @@ static void raise_fd_limit(void)
     }
 }
 
+/* The gateway of a replay that repeated how the job ended (an abort, the
+ * ranks' exits) must end by itself, with the recorded status. */
+static void judge_end(replay_t *rp, int st)
+{
+    if (st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == rp->end_status) {
+        if (rp->end_status != 0)
+            fprintf(stderr, "pmigate replay: the gateway exited with status %d, as the "
+                            "recorded job did\n",
+                    rp->end_status);
+        return;
+    }
+    if (st < 0)
+        fprintf(stderr, "pmigate replay: the gateway did not exit after the replay; the "
+                        "recorded job exited with status %d\n",
+                rp->end_status);
+    else if (WIFSIGNALED(st))
+        fprintf(stderr, "pmigate replay: the gateway was killed by signal %d\n", WTERMSIG(st));
+    else
+        fprintf(stderr, "pmigate replay: MISMATCH: the gateway exited with status %d, the "
+                        "recorded job with %d\n",
+                WEXITSTATUS(st), rp->end_status);
+    rp->verdict = st < 0 ? PG_REPLAY_EXIT_HANG : PG_REPLAY_EXIT_MISMATCH;
+}
+
 /* Waits for the gateway to end after the replay and judges how it ended. */
 static void finish_gateway(replay_t *rp)
 {
     uint64_t grace = pg_clock_now() + REPLAY_FINISH_GRACE_S * 1000000000ull;
     int parked = count_parked(rp);
-    int st = pg_replay_gw_finish(rp->gw, rp->verdict != 0 || parked > 0, grace);
+    int kill_first = rp->verdict != 0 || (parked > 0 && !rp->expect_end);
+    int st = pg_replay_gw_finish(rp->gw, kill_first, grace);
 
     if (rp->verdict != 0)
         return;
+    if (rp->expect_end) {
+        judge_end(rp, st);
+        return;
+    }
     if (parked > 0) {
         fprintf(stderr, "pmigate replay: the recording stops with %d connection%s still open "
-                        "(the job was stopped); the gateway stayed silent there too\n",
-                parked, parked == 1 ? "" : "s");
+                        "(%s); the gateway stayed silent there too\n",
+                parked, parked == 1 ? "" : "s",
+                rp->t->cut_line > 0 ? "the trace is cut short" : "the job was stopped");
         return;
     }
     if (st < 0) {
@@ -796,6 +924,7 @@ static void free_plan(replay_t *rp)
     free(rp->actors);
     free(rp->seen);
     free(rp->low);
+    free(rp->exits);
 }
 
 static int plan(replay_t *rp)
@@ -812,7 +941,7 @@ static int plan(replay_t *rp)
     }
     rp->nranks = rp->o->ranks > 0 ? rp->o->ranks : rp->nrec;
     rp->nblocks = (rp->nranks + rp->nrec - 1) / rp->nrec;
-    if (split_by_conn(rp) != 0 || make_actors(rp) != 0) {
+    if (split_by_conn(rp) != 0 || make_actors(rp) != 0 || plan_exits(rp) != 0) {
         fprintf(stderr, "pmigate replay: out of memory\n");
         return -1;
     }
@@ -841,6 +970,7 @@ int pg_replay_run(const pg_replay_opts_t *o, const char *self_exe)
         fprintf(stderr, "pmigate replay: %s: %s\n", o->file, err);
         return PG_REPLAY_EXIT_MISMATCH;
     }
+    pg_trace_say_cut(rp.t, "pmigate replay", o->file);
     raise_fd_limit();
     rp.deadline = pg_clock_now() + (uint64_t)(o->timeout * 1e9);
     if (plan(&rp) != 0) {

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stddef.h>
+#include <sys/resource.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -315,9 +316,24 @@ int pg_replay_gw_port_fd(pg_replay_gw_t *gw, int rank)
     char msg[STUB_MSG_MAX + 1];
 
     if (rank < 0 || rank >= gw->nranks || gw->stubs[rank].ctl < 0 || gw->port[0] == '\0' ||
-        send(gw->stubs[rank].ctl, "P", 1, MSG_NOSIGNAL) != 1)
+        send(gw->stubs[rank].ctl, "P\n", 2, MSG_NOSIGNAL) != 2)
         return -1;
     return recv_with_fd(gw->stubs[rank].ctl, msg);
+}
+
+int pg_replay_gw_exit(pg_replay_gw_t *gw, int rank, int code, int sig)
+{
+    char cmd[32];
+    int len;
+
+    if (rank < 0 || rank >= gw->nranks || gw->stubs[rank].ctl < 0)
+        return -1;
+    close_fd(&gw->stubs[rank].pmi_fd); /* a rank that never spoke PMI: its socket goes too */
+    len = snprintf(cmd, sizeof(cmd), sig ? "K %d\n" : "X %d\n", sig ? sig : code);
+    if (send(gw->stubs[rank].ctl, cmd, (size_t)len, MSG_NOSIGNAL) != len)
+        return -1;
+    close_fd(&gw->stubs[rank].ctl);
+    return 0;
 }
 
 int pg_replay_gw_finish(pg_replay_gw_t *gw, int kill_first, uint64_t deadline_ns)
@@ -401,12 +417,27 @@ static void stub_send_port_conn(int ctl, const char *port)
         close(fd);
 }
 
+/* Ends the stub as its recorded rank ended: exit `what` 'X' with code v,
+ * or 'K' by signal v (without a core file). */
+static void stub_end(char what, int v)
+{
+    struct rlimit no_core = { 0, 0 };
+
+    if (what == 'K' && v > 0 && v < NSIG) {
+        (void)setrlimit(RLIMIT_CORE, &no_core);
+        signal(v, SIG_DFL);
+        raise(v);
+    }
+    _exit(what == 'X' ? v & 0xff : 1);
+}
+
 int pg_replay_stub_main(int argc, char **argv)
 {
     struct sockaddr_un sa;
     const char *fd_s = getenv("PMI_FD"), *rank = getenv("PMI_RANK");
     const char *jobid = getenv("PMI_JOBID"), *port = getenv("PMIGATE_PMI_PORT");
-    char report[STUB_MSG_MAX], sink[64];
+    char report[STUB_MSG_MAX], line[64];
+    size_t len = 0;
     int ctl, pmi_fd;
     ssize_t n;
 
@@ -425,10 +456,25 @@ int pg_replay_stub_main(int argc, char **argv)
         return 1;
     }
     close(pmi_fd); /* the replayer's copy is now the only one */
-    /* until released: each "P" asks for a PMI_PORT connection of this rank */
-    while ((n = read(ctl, sink, sizeof(sink))) > 0)
-        for (ssize_t i = 0; i < n; i++)
-            if (sink[i] == 'P')
+    /* until released, one command a line: "P" asks for a PMI_PORT
+     * connection of this rank; "X code" and "K signal" end the stub as
+     * the recorded rank ended */
+    while ((n = read(ctl, line + len, sizeof(line) - 1 - len)) > 0) {
+        char *nl;
+
+        len += (size_t)n;
+        line[len] = '\0';
+        while ((nl = strchr(line, '\n')) != NULL) {
+            *nl = '\0';
+            if (line[0] == 'P')
                 stub_send_port_conn(ctl, port);
+            else if (line[0] == 'X' || line[0] == 'K')
+                stub_end(line[0], atoi(line + 1));
+            len -= (size_t)(nl + 1 - line);
+            memmove(line, nl + 1, len + 1);
+        }
+        if (len == sizeof(line) - 1)
+            len = 0; /* not from the replayer */
+    }
     return 0;
 }

@@ -10,7 +10,8 @@
  * the control socket) to connect to PMIGATE_PMI_PORT and hand the socket
  * over the same way, since the gateway takes a rank's claim only from the
  * rank's own process tree.  A stub exits 0 when the replayer releases it
- * (closes its control socket).
+ * (closes its control socket), or as its recorded rank ended (exit code or
+ * signal) when the replayer says so ("X code", "K signal").
  *
  * Ownership: pg_replay_gw_t owns the child, the control sockets and the PMI
  * fds until pg_replay_gw_take_fd() hands one over.
@@ -39,6 +40,10 @@ int pg_replay_gw_take_fd(pg_replay_gw_t *gw, int rank);
  * lets only a rank's own process tree claim the rank) and handed over; the
  * caller owns it.  -1 when there is no port or the stub cannot. */
 int pg_replay_gw_port_fd(pg_replay_gw_t *gw, int rank);
+/* Ends rank's stub as the recorded rank ended: exit with `code`, or with
+ * `sig` (non-zero) killed by that signal.  The rank's PMI_FD, if the
+ * caller never took it, is closed first.  0, or -1 when the stub is gone. */
+int pg_replay_gw_exit(pg_replay_gw_t *gw, int rank, int code, int sig);
 const char *pg_replay_gw_kvsname(const pg_replay_gw_t *gw); /* from PMI_JOBID */
 const char *pg_replay_gw_port(const pg_replay_gw_t *gw);    /* PMIGATE_PMI_PORT, or NULL */
 

@@ -170,6 +170,51 @@ fail:
     return -1;
 }
 
+/* The gateway traces an over-long message as its head (wire/pg_frame.h):
+ * a PMI-2 message shorter than its length field, a PMI-1 line without its
+ * '\n', an mcmd block without its endcmd line.  Sent as it is, the head
+ * would leave the gateway waiting for the rest; so the rest is made up
+ * ('x' bytes up to the length, or past the limit, and the terminator),
+ * which the gateway drops unread, answering by the head as it did.
+ * Returns 1 with *out (malloc'd) for a head, 0 for a whole message, -1
+ * when out of memory. */
+static int complete_oversized(const char *in, size_t len, char **out, size_t *outlen)
+{
+    static const char mcmd_end[] = "\nendcmd\n";
+    pg_frame_t frame;
+    int rc = pg_frame_next(in, len, &frame);
+    size_t total, fill_to;
+    const char *end = "";
+
+    if (rc == PG_WIRE_ELENGTH_TOO_BIG) { /* the framer read the field: blanks and digits */
+        char field[PG_PMI2_LENGTH_FIELD + 1];
+
+        memcpy(field, in, PG_PMI2_LENGTH_FIELD);
+        field[PG_PMI2_LENGTH_FIELD] = '\0';
+        fill_to = PG_PMI2_LENGTH_FIELD + strtoul(field, NULL, 10);
+    } else if (len >= 4 && memcmp(in, "cmd=", 4) == 0 && in[len - 1] != '\n') {
+        fill_to = PG_PMI1_LINE_MAX;
+        end = "\n";
+    } else if (len >= 5 && memcmp(in, "mcmd=", 5) == 0 &&
+               (len < sizeof(mcmd_end) - 1 ||
+                memcmp(in + len - (sizeof(mcmd_end) - 1), mcmd_end, sizeof(mcmd_end) - 1) != 0)) {
+        fill_to = PG_PMI1_MCMD_MAX;
+        end = mcmd_end;
+    } else {
+        return 0;
+    }
+    if (fill_to < len)
+        fill_to = len;
+    total = fill_to + strlen(end);
+    if ((*out = malloc(total)) == NULL)
+        return -1;
+    memcpy(*out, in, len);
+    memset(*out + len, 'x', fill_to - len);
+    memcpy(*out + fill_to, end, strlen(end));
+    *outlen = total;
+    return 1;
+}
+
 int pg_replay_rewrite(const pg_replay_map_t *m, const char *in, size_t len, char **out,
                       size_t *outlen)
 {
@@ -177,7 +222,10 @@ int pg_replay_rewrite(const pg_replay_map_t *m, const char *in, size_t len, char
     pg_frame_t frame;
     char *renamed;
     size_t rlen;
+    int head = complete_oversized(in, len, out, outlen);
 
+    if (head != 0)
+        return head < 0 ? -1 : 0;
     if (subst_kvs(m, in, len, out, outlen) != 0)
         return -1;
     if (m->nrec <= 0 || pg_frame_next(*out, *outlen, &frame) != PG_WIRE_OK ||

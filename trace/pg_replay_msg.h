@@ -28,6 +28,8 @@ int pg_replay_key_is_volatile(const char *key, size_t len);
  * new_kvs (a PMI-2 length field is recomputed, keeping its alignment), and
  * with nrec > 0 the rank-valued keys (pmirank, pmiid, srcid) and a numeric
  * suffix of key= that names a recorded rank move to block_base + that rank.
+ * The head of an over-long message, as the gateway traces it, is sent
+ * completed to an over-long message with the same head.
  * Returns 0 with *out (malloc'd, caller frees) and *outlen, or -1 when out
  * of memory. */
 int pg_replay_rewrite(const pg_replay_map_t *m, const char *in, size_t len, char **out,

@@ -10,9 +10,11 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "parser/pg_parse.h"
 #include "pmix/transport/pg_pmix_msg.h"
@@ -21,6 +23,7 @@
 #include "wire/pg_pmix_frame.h"
 
 static const char header_magic[] = "#pmigate-trace";
+static const char record_mark[] = "#! "; /* a record: older readers skip it as a comment */
 
 /* ---------------------------------------------------------------- */
 /* writing                                                            */
@@ -100,6 +103,43 @@ int pg_trace_write_event(FILE *f, uint64_t t_ns, int conn, int rank, pg_proto_t 
     n = pg_escape(bytes, len, *scratch);
     if (fprintf(f, "%" PRIu64 " %d %d %s %c ", t_ns, conn, rank, pg_trace_proto_word(proto),
                 dir == PG_TRACE_C2S ? 'C' : 'S') < 0 ||
+        fwrite(*scratch, 1, n, f) != n || putc('\n', f) == EOF)
+        return -1;
+    return 0;
+}
+
+int pg_trace_write_exit(FILE *f, uint64_t t_ns, int rank, int wstatus, int teardown)
+{
+    int sig = WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : 0;
+
+    return fprintf(f, "%s%" PRIu64 " exit rank=%d %s=%d%s\n", record_mark, t_ns, rank,
+                   sig ? "signal" : "code", sig ? sig : WEXITSTATUS(wstatus),
+                   teardown ? " teardown" : "") < 0
+               ? -1
+               : 0;
+}
+
+int pg_trace_write_end(FILE *f, uint64_t t_ns, int status, int stopped)
+{
+    return fprintf(f, "%s%" PRIu64 " end status=%d%s\n", record_mark, t_ns, status,
+                   stopped ? " stopped" : "") < 0
+               ? -1
+               : 0;
+}
+
+int pg_trace_write_xfence(FILE *f, uint64_t t_ns, unsigned fence, int node, const void *blob,
+                          size_t len, char **scratch, size_t *scratch_cap)
+{
+    size_t n;
+
+    if (node < 0)
+        return fprintf(f, "%s%" PRIu64 " xfence fence=%u failed\n", record_mark, t_ns, fence) < 0
+                   ? -1
+                   : 0;
+    if (grow_scratch(scratch, scratch_cap, pg_escaped_max(len) + 1) != 0)
+        return -1;
+    n = len > 0 ? pg_escape(blob, len, *scratch) : 0;
+    if (fprintf(f, "%s%" PRIu64 " xfence fence=%u node=%d ", record_mark, t_ns, fence, node) < 0 ||
         fwrite(*scratch, 1, n, f) != n || putc('\n', f) == EOF)
         return -1;
     return 0;
@@ -205,6 +245,9 @@ typedef struct reader {
     char *line;
     size_t line_cap;
     unsigned lineno;
+    int whole;          /* the line read last ended with its newline */
+    uint64_t last_t;    /* the time of the last event or record */
+    size_t rec_cap;
     char *err;
     size_t errlen;
     pg_trace_t *t;
@@ -228,7 +271,9 @@ static int rd_fail(reader_t *r, const char *fmt, ...)
     return -1;
 }
 
-/* Reads the next line without its '\n'; returns its length or -1 at EOF. */
+/* Reads the next line without its '\n'; returns its length or -1 at EOF.
+ * r->whole says whether it had its '\n' (every line a recorder writes has
+ * one: a line without is where the file was cut). */
 static ssize_t rd_line(reader_t *r)
 {
     ssize_t n = getline(&r->line, &r->line_cap, r->f);
@@ -236,7 +281,8 @@ static ssize_t rd_line(reader_t *r)
     if (n < 0)
         return -1;
     r->lineno++;
-    if (n > 0 && r->line[n - 1] == '\n')
+    r->whole = n > 0 && r->line[n - 1] == '\n';
+    if (r->whole)
         r->line[--n] = '\0';
     return n;
 }
@@ -411,9 +457,9 @@ static int parse_event(reader_t *r, char *line, size_t len)
         return rd_fail(r, "out of memory");
     if (proto_of_word(proto, &e->proto) != 0)
         return rd_fail(r, "unknown protocol '%s'", proto);
-    if (r->t->nevents > 1 && (uint64_t)t < r->t->events[r->t->nevents - 2].t_ns)
+    if ((uint64_t)t < r->last_t)
         return rd_fail(r, "time goes backwards");
-    e->t_ns = (uint64_t)t;
+    r->last_t = e->t_ns = (uint64_t)t;
     e->conn = e->conn_id = (int)conn;
     e->rank = e->rank_as_recorded = (int)rank;
     e->dir = dir[0] == 'C' ? PG_TRACE_C2S : PG_TRACE_S2C;
@@ -427,6 +473,118 @@ static int parse_event(reader_t *r, char *line, size_t len)
     if (e->len == 0)
         return rd_fail(r, "empty message");
     return 0;
+}
+
+static pg_trace_record_t *push_record(reader_t *r)
+{
+    pg_trace_t *t = r->t;
+
+    if (t->nrecords == r->rec_cap) {
+        size_t cap = r->rec_cap ? r->rec_cap * 2 : 16;
+        pg_trace_record_t *grown = realloc(t->records, cap * sizeof(*grown));
+
+        if (grown == NULL)
+            return NULL;
+        t->records = grown;
+        r->rec_cap = cap;
+    }
+    memset(&t->records[t->nrecords], 0, sizeof(t->records[0]));
+    return &t->records[t->nrecords++];
+}
+
+/* "key=<int>" at *p, then a space or the end; advances *p. */
+static int int_field(char **p, const char *key, long long min, long long max, long long *out)
+{
+    size_t klen = strlen(key);
+    char *end;
+
+    if (strncmp(*p, key, klen) != 0 || (*p)[klen] != '=')
+        return -1;
+    errno = 0;
+    *out = strtoll(*p + klen + 1, &end, 10);
+    if (errno != 0 || end == *p + klen + 1 || (*end != ' ' && *end != '\0') || *out < min ||
+        *out > max)
+        return -1;
+    *p = *end == ' ' ? end + 1 : end;
+    return 0;
+}
+
+static int parse_exit(reader_t *r, char *p, pg_trace_record_t *rec)
+{
+    long long v;
+
+    rec->kind = PG_TRACE_REC_EXIT;
+    if (int_field(&p, "rank", 0, 1 << 20, &v) != 0)
+        return rd_fail(r, "an exit record needs rank=");
+    rec->rank = (int)v;
+    if (int_field(&p, "code", 0, 255, &v) == 0)
+        rec->code = (int)v;
+    else if (int_field(&p, "signal", 1, 64, &v) == 0)
+        rec->signal = (int)v;
+    else
+        return rd_fail(r, "an exit record needs code= or signal=");
+    rec->teardown = strcmp(p, "teardown") == 0;
+    return *p == '\0' || rec->teardown ? 0 : rd_fail(r, "an exit record ends in '%s'", p);
+}
+
+static int parse_xfence(reader_t *r, char *p, pg_trace_record_t *rec)
+{
+    long long v;
+    size_t len;
+
+    rec->kind = PG_TRACE_REC_XFENCE;
+    if (int_field(&p, "fence", 1, UINT32_MAX, &v) != 0)
+        return rd_fail(r, "an xfence record needs fence=");
+    rec->fence = (unsigned)v;
+    if (strcmp(p, "failed") == 0) {
+        rec->node = -1;
+        return 0;
+    }
+    if (int_field(&p, "node", 0, 1 << 20, &v) != 0)
+        return rd_fail(r, "an xfence record needs node= or failed");
+    rec->node = (int)v;
+    len = strlen(p);
+    if (len == 0)
+        return 0;
+    rec->blob = malloc(len);
+    if (rec->blob == NULL)
+        return rd_fail(r, "out of memory");
+    if (pg_unescape(p, len, rec->blob, &rec->len) != 0)
+        return rd_fail(r, "malformed escape in an xfence record");
+    return 0;
+}
+
+/* "#! <ns> <kind> ...": a record.  Kinds this reader does not know are
+ * skipped, as a comment. */
+static int parse_record(reader_t *r, char *line)
+{
+    char *p = line + sizeof(record_mark) - 1, kind[16];
+    long long t, v;
+    pg_trace_record_t *rec;
+
+    if (num_field(&p, 0, INT64_MAX, &t) != 0)
+        return rd_fail(r, "a record needs a time in ns first");
+    if (word_field(&p, kind, sizeof(kind)) != 0 ||
+        (strcmp(kind, "exit") != 0 && strcmp(kind, "end") != 0 && strcmp(kind, "xfence") != 0))
+        return 0;
+    if ((uint64_t)t < r->last_t)
+        return rd_fail(r, "time goes backwards");
+    rec = push_record(r);
+    if (rec == NULL)
+        return rd_fail(r, "out of memory");
+    r->last_t = rec->t_ns = (uint64_t)t;
+    rec->before = r->t->nevents;
+    rec->line = r->lineno;
+    if (strcmp(kind, "exit") == 0)
+        return parse_exit(r, p, rec);
+    if (strcmp(kind, "xfence") == 0)
+        return parse_xfence(r, p, rec);
+    rec->kind = PG_TRACE_REC_END;
+    if (int_field(&p, "status", 0, 255, &v) != 0)
+        return rd_fail(r, "an end record needs status=");
+    rec->status = (int)v;
+    rec->stopped = strcmp(p, "stopped") == 0;
+    return *p == '\0' || rec->stopped ? 0 : rd_fail(r, "an end record ends in '%s'", p);
 }
 
 /* A PMIx batch (replies written at once) on one line — how version 1
@@ -543,11 +701,24 @@ pg_trace_t *pg_trace_load_stream(FILE *f, char *err, size_t errlen)
         rd_fail(&r, "empty file: not a pmigate trace");
         goto fail;
     }
+    if (!r.whole && strncmp(r.line, header_magic, sizeof(header_magic) - 1) == 0) {
+        rd_fail(&r, "the file is cut inside its header");
+        goto fail;
+    }
     if (parse_header(&r, r.line, (size_t)n) != 0)
         goto fail;
     while ((n = rd_line(&r)) >= 0) {
         size_t first = r.t->nevents;
 
+        if (!r.whole) { /* cut here: what came before is the trace */
+            r.t->cut_line = r.lineno;
+            break;
+        }
+        if (strncmp(r.line, record_mark, sizeof(record_mark) - 1) == 0) {
+            if (parse_record(&r, r.line) != 0)
+                goto fail;
+            continue;
+        }
         if (n == 0 || r.line[0] == '#')
             continue; /* comments and blank lines are for people */
         if (parse_event(&r, r.line, (size_t)n) != 0 || split_batch(&r) != 0)
@@ -587,12 +758,24 @@ pg_trace_t *pg_trace_load(const char *path, char *err, size_t errlen)
     return t;
 }
 
+void pg_trace_say_cut(const pg_trace_t *t, const char *who, const char *path)
+{
+    if (t->cut_line > 0)
+        fprintf(stderr,
+                "%s: %s is cut short: its line %u is incomplete; read the %u whole lines "
+                "before it\n",
+                who, path, t->cut_line, t->cut_line - 1);
+}
+
 void pg_trace_free(pg_trace_t *t)
 {
     if (t == NULL)
         return;
     for (size_t i = 0; i < t->nevents; i++)
         free(t->events[i].bytes);
+    for (size_t i = 0; i < t->nrecords; i++)
+        free(t->records[i].blob);
+    free(t->records);
     free(t->events);
     free(t->conns);
     free(t->header.cmdline);

@@ -81,12 +81,43 @@ typedef struct pg_trace_conn {
     size_t nevents;
 } pg_trace_conn_t;
 
+/* What happened to the job besides messages ("#!" lines, which readers
+ * older than them skip as comments): a rank's exit, the job's end, and
+ * under `pmigate proxy` what the other nodes contributed to each
+ * cross-node fence. */
+typedef enum pg_trace_record_kind {
+    PG_TRACE_REC_EXIT = 1,   /* rank, code or signal, teardown */
+    PG_TRACE_REC_END,        /* status: pmigate's exit status */
+    PG_TRACE_REC_XFENCE,     /* fence, node, blob (or failed) */
+} pg_trace_record_kind_t;
+
+typedef struct pg_trace_record {
+    pg_trace_record_kind_t kind;
+    uint64_t t_ns;
+    size_t before;       /* the number of events recorded before it */
+    unsigned line;
+    int rank;            /* EXIT: the rank (spawned jobs' after the root's) */
+    int code, signal;    /* EXIT: its exit code, or the signal that killed it (0: none) */
+    int teardown;        /* EXIT: pmigate was already tearing the job down */
+    int status;          /* END */
+    int stopped;         /* END: the job was ended from outside (--timeout, a signal to
+                          * pmigate) or could not start: a replay cannot repeat that */
+    unsigned fence;      /* XFENCE: the node's cross-node fence, 1, 2, ... */
+    int node;            /* XFENCE: the node whose contribution this is; -1: failed */
+    char *blob;          /* XFENCE: its bytes, owned (NULL when empty) */
+    size_t len;
+} pg_trace_record_t;
+
 typedef struct pg_trace {
     pg_trace_header_t header;
     pg_trace_event_t *events; /* in file order (= time order) */
     size_t nevents;
     pg_trace_conn_t *conns;   /* indexed by pg_trace_event_t.conn, in recorded-id order */
     int nconns;
+    pg_trace_record_t *records; /* in file order */
+    size_t nrecords;
+    unsigned cut_line;        /* the file ends inside this line (a cut trace: the line
+                               * and anything after it are not read); 0: ends whole */
 } pg_trace_t;
 
 /* Messages are escaped with wire/pg_escape.h (pg_escape, pg_unescape). */
@@ -100,14 +131,28 @@ int pg_trace_write_header(FILE *f, const pg_trace_header_t *h);
 int pg_trace_write_event(FILE *f, uint64_t t_ns, int conn, int rank, pg_proto_t proto,
                          pg_trace_dir_t dir, const char *bytes, size_t len, char **scratch,
                          size_t *scratch_cap);
+/* Records: a rank's exit (wstatus as waitpid gave it; teardown: pmigate
+ * was ending the job already), the job's end (stopped: see
+ * pg_trace_record_t), a node's contribution to cross-node fence `fence`
+ * (node -1: the fence failed). */
+int pg_trace_write_exit(FILE *f, uint64_t t_ns, int rank, int wstatus, int teardown);
+int pg_trace_write_end(FILE *f, uint64_t t_ns, int status, int stopped);
+int pg_trace_write_xfence(FILE *f, uint64_t t_ns, unsigned fence, int node, const void *blob,
+                          size_t len, char **scratch, size_t *scratch_cap);
 
 /* ---- reading ---- */
 
 /* Loads a whole trace.  On error returns NULL and writes a one-line message
- * naming the line into err. */
+ * naming the line into err.  A file cut short (its last line has no
+ * newline: the job or the machine died while writing) loads as far as its
+ * last whole line, with cut_line set. */
 pg_trace_t *pg_trace_load(const char *path, char *err, size_t errlen);
 pg_trace_t *pg_trace_load_stream(FILE *f, char *err, size_t errlen);
 void pg_trace_free(pg_trace_t *t);
+
+/* Tells `who` (a tool's name) where a cut trace was cut, on stderr; nothing
+ * for a whole one. */
+void pg_trace_say_cut(const pg_trace_t *t, const char *who, const char *path);
 
 /* ---- decoding ---- */
 

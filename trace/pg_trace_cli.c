@@ -91,6 +91,7 @@ static pg_trace_analysis_t *load_and_analyze(const char *file, pg_trace_t **trac
         fprintf(stderr, "pmigate trace: %s: %s\n", file, err);
         return NULL;
     }
+    pg_trace_say_cut(*trace, "pmigate trace", file);
     a = pg_trace_analyze(*trace);
     if (a == NULL)
         fprintf(stderr, "pmigate trace: out of memory analysing %s\n", file);

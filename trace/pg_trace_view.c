@@ -88,6 +88,20 @@ static void show_event(const pg_trace_event_t *e, int full, char *esc, FILE *out
     fputc('\n', out);
 }
 
+/* A rank's exit or the job's end, among the messages (no command filter
+ * shows them; a rank filter shows that rank's exit). */
+static void show_record(const pg_trace_record_t *r, int rank, FILE *out)
+{
+    if (r->kind == PG_TRACE_REC_EXIT && (rank < 0 || rank == r->rank))
+        fprintf(out, "%12.6f  %4d  %4s  %-5s %s  %s %d%s\n", (double)r->t_ns / 1e6, r->rank, "-",
+                "-", "  ", r->signal ? "killed by signal" : "exited with status",
+                r->signal ? r->signal : r->code, r->teardown ? " (pmigate ending the job)" : "");
+    else if (r->kind == PG_TRACE_REC_END && rank < 0)
+        fprintf(out, "%12.6f  %4s  %4s  %-5s %s  pmigate exits with status %d%s\n",
+                (double)r->t_ns / 1e6, "-", "-", "-", "  ", r->status,
+                r->stopped ? " (stopped from outside)" : "");
+}
+
 /* A trace of one node of a multi-node job (`pmigate proxy`). */
 static void print_node(const pg_trace_header_t *h, FILE *out)
 {
@@ -111,7 +125,11 @@ size_t pg_trace_show(const pg_trace_analysis_t *a, const pg_trace_show_opts_t *o
         print_node(&t->header, out);
     fprintf(out, "%12s  %4s  %4s  %-5s %s  %s\n", "time (ms)", "rank", "conn", "proto", "  ",
             "message (-> to the gateway, <- from it)");
-    for (size_t i = 0; i < t->nevents; i++) {
+    for (size_t i = 0, k = 0; i <= t->nevents; i++) {
+        for (; o->cmd == NULL && k < t->nrecords && t->records[k].before <= i; k++)
+            show_record(&t->records[k], o->rank, out);
+        if (i == t->nevents)
+            break;
         if (o->rank >= 0 && t->events[i].rank != o->rank)
             continue;
         if (o->cmd != NULL && !pg_trace_event_matches_cmd(a, i, o->cmd))

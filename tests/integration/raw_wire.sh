@@ -139,8 +139,10 @@ send1 cmd=finalize
 expect cmd=finalize_ack
 eof
 SCRIPT
-run_job 30 -n 1 "$SCRIPT_PROG" "$WORK/long1"
+run_job 30 --trace "$WORK/long1.trace" -n 1 "$SCRIPT_PROG" "$WORK/long1"
 [ $rc -eq 0 ] || { fail "over-long PMI-1 line: error reply, connection goes on (exit $rc)"; cat "$WORK/out"; }
+"$PMIGATE" replay --fast --timeout 30 "$WORK/long1.trace" >"$WORK/replay" 2>&1 ||
+    { fail "the trace of over-long PMI-1 messages does not replay"; cat "$WORK/replay"; }
 cat >"$WORK/long2" <<SCRIPT
 send1 cmd=init pmi_version=2 pmi_subversion=0
 expect cmd=response_to_init rc=0
@@ -163,8 +165,11 @@ send2 cmd=finalize;
 expect finalize-response rc=0
 eof
 SCRIPT
-run_job 30 -n 1 "$SCRIPT_PROG" "$WORK/long2"
+run_job 30 --trace "$WORK/long2.trace" -n 1 "$SCRIPT_PROG" "$WORK/long2"
 [ $rc -eq 0 ] || { fail "over-long PMI-2 message: error reply, connection goes on (exit $rc)"; cat "$WORK/out"; }
+# the trace holds the messages' heads; its replay sends them whole again
+"$PMIGATE" replay --fast --timeout 30 "$WORK/long2.trace" >"$WORK/replay" 2>&1 ||
+    { fail "the trace of over-long messages does not replay"; cat "$WORK/replay"; }
 
 # Broken framing: the rank is failed, the job ends non-zero, the message names it
 printf 'send1 cmd=init pmi_version=2 pmi_subversion=0\nexpect rc=0\nraw 12a456cmd=kvs-fence;\neof\n' >"$WORK/frame"

@@ -580,6 +580,75 @@ static void test_lenient_compare_checks_rc_and_found(void)
     CU_ASSERT_STRING_EQUAL(why, "rc: expected '0', got '-1'");
 }
 
+/* Records: what the writer says, the reader reads back, in place among
+ * the messages; an unknown kind is a comment; a bad known one an error. */
+static void test_records_round_trip_among_the_messages(void)
+{
+    char buf[1024] = "", err[256] = "", *scratch = NULL;
+    size_t cap = 0;
+    FILE *f = fmemopen(buf, sizeof(buf), "w");
+    pg_trace_t *t;
+
+    CU_ASSERT_FATAL(f != NULL);
+    fputs(HDR "5 0 0 pmi1 C cmd=init\\n\n", f);
+    CU_ASSERT_EQUAL(pg_trace_write_exit(f, 6, 1, 11, 0), 0);       /* killed by SIGSEGV */
+    CU_ASSERT_EQUAL(pg_trace_write_exit(f, 7, 0, 3 << 8, 1), 0);    /* exit 3, in teardown */
+    CU_ASSERT_EQUAL(pg_trace_write_xfence(f, 8, 2, 1, "a b\n\x01", 5, &scratch, &cap), 0);
+    CU_ASSERT_EQUAL(pg_trace_write_xfence(f, 8, 3, -1, NULL, 0, &scratch, &cap), 0);
+    fputs("#! 9 future-kind x=1\n", f);
+    CU_ASSERT_EQUAL(pg_trace_write_end(f, 10, 139, 0), 0);
+    fclose(f);
+    free(scratch);
+    t = load_text(buf, err, sizeof(err));
+    CU_ASSERT_FATAL(t != NULL);
+    CU_ASSERT_EQUAL(t->nevents, 1);
+    CU_ASSERT_EQUAL_FATAL(t->nrecords, 5);
+    CU_ASSERT_EQUAL(t->records[0].kind, PG_TRACE_REC_EXIT);
+    CU_ASSERT_EQUAL(t->records[0].rank, 1);
+    CU_ASSERT_EQUAL(t->records[0].signal, 11);
+    CU_ASSERT_EQUAL(t->records[0].before, 1);
+    CU_ASSERT_EQUAL(t->records[1].code, 3);
+    CU_ASSERT_EQUAL(t->records[1].teardown, 1);
+    CU_ASSERT_EQUAL(t->records[2].kind, PG_TRACE_REC_XFENCE);
+    CU_ASSERT_EQUAL(t->records[2].fence, 2);
+    CU_ASSERT_EQUAL(t->records[2].node, 1);
+    CU_ASSERT_EQUAL_FATAL(t->records[2].len, 5);
+    CU_ASSERT_EQUAL(memcmp(t->records[2].blob, "a b\n\x01", 5), 0);
+    CU_ASSERT_EQUAL(t->records[3].node, -1);
+    CU_ASSERT_EQUAL(t->records[4].kind, PG_TRACE_REC_END);
+    CU_ASSERT_EQUAL(t->records[4].status, 139);
+    CU_ASSERT_EQUAL(t->records[4].line, 8);
+    CU_ASSERT_EQUAL(t->cut_line, 0);
+    pg_trace_free(t);
+    assert_load_fails(HDR "#! 5 exit rank=1\n", "line 2: an exit record needs code= or signal=");
+    assert_load_fails(HDR "#! 5 end status=1 maybe\n", "line 2: an end record ends in 'maybe'");
+    assert_load_fails(HDR "9 0 0 pmi1 C a\\n\n#! 5 end status=0\n", "line 3: time goes backwards");
+}
+
+/* A file cut in the middle of a line (the writer died) is read up to its
+ * last whole line, and says where it was cut; cut inside the header it is
+ * nothing. */
+static void test_a_cut_trace_keeps_its_whole_lines(void)
+{
+    char err[256] = "";
+    pg_trace_t *t = load_text(HDR "5 0 0 pmi1 C cmd=init\\n\n6 1 1 pmi1 C cmd=in", err, sizeof(err));
+
+    CU_ASSERT_FATAL(t != NULL);
+    CU_ASSERT_EQUAL(t->nevents, 1);
+    CU_ASSERT_EQUAL(t->cut_line, 3);
+    pg_trace_free(t);
+    /* a cut that breaks an escape or a field is no error either */
+    t = load_text(HDR "5 0 0 pmi1 C cmd=init\\n\n6 1 1 pmi1 C \\x4", err, sizeof(err));
+    CU_ASSERT_FATAL(t != NULL);
+    CU_ASSERT_EQUAL(t->cut_line, 3);
+    pg_trace_free(t);
+    t = load_text(HDR "5 0 0 pmi1 C cmd=init\\n\n#! 6 exit ra", err, sizeof(err));
+    CU_ASSERT_FATAL(t != NULL);
+    CU_ASSERT_EQUAL(t->nrecords, 0);
+    pg_trace_free(t);
+    assert_load_fails("#pmigate-trace 1 kvsname=kv", "cut inside its header");
+}
+
 static const pg_cunit_test_t format_tests[] = {
     { "escaping round-trips every byte and leaves no line break", test_escape_round_trips_every_byte },
     { "printable messages stay greppable", test_escape_keeps_messages_greppable },
@@ -591,6 +660,8 @@ static const pg_cunit_test_t format_tests[] = {
     { "bad input is refused naming the line", test_reader_rejects_bad_input_with_the_line },
     { "comments skipped, unparseable messages kept", test_reader_skips_comments_and_keeps_garbage_messages },
     { "a proxy's trace names its node", test_a_node_trace_names_its_node },
+    { "records round-trip among the messages", test_records_round_trip_among_the_messages },
+    { "a cut trace keeps its whole lines", test_a_cut_trace_keeps_its_whole_lines },
     { NULL, NULL },
 };
 
@@ -605,7 +676,35 @@ static const pg_cunit_test_t analysis_tests[] = {
     { NULL, NULL },
 };
 
+/* The gateway traces an over-long message as its head; the replay sends
+ * it whole again, with the head it had. */
+static void test_rewrite_completes_an_oversized_head(void)
+{
+    pg_replay_map_t m = { .old_kvs = "kvs_1_0", .new_kvs = "kvs_99_0" };
+    char head[64];
+    char *out = NULL;
+    size_t len = 0;
+
+    snprintf(head, sizeof(head), " 70000cmd=kvs-put;key=k;value=vvvv");
+    CU_ASSERT_EQUAL(pg_replay_rewrite(&m, head, strlen(head), &out, &len), 0);
+    CU_ASSERT_EQUAL(len, 70006);
+    CU_ASSERT_EQUAL(memcmp(out, head, strlen(head)), 0);
+    free(out);
+    CU_ASSERT_EQUAL(pg_replay_rewrite(&m, "cmd=put key=k value=vv", 22, &out, &len), 0);
+    CU_ASSERT_TRUE(len > PG_PMI1_LINE_MAX && out[len - 1] == '\n' &&
+                   memchr(out, '\n', len) == out + len - 1);
+    free(out);
+    CU_ASSERT_EQUAL(pg_replay_rewrite(&m, "mcmd=spawn\nnprocs=1\n", 20, &out, &len), 0);
+    CU_ASSERT_TRUE(len > PG_PMI1_MCMD_MAX && memcmp(out + len - 8, "\nendcmd\n", 8) == 0);
+    free(out);
+    /* a whole message is not touched */
+    CU_ASSERT_EQUAL(pg_replay_rewrite(&m, "cmd=put key=k value=vv\n", 23, &out, &len), 0);
+    CU_ASSERT_EQUAL(len, 23);
+    free(out);
+}
+
 static const pg_cunit_test_t replay_tests[] = {
+    { "an over-long message's head is sent whole again", test_rewrite_completes_an_oversized_head },
     { "kvsname substituted, PMI-2 length alignment kept", test_rewrite_substitutes_kvsname_and_keeps_pmi2_alignment },
     { "--ranks copies rename ranks and key suffixes", test_rewrite_renames_ranks_for_a_copy },
     { "kvsname, jobid, thrid are not compared", test_compare_ignores_volatile_fields_only },
