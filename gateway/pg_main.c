@@ -20,6 +20,7 @@
 #include "gateway/pg_run.h"
 #include "gateway/pg_place.h"
 #include "gateway/pg_proxy.h"
+#include "gateway/pg_replay_node.h"
 #include "gateway/pg_status.h"
 #include "pmi1/pg_pmi1_server.h"
 #include "pmi2/pg_pmi2_server.h"
@@ -111,8 +112,10 @@ static void raise_fd_limit(void)
 }
 
 /* `run` launches a job on this host; `proxy` runs one node's share of a job
- * under a PMIx host runtime (pg_proxy.h).  Same options, same set-up. */
-static int cmd_run(int argc, char **argv, int proxy)
+ * under a PMIx host runtime (pg_proxy.h); `__replay-node TRACE` serves one
+ * recorded node of such a job again, for `pmigate replay`
+ * (pg_replay_node.h).  Same options, same set-up. */
+static int cmd_run(int argc, char **argv, int proxy, const char *replay_node)
 {
     const char *name = proxy ? "pmigate proxy" : "pmigate run";
     pg_run_opts_t opts;
@@ -141,6 +144,10 @@ static int cmd_run(int argc, char **argv, int proxy)
     }
     if (proxy) {
         status = pg_proxy_run(base, &opts, &handlers);
+        goto out;
+    }
+    if (replay_node != NULL) {
+        status = pg_replay_node_run(base, &opts, &handlers, replay_node);
         goto out;
     }
     run = pg_run_new(base, &opts, &handlers);
@@ -177,9 +184,11 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "__replay-stub") == 0) /* a rank of the gateway replay starts */
         return pg_replay_stub_main(argc - 1, argv + 1);
     if (strcmp(cmd, "run") == 0)
-        return cmd_run(argc - 2, argv + 2, 0);
+        return cmd_run(argc - 2, argv + 2, 0, NULL);
     if (strcmp(cmd, "proxy") == 0)
-        return cmd_run(argc - 2, argv + 2, 1);
+        return cmd_run(argc - 2, argv + 2, 1, NULL);
+    if (strcmp(cmd, "__replay-node") == 0 && argc > 2) /* pmigate replay of one node's trace */
+        return cmd_run(argc - 3, argv + 3, 0, argv[2]);
     fprintf(stderr, "pmigate: unknown command '%s'\n%s", cmd, main_usage);
     return PG_EXIT_USAGE;
 }

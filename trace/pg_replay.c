@@ -960,9 +960,58 @@ static void print_summary(const replay_t *rp)
             pg_trace_fmt_duration(pg_clock_now() - rp->t0, d, sizeof(d)));
 }
 
+/* Does a rank of the trace enter a fence or a barrier? */
+static int has_fences(const pg_trace_t *t)
+{
+    for (size_t i = 0; i < t->nevents; i++) {
+        const pg_trace_event_t *e = &t->events[i];
+
+        if (e->dir == PG_TRACE_C2S &&
+            (e->cmd == PG_CMD_PMI1_BARRIER_IN || e->cmd == PG_CMD_PMI2_KVS_FENCE ||
+             (e->pmix.kind == PG_TRACE_PMIX_REQUEST && e->pmix.cmd == PG_PMIX_CMD_FENCE)))
+            return 1;
+    }
+    return 0;
+}
+
+/* The child gateway for this trace.  One node's trace of a proxy job
+ * (header node=/nnodes=) gets a gateway serving that node, standing in for
+ * the others with their recorded fence contributions; a trace from before
+ * those were recorded cannot be replayed alone.  0, or -1 said why. */
+static int plan_gateway(const replay_t *rp, pg_replay_gw_job_t *job)
+{
+    const pg_trace_header_t *h = &rp->t->header;
+    int xfences = 0;
+
+    *job = (pg_replay_gw_job_t){ .nranks = rp->nranks, .nstubs = rp->nranks,
+                                 .apps = rp->o->ranks > 0 ? NULL : h->apps,
+                                 .trace_path = rp->o->trace };
+    if (h->nnodes <= 1)
+        return 0;
+    for (size_t i = 0; i < rp->t->nrecords; i++)
+        xfences += rp->t->records[i].kind == PG_TRACE_REC_XFENCE;
+    if (rp->o->ranks > 0) {
+        fprintf(stderr, "pmigate replay: %s is node %d's trace of a %d-node job: --ranks "
+                        "cannot copy it\n",
+                rp->o->file, h->node, h->nnodes);
+        return -1;
+    }
+    if (xfences == 0 && has_fences(rp->t)) {
+        fprintf(stderr, "pmigate replay: %s is node %d's trace of a %d-node job, recorded "
+                        "without what the other nodes contributed to its fences (by an older "
+                        "pmigate): it cannot be replayed alone\n",
+                rp->o->file, h->node, h->nnodes);
+        return -1;
+    }
+    job->node_trace = rp->o->file;
+    job->nstubs = h->size / h->nnodes + (h->node < h->size % h->nnodes ? 1 : 0);
+    return 0;
+}
+
 int pg_replay_run(const pg_replay_opts_t *o, const char *self_exe)
 {
     replay_t rp = { .o = o };
+    pg_replay_gw_job_t job;
     char err[256];
 
     rp.t = pg_trace_load(o->file, err, sizeof(err));
@@ -973,12 +1022,11 @@ int pg_replay_run(const pg_replay_opts_t *o, const char *self_exe)
     pg_trace_say_cut(rp.t, "pmigate replay", o->file);
     raise_fd_limit();
     rp.deadline = pg_clock_now() + (uint64_t)(o->timeout * 1e9);
-    if (plan(&rp) != 0) {
+    if (plan(&rp) != 0 || plan_gateway(&rp, &job) != 0) {
         rp.verdict = PG_REPLAY_EXIT_MISMATCH;
         goto out;
     }
-    rp.gw = pg_replay_gw_start(self_exe, rp.nranks, o->ranks > 0 ? NULL : rp.t->header.apps,
-                               o->trace, rp.deadline, err, sizeof(err));
+    rp.gw = pg_replay_gw_start(self_exe, &job, rp.deadline, err, sizeof(err));
     if (rp.gw == NULL) {
         fprintf(stderr, "pmigate replay: %s\n", err);
         rp.verdict = PG_REPLAY_EXIT_MISMATCH;

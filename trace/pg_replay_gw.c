@@ -40,6 +40,7 @@ struct pg_replay_gw {
     int listen_fd;
     char ctl_name[64];  /* "@pmigate-replay...": the abstract control socket */
     int nranks;
+    int nstubs;         /* how many report: the ranks the gateway starts */
     stub_t *stubs;
     char kvsname[256];
     char port[256];
@@ -121,21 +122,27 @@ static int app_sizes(int nranks, const char *apps, int *sizes, int max)
     return n;
 }
 
-/* `pmigate run [--trace T] -n A stub CTL : -n B stub CTL ...` */
-static pid_t spawn_gateway(const pg_replay_gw_t *gw, const char *self_exe, const char *trace_path,
-                           const char *apps)
+/* `pmigate run [--trace T] -n A stub CTL : -n B stub CTL ...`, or
+ * `pmigate __replay-node NODE_TRACE ...` */
+static pid_t spawn_gateway(const pg_replay_gw_t *gw, const char *self_exe,
+                           const pg_replay_gw_job_t *job)
 {
-    int sizes[REPLAY_APPS_MAX], napps = app_sizes(gw->nranks, apps, sizes, REPLAY_APPS_MAX);
+    int sizes[REPLAY_APPS_MAX], napps = app_sizes(gw->nranks, job->apps, sizes, REPLAY_APPS_MAX);
     char n[REPLAY_APPS_MAX][16];
     const char *argv[8 + 6 * REPLAY_APPS_MAX];
     int k = 0;
     pid_t pid;
 
     argv[k++] = "pmigate";
-    argv[k++] = "run";
-    if (trace_path != NULL) {
+    if (job->node_trace != NULL) {
+        argv[k++] = "__replay-node";
+        argv[k++] = job->node_trace;
+    } else {
+        argv[k++] = "run";
+    }
+    if (job->trace_path != NULL) {
         argv[k++] = "--trace";
-        argv[k++] = trace_path;
+        argv[k++] = job->trace_path;
     }
     for (int a = 0; a < napps; a++) {
         snprintf(n[a], sizeof(n[a]), "%d", sizes[a]);
@@ -228,18 +235,18 @@ static int child_gone(pg_replay_gw_t *gw)
 
 static int gather_stubs(pg_replay_gw_t *gw, uint64_t deadline, char *err, size_t errlen)
 {
-    for (int got = 0; got < gw->nranks;) {
+    for (int got = 0; got < gw->nstubs;) {
         struct pollfd p = { gw->listen_fd, POLLIN, 0 };
         int ctl;
 
         if (child_gone(gw)) {
             snprintf(err, errlen, "the gateway exited before its %d ranks started",
-                     gw->nranks);
+                     gw->nstubs);
             return -1;
         }
         if (pg_clock_now() > deadline) {
             snprintf(err, errlen, "timed out: %d of %d ranks of the replay gateway started", got,
-                     gw->nranks);
+                     gw->nstubs);
             return -1;
         }
         if (poll(&p, 1, ACCEPT_POLL_MS) <= 0)
@@ -256,11 +263,11 @@ static int gather_stubs(pg_replay_gw_t *gw, uint64_t deadline, char *err, size_t
     return 0;
 }
 
-pg_replay_gw_t *pg_replay_gw_start(const char *self_exe, int nranks, const char *apps,
-                                   const char *trace_path, uint64_t deadline_ns, char *err,
-                                   size_t errlen)
+pg_replay_gw_t *pg_replay_gw_start(const char *self_exe, const pg_replay_gw_job_t *job,
+                                   uint64_t deadline_ns, char *err, size_t errlen)
 {
     pg_replay_gw_t *gw = calloc(1, sizeof(*gw));
+    int nranks = job->nranks;
 
     if (gw == NULL || (gw->stubs = calloc((size_t)nranks, sizeof(*gw->stubs))) == NULL) {
         snprintf(err, errlen, "out of memory");
@@ -268,6 +275,7 @@ pg_replay_gw_t *pg_replay_gw_start(const char *self_exe, int nranks, const char 
         return NULL;
     }
     gw->nranks = nranks;
+    gw->nstubs = job->nstubs;
     gw->listen_fd = -1;
     for (int r = 0; r < nranks; r++)
         gw->stubs[r] = (stub_t){ -1, -1 };
@@ -275,7 +283,7 @@ pg_replay_gw_t *pg_replay_gw_start(const char *self_exe, int nranks, const char 
         snprintf(err, errlen, "cannot open the replay control socket: %s", strerror(errno));
         goto fail;
     }
-    gw->child = spawn_gateway(gw, self_exe, trace_path, apps);
+    gw->child = spawn_gateway(gw, self_exe, job);
     if (gw->child < 0) {
         snprintf(err, errlen, "cannot fork the gateway: %s", strerror(errno));
         goto fail;

@@ -24,15 +24,22 @@
 
 typedef struct pg_replay_gw pg_replay_gw_t;
 
-/* Starts the child gateway with nranks stub ranks and waits until every
- * stub has reported (or deadline_ns, monotonic, passes).  apps ("2,2,2",
- * the recorded MPMD layout; NULL or "" for one application) makes the stubs
- * that many applications, so application numbers and sizes are as recorded.
- * trace_path, if not NULL, is passed on as --trace (to record the replay
- * itself).  Returns NULL with a message in err. */
-pg_replay_gw_t *pg_replay_gw_start(const char *self_exe, int nranks, const char *apps,
-                                   const char *trace_path, uint64_t deadline_ns, char *err,
-                                   size_t errlen);
+/* What the child gateway runs. */
+typedef struct pg_replay_gw_job {
+    int nranks;              /* the job's ranks */
+    const char *apps;        /* "2,2,2", the recorded MPMD layout; NULL or "": one application */
+    const char *trace_path;  /* passed on as --trace (to record the replay itself), or NULL */
+    const char *node_trace;  /* a node's trace of a proxy job: the gateway serves that node
+                              * (`pmigate __replay-node`, gateway/pg_replay_node.h); NULL:
+                              * `pmigate run`, every rank here */
+    int nstubs;              /* the ranks started here (nranks without node_trace) */
+} pg_replay_gw_job_t;
+
+/* Starts the child gateway with its stub ranks and waits until every stub
+ * has reported (or deadline_ns, monotonic, passes); application numbers
+ * and sizes are as recorded.  Returns NULL with a message in err. */
+pg_replay_gw_t *pg_replay_gw_start(const char *self_exe, const pg_replay_gw_job_t *job,
+                                   uint64_t deadline_ns, char *err, size_t errlen);
 
 /* Hands over rank's PMI_FD (the caller then owns it); -1 if already taken. */
 int pg_replay_gw_take_fd(pg_replay_gw_t *gw, int rank);

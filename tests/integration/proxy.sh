@@ -12,7 +12,8 @@
 # woken by a publish on another node), MPICH hello + allreduce,
 # MPI_Abort(7) from a rank on the second node, a rank killed on the third,
 # --tag-output, the name service across nodes through the host's
-# PMIx_Publish/Lookup, node-named traces, the host's PMIX_*/OMPI_*
+# PMIx_Publish/Lookup, node-named traces and their replays (each node's
+# trace alone), the host's PMIX_*/OMPI_*
 # variables kept from the ranks, PMIGATE_PROXY_TIMES's line per node and
 # fence, and a proxy without a host.
 #
@@ -196,6 +197,41 @@ else
     head -n 1 "$WORK/t.1" | cut -c 1-200
     "$PMIGATE" trace stats "$WORK/t.0" | head -n 3
 fi
+# -- replaying one node's trace: the replay gateway serves that node of the
+#    recorded job and stands in for the others with their recorded fence
+#    contributions (docs/trace-format.md); a trace without them is refused --
+for n in 0 1; do
+    if "$PMIGATE" replay --timeout 60 "$WORK/t.$n" >"$WORK/replay" 2>&1 &&
+        grep -q "replies matched" "$WORK/replay"; then
+        pass "replay of node $n's trace of pmi2_wireup on 2 nodes"
+    else
+        fail "replay of node $n's trace of pmi2_wireup on 2 nodes"
+        cat "$WORK/replay"
+    fi
+done
+grep -v '^#! [0-9]* xfence ' "$WORK/t.1" >"$WORK/t.1.old"
+"$PMIGATE" replay --timeout 60 "$WORK/t.1.old" >"$WORK/replay" 2>&1
+if [ $? -eq 1 ] && grep -q "node 1's trace of a 2-node job, recorded without what the other nodes contributed" "$WORK/replay"; then
+    pass "a node's trace without the other nodes' contributions is refused, saying why"
+else
+    fail "a node's trace without the other nodes' contributions:"
+    cat "$WORK/replay"
+fi
+printf 'exec "%s" proxy --trace "%s" -n 2 "%s" %s : -n 2 "%s" %s : -n 2 "%s" %s\n' "$PMIGATE" \
+    "$WORK/mt" "$MIXED/mix_pmi1" pmi1,pmi1,pmi2,pmi2,pmix,pmix "$MIXED/mix_pmi2" \
+    pmi1,pmi1,pmi2,pmi2,pmix,pmix "$MIXED/mix_pmix" pmi1,pmi1,pmi2,pmi2,pmix,pmix >"$WORK/mpmd.sh"
+timeout -k 5 120 "$MPIRUN" --oversubscribe -np 3 sh "$WORK/mpmd.sh" >"$WORK/out" 2>&1
+rc=$?
+expect_ok "mixed job on 3 nodes, traced" 6
+for n in 0 1 2; do
+    if "$PMIGATE" replay --timeout 60 "$WORK/mt.$n" >"$WORK/replay" 2>&1; then
+        pass "replay of node $n's trace of the mixed PMI-1/PMI-2/PMIx job on 3 nodes"
+    else
+        fail "replay of node $n's trace of the mixed job on 3 nodes"
+        cat "$WORK/replay"
+    fi
+done
+
 run_job 60 -n 2 --trace "$WORK/t1" "$PROGS/pmi2_wireup"
 if [ $rc -eq 0 ] && ! head -n 1 "$WORK/t1" | grep -q ' node=' &&
     ! "$PMIGATE" trace stats "$WORK/t1" | grep -q '^node '; then
