@@ -223,6 +223,50 @@ void pg_job_judge_silent(pg_job_t *job)
         pg_verdict_silent(job->v, nspoke > 0 ? first_silent : -1);
 }
 
+static void on_doomed_teardown(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    pg_run_teardown(arg, SIGTERM);
+}
+
+/* A fence can never complete because members are gone (pg_job_engine.h):
+ * the ranks that ended without ever speaking PMI are named, once each (a
+ * rank lost otherwise was named when it was lost).  Their waiting peers
+ * get an error; under --strict the job fails at once (PG_EXIT_SILENT),
+ * right after those errors are out. */
+static void job_fence_doomed(void *ctx, const int *ranks, size_t n)
+{
+    pg_job_t *job = ctx;
+    int first = -1, named = 0;
+    char list[512];
+    size_t at = 0;
+
+    list[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        pg_rank_t *r = ranks[i] >= 0 && ranks[i] < job->size ? &job->ranks[ranks[i]] : NULL;
+
+        if (r == NULL || r->connected || r->named_doomed)
+            continue;
+        r->named_doomed = 1;
+        if (first < 0)
+            first = r->rank;
+        if (named++ < PG_JOB_SILENT_LOG_MAX && at < sizeof(list))
+            at += (size_t)snprintf(list + at, sizeof(list) - at, "%s%d (%s)", at ? ", " : "",
+                                   r->rank, job->opts->segments[r->appnum].argv[0]);
+    }
+    if (first < 0)
+        return;
+    pg_job_log(job,
+               "%sa fence can never complete: rank%s %s%s exited without ever speaking PMI; "
+               "the ranks waiting in it get an error",
+               job->opts->strict ? "error: " : "", named == 1 ? "" : "s", list,
+               named > PG_JOB_SILENT_LOG_MAX ? " and more" : "");
+    if (job->opts->strict && pg_verdict_silent(job->v, first) &&
+        event_base_once(job->base, -1, EV_TIMEOUT, on_doomed_teardown, job->run, NULL) != 0)
+        pg_run_teardown(job->run, SIGTERM);
+}
+
 /* ---------------------------------------------------------------- */
 /* failures of one rank                                               */
 /* ---------------------------------------------------------------- */
@@ -262,8 +306,11 @@ static void rank_judge_exit(pg_job_t *job, pg_rank_t *r, int wstatus, int told)
             pg_job_log(job, "rank %d %s", r->rank, fate);
         return;
     }
-    if (code == 0 && !unfinished)
+    if (code == 0 && !unfinished) {
+        if (!r->connected) /* it will never speak: fences waiting for it fail */
+            pg_job_engine_gone(job->je, r->rank);
         return;
+    }
     if (unfinished)
         pg_verdict_rank_lost(job->v, r->rank, code);
     else
@@ -695,7 +742,7 @@ int pg_job_layout(const pg_job_t *job, pg_job_engine_layout_t *l, uint32_t **ran
     *l = (pg_job_engine_layout_t){
         .nspace = job->kvsname, .size = job->size, .hostname = pg_run_hostname(job->run),
         .appnum = job->appnum, .cpuset = (const char *const *)job->cpusets,
-        .mapping = job->mapping,
+        .mapping = job->mapping, .doomed = job_fence_doomed, .doomed_ctx = (void *)job,
     };
     *rank_node = NULL;
     if (job->node == NULL)

@@ -41,6 +41,8 @@ struct pg_job_engine {
     void *xfence_ctx;
     const pg_host_ops_t *name_ops; /* borrowed; NULL: node-local names */
     void *name_ctx;
+    pg_job_engine_doomed_fn doomed;
+    void *doomed_ctx;
     /* held lookups ask the host again, every names_poll_ms, doubling */
     struct event *names_timer;
     unsigned names_poll_ms;
@@ -106,6 +108,21 @@ static void on_commit(void *ctx, const pg_proc_t *proc)
 
     if (je->shm != NULL && strcmp(proc->nspace, je->nspace) == 0)
         pg_shm_committed(je->shm, proc->rank, je->fences);
+}
+
+/* The engine's word that a fence cannot complete, as this job's ranks. */
+static void on_fence_doomed(void *ctx, const pg_proc_t *gone, size_t ngone)
+{
+    pg_job_engine_t *je = ctx;
+    int *ranks = malloc((ngone ? ngone : 1) * sizeof(*ranks));
+    size_t n = 0;
+
+    for (size_t i = 0; ranks != NULL && i < ngone; i++)
+        if (strcmp(gone[i].nspace, je->nspace) == 0)
+            ranks[n++] = (int)gone[i].rank;
+    if (n > 0 && je->doomed != NULL)
+        je->doomed(je->doomed_ctx, ranks, n);
+    free(ranks);
 }
 
 /* Writes generation je->fences, when some process reads it.  A failure
@@ -299,9 +316,12 @@ pg_job_engine_t *pg_job_engine_new(struct event_base *base, const pg_job_engine_
     }
     je->name_ops = l->name_ops;
     je->name_ctx = l->name_ctx;
+    je->doomed = l->doomed;
+    je->doomed_ctx = l->doomed_ctx;
     je->engine = pg_engine_new(&(pg_host_ops_t){
                                    .fence = on_fence,
                                    .commit = on_commit,
+                                   .fence_doomed = on_fence_doomed,
                                    .publish = je->name_ops != NULL ? on_publish : NULL,
                                    .unpublish = je->name_ops != NULL ? on_unpublish : NULL,
                                    .lookup = je->name_ops != NULL ? on_lookup : NULL,
@@ -450,6 +470,11 @@ void pg_job_engine_finalized(pg_job_engine_t *je, int rank)
 void pg_job_engine_lost(pg_job_engine_t *je, int rank)
 {
     notify(je, rank, pg_proc_lost);
+}
+
+void pg_job_engine_gone(pg_job_engine_t *je, int rank)
+{
+    notify(je, rank, pg_proc_finalize);
 }
 
 size_t pg_job_engine_job_end(pg_job_engine_t *je, const pg_job_engine_end_t *end)

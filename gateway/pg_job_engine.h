@@ -29,6 +29,11 @@ typedef struct pg_job_engine pg_job_engine_t;
 typedef void (*pg_job_engine_xfence_fn)(void *ctx, pg_job_engine_t *je, uint64_t id,
                                         bool collect, const void *data, size_t size);
 
+/* A fence of the job can never complete: ranks[0..n) of it are gone
+ * without joining (pmix/engine: fence_doomed).  Its joiners get an error
+ * right after the call. */
+typedef void (*pg_job_engine_doomed_fn)(void *ctx, const int *ranks, size_t n);
+
 typedef struct pg_job_engine_layout {
     const char *nspace;
     int size;
@@ -44,6 +49,8 @@ typedef struct pg_job_engine_layout {
      * lookup hooks are used, called with name_ctx; NULL: node-local names */
     const struct pg_host_ops *name_ops;
     void *name_ctx;
+    pg_job_engine_doomed_fn doomed; /* NULL: not told */
+    void *doomed_ctx;
     const uint32_t *appnum;     /* [size] */
     const char *const *cpuset;  /* [size] hwloc list strings */
     const char *mapping;        /* PMI_process_mapping */
@@ -86,6 +93,9 @@ void pg_job_engine_started(pg_job_engine_t *je, int rank, int pid, const char *e
 void pg_job_engine_connected(pg_job_engine_t *je, int rank);
 void pg_job_engine_finalized(pg_job_engine_t *je, int rank);
 void pg_job_engine_lost(pg_job_engine_t *je, int rank);
+/* The rank ended without ever connecting: it will post nothing, and the
+ * fences it is a member of fail (the layout's `doomed` says which). */
+void pg_job_engine_gone(pg_job_engine_t *je, int rank);
 
 /* How a job ended, for PMIX_EVENT_JOB_END. */
 typedef struct pg_job_engine_end {

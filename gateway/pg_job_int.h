@@ -24,6 +24,7 @@ typedef struct pg_rank {
     int reaped;
     int connected;       /* a PMI connection of this rank opened */
     int finalized;
+    int named_doomed;    /* said to doom a fence (it ended without speaking PMI) */
     pg_conn_t *fd_conn;  /* the PMI_FD socketpair end */
     pg_conn_t *pmi_conn; /* the connection that opened (fd_conn or a PMI_PORT one) */
     pg_output_t *out;

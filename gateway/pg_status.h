@@ -60,7 +60,8 @@ int pg_verdict_abort(pg_verdict_t *v, int rank, int code);
 int pg_verdict_timeout(pg_verdict_t *v);
 int pg_verdict_signal(pg_verdict_t *v, int signo);
 int pg_verdict_launch_failed(pg_verdict_t *v, int rank, int err);
-/* --strict, at the end of a job: `rank` (-1: every rank) never spoke PMI. */
+/* --strict: `rank` (-1: every rank) never spoke PMI (said at the end of a job, or
+ * when a fence it is a member of fails for it). */
 int pg_verdict_silent(pg_verdict_t *v, int rank);
 
 /* 1 once a failure has been recorded (the job must come down). */

@@ -138,6 +138,13 @@ typedef struct pg_host_ops {
      * keeps a copy of committed data (the gateway's node segment) learns
      * here that the copy is behind for `proc`.  NULL: not needed. */
     void (*commit)(void *host_ctx, const pg_proc_t *proc);
+
+    /* A fence can never complete: members that had not joined will not
+     * (finalized, lost, or gone without ever connecting: pg_proc_finalize
+     * of a process that never connected).  `gone` lists them, borrowed for
+     * the call; the fence's joiners are failed with PMIX_ERR_LOST_CONNECTION
+     * (their completions run after the hook).  NULL: not needed. */
+    void (*fence_doomed)(void *host_ctx, const pg_proc_t *gone, size_t ngone);
 } pg_host_ops_t;
 
 /* ------------------------------------------------------------------ */
@@ -234,7 +241,8 @@ bool pg_ns_attr_known(const char *name);
 
 /* Life cycle of a served process.  A process that has not connected yet is
  * assumed to be starting: it may still post data (hang detection counts it
- * as running).  finalize: it will post nothing more.  lost: it died or its
+ * as running).  finalize: it will post nothing more (also for a process
+ * that ended without ever connecting: the fences it is a member of fail).  lost: it died or its
  * connection broke before finalize: every request it made completes with
  * PMIX_ERR_LOST_CONNECTION, every fence it takes part in (and has not joined)
  * fails with PMIX_ERR_LOST_CONNECTION, and its rank is listed in

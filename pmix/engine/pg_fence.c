@@ -358,6 +358,42 @@ static bool fence_doomed(const pg_fence_t *f)
     return missing_local_member(f, proc_ended);
 }
 
+/* The local members that are gone without joining (malloc'd, *n of them;
+ * NULL when none or out of memory). */
+static pg_proc_t *gone_members(const pg_fence_t *f, size_t *n)
+{
+    pg_proc_t *gone = malloc((f->nlocal ? f->nlocal : 1) * sizeof(*gone));
+
+    *n = 0;
+    for (size_t i = 0; gone != NULL && i < f->nparts; i++) {
+        const pg_ns_t *job = f->pjob[i];
+        uint32_t first = part_first(f, i);
+
+        for (uint32_t r = first; r < part_end(f, i); r++)
+            if (member_local(job, r) && !f->joined[f->offset[i] + r - first] &&
+                proc_ended(&job->procs[r]) && *n < f->nlocal)
+                gone[(*n)++] = (pg_proc_t){ job->nspace, r };
+    }
+    if (gone != NULL && *n == 0) {
+        free(gone);
+        gone = NULL;
+    }
+    return gone;
+}
+
+/* A doomed fence fails for its joiners, and the host learns which members
+ * are gone (to say so: the joiners only see their error). */
+static void fence_fail_doomed(pg_engine_t *e, pg_fence_t *f)
+{
+    size_t n = 0;
+    pg_proc_t *gone = e->ops.fence_doomed != NULL ? gone_members(f, &n) : NULL;
+
+    fence_finish(e, f, PMIX_ERR_LOST_CONNECTION);
+    if (gone != NULL)
+        e->ops.fence_doomed(e->host_ctx, gone, n);
+    free(gone);
+}
+
 /* A refused join leaves no tracker behind: one created for it (nobody else
  * knows it yet) is freed, or a process retrying a bad join would grow the
  * engine.  A tracker that existed keeps its sequence number. */
@@ -432,7 +468,7 @@ pmix_status_t pg_fence_join_tagged(pg_engine_t *e, const pg_proc_t *proc, const 
         f->deadline = dl;
     e->hang_dirty = true;
     if (fence_doomed(f))
-        fence_finish(e, f, PMIX_ERR_LOST_CONNECTION);
+        fence_fail_doomed(e, f);
     else if (f->njoined == f->nlocal)
         fence_local_done(e, f);
     pg_engine_flush(e);
@@ -465,7 +501,7 @@ void pg_fence_proc_gone(pg_engine_t *e)
     pg_fence_t *f;
     for (f = e->fences; f != NULL; f = f->hh.next)
         if (f->id != 0 && !f->host_pending && fence_doomed(f))
-            fence_finish(e, f, PMIX_ERR_LOST_CONNECTION);
+            fence_fail_doomed(e, f);
 }
 
 void pg_fence_drop_job(pg_engine_t *e, pg_ns_t *job)

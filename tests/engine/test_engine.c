@@ -658,6 +658,63 @@ static void test_fence_timeout_and_lost_participant(void)
     teardown();
 }
 
+typedef struct {
+    int calls;
+    size_t ngone;
+    pmix_rank_t gone[4];
+} doomed_t;
+
+static void doomed_hook(void *ctx, const pg_proc_t *gone, size_t ngone)
+{
+    doomed_t *d = ctx;
+
+    d->calls++;
+    d->ngone = ngone;
+    for (size_t i = 0; i < ngone && i < 4; i++)
+        d->gone[i] = gone[i].rank;
+}
+
+/* A member that ended without ever connecting (finalize of a NEW process)
+ * dooms the fences it belongs to, whether it ends before the others join
+ * or while they wait; the host hears which members are gone. */
+static void test_fence_doomed_by_members_gone_without_speaking(void)
+{
+    pg_host_ops_t ops = { .fence_doomed = doomed_hook };
+    doomed_t d = { 0 };
+    fenced_t f[3];
+    pg_proc_t p0 = P(NS, 0), p1 = P(NS, 1), p2 = P(NS, 2), p3 = P(NS, 3);
+
+    memset(f, 0, sizeof(f));
+    eng = pg_engine_new(&ops, &d);
+    job_block(eng, NS, 4, 1, NULL);
+    pg_proc_connect(eng, &p0);
+    pg_proc_connect(eng, &p1);
+    /* rank 0 waits; rank 3 ends without a word: the fence fails at once */
+    pg_fence_join(eng, &p0, NULL, 0, 0, 0, 0, fenced_cb, &f[0]);
+    CU_ASSERT_EQUAL(f[0].calls, 0);
+    CU_ASSERT_EQUAL(pg_proc_finalize(eng, &p3), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(f[0].calls, 1);
+    CU_ASSERT_EQUAL(f[0].status, PMIX_ERR_LOST_CONNECTION);
+    CU_ASSERT_EQUAL(d.calls, 1);
+    CU_ASSERT_EQUAL(d.ngone, 1);
+    CU_ASSERT_EQUAL(d.gone[0], 3);
+    /* rank 2 gone too, then rank 1 joins the next fence: refused at once,
+     * both named */
+    pg_proc_finalize(eng, &p2);
+    pg_fence_join(eng, &p1, NULL, 0, 0, 0, 0, fenced_cb, &f[1]);
+    CU_ASSERT_EQUAL(f[1].status, PMIX_ERR_LOST_CONNECTION);
+    CU_ASSERT_EQUAL(d.calls, 2);
+    CU_ASSERT_EQUAL(d.ngone, 2);
+    /* a fence of the live ranks alone still completes */
+    pg_proc_t live[2] = { p0, p1 };
+    pg_fence_join(eng, &p0, live, 2, 0, 0, 0, fenced_cb, &f[2]);
+    pg_fence_join(eng, &p1, live, 2, 0, 0, 0, fenced_cb, &f[2]);
+    CU_ASSERT_EQUAL(f[2].calls, 2);
+    CU_ASSERT_EQUAL(f[2].status, PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(d.calls, 2);
+    teardown();
+}
+
 /* ---- hang detection ---- */
 
 static pmix_status_t nodeattr_wait(pmix_rank_t who, const char *key, got_t *g)
@@ -1137,6 +1194,8 @@ static const pg_cunit_test_t tests[] = {
     { "fence_reports_keys_new_in_epoch", test_fence_reports_keys_new_in_epoch },
     { "fence_collect_ingests_remote_data", test_fence_collect_ingests_remote_data },
     { "fence_timeout_and_lost_participant", test_fence_timeout_and_lost_participant },
+    { "fence_doomed_by_members_gone_without_speaking",
+      test_fence_doomed_by_members_gone_without_speaking },
     { "hang_both_waiting_for_unposted_node_attr", test_hang_both_waiting_for_unposted_node_attr },
     { "hang_waiter_keeps_waiting_while_peer_computes",
       test_hang_waiter_keeps_waiting_while_peer_computes },
