@@ -1,9 +1,10 @@
 /*
- * pg_tmpdir: the private directories a job keeps under $TMPDIR (or /tmp):
- * pmigate.XXXXXX (the PMI_PORT socket, pg_listen) and pmigate-shm.XXXXXX
- * (the key segment, pg_shm).  A pmigate killed with SIGKILL cannot remove
- * them, so each records its owner: an "owner.lock" file that the owning
- * pmigate holds flock()ed for its whole life.  The kernel drops the lock
+ * pg_tmpdir: the private directory a job keeps under $TMPDIR (or /tmp):
+ * pmigate.XXXXXX (the PMI_PORT socket, pg_listen, and what the ranks put
+ * there).  pmigate-shm.XXXXXX, where older pmigates kept the key segment
+ * (now sealed memory, pg_shm), is still swept.  A pmigate killed with
+ * SIGKILL cannot remove them, so each records its owner: an "owner.lock"
+ * file that the owning pmigate holds flock()ed for its whole life.  The kernel drops the lock
  * when the owner dies, however it dies, so the next `pmigate run` of the
  * same user can tell a dead job's directory from a live one (even across
  * pid namespaces sharing /tmp, where a recorded pid would mislead) and
@@ -27,8 +28,8 @@ int pg_tmpdir_new(const char *name, char *dir, size_t len, int *lock_fd);
 
 /* Releases the lock and removes the directory with everything in it (what
  * the job's processes left there too, e.g. Open MPI's session tree:
- * pg_env_set_pmix_clients); symlinks are removed, never followed.  A NULL
- * or "" dir is a no-op. */
+ * pg_env_set_pmix_clients), at any depth and whatever rights they left on
+ * it; symlinks are removed, never followed.  A NULL or "" dir is a no-op. */
 void pg_tmpdir_remove(const char *dir, int lock_fd);
 
 /* Removes the job directories (whole trees, as pg_tmpdir_remove) under

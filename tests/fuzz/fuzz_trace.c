@@ -9,6 +9,12 @@
  * line form).  A file that does not load must say why; nothing may crash,
  * overread, leak or hang.  Output goes to /dev/null.  Built by
  * tests/fuzz/run.sh.
+ *
+ * The same file cut short (as a job killed while writing leaves it: at the
+ * middle, and one byte before its end) must load as the whole one's
+ * prefix: if the whole file loads and the cut is past its header line,
+ * the cut one loads too, with the first events of the whole one, and
+ * says where it was cut when the cut is inside a line.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -78,6 +84,44 @@ static void fz_views(const pg_trace_t *t, FILE *out)
     pg_trace_analysis_free(a);
 }
 
+static pg_trace_t *fz_load(const uint8_t *data, size_t size, char *err, size_t errlen)
+{
+    FILE *in = fmemopen((void *)data, size, "r");
+    pg_trace_t *t;
+
+    FZ_ASSERT(in != NULL);
+    t = pg_trace_load_stream(in, err, errlen);
+    fclose(in);
+    return t;
+}
+
+/* The file cut to `cut` bytes against the whole one, `whole` (loaded). */
+static void fz_cut(const uint8_t *data, size_t size, size_t cut, const pg_trace_t *whole)
+{
+    const uint8_t *nl = memchr(data, '\n', size);
+    char err[256] = "";
+    pg_trace_t *t;
+
+    if (cut == 0 || cut >= size)
+        return;
+    t = fz_load(data, cut, err, sizeof(err));
+    if (whole != NULL && nl != NULL && (size_t)(nl - data) < cut)
+        FZ_ASSERT(t != NULL); /* past the header: the prefix is a trace */
+    if (t == NULL) {
+        FZ_ASSERT(err[0] != '\0');
+        return;
+    }
+    if (whole != NULL) {
+        FZ_ASSERT(t->nevents <= whole->nevents && t->nrecords <= whole->nrecords);
+        for (size_t i = 0; i < t->nevents; i++)
+            FZ_ASSERT(t->events[i].len == whole->events[i].len &&
+                      memcmp(t->events[i].bytes, whole->events[i].bytes, t->events[i].len) == 0);
+        FZ_ASSERT((data[cut - 1] == '\n') == (t->cut_line == 0));
+    }
+    fz_decode_events(t, t->header.kvsname);
+    pg_trace_free(t);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char err[256] = "";
@@ -97,8 +141,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FZ_ASSERT(t->header.version >= 1 && t->header.version <= PG_TRACE_VERSION);
         fz_decode_events(t, t->header.kvsname);
         fz_views(t, out);
-        pg_trace_free(t);
     }
+    fz_cut(data, size, size / 2, t);
+    fz_cut(data, size, size - 1, t);
+    pg_trace_free(t);
     fclose(out);
     return 0;
 }

@@ -38,6 +38,36 @@ static void pg_fuzz_touch(const pg_msg_t *msg)
     PG_FUZZ_ASSERT(pg_cmd_name(msg->cmd) != NULL);
 }
 
+/* An over-long message as the gateway takes it: its head parsed, the rest
+ * skipped in two pieces.  Returns the bytes it took, 0 when the head or
+ * the rest has not all arrived. */
+static size_t pg_fuzz_oversized(char *buf, size_t avail, int err, pg_msg_t *msg)
+{
+    pg_frame_t head;
+    pg_frame_skip_t skip;
+    size_t at, piece, took;
+
+    if (pg_frame_oversized(buf, avail, err, &head) != PG_WIRE_OK)
+        return 0;
+    PG_FUZZ_ASSERT(head.consumed <= avail && head.body_off + head.body_len == head.consumed);
+    PG_FUZZ_ASSERT(head.kind != PG_FRAME_PMI2 || head.total > head.consumed);
+    (void)pg_parse_frame(buf, &head, msg);
+    pg_fuzz_touch(msg);
+    pg_frame_skip_start(&skip, &head);
+    at = head.consumed;
+    piece = (avail - at) / 3;
+    took = pg_frame_skip(&skip, buf + at, piece);
+    PG_FUZZ_ASSERT(took <= piece && (took == piece || skip.kind == PG_FRAME_NONE));
+    at += took;
+    if (skip.kind != PG_FRAME_NONE) {
+        took = pg_frame_skip(&skip, buf + at, avail - at);
+        PG_FUZZ_ASSERT(took <= avail - at);
+        at += took;
+    }
+    PG_FUZZ_ASSERT(skip.skipped == at);
+    return skip.kind == PG_FRAME_NONE ? at : 0;
+}
+
 /* Frames the whole stream; a prefix of a frame must always need more. */
 static void pg_fuzz_stream(char *buf, size_t size, pg_msg_t *msg)
 {
@@ -45,6 +75,14 @@ static void pg_fuzz_stream(char *buf, size_t size, pg_msg_t *msg)
     while (off < size) {
         pg_frame_t f;
         int rc = pg_frame_next(buf + off, size - off, &f);
+        if (pg_frame_is_oversized(rc)) {
+            size_t took = pg_fuzz_oversized(buf + off, size - off, rc, msg);
+
+            if (took == 0)
+                return;
+            off += took;
+            continue;
+        }
         if (rc != PG_WIRE_OK)
             return;
         PG_FUZZ_ASSERT(f.consumed > 0 && f.consumed <= size - off);

@@ -2,7 +2,7 @@
 # tests/fuzz/run.sh SECONDS [TARGET...]: builds every libFuzzer target with
 # clang's libFuzzer and ASan + UBSan straight from the sources (ragel output
 # regenerated into the work dir), seeds each one, and fuzzes each for
-# SECONDS, one after the other (so the whole run takes about 3 x SECONDS).
+# SECONDS, one after the other (so the whole run takes about 4 x SECONDS).
 # Targets (all when none is named):
 #   wire   fuzz_wire.c: PMI-1/PMI-2 framer, parsers, detection, encoders;
 #          seeds: every message of tests/captures/ (each alone, and each
@@ -12,7 +12,11 @@
 #          engine; seeds: pmix_seeds.c (the PMIx frames of tests/traces/,
 #          the whole job as one stream, a request per command).
 #   trace  fuzz_trace.c: the trace reader and viewers (`pmigate trace`,
-#          the start of `pmigate replay`); seeds: tests/traces/*.trace.
+#          the start of `pmigate replay`), whole and cut short; seeds:
+#          tests/traces/*.trace.
+#   shm    fuzz_shm.c: the key segment's reader (libpmi, libpmi2, libpmix)
+#          on any image, whole or truncated, in a sealed memfd; seeds:
+#          shm_seeds.c (segments from the gateway's writer).
 # Work dir: _fuzz/<target>/ at the top (gitignored): the corpus there grows
 # from run to run; crashes land in _fuzz/<target>/artifacts/.  Every run
 # also starts from the kept corpus tests/fuzz/corpus/<target>/ (in git,
@@ -36,7 +40,7 @@ else
 fi
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(wire pmix trace)
+[ ${#targets[@]} -gt 0 ] || targets=(wire pmix trace shm)
 top=$(cd "$(dirname "$0")/../.." && pwd)
 work=$top/_fuzz
 gen=$work/gen
@@ -56,6 +60,7 @@ wire_src=("$top/wire/pg_wire.c" "$top/wire/pg_frame.c" "$top/wire/pg_detect.c"
 pack_src=("$top"/pmix/pack/pg_pack*.c "$top/pmix/transport/pg_pmix_msg.c")
 engine_src=("$top"/pmix/engine/pg_{engine,ns,store,snapshot,fence,modex,hang,nameserv,event,group}.c)
 trace_src=("$top"/trace/pg_trace{,_pmix,_analyze,_view,_svg}.c)
+shm_src=("$top/client/pg_cl_shm.c")
 
 # build_target NAME SOURCES...: _fuzz/NAME/fuzz_NAME
 build_target() {
@@ -78,7 +83,13 @@ seeds_wire() {
             printf '%b' "$msg" >>"$seeds/$base-session-$rank-$dir"
         done <"$cap"
     done
-    echo "$n"
+    # over-long messages (answered by their head and skipped), each followed
+    # by a short one
+    printf 'cmd=put kvsname=x key=k value=%s\ncmd=get_maxes\n' \
+        "$(head -c 5000 /dev/zero | tr '\0' v)" >"$seeds/oversized-pmi1"
+    { printf ' 66000cmd=kvs-put;thrid=7;key=k;value='; head -c 65962 /dev/zero | tr '\0' v
+      printf '    14cmd=finalize;'; } >"$seeds/oversized-pmi2"
+    echo "$((n + 2))"
 }
 
 seeds_pmix() {
@@ -89,6 +100,14 @@ seeds_pmix() {
 
 seeds_trace() {
     cp "$top"/tests/traces/*.trace "$1"/
+    ls "$1" | wc -l
+}
+
+seeds_shm() {
+    clang "${cflags[@]}" -o "$work/shm/shm_seeds" "$top/tests/fuzz/shm_seeds.c" \
+        "$top/gateway/pg_shm.c" "$top/pmix/server/pg_pmix_value.c" "${engine_src[@]}" \
+        "${pack_src[@]}" "${wire_src[@]}" -lm
+    "$work/shm/shm_seeds" "$1"
     ls "$1" | wc -l
 }
 
@@ -134,7 +153,9 @@ for t in "${targets[@]}"; do
                   "${engine_src[@]}" && run_target pmix 65536 || rc=1 ;;
         trace) build_target trace "${trace_src[@]}" "${wire_src[@]}" "${pack_src[@]}" &&
                    run_target trace 65536 || rc=1 ;;
-        *) echo "run.sh: unknown target '$t' (wire, pmix, trace)" >&2; exit 2 ;;
+        shm) build_target shm "${shm_src[@]}" "${pack_src[@]}" -lpthread &&
+                 run_target shm 65536 || rc=1 ;;
+        *) echo "run.sh: unknown target '$t' (wire, pmix, trace, shm)" >&2; exit 2 ;;
     esac
 done
 exit $rc
