@@ -418,21 +418,30 @@ static int word_field(char **p, char *out, size_t outlen)
     return 0;
 }
 
-static pg_trace_event_t *push_event(reader_t *r)
+/* One more zeroed element of `size` bytes at the end of *array (*n of
+ * them, room for *cap), doubling it when full; NULL when out of memory. */
+static void *push_zeroed(void **array, size_t *n, size_t *cap, size_t size, size_t first_cap)
 {
-    pg_trace_t *t = r->t;
+    char *at;
 
-    if (t->nevents == r->cap) {
-        size_t cap = r->cap ? r->cap * 2 : 256;
-        pg_trace_event_t *grown = realloc(t->events, cap * sizeof(*grown));
+    if (*n == *cap) {
+        size_t grown_cap = *cap ? *cap * 2 : first_cap;
+        void *grown = realloc(*array, grown_cap * size);
 
         if (grown == NULL)
             return NULL;
-        t->events = grown;
-        r->cap = cap;
+        *array = grown;
+        *cap = grown_cap;
     }
-    memset(&t->events[t->nevents], 0, sizeof(t->events[0]));
-    return &t->events[t->nevents++];
+    at = (char *)*array + (*n)++ * size;
+    memset(at, 0, size);
+    return at;
+}
+
+static pg_trace_event_t *push_event(reader_t *r)
+{
+    return push_zeroed((void **)&r->t->events, &r->t->nevents, &r->cap, sizeof(pg_trace_event_t),
+                       256);
 }
 
 static int parse_event(reader_t *r, char *line, size_t len)
@@ -477,19 +486,8 @@ static int parse_event(reader_t *r, char *line, size_t len)
 
 static pg_trace_record_t *push_record(reader_t *r)
 {
-    pg_trace_t *t = r->t;
-
-    if (t->nrecords == r->rec_cap) {
-        size_t cap = r->rec_cap ? r->rec_cap * 2 : 16;
-        pg_trace_record_t *grown = realloc(t->records, cap * sizeof(*grown));
-
-        if (grown == NULL)
-            return NULL;
-        t->records = grown;
-        r->rec_cap = cap;
-    }
-    memset(&t->records[t->nrecords], 0, sizeof(t->records[0]));
-    return &t->records[t->nrecords++];
+    return push_zeroed((void **)&r->t->records, &r->t->nrecords, &r->rec_cap,
+                       sizeof(pg_trace_record_t), 16);
 }
 
 /* "key=<int>" at *p, then a space or the end; advances *p. */

@@ -122,7 +122,15 @@ done
 # Over-long messages (a PMI-1 line over 4096 bytes, a PMI-2 message over
 # 65542, a spawn block over 256 KiB) get an error reply naming their
 # command, and exactly them is skipped: the next request is answered and
-# the job succeeds.
+# the job succeeds.  The trace holds the messages' heads; its replay sends
+# them whole again.
+# traced_conversation WHAT NAME: runs script $WORK/NAME traced, then replays it
+traced_conversation() {
+    run_job 30 --trace "$WORK/$2.trace" -n 1 "$SCRIPT_PROG" "$WORK/$2"
+    [ $rc -eq 0 ] || { fail "$1: error reply, connection goes on (exit $rc)"; cat "$WORK/out"; }
+    "$PMIGATE" replay --fast --timeout 30 "$WORK/$2.trace" >"$WORK/replay" 2>&1 ||
+        { fail "$1: the trace does not replay"; cat "$WORK/replay"; }
+}
 cat >"$WORK/long1" <<SCRIPT
 send1 cmd=init pmi_version=1 pmi_subversion=1
 expect cmd=response_to_init rc=0
@@ -139,10 +147,7 @@ send1 cmd=finalize
 expect cmd=finalize_ack
 eof
 SCRIPT
-run_job 30 --trace "$WORK/long1.trace" -n 1 "$SCRIPT_PROG" "$WORK/long1"
-[ $rc -eq 0 ] || { fail "over-long PMI-1 line: error reply, connection goes on (exit $rc)"; cat "$WORK/out"; }
-"$PMIGATE" replay --fast --timeout 30 "$WORK/long1.trace" >"$WORK/replay" 2>&1 ||
-    { fail "the trace of over-long PMI-1 messages does not replay"; cat "$WORK/replay"; }
+traced_conversation "over-long PMI-1 line and spawn block" long1
 cat >"$WORK/long2" <<SCRIPT
 send1 cmd=init pmi_version=2 pmi_subversion=0
 expect cmd=response_to_init rc=0
@@ -165,11 +170,7 @@ send2 cmd=finalize;
 expect finalize-response rc=0
 eof
 SCRIPT
-run_job 30 --trace "$WORK/long2.trace" -n 1 "$SCRIPT_PROG" "$WORK/long2"
-[ $rc -eq 0 ] || { fail "over-long PMI-2 message: error reply, connection goes on (exit $rc)"; cat "$WORK/out"; }
-# the trace holds the messages' heads; its replay sends them whole again
-"$PMIGATE" replay --fast --timeout 30 "$WORK/long2.trace" >"$WORK/replay" 2>&1 ||
-    { fail "the trace of over-long messages does not replay"; cat "$WORK/replay"; }
+traced_conversation "over-long PMI-2 messages" long2
 
 # Broken framing: the rank is failed, the job ends non-zero, the message names it
 printf 'send1 cmd=init pmi_version=2 pmi_subversion=0\nexpect rc=0\nraw 12a456cmd=kvs-fence;\neof\n' >"$WORK/frame"
