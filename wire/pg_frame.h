@@ -32,7 +32,6 @@ typedef enum pg_frame_kind {
     PG_FRAME_PMI2,       /* body: exactly <length> bytes after the field */
 } pg_frame_kind_t;
 
-
 typedef struct pg_frame {
     pg_proto_t proto;      /* PG_PROTO_PMI1 or PG_PROTO_PMI2 */
     pg_frame_kind_t kind;
