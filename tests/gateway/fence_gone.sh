@@ -18,7 +18,7 @@ printf '%s\n' 'send1 cmd=init pmi_version=1 pmi_subversion=1' 'expect rc=0' \
 
 # rank 2, or ranks 2 and 3: which of them the fence finds gone depends on
 # when the others enter it
-TWO='ranks\{0,1\} [23] (true)'
+TWO='ranks\{0,1\} [23] (true)\(, 3 (true)\)\{0,1\}'
 
 # job WANT WHAT GONE ARGS...: `pmigate run --timeout 60 ARGS` exits WANT
 # (any: whatever the ranks make of their error) and names GONE as the

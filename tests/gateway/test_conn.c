@@ -266,16 +266,29 @@ static void test_bad_pmi2_length_closes_with_reason(void)
     close_conn();
 }
 
-static void test_overlong_line_closes_before_its_end(void)
+/* A line over the limit goes to the handler as soon as its head is
+ * there, flagged too long (the handler answers it), before its end
+ * arrives; the rest is dropped up to its '\n', and the connection goes on
+ * with the next message. */
+static void test_overlong_line_is_answered_and_skipped(void)
 {
-    char line[PG_PMI1_LINE_MAX + 100];
+    char line[3 * PG_PMI1_LINE_MAX];
 
     open_conn(0, &both);
+    send_str("cmd=init pmi_version=1 pmi_subversion=1\n");
     memcpy(line, "cmd=put kvsname=k key=a value=", 30);
     memset(line + 30, 'x', sizeof(line) - 30);
-    send_peer(line, sizeof(line)); /* no '\n' ever */
-    CU_ASSERT_EQUAL(seen.closed, 1);
-    CU_ASSERT_PTR_NOT_NULL(strstr(seen.reason, "cannot be framed"));
+    send_peer(line, sizeof(line)); /* no '\n' yet */
+    CU_ASSERT_EQUAL(seen.closed, 0);
+    CU_ASSERT_EQUAL(seen.messages[PG_PROTO_PMI1], 2);
+    CU_ASSERT_EQUAL(seen.last_cmd, PG_CMD_PMI1_PUT);
+    CU_ASSERT_EQUAL(seen.last_parse_rc, PG_WIRE_ELINE_TOO_LONG);
+    send_peer(line, 100);
+    send_str("xx\ncmd=get_maxes\n");
+    CU_ASSERT_EQUAL(seen.closed, 0);
+    CU_ASSERT_EQUAL(seen.messages[PG_PROTO_PMI1], 3);
+    CU_ASSERT_EQUAL(seen.last_cmd, PG_CMD_PMI1_GET_MAXES);
+    CU_ASSERT_EQUAL(seen.last_parse_rc, PG_WIRE_OK);
     close_conn();
 }
 
@@ -421,7 +434,8 @@ static const pg_cunit_test_t conn_tests[] = {
     { "PMI-2 init selects PMI-2 for the whole connection", test_pmi2_init_picks_pmi2_for_the_rest },
     { "messages split into single bytes arrive whole", test_message_split_in_single_bytes },
     { "a non-digit PMI-2 length closes the connection", test_bad_pmi2_length_closes_with_reason },
-    { "a line over the limit closes before its end arrives", test_overlong_line_closes_before_its_end },
+    { "a line over the limit is answered before its end and skipped",
+      test_overlong_line_is_answered_and_skipped },
     { "an over-long key is the handler's to answer", test_malformed_message_reaches_the_handler },
     { "PMI_PORT: initack pmiid= names the rank", test_port_connection_identifies_by_initack },
     { "PMI_PORT: fullinit pmirank= names the rank", test_port_connection_identifies_by_fullinit },

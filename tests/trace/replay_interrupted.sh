@@ -9,12 +9,14 @@ PROG=$top_builddir/tests/gateway/gw_testprog
 mkdir "$TMP/run"
 
 # a recording whose replay takes a while: from the first finalize on,
-# everything moved 30 s later
+# every message and record moved 30 s later
 "$PMIGATE" run --trace "$TMP/fast.trace" -n 2 "$PROG" pmi -1 finalize >/dev/null 2>&1 ||
     fail "recording the job"
 awk '/^[0-9].* C cmd=finalize/ { late = 1 }
      late && /^[0-9]/ { sp = index($0, " ")
                         printf "%.0f%s\n", substr($0, 1, sp - 1) + 30e9, substr($0, sp); next }
+     late && /^#! [0-9]/ { rest = substr($0, 4); sp = index(rest, " ")
+                           printf "#! %.0f%s\n", substr(rest, 1, sp - 1) + 30e9, substr(rest, sp); next }
      { print }' "$TMP/fast.trace" >"$TMP/slow.trace"
 
 # interrupt WHAT SIGNAL TARGET: replays in its own process group, sends
@@ -23,9 +25,9 @@ awk '/^[0-9].* C cmd=finalize/ { late = 1 }
 interrupt() {
     setsid env TMPDIR="$TMP/run" "$PMIGATE" replay "$TMP/slow.trace" >/dev/null 2>&1 &
     pid=$!
-    for _ in $(seq 100); do
+    for _ in $(seq 600); do # a loaded machine may take a while
         [ -n "$(pgrep -P "$pid" -x pmigate)" ] && break
-        sleep 0.05
+        sleep 0.1
     done
     [ -n "$(pgrep -P "$pid" -x pmigate)" ] || fail "$1: the replay started no gateway"
     sleep 0.3
@@ -35,9 +37,9 @@ interrupt() {
         kill -s "$2" "$pid"
     fi
     wait "$pid" 2>/dev/null
-    for _ in $(seq 200); do
+    for _ in $(seq 600); do
         pgrep -g "$pid" >/dev/null || break
-        sleep 0.05
+        sleep 0.1
     done
     pgrep -g "$pid" >/dev/null && { pkill -9 -g "$pid"; fail "$1: processes of the replay lived on"; }
     left=$(ls -A "$TMP/run")
