@@ -10,9 +10,9 @@
  * host; holding it would deadlock, the owner's fence waiting for the
  * getter); and a PMIx_Lookup with PMIX_WAIT on rank 0 is woken by the last
  * rank's later PMIx_Publish (on another node under the proxy; not with
- * PG_SKIP_NAMESERV=1, for hosts without a name service).  argv[1] is
- * the rank count
- * of every node, "3,2" (ranks numbered node after node, as `pmigate proxy`
+ * PG_SKIP_NAMESERV=1, for hosts without a name service).  With
+ * PG_REAL_HOSTNAME=1 (one node per host) PMIX_HOSTNAME is gethostname()'s.
+ * argv[1] is the rank count of every node, "3,2" (ranks numbered node after node, as `pmigate proxy`
  * spreads them; `pmigate run` is one node: "N").  Prints
  * "pmix_nodes rank R: ok" or names the broken rule and exits 1.
  */
@@ -164,6 +164,11 @@ int main(int argc, char **argv)
     snprintf(host, sizeof(host), "%s", got->data.string);
     PMIX_VALUE_RELEASE(got);
     CHECK(strcmp(host, names[n]) == 0, "my host name %s is not my node's %s", host, names[n]);
+    if (getenv("PG_REAL_HOSTNAME") != NULL) { /* one node per host: its own name */
+        char mine[256] = "";
+        gethostname(mine, sizeof(mine) - 1);
+        CHECK(strcmp(host, mine) == 0, "PMIX_HOSTNAME %s is not this host's name %s", host, mine);
+    }
 
     /* every rank's key after a collecting fence, by rank and by RANK_UNDEF */
     snprintf(key, sizeof(key), "card-%d", rank);

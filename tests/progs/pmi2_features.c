@@ -6,7 +6,9 @@
  * universeSize), every rank's key after a fence, a missing key answered at
  * once, a value with ';' and spaces round-tripping, node attributes (one
  * posted later and waited for; one never posted: the wait must end with
- * found=0 instead of hanging), name publish / lookup / unpublish.
+ * found=0 instead of hanging), name publish / lookup / unpublish (seen by
+ * every rank; PG_NAMESERV_LOCAL=1: only on the publisher's node, for a host
+ * without a name service; PG_SKIP_NAMESERV=1: not tried).
  */
 #include <slurm/pmi2.h>
 #include <stdarg.h>
@@ -70,6 +72,34 @@ static void fail_rule(const char *fmt, ...)
             fail_rule(__VA_ARGS__);                                            \
     } while (0)
 
+/* A multi-node host without a name service (Slurm 22.05's pmix plugin):
+ * names stay on their node.  Rank 0 publishes; the ranks of its node find
+ * the name, the other nodes' ranks are told there is none (at once, not
+ * after a wait); once unpublished, nobody finds it. */
+static void names_stay_on_their_node(int on_rank0_node)
+{
+    char val[PMI2_MAX_VALLEN + 1];
+    int rc;
+
+    CHECK(PMI2_KVS_Fence() == PMI2_SUCCESS, "fence before publish");
+    if (rank == 0)
+        CHECK(PMI2_Nameserv_publish("pmigate-local", NULL, "on rank 0's node") == PMI2_SUCCESS,
+              "publish");
+    CHECK(PMI2_KVS_Fence() == PMI2_SUCCESS, "fence after publish");
+    rc = PMI2_Nameserv_lookup("pmigate-local", NULL, val, sizeof val);
+    if (on_rank0_node)
+        CHECK(rc == PMI2_SUCCESS && strcmp(val, "on rank 0's node") == 0,
+              "lookup on rank 0's node: rc=%d", rc);
+    else
+        CHECK(rc != PMI2_SUCCESS, "a name published on another node was found: '%s'", val);
+    CHECK(PMI2_KVS_Fence() == PMI2_SUCCESS, "fence after lookup");
+    if (rank == 0)
+        CHECK(PMI2_Nameserv_unpublish("pmigate-local", NULL) == PMI2_SUCCESS, "unpublish");
+    CHECK(PMI2_KVS_Fence() == PMI2_SUCCESS, "fence after unpublish");
+    CHECK(PMI2_Nameserv_lookup("pmigate-local", NULL, val, sizeof val) != PMI2_SUCCESS,
+          "lookup after unpublish succeeded");
+}
+
 int main(void)
 {
     int spawned, size, appnum, found, len, rc;
@@ -89,7 +119,7 @@ int main(void)
         snprintf(want, sizeof want, "(vector,(0,1,%d))", size);
     CHECK(rc == PMI2_SUCCESS && found && strcmp(val, want) == 0,
           "PMI_process_mapping is '%s' (found=%d), expected '%s'", found ? val : "", found, want);
-    int poster = node_first_rank(val, size, rank);
+    int poster = node_first_rank(val, size, rank), node0 = node_first_rank(val, size, 0);
     CHECK(poster >= 0, "cannot read PMI_process_mapping '%s'", val);
     rc = PMI2_Info_GetJobAttr("universeSize", val, sizeof val, &found);
     CHECK(rc == PMI2_SUCCESS && found && atoi(val) == size, "universeSize '%s' (found=%d)",
@@ -126,6 +156,10 @@ int main(void)
 
     if (getenv("PG_SKIP_NAMESERV") != NULL && strcmp(getenv("PG_SKIP_NAMESERV"), "1") == 0)
         goto finalize;
+    if (getenv("PG_NAMESERV_LOCAL") != NULL && strcmp(getenv("PG_NAMESERV_LOCAL"), "1") == 0) {
+        names_stay_on_their_node(poster == node0);
+        goto finalize;
+    }
 
     /* name service */
     CHECK(PMI2_KVS_Fence() == PMI2_SUCCESS, "fence before publish");
