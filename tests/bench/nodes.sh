@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # nodes.sh — `./dev bench nodes`: the Slurm-libpmi2 wire-up (pmi2_wireup:
-# init, put a 220-byte card, fence, get all N cards) across K simulated
-# nodes, K `pmigate proxy` under mpirun.openmpi on this machine, beside
+# init, put a 220-byte card, fence, get all N cards) across K nodes, K
+# `pmigate proxy` under mpirun.openmpi, on this one machine and on the
+# cluster in a box (with and without a link limit; "Where" below), beside
 # single-node `pmigate run` with the same N and beside the floor the
 # cross-node exchange rides on, all in one run.
 #
@@ -36,12 +37,21 @@
 # segment and reply is waiting for one.
 # Numbers, not a timed test: a missed goal is reported, never an error.
 #
+# Where: "machine" is the K proxies on this one machine (mpirun
+# --oversubscribe, one hostname, one loopback); "box" is the cluster in a
+# box (tests/cluster/cluster.sh): K hosts of their own, the proxies and the
+# floor under mpirun across them (rsh agent, one per host), their traffic
+# over veth and a bridge; "box:RATE" the same with every host's link
+# limited to RATE (tc tbf, e.g. 1gbit).  `pmigate run` stays on the
+# machine.  The box needs root.
+#
 # Environment: PG_BUILD, PG_PREFIX (set by tests/bench/run.sh).  Knobs:
 #   BENCH_REPS=3              repetitions (medians are printed)
 #   BENCH_NODES="2x64 4x64 4x128"   the K x M list
 #   BENCH_FLOOR_ROUNDS=5      hostfence starts (one measured round each)
 #   BENCH_PROXY_OPTS=""       more options of every `pmigate proxy` and
 #                             `pmigate run` (e.g. "--sched batch")
+#   BENCH_WHERE="machine box box:1gbit"   where the proxies run (above)
 set -uo pipefail
 export LC_ALL=C OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
@@ -54,6 +64,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 pmigate=$PG_PREFIX/bin/pmigate
 prog=$PG_BUILD/tests/progs/pmi2_wireup
 mpirun=$(command -v mpirun.openmpi || true)
+wheres=${BENCH_WHERE-"machine box box:1gbit"}
 out=$PG_BUILD/bench
 mkdir -p "$out"
 results=$out/nodes.txt
@@ -62,8 +73,9 @@ trap 'rm -rf "$work"' EXIT
 
 [ -x "$prog" ] || { echo "nodes: $prog not built (Slurm libpmi2 missing)"; exit 1; }
 [ -n "$mpirun" ] || { echo "nodes: mpirun.openmpi not found (./dev deps)"; exit 1; }
-# the floor: OpenPMIx's own client, found as the gateway finds it
-floor=$work/hostfence
+# the floor: OpenPMIx's own client, found as the gateway finds it (in the
+# build tree: the box's hosts each have their own /tmp)
+floor=$out/hostfence
 ${CC:-cc} -O2 -o "$floor" -I"$top/tests/bench" "$top/tests/bench/hostfence.c" \
     "$top/tests/bench/pg_bench.c" $(pkg-config --cflags --libs pmix) \
     -Wl,-rpath,"$(pkg-config --variable=libdir pmix)" ||
@@ -78,7 +90,7 @@ one_run() {
     local mode=$1 k=$2 n=$3 t0 t1 line
     t0=$(now)
     if [ "$mode" = proxy ]; then
-        line=$(PMIGATE_PROXY_TIMES=1 timeout 300 "$mpirun" --oversubscribe -np "$k" \
+        line=$(PMIGATE_PROXY_TIMES=1 timeout 300 "${launch[@]}" "${times[@]}" -np "$k" \
             "$pmigate" proxy $opts -n "$n" "$prog" 2>"$work/err" | grep '^wireup ')
         grep 'cross-node fence' "$work/err" >"$work/times"
     else
@@ -110,7 +122,7 @@ case " $opts " in *" --sched batch "* | *" --sched=batch "*) floor_sched=batch ;
 floor_run() {
     local i
     for ((i = 0; i < rounds; i++)); do
-        timeout 120 "$mpirun" --oversubscribe -np "$1" "$floor" "$3" 1 "$2" $(($1 * $2)) $floor_sched \
+        timeout 120 "${launch[@]}" -np "$1" "$floor" "$3" 1 "$2" $(($1 * $2)) $floor_sched \
             2>/dev/null |
             awk '/^hostfence / { for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
                                  if (!("f" in m) || v["us"] < m["f"]) m["f"] = v["us"]
@@ -127,53 +139,84 @@ median() { # [printf format]
 med() { printf '%s\n' "$@" | grep . | median; }
 ratio() { [ -n "$1" ] && [ -n "$2" ] && awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}' || echo -; }
 
-{
-    printf '# pmi2_wireup across K simulated nodes (mpirun.openmpi, pmigate proxy) vs pmigate run, median of %s\n' "$reps"
-    printf '%-6s %5s | %8s %9s %9s | %8s %9s %9s | %6s\n' "KxM" "N" "proxy s" "fence us" "getall us" "run s" "fence us" "getall us" "wall x"
-} | tee "$results"
-fence_rows=()
-for shape in $shapes; do
-    k=${shape%x*} m=${shape#*x} n=$((${shape%x*} * ${shape#*x}))
-    pw=() pf=() pg=() rw=() rf=() rg=() xo=() xt=() xp=() xf=() xg=() xh=() xm=() xs=() xr=() xhost=() fl=()
-    xc=() xest=() br=()
-    for ((i = 0; i < reps; i++)); do
-        : >"$work/times"
-        if read -r w f g < <(one_run proxy "$k" "$n"); then
-            pw+=("$w") pf+=("$f") pg+=("$g")
-            if read -r o t pu fe ge ho mg sg rp cpu < <(proxy_fence) && [ "${o:-0}" -gt 0 ]; then
-                xo+=("$o") xt+=("$t") xp+=("$pu") xf+=("$fe") xg+=("$ge") xh+=("$ho") xm+=("$mg")
-                xs+=("$sg") xr+=("$rp") xhost+=("$((pu + fe + ge))") xc+=("${cpu:-0}")
-                xest+=("$((pu + fe + ge + ${cpu:-0}))")
-                if read -r fo bo < <(floor_run "$k" "$m" "$o"); then
-                    fl+=("$fo") br+=("$bo")
+# bench_at: both tables for the proxies launched by ${launch[@]}.
+bench_at() {
+    {
+        printf '# pmi2_wireup across K nodes, %s (mpirun.openmpi, pmigate proxy) vs pmigate run, median of %s\n' "$where_label" "$reps"
+        printf '%-6s %5s | %8s %9s %9s | %8s %9s %9s | %6s\n' "KxM" "N" "proxy s" "fence us" "getall us" "run s" "fence us" "getall us" "wall x"
+    } | tee -a "$results"
+    fence_rows=()
+    for shape in $shapes; do
+        k=${shape%x*} m=${shape#*x} n=$((${shape%x*} * ${shape#*x}))
+        pw=() pf=() pg=() rw=() rf=() rg=() xo=() xt=() xp=() xf=() xg=() xh=() xm=() xs=() xr=() xhost=() fl=()
+        xc=() xest=() br=()
+        for ((i = 0; i < reps; i++)); do
+            : >"$work/times"
+            if read -r w f g < <(one_run proxy "$k" "$n"); then
+                pw+=("$w") pf+=("$f") pg+=("$g")
+                if read -r o t pu fe ge ho mg sg rp cpu < <(proxy_fence) && [ "${o:-0}" -gt 0 ]; then
+                    xo+=("$o") xt+=("$t") xp+=("$pu") xf+=("$fe") xg+=("$ge") xh+=("$ho") xm+=("$mg")
+                    xs+=("$sg") xr+=("$rp") xhost+=("$((pu + fe + ge))") xc+=("${cpu:-0}")
+                    xest+=("$((pu + fe + ge + ${cpu:-0}))")
+                    if read -r fo bo < <(floor_run "$k" "$m" "$o"); then
+                        fl+=("$fo") br+=("$bo")
+                    fi
                 fi
             fi
-        fi
-        read -r w f g < <(one_run run "$k" "$n") && { rw+=("$w") rf+=("$f") rg+=("$g"); }
+            read -r w f g < <(one_run run "$k" "$n") && { rw+=("$w") rf+=("$f") rg+=("$g"); }
+        done
+        mpw=$(printf '%s\n' "${pw[@]:-}" | grep . | median %.3f)
+        mrw=$(printf '%s\n' "${rw[@]:-}" | grep . | median %.3f)
+        printf '%-6s %5s | %8s %9s %9s | %8s %9s %9s | %6s\n' "$shape" "$n" "${mpw:--}" \
+            "$(med "${pf[@]:-}")" "$(med "${pg[@]:-}")" "${mrw:--}" "$(med "${rf[@]:-}")" \
+            "$(med "${rg[@]:-}")" "$(ratio "$mpw" "$mrw")" | tee -a "$results"
+        mt=$(med "${xt[@]:-}") mf=$(med "${fl[@]:-}") mb=$(med "${br[@]:-}")
+        mh=$(med "${xhost[@]:-}") me=$(med "${xest[@]:-}")
+        fence_rows+=("$(printf '%-6s %6s | %7s %7s | %8s | %7s %7s %7s | %7s | %7s %7s %7s | %6s | %6s %6s %6s | %6s %6s' \
+            "$shape" "$(med "${xo[@]:-}")" "${mf:--}" "${mb:--}" "${mt:--}" "$(med "${xp[@]:-}")" \
+            "$(med "${xf[@]:-}")" "$(med "${xg[@]:-}")" "$(med "${xh[@]:-}")" "$(med "${xm[@]:-}")" "$(med "${xs[@]:-}")" \
+            "$(med "${xr[@]:-}")" "$(med "${xc[@]:-}")" "$(ratio "$mt" "$mf")" "$(ratio "$mh" "$mf")" \
+            "$(ratio "$me" "$mf")" "$(ratio "$mb" "$mf")" "$(ratio "$mt" "$mb")")")
     done
-    mpw=$(printf '%s\n' "${pw[@]:-}" | grep . | median %.3f)
-    mrw=$(printf '%s\n' "${rw[@]:-}" | grep . | median %.3f)
-    printf '%-6s %5s | %8s %9s %9s | %8s %9s %9s | %6s\n' "$shape" "$n" "${mpw:--}" \
-        "$(med "${pf[@]:-}")" "$(med "${pg[@]:-}")" "${mrw:--}" "$(med "${rf[@]:-}")" \
-        "$(med "${rg[@]:-}")" "$(ratio "$mpw" "$mrw")" | tee -a "$results"
-    mt=$(med "${xt[@]:-}") mf=$(med "${fl[@]:-}") mb=$(med "${br[@]:-}")
-    mh=$(med "${xhost[@]:-}") me=$(med "${xest[@]:-}")
-    fence_rows+=("$(printf '%-6s %6s | %7s %7s | %8s | %7s %7s %7s | %7s | %7s %7s %7s | %6s | %6s %6s %6s | %6s %6s' \
-        "$shape" "$(med "${xo[@]:-}")" "${mf:--}" "${mb:--}" "${mt:--}" "$(med "${xp[@]:-}")" \
-        "$(med "${xf[@]:-}")" "$(med "${xg[@]:-}")" "$(med "${xh[@]:-}")" "$(med "${xm[@]:-}")" "$(med "${xs[@]:-}")" \
-        "$(med "${xr[@]:-}")" "$(med "${xc[@]:-}")" "$(ratio "$mt" "$mf")" "$(ratio "$mh" "$mf")" \
-        "$(ratio "$me" "$mf")" "$(ratio "$mb" "$mf")" "$(ratio "$mt" "$mb")")")
+    {
+        echo "goal (issue 13): wire-up across 4 simulated nodes <= 1.3x the single-node run of the same N"
+        echo
+        printf '# the cross-node fence, %s (us, median of %s runs) beside a bare OpenPMIx client collecting the same bytes\n' "$where_label" "$reps"
+        printf '%-6s %6s | %7s %7s | %8s | %7s %7s %7s | %7s | %7s %7s %7s | %6s | %6s %6s %6s | %6s %6s\n' \
+            "KxM" "bytes" "floor" "bridge" "pmigate" "put" "fence" "get" "handoff" "merge" "segment" "reply" "cpu" \
+            "x" "host x" "cpu x" "brdg x" "vs brdg"
+        printf '%s\n' "${fence_rows[@]}"
+        echo "goal (issue 13): pmigate's fence <= 1.2x the floor (x: the whole fence; host x: put + fence + get;"
+        echo "  cpu x: put + fence + get + the proxy's CPU time in merge, segment and reply, i.e. without the"
+        echo "  waiting for a CPU that K simulated nodes' ranks on one machine's cores add; brdg x: the floor"
+        echo "  plus M bare fence replies, the least any bridge can reach here; vs brdg: pmigate over that)"
+    } | tee -a "$results"
+}
+
+date -u '+%F %H:%M UTC' | sed 's/^/# nodes: /' | tee "$results"
+box_up=0
+for where in $wheres; do
+    case $where in
+    machine)
+        launch=("$mpirun" --oversubscribe) times=()
+        where_label="on this machine (simulated nodes)"
+        ;;
+    box | box:*)
+        if [ $box_up = 0 ]; then
+            kmax=$(for shape in $shapes; do echo "${shape%x*}"; done | sort -n | tail -n 1)
+            . "$top/tests/cluster/cluster.sh"
+            CLUSTER_AT_EXIT='rm -rf "$work"'
+            cluster_up "${kmax:-4}" || { echo "nodes: the cluster in a box does not start"; exit 1; }
+            box_up=1
+        fi
+        rate=${where#box}
+        rate=${rate#:}
+        cluster_rate "${rate:-none}" || exit 1
+        launch=("$CLUSTER_MPIRUN" --map-by ppr:1:node) times=(-x PMIGATE_PROXY_TIMES=1)
+        where_label="on the cluster in a box, one host each, links ${rate:-unlimited}"
+        ;;
+    *) echo "nodes: BENCH_WHERE: no place named $where (machine, box, box:RATE)"; exit 2 ;;
+    esac
+    bench_at
+    echo | tee -a "$results"
 done
-{
-    echo "goal (issue 13): wire-up across 4 simulated nodes <= 1.3x the single-node run of the same N"
-    echo
-    printf '# the cross-node fence (us, median of %s runs) beside a bare OpenPMIx client collecting the same bytes\n' "$reps"
-    printf '%-6s %6s | %7s %7s | %8s | %7s %7s %7s | %7s | %7s %7s %7s | %6s | %6s %6s %6s | %6s %6s\n' \
-        "KxM" "bytes" "floor" "bridge" "pmigate" "put" "fence" "get" "handoff" "merge" "segment" "reply" "cpu" \
-        "x" "host x" "cpu x" "brdg x" "vs brdg"
-    printf '%s\n' "${fence_rows[@]}"
-    echo "goal (issue 13): pmigate's fence <= 1.2x the floor (x: the whole fence; host x: put + fence + get;"
-    echo "  cpu x: put + fence + get + the proxy's CPU time in merge, segment and reply, i.e. without the"
-    echo "  waiting for a CPU that K simulated nodes' ranks on one machine's cores add; brdg x: the floor"
-    echo "  plus M bare fence replies, the least any bridge can reach here; vs brdg: pmigate over that)"
-} | tee -a "$results"
