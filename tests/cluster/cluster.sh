@@ -333,7 +333,8 @@ cluster_munged() {
         chown munge:munge "$_m/key" && chmod 400 "$_m/key" || return 1
     runuser -u munge -- /usr/sbin/munged --socket="$_m/socket" --key-file="$_m/key" \
         --pid-file="$_m/munged.pid" --log-file="$_m/munged.log" \
-        --seed-file="$_m/seed" 9>&- || { cluster_say "cannot start munged"; return 1; }
+        --seed-file="$_m/seed" </dev/null >>"$CLUSTER_DIR/log/daemons.out" 2>&1 9>&- ||
+        { cluster_say "cannot start munged"; cat "$CLUSTER_DIR/log/daemons.out" >&2; return 1; }
     cp "$_m/munged.pid" "$CLUSTER_DIR/munged.pid"
 }
 
@@ -393,9 +394,11 @@ cluster_wait_idle() {
 }
 
 # cluster_slurmd I: slurmd on host I (it takes its node name from the
-# hostname).
+# hostname).  The daemons' own stdio goes to a file: they (and the
+# slurmstepds they fork) must not hold the caller's output open.
 cluster_slurmd() {
-    "$CLUSTER_ON" "$1" /usr/sbin/slurmd -f "$SLURM_CONF" 9>&- ||
+    "$CLUSTER_ON" "$1" /usr/sbin/slurmd -f "$SLURM_CONF" \
+        </dev/null >>"$CLUSTER_DIR/log/daemons.out" 2>&1 9>&- ||
         { cluster_say "cannot start slurmd on host $1"; return 1; }
 }
 
@@ -430,7 +433,8 @@ cluster_up() {
     [ -z "${CLUSTER_RATE:-}" ] || cluster_rate "$CLUSTER_RATE" || return 1
     cluster_munged || return 1
     cluster_slurm_conf || return 1
-    "$CLUSTER_ON" c /usr/sbin/slurmctld -c -i -f "$SLURM_CONF" 9>&- ||
+    "$CLUSTER_ON" c /usr/sbin/slurmctld -c -i -f "$SLURM_CONF" \
+        </dev/null >>"$CLUSTER_DIR/log/daemons.out" 2>&1 9>&- ||
         { cluster_say "cannot start slurmctld"; cluster_logs; return 1; }
     for _i in $(seq "$CLUSTER_K"); do
         cluster_slurmd "$_i" || { cluster_logs; return 1; }
