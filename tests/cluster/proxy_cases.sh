@@ -267,26 +267,10 @@ else
     fail "--trace under the proxy (exit $rc)"
     ls "$WORK"
 fi
-if head -n 1 "$WORK/t.1" | grep -q " node=1 nnodes=2 host=pg${id}n2 " &&
-    "$PMIGATE" trace show "$WORK/t.1" | grep -q "^node 1 of 2 (pg${id}n2)" &&
-    "$PMIGATE" trace stats "$WORK/t.0" | grep -q "^node 0 of 2 (pg${id}n1)"; then
-    pass "a node's trace names its host: header, trace show, trace stats"
-else
-    fail "the host is not named in the proxy's trace:"
-    head -n 1 "$WORK/t.1" | cut -c 1-200
-    "$PMIGATE" trace stats "$WORK/t.0" | head -n 3
-fi
-# each host's trace replays alone on this machine: its ranks against the
-# other hosts' recorded fence contributions
-for n in 0 1; do
-    if "$PMIGATE" replay --timeout 60 "$WORK/t.$n" >"$WORK/replay" 2>&1 &&
-        grep -q "replies matched" "$WORK/replay"; then
-        pass "replay of host $((n + 1))'s trace of pmi2_wireup on 2 hosts"
-    else
-        fail "replay of host $((n + 1))'s trace of pmi2_wireup on 2 hosts"
-        cat "$WORK/replay"
-    fi
-done
+expect_node_traces "a node's trace names its host: header, trace show, trace stats" "$WORK/t" \
+    "pg${id}n1" "pg${id}n2"
+# each host's trace replays alone on this machine
+expect_node_replays "pmi2_wireup on 2 hosts" "$WORK/t" 2
 
 # -- the host's environment stays with the proxy ------------------------------
 host_job 2 -n 2 sh -c 'env | grep -E "^(PMIX|OMPI)_"; echo "PMI_RANK=$PMI_RANK $(hostname)"'

@@ -58,27 +58,12 @@ else
     head -n 20 "$WORK/out"
 fi
 host=$(hostname)
-if head -n 1 "$WORK/t.1" | grep -q " node=1 nnodes=2 host=$host-n1 " &&
-    "$PMIGATE" trace show "$WORK/t.1" | grep -q "^node 1 of 2 ($host-n1)" &&
-    "$PMIGATE" trace stats "$WORK/t.0" | grep -q "^node 0 of 2 ($host-n0)"; then
-    pass "a node's trace names the node: header, trace show, trace stats"
-else
-    fail "the node is not named in the proxy's trace:"
-    head -n 1 "$WORK/t.1" | cut -c 1-200
-    "$PMIGATE" trace stats "$WORK/t.0" | head -n 3
-fi
+expect_node_traces "a node's trace names the node: header, trace show, trace stats" "$WORK/t" \
+    "$host-n0" "$host-n1"
 # -- replaying one node's trace: the replay gateway serves that node of the
 #    recorded job and stands in for the others with their recorded fence
 #    contributions (docs/trace-format.md); a trace without them is refused --
-for n in 0 1; do
-    if "$PMIGATE" replay --timeout 60 "$WORK/t.$n" >"$WORK/replay" 2>&1 &&
-        grep -q "replies matched" "$WORK/replay"; then
-        pass "replay of node $n's trace of pmi2_wireup on 2 nodes"
-    else
-        fail "replay of node $n's trace of pmi2_wireup on 2 nodes"
-        cat "$WORK/replay"
-    fi
-done
+expect_node_replays "pmi2_wireup on 2 nodes" "$WORK/t" 2
 grep -v '^#! [0-9]* xfence ' "$WORK/t.1" >"$WORK/t.1.old"
 "$PMIGATE" replay --timeout 60 "$WORK/t.1.old" >"$WORK/replay" 2>&1
 if [ $? -eq 1 ] && grep -q "node 1's trace of a 2-node job, recorded without what the other nodes contributed" "$WORK/replay"; then
@@ -93,14 +78,7 @@ printf 'exec "%s" proxy --trace "%s" -n 2 "%s" %s : -n 2 "%s" %s : -n 2 "%s" %s\
 timeout -k 5 120 "$MPIRUN" --oversubscribe -np 3 sh "$WORK/mpmd.sh" >"$WORK/out" 2>&1
 rc=$?
 expect_ok "mixed job on 3 nodes, traced" 6
-for n in 0 1 2; do
-    if "$PMIGATE" replay --timeout 60 "$WORK/mt.$n" >"$WORK/replay" 2>&1; then
-        pass "replay of node $n's trace of the mixed PMI-1/PMI-2/PMIx job on 3 nodes"
-    else
-        fail "replay of node $n's trace of the mixed job on 3 nodes"
-        cat "$WORK/replay"
-    fi
-done
+expect_node_replays "the mixed PMI-1/PMI-2/PMIx job on 3 nodes" "$WORK/mt" 3
 
 run_job 60 -n 2 --trace "$WORK/t1" "$PROGS/pmi2_wireup"
 if [ $rc -eq 0 ] && ! head -n 1 "$WORK/t1" | grep -q ' node=' &&
