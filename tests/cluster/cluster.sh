@@ -71,6 +71,11 @@
 #                          100mbit, ...) or lift the limit.
 #   cluster_wait_idle      wait until Slurm has every host idle again (after
 #                          a job that left a host completing).
+#   cluster_reset          cancel every Slurm job, wait until all hosts are
+#                          idle, then SIGKILL whatever else runs on them but
+#                          slurmd (after a killed srun, whose allocation
+#                          would hold later jobs, or a killed mpirun, whose
+#                          processes may live on).
 #   cluster_node_pids I    the pids of every process in host I's namespaces
 #                          but its keeper, one a line.
 # Variables (exported; cluster_attach DIR loads them in another shell):
@@ -390,6 +395,21 @@ cluster_wait_idle() {
             return 1
         fi
         sleep 0.1
+    done
+}
+
+# cluster_reset: cancel every Slurm job of the cluster and wait until all
+# hosts are idle (after an srun that was killed: its allocation would
+# otherwise stay and hold later jobs waiting for resources).
+cluster_reset() {
+    "$CLUSTER_ON" c scancel --quiet --user=root 2>/dev/null
+    cluster_wait_idle || return 1
+    # then whatever an mpirun killed before its job ended left behind
+    for _i in $(seq "$CLUSTER_K"); do
+        _keep=$(cat "$CLUSTER_DIR/slurm/slurmd.$(cluster_node_name "$_i").pid" 2>/dev/null)
+        _pids=$(cluster_node_pids "$_i" | grep -vx "${_keep:-none}")
+        # shellcheck disable=SC2086
+        [ -z "$_pids" ] || kill -9 $_pids 2>/dev/null
     done
 }
 

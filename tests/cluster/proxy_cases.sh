@@ -61,6 +61,8 @@ host_job() {
         timeout -k 5 "${PG_TIMEOUT:-120}" "$CLUSTER_MPIRUN" "$@" >"$WORK/out" 2>&1
     fi
     rc=$?
+    # a killed launcher may leave its allocation or processes behind
+    [ $rc -ne 124 ] && [ $rc -ne 137 ] || cluster_reset
 }
 
 # mpich_job K ARGS...: an MPICH job (`pmigate proxy ARGS...`) on K hosts,
@@ -75,9 +77,10 @@ mpich_job() {
     k=$1
     shift
     for try in 1 2; do
-        PG_PIN=1 PG_TIMEOUT=30 host_job "$k" "$@"
+        PG_PIN=1 PG_TIMEOUT=60 host_job "$k" "$@"
         n=$(sed -n 's/.*hello from rank [0-9]* of \([0-9]*\)$/\1/p' "$WORK/out" | head -n 1)
-        [ $rc -eq 124 ] && [ -n "$n" ] && [ "$(grep -c 'hello from rank' "$WORK/out")" -eq "$n" ] &&
+        [ $rc -eq 124 ] || [ $rc -eq 137 ] || return 0
+        [ -n "$n" ] && [ "$(grep -c 'hello from rank' "$WORK/out")" -eq "$n" ] &&
             grep -q 'allreduce ok' "$WORK/out" || return 0
         echo "(MPICH hung in MPI_Finalize after its output: UCX over TCP; try $try)"
     done
@@ -185,6 +188,7 @@ host_script() {
         timeout -k 5 120 "$CLUSTER_MPIRUN" -np "$1" --map-by ppr:1:node sh "$2" >"$WORK/out" 2>&1
     fi
     rc=$?
+    [ $rc -ne 124 ] && [ $rc -ne 137 ] || cluster_reset
 }
 mixed_job() { # K LAYOUT N1 N2 N3
     printf 'exec "%s" proxy -n %s "%s" %s : -n %s "%s" %s : -n %s "%s" %s\n' "$PMIGATE" \
