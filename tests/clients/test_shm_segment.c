@@ -721,6 +721,15 @@ static void *hammer_run(void *arg)
     return NULL;
 }
 
+/* The republishing must meet running readers: on a loaded machine the
+ * threads may not have run at all yet.  Waits for their first find (10 s
+ * at most). */
+static void wait_for_a_find(hammer_t *h)
+{
+    for (int ms = 0; ms < 10000 && __atomic_load_n(&h->found, __ATOMIC_RELAXED) == 0; ms++)
+        usleep(1000);
+}
+
 static void test_concurrent_readers_see_whole_generations_during_republish(void)
 {
     pg_shm_t *w = writer(RANKS);
@@ -740,6 +749,8 @@ static void test_concurrent_readers_see_whole_generations_during_republish(void)
         }
         CU_ASSERT_EQUAL(pg_shm_publish(w, g), 0);
         CU_ASSERT_TRUE(pg_cl_shm_refresh(h.r, g));
+        if (g == 1)
+            wait_for_a_find(&h);
         usleep(1000);
     }
     h.stop = 1;
