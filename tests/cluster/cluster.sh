@@ -23,7 +23,7 @@
 # checkouts).  cluster_up takes the first free slot S in 1..200, held by
 # flock on CLUSTER_ROOT/slotS.lock through file descriptor 9 of the calling
 # shell (do not use fd 9 yourself); every name carries S: netns, hostnames
-# and Slurm node names pgS n1..nK (e.g. pg7n1), controller pgSc, bridge
+# and Slurm node names pgSn1..pgSnK (e.g. pg7n1), controller pgSc, bridge
 # pgSbr, veths pgSvI, subnet 10.77.S.0/24, state in CLUSTER_ROOT/S.  A slot
 # whose owner died (even by SIGKILL) is cleaned up by the next cluster_up
 # that takes it.
@@ -78,14 +78,23 @@
 #                          processes may live on).
 #   cluster_node_pids I    the pids of every process in host I's namespaces
 #                          but its keeper, one a line.
-# Variables (exported; cluster_attach DIR loads them in another shell):
+#   cluster_node_tmp I     host I's /tmp as the machine sees it (to look for
+#                          what a job left there).
+#   cluster_logs           the tails of the daemons' logs, to stderr.
+#   cluster_attach DIR     load a running cluster's variables (from
+#                          DIR/env) into another shell.
+# Slurm's commands run on a host too (the machine has no address on the
+# cluster's network): `cluster_on c sinfo`, `cluster_on 1 scontrol ...`.
+# Variables (exported):
 #   CLUSTER_ID (slot S), CLUSTER_K, CLUSTER_DIR (state), CLUSTER_NODES
 #   ("pg7n1 pg7n2 pg7n3"), CLUSTER_HOSTS ("pg7n1,pg7n2,pg7n3"),
 #   CLUSTER_ADDRS, SLURM_CONF, CLUSTER_ON, CLUSTER_MPIRUN, CLUSTER_AGENT (the
-#   rsh agent: `AGENT [opts] HOST CMD...`), CLUSTER_TMP_I via
-#   cluster_node_tmp I (host I's /tmp, as seen from the machine).
-# Logs: CLUSTER_DIR/log/ (slurmctld.log, slurmd.NAME.log, munged.log);
-# cluster_logs prints their tails.
+#   rsh agent: `AGENT [opts] HOST CMD...`).
+# Knobs (set before cluster_up): CLUSTER_RATE, CLUSTER_SLURMD_TIMEOUT
+# (Slurm's SlurmdTimeout, default 300 s: how long before Slurm marks a
+# silent host down), CLUSTER_KEEP=1, CLUSTER_ROOT (default /run/pgcluster).
+# Logs: CLUSTER_DIR/log/ (slurmctld.log, slurmd.NAME.log, daemons.out),
+# CLUSTER_DIR/munge/munged.log.
 #
 # Humans: tests/cluster/cluster up|down|on|srun|mpirun|status (see there).
 
@@ -194,6 +203,13 @@ cluster_kill_ns() {
     done
 }
 
+# cluster_kill_pid PID NAME: SIGKILL PID if it is still a NAME (a pid file
+# left by a dead owner may name a pid reused since).
+cluster_kill_pid() {
+    [ -n "$1" ] && [ "$(cat "/proc/$1/comm" 2>/dev/null)" = "$2" ] && kill -9 "$1" 2>/dev/null
+    return 0
+}
+
 # cluster_slot_netns: the network namespaces of slot $CLUSTER_ID.
 cluster_slot_netns() {
     for _f in /run/netns/pg"${CLUSTER_ID}"c /run/netns/pg"${CLUSTER_ID}"n*; do
@@ -211,10 +227,7 @@ cluster_down_slot() {
     for _name in $(cluster_slot_netns) $_all; do
         cluster_kill_ns "$_name"
     done
-    if [ -f "$CLUSTER_DIR/munged.pid" ]; then
-        _p=$(cat "$CLUSTER_DIR/munged.pid")
-        kill -9 "$_p" 2>/dev/null
-    fi
+    cluster_kill_pid "$(cat "$CLUSTER_DIR/munged.pid" 2>/dev/null)" munged
     for _l in $(ip -o link show 2>/dev/null | awk -F': ' '{ print $2 }' | sed 's/@.*//' |
         grep "^pg${CLUSTER_ID}\(v[0-9c]*\|br\)$"); do
         ip link del "$_l" 2>/dev/null
@@ -345,7 +358,6 @@ cluster_munged() {
 
 # cluster_slurm_conf: controller on host c, one slurmd per host.
 cluster_slurm_conf() {
-    _first=pg${CLUSTER_ID}n1 _last=pg${CLUSTER_ID}n$CLUSTER_K
     cat >"$SLURM_CONF" <<EOF
 # cluster in a box, slot $CLUSTER_ID (tests/cluster/cluster.sh)
 ClusterName=pg$CLUSTER_ID
@@ -514,7 +526,7 @@ cluster_rate() {
         _ns=$(cluster_node_name "$_i")
         tc -n "$_ns" qdisc del dev eth0 root 2>/dev/null
         [ "$1" = none ] && continue
-        _bits=$(tc_rate_bits "$1") || { cluster_say "cannot read rate $1"; return 1; }
+        _bits=$(cluster_rate_bits "$1") || { cluster_say "cannot read rate $1"; return 1; }
         _burst=$((_bits / 800))
         [ $_burst -ge 65536 ] || _burst=65536
         tc -n "$_ns" qdisc add dev eth0 root tbf rate "$1" burst "$_burst" latency 100ms ||
@@ -522,8 +534,9 @@ cluster_rate() {
     done
 }
 
-# tc_rate_bits RATE: bits per second of a tc rate (1gbit, 100mbit, 500kbit).
-tc_rate_bits() {
+# cluster_rate_bits RATE: bits per second of a tc rate (1gbit, 100mbit,
+# 500kbit).
+cluster_rate_bits() {
     echo "$1" | awk '/^[0-9]+(gbit|mbit|kbit|bit)$/ {
         n = $0 + 0; u = $0; sub(/^[0-9]+/, "", u)
         m = (u == "gbit") ? 1e9 : (u == "mbit") ? 1e6 : (u == "kbit") ? 1e3 : 1
