@@ -77,7 +77,7 @@ mpich_job() {
     k=$1
     shift
     for try in 1 2; do
-        PG_PIN=1 PG_TIMEOUT=60 host_job "$k" "$@"
+        PG_PIN=1 PG_TIMEOUT=40 host_job "$k" "$@"
         n=$(sed -n 's/.*hello from rank [0-9]* of \([0-9]*\)$/\1/p' "$WORK/out" | head -n 1)
         [ $rc -eq 124 ] || [ $rc -eq 137 ] || return 0
         [ -n "$n" ] && [ "$(grep -c 'hello from rank' "$WORK/out")" -eq "$n" ] &&
