@@ -107,7 +107,8 @@ pmix_status_t pg_data_copy_into(void *dst, const void *src, pmix_data_type_t typ
  * PMIX_STRING `src` is the char* itself and *dest a strdup of it. */
 pmix_status_t pg_copy(void **dest, const void *src, pmix_data_type_t type);
 /* PMIx_Data_print semantics: *out = malloc'd "<prefix>PMIX_TYPE: value"
- * rendering of one element (debug output, not a stable format). */
+ * rendering of one element (debug output, not a stable format); for
+ * PMIX_STRING `src` is the char* itself, as for pg_copy. */
 pmix_status_t pg_print(char **out, const char *prefix, const void *src,
                        pmix_data_type_t type);
 

@@ -153,16 +153,24 @@ static void print_body(FILE *out, const void *src, pmix_data_type_t type, int de
     }
 }
 
+/* A string is passed as the string itself (char *), as PMIx_Data_copy
+ * takes it and as OpenPMIx prints it; the Standard asks for "a pointer to
+ * the data value" without saying more.  Only PMIx_Data_pack wants its
+ * address (it packs arrays of strings).  NULL prints as NULL. */
 pmix_status_t pg_print(char **out, const char *prefix, const void *src, pmix_data_type_t type)
 {
     char *text = NULL;
     size_t len = 0;
     FILE *stream;
+    const char *string = src;
 
     if (NULL == out) {
         return PMIX_ERR_BAD_PARAM;
     }
     *out = NULL;
+    if (PMIX_STRING == type) {
+        src = &string; /* print_body takes every element by its address */
+    }
     if (NULL == src || !pg_type_is_supported(type)) {
         return PMIX_ERR_BAD_PARAM;
     }

@@ -177,7 +177,8 @@ static void fz_use_element(const void *elem, pmix_data_type_t type)
             pg_data_destruct(copy, type);
         free(copy);
     }
-    if (pg_print(&text, "> ", elem, type) == PMIX_SUCCESS)
+    if (pg_print(&text, "> ", type == PMIX_STRING ? *(char *const *)elem : elem, type) ==
+        PMIX_SUCCESS)
         free(text);
     if (type == PMIX_VALUE) {
         const pmix_value_t *v = elem;

@@ -834,7 +834,7 @@ static void test_print_renders_type_and_value(void)
     CU_ASSERT_EQUAL(PMIx_Data_print(&out, "> ", &u, PMIX_UINT32), PMIX_SUCCESS);
     CU_ASSERT_STRING_EQUAL(out, "> PMIX_UINT32: 42");
     free(out);
-    CU_ASSERT_EQUAL(PMIx_Data_print(&out, NULL, &s, PMIX_STRING), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(PMIx_Data_print(&out, NULL, s, PMIX_STRING), PMIX_SUCCESS);
     CU_ASSERT_STRING_EQUAL(out, "PMIX_STRING: \"hi\"");
     free(out);
     PMIX_INFO_CONSTRUCT(&info);
@@ -845,6 +845,41 @@ static void test_print_renders_type_and_value(void)
     PMIX_INFO_DESTRUCT(&info);
     CU_ASSERT_EQUAL(PMIx_Data_print(&out, "", &u, 4000), PMIX_ERR_BAD_PARAM);
     CU_ASSERT_PTR_NULL(out);
+}
+
+/* The forms programs written for OpenPMIx pass: a string as the char *
+ * itself (as PMIx_Data_copy takes it), NULL, and -- what OpenPMIx's own
+ * examples do with every query result -- a pmix_value_t's address with the
+ * value's type.  That last one is a caller's mistake, but it must print
+ * something and return, never crash. */
+static void test_print_takes_openpmix_argument_forms(void)
+{
+    char *out = NULL;
+    pmix_value_t v;
+    pmix_info_t info;
+
+    CU_ASSERT_EQUAL(PMIx_Data_print(&out, "> ", "hello", PMIX_STRING), PMIX_SUCCESS);
+    CU_ASSERT_STRING_EQUAL(out, "> PMIX_STRING: \"hello\"");
+    free(out);
+    CU_ASSERT_EQUAL(PMIx_Data_print(&out, NULL, NULL, PMIX_STRING), PMIX_SUCCESS);
+    CU_ASSERT_STRING_EQUAL(out, "PMIX_STRING: NULL");
+    free(out);
+    /* hello.c: PMIx_Data_print(&tmp, NULL, &info[n].value, info[n].value.type) */
+    PMIX_INFO_CONSTRUCT(&info);
+    PMIX_INFO_LOAD(&info, PMIX_QUERY_PSET_NAMES, "a,b", PMIX_STRING);
+    CU_ASSERT_EQUAL(PMIx_Data_print(&out, NULL, &info.value, info.value.type), PMIX_SUCCESS);
+    CU_ASSERT_PTR_NOT_NULL(out);
+    free(out);
+    PMIX_INFO_DESTRUCT(&info);
+    PMIX_VALUE_LOAD(&v, &(size_t){ 0 }, PMIX_SIZE);
+    CU_ASSERT_EQUAL(PMIx_Data_print(&out, NULL, &v, v.type), PMIX_SUCCESS);
+    free(out);
+    /* the Standard's way to print a value: type PMIX_VALUE */
+    PMIX_VALUE_LOAD(&v, "text", PMIX_STRING);
+    CU_ASSERT_EQUAL(PMIx_Data_print(&out, NULL, &v, PMIX_VALUE), PMIX_SUCCESS);
+    CU_ASSERT_STRING_EQUAL(out, "PMIX_VALUE: PMIX_STRING: \"text\"");
+    free(out);
+    PMIX_VALUE_DESTRUCT(&v);
 }
 
 /* ---- values for the PMI side ------------------------------------------ */
@@ -956,6 +991,7 @@ static const pg_cunit_test_t semantics_tests[] = {
     { "copy_payload appends only the unread part", test_copy_payload_appends_only_the_unread_part },
     { "unload then load moves the payload", test_unload_then_load_moves_the_payload },
     { "print renders type and value", test_print_renders_type_and_value },
+    { "print takes the argument forms OpenPMIx accepts", test_print_takes_openpmix_argument_forms },
     { NULL, NULL },
 };
 
