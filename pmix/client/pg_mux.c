@@ -244,6 +244,11 @@ static int read_frames(pg_mux_t *m)
     if (n <= 0)
         return -1;
     m->in_len += (size_t)n;
+    /* work queued before these bytes arrived runs before their replies:
+     * callbacks keep the order of the calls that caused them (a
+     * registration's callback before the reply to a notify sent after
+     * it, whose callback may deregister what it registered) */
+    run_work(m);
     while ((rc = pg_pmix_frame_next(m->in + off, m->in_len - off, PG_PMIX_FRAME_MAX, &plen)) ==
            PG_PMIX_FRAME_OK) {
         if (mux_dispatch(m, m->in + off + PG_PMIX_HEADER_LEN, plen) != 0)

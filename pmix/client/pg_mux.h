@@ -82,8 +82,9 @@ pmix_status_t pg_mux_send_nb(pg_mux_t *m, pmix_data_buffer_t *buf, uint32_t id,
 pmix_status_t pg_mux_call(pg_mux_t *m, pmix_data_buffer_t *buf, uint32_t id,
                           pmix_data_buffer_t *reply);
 
-/* Runs fn(arg) on the progress thread soon (after pending replies already
- * read).  PMIX_ERR_NOMEM when it cannot be queued. */
+/* Runs fn(arg) on the progress thread soon: after the replies already
+ * read, before any reply read later (so callbacks come in the order of the
+ * calls that caused them).  PMIX_ERR_NOMEM when it cannot be queued. */
 pmix_status_t pg_mux_defer(pg_mux_t *m, pg_mux_work_fn fn, void *arg);
 
 /* Sets the hooks for unasked frames and for a lost connection (NULL:

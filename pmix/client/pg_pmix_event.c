@@ -343,16 +343,23 @@ static bool evh_remove(size_t id)
     return h != NULL;
 }
 
+/* A reference never registered (or already gone) is the Standard's
+ * PMIX_ERR_BAD_PARAM, delivered like any other outcome: through the
+ * callback when there is one.  Programs wait for that callback whatever
+ * they deregister (OpenPMIx's examples deregister handler 1 blindly, and
+ * OpenPMIx calls back with PMIX_SUCCESS): refusing inline left them
+ * waiting forever. */
 pmix_status_t PMIx_Deregister_event_handler(size_t evhdlr_ref, pmix_op_cbfunc_t cbfunc,
                                             void *cbdata)
 {
+    pmix_status_t status;
+
     if (pg_client_mux() == NULL)
         return PMIX_ERR_INIT;
-    if (!evh_remove(evhdlr_ref))
-        return PMIX_ERR_NOT_FOUND; /* never registered, or already gone */
+    status = evh_remove(evhdlr_ref) ? PMIX_SUCCESS : PMIX_ERR_BAD_PARAM;
     if (cbfunc == NULL)
-        return PMIX_SUCCESS;
-    return defer_done((reg_done_t){ NULL, cbfunc, PMIX_SUCCESS, evhdlr_ref, cbdata });
+        return status;
+    return defer_done((reg_done_t){ NULL, cbfunc, status, evhdlr_ref, cbdata });
 }
 
 /* ---- matching ------------------------------------------------------------- */
