@@ -1518,6 +1518,70 @@ static const pg_cunit_test_t cache_tests[] = {
     { NULL, NULL },
 };
 
+/* ---- queries the library answers itself --------------------------------------- */
+
+static int gw_queries; /* queries that reached the fake gateway */
+
+static void gw_answer_query_not_found(gw_t *gw, uint8_t cmd, uint32_t id)
+{
+    if (cmd == PG_PMIX_CMD_QUERY)
+        __atomic_add_fetch(&gw_queries, 1, __ATOMIC_ACQ_REL);
+    gw_reply_status(gw, cmd, id, PMIX_ERR_NOT_FOUND);
+}
+
+static pmix_query_t *abi_queries(const char *other)
+{
+    pmix_query_t *q;
+    pmix_status_t rc;
+
+    PMIX_QUERY_CREATE(q, 2);
+    PMIX_ARGV_APPEND(rc, q[0].keys, PMIX_QUERY_STABLE_ABI_VERSION);
+    PMIX_ARGV_APPEND(rc, q[1].keys, PMIX_QUERY_PROVISIONAL_ABI_VERSION);
+    if (other != NULL)
+        PMIX_ARGV_APPEND(rc, q[1].keys, other);
+    (void)rc;
+    return q;
+}
+
+/* The ABI-version keys are answered before PMIx_Init (the Standard allows
+ * it for them alone, with the blocking call) and after it without asking
+ * the gateway; mixed with other keys they are added to the gateway's
+ * answers. */
+static void api_abi_version_query_before_and_after_init(void)
+{
+    pmix_query_t *q = abi_queries(NULL), *mixed = abi_queries(PMIX_QUERY_NAMESPACES);
+    pmix_info_t *res = NULL;
+    size_t n = 0;
+    gw_t gw;
+    pmix_proc_t me;
+
+    CU_ASSERT_FALSE(PMIx_Initialized());
+    CU_ASSERT_EQUAL(PMIx_Query_info(q, 2, &res, &n), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(n, 2);
+    CU_ASSERT_STRING_EQUAL(res[0].key, PMIX_QUERY_STABLE_ABI_VERSION);
+    CU_ASSERT_EQUAL(res[0].value.type, PMIX_STRING);
+    CU_ASSERT_STRING_EQUAL(res[0].value.data.string, "0.0");
+    CU_ASSERT_STRING_EQUAL(res[1].key, PMIX_QUERY_PROVISIONAL_ABI_VERSION);
+    PMIX_INFO_FREE(res, n);
+    /* anything else needs the gateway; so does the non-blocking form */
+    CU_ASSERT_EQUAL(PMIx_Query_info(mixed, 2, &res, &n), PMIX_ERR_INIT);
+    CU_ASSERT_EQUAL(n, 0);
+
+    __atomic_store_n(&gw_queries, 0, __ATOMIC_RELEASE);
+    gw_start(&gw, gw_answer_query_not_found, &me);
+    CU_ASSERT_EQUAL(PMIx_Query_info(q, 2, &res, &n), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(n, 2);
+    PMIX_INFO_FREE(res, n);
+    CU_ASSERT_EQUAL(__atomic_load_n(&gw_queries, __ATOMIC_ACQUIRE), 0);
+    CU_ASSERT_EQUAL(PMIx_Query_info(mixed, 2, &res, &n), PMIX_ERR_PARTIAL_SUCCESS);
+    CU_ASSERT_EQUAL(n, 2);
+    PMIX_INFO_FREE(res, n);
+    CU_ASSERT_EQUAL(__atomic_load_n(&gw_queries, __ATOMIC_ACQUIRE), 1);
+    gw_stop(&gw);
+    PMIX_QUERY_FREE(q, 2);
+    PMIX_QUERY_FREE(mixed, 2);
+}
+
 static const pg_cunit_test_t api_tests[] = {
     { "api_gateway_event_reaches_its_handler_only", api_gateway_event_reaches_its_handler_only },
     { "api_lost_gateway_is_an_event", api_lost_gateway_is_an_event },
@@ -1539,6 +1603,8 @@ static const pg_cunit_test_t api_tests[] = {
       api_cleanup_registration_removes_tree_at_exit },
     { "api_concurrent_commits_reach_gateway_in_put_order",
       api_concurrent_commits_reach_gateway_in_put_order },
+    { "api_abi_version_query_before_and_after_init",
+      api_abi_version_query_before_and_after_init },
     { NULL, NULL },
 };
 
