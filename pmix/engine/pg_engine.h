@@ -440,18 +440,20 @@ pmix_status_t pg_group_destruct(pg_engine_t *engine, const pg_proc_t *proc, cons
  * or NULL when there is no such (fully constructed) group. */
 const pg_proc_t *pg_group_members(pg_engine_t *engine, const char *name, size_t *nmembers);
 
-/* PMIx_Group_invite: `leader` invites `invitees` (explicit ranks, not the
- * leader) to form group `name`.  Each invitee gets PMIX_GROUP_INVITED
- * (source the leader, the event's `group` the name) and answers with
- * pg_group_join.  The callback runs on the leader once every invitee has
- * answered: PMIX_SUCCESS (all accepted) or PMIX_ERR_PARTIAL_SUCCESS (some
- * declined), with the context id of the group now ACTIVE over the leader
- * and the accepters (pg_group_members names them); or
+/* PMIx_Group_invite: `leader` invites `invitees` (explicit ranks; the
+ * leader, if listed, is not invited) to form group `name`.  Each invitee
+ * gets PMIX_GROUP_INVITED (source the leader, the event's `group` the
+ * name) and answers with pg_group_join.  The callback runs on the leader
+ * once every invitee has answered: PMIX_SUCCESS (all accepted) or
+ * PMIX_ERR_PARTIAL_SUCCESS (some declined), with the context id of the
+ * group now ACTIVE over the leader and the accepters (pg_group_members
+ * names them), who also get PMIX_GROUP_CONSTRUCT_COMPLETE (source the
+ * leader, PMIX_GROUP_ID, PMIX_GROUP_CONTEXT_ID); or
  * PMIX_GROUP_INVITE_FAILED (an invitee went away before answering; the
  * leader got PMIX_GROUP_INVITE_FAILED from it), PMIX_ERR_TIMEOUT,
  * PMIX_ERR_JOB_TERMINATED -- and then no group.  Errors returned at once
- * (callback NOT called): PMIX_ERR_BAD_PARAM (bad name, no invitees, a
- * wildcard, someone named twice or the leader invited), PMIX_ERR_EXISTS
+ * (callback NOT called): PMIX_ERR_BAD_PARAM (bad name, nobody but the
+ * leader, a wildcard, someone named twice), PMIX_ERR_EXISTS
  * (the name is taken), PMIX_ERR_NOT_SUPPORTED (an invitee served
  * elsewhere), PMIX_ERR_NOT_FOUND (unknown leader). */
 pmix_status_t pg_group_invite(pg_engine_t *engine, const pg_proc_t *leader, const char *name,

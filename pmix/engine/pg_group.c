@@ -185,15 +185,27 @@ static void join_free(group_join_t *j)
 }
 
 /* Raises group event `code` from `from` (its source and origin, so never
- * delivered back to it) to `targets`, naming the group (PMIX_GROUP_ID). */
-static void group_notify(pg_engine_t *e, pmix_status_t code, const char *name,
-                         const pg_proc_t *from, const pg_proc_t *targets, size_t ntargets)
+ * delivered back to it) to `targets`, naming the group (PMIX_GROUP_ID) and,
+ * when it has one (cid != 0), its context id (PMIX_GROUP_CONTEXT_ID). */
+static void group_notify_cid(pg_engine_t *e, pmix_status_t code, const char *name, uint64_t cid,
+                             const pg_proc_t *from, const pg_proc_t *targets, size_t ntargets)
 {
-    pg_event_detail_t id = { PMIX_GROUP_ID, pg_value_string(name) };
-    pg_event_t ev = { code, *from, *from, PMIX_RANGE_CUSTOM, targets, ntargets, NULL, 0, &id, 1 };
+    size_t context_id = (size_t)cid;
+    pg_event_detail_t details[] = {
+        { PMIX_GROUP_ID, pg_value_string(name) },
+        { PMIX_GROUP_CONTEXT_ID, pg_value_bytes(PMIX_SIZE, &context_id, sizeof(context_id)) },
+    };
+    pg_event_t ev = { code,    *from, *from,   PMIX_RANGE_CUSTOM, targets,
+                      ntargets, NULL,  0,       details,           cid != 0 ? 2 : 1 };
 
     if (ntargets > 0)
         (void)pg_event_notify(e, &ev, NULL);
+}
+
+static void group_notify(pg_engine_t *e, pmix_status_t code, const char *name,
+                         const pg_proc_t *from, const pg_proc_t *targets, size_t ntargets)
+{
+    group_notify_cid(e, code, name, 0, from, targets, ntargets);
 }
 
 static bool proc_gone(pg_engine_t *e, const pg_proc_t *p)
@@ -245,10 +257,18 @@ static pmix_status_t keep_accepted(pg_engine_t *e, pg_group_t *g)
  * if they had constructed it; otherwise it goes. */
 static void invite_settle(pg_engine_t *e, pg_group_t *g, pmix_status_t status)
 {
-    if (status == PMIX_SUCCESS && keep_accepted(e, g) == PMIX_SUCCESS) {
-        g->state = GROUP_ACTIVE;
-        g->cid = ++e->next_cid;
-        return;
+    if (status == PMIX_SUCCESS) {
+        pg_proc_t leader = g->members[g->leader];
+
+        if (keep_accepted(e, g) == PMIX_SUCCESS) {
+            g->state = GROUP_ACTIVE;
+            g->cid = ++e->next_cid;
+            /* what the Standard has the leader announce, and programs wait
+             * for: the group is assembled (the leader is never told back) */
+            group_notify_cid(e, PMIX_GROUP_CONSTRUCT_COMPLETE, g->name, g->cid, &leader,
+                             g->members, g->nmembers);
+            return;
+        }
     }
     if (status == PMIX_ERR_LOST_CONNECTION)
         invite_report_lost(e, g);
@@ -440,18 +460,32 @@ static pmix_status_t invited_ok(pg_engine_t *e, const pg_group_t *g)
     return members_local(e, g);
 }
 
-/* The INVITING group: the leader and the invitees, answers kept apart. */
+static bool is_leader(const pg_proc_t *p, const pg_proc_t *leader)
+{
+    const char *ns = p->nspace == NULL || p->nspace[0] == '\0' ? leader->nspace : p->nspace;
+
+    return p->rank == leader->rank && strcmp(ns, leader->nspace) == 0;
+}
+
+/* The INVITING group: the leader and the invitees, answers kept apart.  A
+ * leader that lists itself among the invitees (OpenPMIx's examples do) is
+ * the leader all the same: it is not invited, and nobody else is then
+ * PMIX_ERR_BAD_PARAM. */
 static pg_group_t *invite_group_new(pg_engine_t *e, const char *name, const pg_proc_t *leader,
                                     const pg_proc_t *invitees, size_t n, pmix_status_t *rc)
 {
     pg_proc_t *all = calloc(n + 1, sizeof(*all));
     pg_group_t *g = NULL;
+    size_t k = 1;
 
     *rc = PMIX_ERR_NOMEM;
     if (all != NULL) {
         all[0] = *leader;
-        memcpy(all + 1, invitees, n * sizeof(*all));
-        g = group_new(e, name, leader, all, n + 1);
+        for (size_t i = 0; i < n; i++)
+            if (!is_leader(&invitees[i], leader))
+                all[k++] = invitees[i];
+        g = k > 1 ? group_new(e, name, leader, all, k) : NULL;
+        *rc = k > 1 ? PMIX_ERR_NOMEM : PMIX_ERR_BAD_PARAM;
     }
     free(all);
     if (g == NULL)

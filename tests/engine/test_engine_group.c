@@ -195,6 +195,7 @@ typedef struct {
     char group[64];
     int nfailed;
     pmix_rank_t failed;
+    size_t cid; /* PMIX_GROUP_CONTEXT_ID, when the event names one */
 } heard_t;
 
 static void heard_cb(const pg_event_t *ev, void *cbdata)
@@ -209,6 +210,9 @@ static void heard_cb(const pg_event_t *ev, void *cbdata)
         if (strcmp(ev->details[i].key, PMIX_GROUP_ID) == 0 &&
             ev->details[i].value.size < sizeof(h->group))
             memcpy(h->group, ev->details[i].value.data, ev->details[i].value.size + 1);
+        else if (strcmp(ev->details[i].key, PMIX_GROUP_CONTEXT_ID) == 0 &&
+                 ev->details[i].value.size == sizeof(h->cid))
+            memcpy(&h->cid, ev->details[i].value.data, sizeof(h->cid));
     if (ev->status == PMIX_GROUP_INVITE_FAILED && strcmp(h->group, "g") == 0) {
         h->nfailed++;
         h->failed = ev->source.rank;
@@ -302,16 +306,46 @@ static void test_invite_makes_group_of_leader_and_accepters(void)
     pg_engine_free(e);
 }
 
+/* OpenPMIx's asyncgroup: the leader lists itself among the invitees (it
+ * is the leader all the same, and not invited), and the accepters wait for
+ * PMIX_GROUP_CONSTRUCT_COMPLETE, which names the group and its context id;
+ * the leader learns from its invite's answer, not from the event. */
+static void test_invite_listing_the_leader_completes_with_an_event(void)
+{
+    heard_t h[4];
+    pg_engine_t *e = listening_job(h);
+    const pmix_rank_t with_leader[3] = { 0, 2, 3 };
+    grouped_t lead, two, three;
+    size_t n = 0;
+
+    CU_ASSERT_EQUAL(invite(e, 0, "g", with_leader, 3, 0, &lead), PMIX_SUCCESS);
+    CU_ASSERT(h[2].calls == 1 && h[2].status == PMIX_GROUP_INVITED && h[2].source == 0);
+    CU_ASSERT(h[3].calls == 1 && h[3].status == PMIX_GROUP_INVITED);
+    CU_ASSERT(h[0].calls == 0 && h[1].calls == 0); /* the leader is not invited */
+    CU_ASSERT_EQUAL(join(e, 2, "g", 0, true, &two), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(join(e, 3, "g", 0, true, &three), PMIX_SUCCESS);
+    CU_ASSERT(lead.calls == 1 && lead.status == PMIX_SUCCESS && lead.cid != 0);
+    CU_ASSERT(h[2].calls == 2 && h[2].status == PMIX_GROUP_CONSTRUCT_COMPLETE);
+    CU_ASSERT(h[2].source == 0 && h[2].cid == lead.cid);
+    CU_ASSERT_STRING_EQUAL(h[2].group, "g");
+    CU_ASSERT(h[3].calls == 2 && h[3].status == PMIX_GROUP_CONSTRUCT_COMPLETE);
+    /* the leader heard the two acceptances only; rank 1 nothing */
+    CU_ASSERT(h[0].calls == 2 && h[0].status == PMIX_GROUP_INVITE_ACCEPTED);
+    CU_ASSERT_EQUAL(h[1].calls, 0);
+    CU_ASSERT(pg_group_members(e, "g", &n) != NULL && n == 3);
+    pg_engine_free(e);
+}
+
 static void test_bad_invites_and_joins_are_refused(void)
 {
     heard_t h[4];
     pg_engine_t *e = listening_job(h);
     grouped_t lead, g;
-    const pmix_rank_t self_too[2] = { 0, 1 }, twice[2] = { 1, 1 };
+    const pmix_rank_t only_self[1] = { 0 }, twice[2] = { 1, 1 };
     const pmix_rank_t wild[1] = { PMIX_RANK_WILDCARD };
 
     CU_ASSERT_EQUAL(join(e, 1, "g", 0, true, &g), PMIX_ERR_NOT_FOUND); /* no invitation */
-    CU_ASSERT_EQUAL(invite(e, 0, "g", self_too, 2, 0, &lead), PMIX_ERR_BAD_PARAM);
+    CU_ASSERT_EQUAL(invite(e, 0, "g", only_self, 1, 0, &lead), PMIX_ERR_BAD_PARAM);
     CU_ASSERT_EQUAL(invite(e, 0, "g", twice, 2, 0, &lead), PMIX_ERR_BAD_PARAM);
     CU_ASSERT_EQUAL(invite(e, 0, "g", wild, 1, 0, &lead), PMIX_ERR_BAD_PARAM);
     CU_ASSERT_EQUAL(invite(e, 0, "", pair, 2, 0, &lead), PMIX_ERR_BAD_PARAM);
@@ -447,6 +481,8 @@ static const pg_cunit_test_t tests[] = {
     { "invite_makes_group_of_leader_and_accepters",
       test_invite_makes_group_of_leader_and_accepters },
     { "bad_invites_and_joins_are_refused", test_bad_invites_and_joins_are_refused },
+    { "invite_listing_the_leader_completes_with_an_event",
+      test_invite_listing_the_leader_completes_with_an_event },
     { "invitee_lost_fails_the_invite", test_invitee_lost_fails_the_invite },
     { "leader_lost_does_not_hang_the_accepters",
       test_leader_lost_does_not_hang_the_accepters },
