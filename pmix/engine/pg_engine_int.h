@@ -289,6 +289,11 @@ pmix_status_t pg_fence_join_tagged(pg_engine_t *e, const pg_proc_t *proc, const 
                                    void *cbdata);
 
 /* pg_group.c */
+/* procs[] with every {group name, WILDCARD} entry replaced by the group's
+ * members (borrowed nspaces; *out freed by the caller), or *out NULL when
+ * none names a group.  PMIX_ERR_BAD_PARAM: a group named with a rank. */
+pmix_status_t pg_group_expand(pg_engine_t *e, const pg_proc_t *procs, size_t n, pg_proc_t **out,
+                              size_t *nout);
 void pg_groups_drop_job(pg_engine_t *e, pg_ns_t *job);
 void pg_groups_free_all(pg_engine_t *e);
 

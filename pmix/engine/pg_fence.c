@@ -405,11 +405,23 @@ static void fence_forget_new(pg_engine_t *e, pg_fence_t *f, bool created)
     fence_free(e, f);
 }
 
+/* A participant may be a group: its name as the nspace, rank WILDCARD (the
+ * Standard lets a group's id stand where a namespace does; OpenPMIx's
+ * asyncgroup fences "ourgroup").  It stands for the group's members. */
 pmix_status_t pg_fence_join(pg_engine_t *e, const pg_proc_t *proc, const pg_proc_t *procs,
                             size_t nprocs, unsigned flags, pg_time_t timeout, pg_time_t now,
                             pg_fence_cb_t cb, void *cbdata)
 {
-    return pg_fence_join_tagged(e, proc, procs, nprocs, NULL, flags, timeout, now, cb, cbdata);
+    pg_proc_t *members = NULL;
+    size_t nmembers = 0;
+    pmix_status_t rc = pg_group_expand(e, procs, nprocs, &members, &nmembers);
+
+    if (rc == PMIX_SUCCESS)
+        rc = pg_fence_join_tagged(e, proc, members != NULL ? members : procs,
+                                  members != NULL ? nmembers : nprocs, NULL, flags, timeout,
+                                  now, cb, cbdata);
+    free(members);
+    return rc;
 }
 
 pmix_status_t pg_fence_join_tagged(pg_engine_t *e, const pg_proc_t *proc, const pg_proc_t *procs,

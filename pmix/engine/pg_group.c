@@ -664,6 +664,50 @@ const pg_proc_t *pg_group_members(pg_engine_t *e, const char *name, size_t *nmem
     return g->members;
 }
 
+/* The ACTIVE group a participant entry names by its nspace (never a job's
+ * name: a job of that name wins). */
+static const pg_group_t *group_named_by(pg_engine_t *e, const pg_proc_t *p)
+{
+    const pg_group_t *g;
+
+    if (p->nspace == NULL || p->nspace[0] == '\0' || pg_ns_find(e, p->nspace) != NULL)
+        return NULL;
+    g = group_find(e, p->nspace);
+    return g != NULL && g->state == GROUP_ACTIVE ? g : NULL;
+}
+
+pmix_status_t pg_group_expand(pg_engine_t *e, const pg_proc_t *procs, size_t n, pg_proc_t **out,
+                              size_t *nout)
+{
+    size_t total = 0, k = 0;
+    bool any = false;
+
+    *out = NULL;
+    *nout = 0;
+    for (size_t i = 0; procs != NULL && i < n; i++) {
+        const pg_group_t *g = group_named_by(e, &procs[i]);
+
+        if (g != NULL && procs[i].rank != PMIX_RANK_WILDCARD)
+            return PMIX_ERR_BAD_PARAM;
+        any |= g != NULL;
+        total += g != NULL ? g->nmembers : 1;
+    }
+    if (!any)
+        return PMIX_SUCCESS;
+    if ((*out = calloc(total, sizeof(**out))) == NULL)
+        return PMIX_ERR_NOMEM;
+    for (size_t i = 0; i < n; i++) {
+        const pg_group_t *g = group_named_by(e, &procs[i]);
+
+        if (g == NULL)
+            (*out)[k++] = procs[i];
+        for (size_t m = 0; g != NULL && m < g->nmembers; m++)
+            (*out)[k++] = g->members[m];
+    }
+    *nout = k;
+    return PMIX_SUCCESS;
+}
+
 /* A job ends: groups with members in it go (their collectives have
  * already failed with PMIX_ERR_JOB_TERMINATED in pg_fence_drop_job). */
 void pg_groups_drop_job(pg_engine_t *e, pg_ns_t *job)

@@ -170,6 +170,35 @@ static void test_group_never_meets_a_plain_fence(void)
     CU_ASSERT_EQUAL(f.status, PMIX_ERR_JOB_TERMINATED);
 }
 
+/* A group's name stands for its members in a fence ({name, WILDCARD}, as
+ * OpenPMIx's asyncgroup fences its group): the same fence as one over the
+ * members listed. */
+static void test_fence_over_a_group_name_spans_its_members(void)
+{
+    pg_engine_t *e = pg_engine_new(&(pg_host_ops_t){ 0 }, NULL);
+    grouped_t a, b;
+    fenced_t f1, f2;
+    pg_proc_t one = P("ns", 1), two = P("ns", 2);
+    pg_proc_t grp = P("g", PMIX_RANK_WILDCARD), grp_rank = P("g", 0);
+    pg_proc_t listed[2] = { P("ns", 1), P("ns", 2) };
+
+    CU_ASSERT_EQUAL_FATAL(job_block(e, "ns", 4, 1, NULL), PMIX_SUCCESS);
+    memset(&f1, 0, sizeof(f1));
+    /* no such group yet: an unknown nspace */
+    CU_ASSERT_EQUAL(pg_fence_join(e, &one, &grp, 1, 0, 0, 0, fenced_cb, &f1), PMIX_ERR_BAD_PARAM);
+    CU_ASSERT_EQUAL(construct(e, 1, "g", pair, 2, &a), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(construct(e, 2, "g", pair, 2, &b), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(pg_fence_join(e, &one, &grp_rank, 1, 0, 0, 0, fenced_cb, &f1),
+                    PMIX_ERR_BAD_PARAM);
+    CU_ASSERT_EQUAL(pg_fence_join(e, &one, &grp, 1, 0, 0, 0, fenced_cb, &f1), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(f1.calls, 0); /* waits for rank 2 */
+    memset(&f2, 0, sizeof(f2));
+    CU_ASSERT_EQUAL(pg_fence_join(e, &two, listed, 2, 0, 0, 0, fenced_cb, &f2), PMIX_SUCCESS);
+    CU_ASSERT(f1.calls == 1 && f1.status == PMIX_SUCCESS);
+    CU_ASSERT(f2.calls == 1 && f2.status == PMIX_SUCCESS);
+    pg_engine_free(e);
+}
+
 static void test_member_served_elsewhere_is_refused(void)
 {
     static const bool served[2] = { true, false };
@@ -478,6 +507,8 @@ static const pg_cunit_test_t tests[] = {
     { "member_lost_fails_the_others", test_member_lost_fails_the_others },
     { "group_never_meets_a_plain_fence", test_group_never_meets_a_plain_fence },
     { "member_served_elsewhere_is_refused", test_member_served_elsewhere_is_refused },
+    { "fence_over_a_group_name_spans_its_members",
+      test_fence_over_a_group_name_spans_its_members },
     { "invite_makes_group_of_leader_and_accepters",
       test_invite_makes_group_of_leader_and_accepters },
     { "bad_invites_and_joins_are_refused", test_bad_invites_and_joins_are_refused },
