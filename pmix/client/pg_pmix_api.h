@@ -35,4 +35,15 @@ pmix_status_t pg_pmix_defer_info(pmix_info_cbfunc_t cbfunc, void *cbdata, pmix_s
 pmix_status_t pg_pmix_send_status_nb(pmix_data_buffer_t *req, uint32_t id, pmix_op_cbfunc_t op,
                                      pmix_info_cbfunc_t info, void *cbdata);
 
+/* ---- pg_pmix_group.c ---- */
+
+/* The value `key` that group member `proc` (rank PMIX_RANK_UNDEF: any
+ * member of its nspace) shared at the construct of the group with context
+ * id `cid` -- of the newest group it shared `key` in when !by_cid -- copied
+ * into *val (PMIX_VALUE_RELEASE): PMIX_SUCCESS, or PMIX_ERR_NOT_FOUND. */
+pmix_status_t pg_pmix_group_shared_get(const pmix_proc_t *proc, const char *key, bool by_cid,
+                                       size_t cid, pmix_value_t **val);
+/* Forgets everything shared (PMIx_Finalize). */
+void pg_pmix_group_shared_clear(void);
+
 #endif

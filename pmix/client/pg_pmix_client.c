@@ -178,6 +178,7 @@ static void client_teardown(void)
     pg_mux_free(client.mux);
     client.mux = NULL;
     pg_client_events_detach();
+    pg_pmix_group_shared_clear();
     pg_cl_shm_free(client.shm);
     client.shm = NULL;
     pg_cache_free(client.cache);
@@ -632,6 +633,8 @@ typedef struct get_op {
     bool reserved;             /* "pmix" prefix */
     bool qualified;            /* realm qualifiers: not answered from the cache */
     bool optional, refresh, scoped;
+    bool by_cid;               /* PMIX_GROUP_CONTEXT_ID: what a group member shared */
+    size_t cid;
     pmix_value_cbfunc_t cb;    /* Get_nb */
     void *cbdata;
     pmix_status_t status;      /* deferred answers */
@@ -646,6 +649,8 @@ static const char *const realm_qualifiers[] = {
 static pmix_status_t get_prepare(const pmix_proc_t *proc, const char *key,
                                  const pmix_info_t info[], size_t ninfo, get_op_t *op)
 {
+    pmix_status_t rc;
+
     memset(op, 0, sizeof(*op));
     if (!client_ready())
         return PMIX_ERR_INIT;
@@ -667,6 +672,13 @@ static pmix_status_t get_prepare(const pmix_proc_t *proc, const char *key,
     op->optional = info_flag(info, ninfo, PMIX_OPTIONAL);
     op->refresh = info_flag(info, ninfo, PMIX_GET_REFRESH_CACHE);
     op->scoped = info_has(info, ninfo, PMIX_DATA_SCOPE);
+    for (size_t i = 0; info != NULL && i < ninfo; i++)
+        if (info_is(&info[i], PMIX_GROUP_CONTEXT_ID)) {
+            op->by_cid = true;
+            PMIX_VALUE_GET_NUMBER(rc, &info[i].value, op->cid, size_t);
+            if (rc != PMIX_SUCCESS)
+                return PMIX_ERR_BAD_PARAM;
+        }
     return PMIX_SUCCESS;
 }
 
@@ -771,6 +783,10 @@ static pmix_status_t get_local(const get_op_t *op, pmix_value_t **val)
     *val = NULL;
     if (get_identity(op, val, &rc))
         return value_or_release(val, rc);
+    /* what members shared at a group's construct came with its answer: the
+     * gateway keeps none of it */
+    if (op->by_cid || PMIX_CHECK_KEY(op, PMIX_GROUP_LOCAL_CID))
+        return pg_pmix_group_shared_get(&op->target, op->key, op->by_cid, op->cid, val);
     if (op->reserved && op->qualified)
         return PMIX_OPERATION_IN_PROGRESS;
     pthread_mutex_lock(&client.lock);

@@ -24,11 +24,18 @@
  * PMIX_GROUP_MEMBERSHIP (a data array of pmix_proc_t: the leader and the
  * accepters), and the join the context id too (the leader chose whether
  * one was wanted; pmigate always assigns one).
+ *
+ * What members share at construct (the infos of PMIX_GROUP_INFO, and
+ * PMIX_GROUP_LOCAL_CID) comes back in every member's answer; it is kept
+ * here, by context id and member, for PMIx_Get: the poster's proc with
+ * the PMIX_GROUP_CONTEXT_ID qualifier (OpenPMIx's way), or for
+ * PMIX_GROUP_LOCAL_CID without it (the Standard's), the newest group's.
  */
 #include "config/config.h"
 
 #include <pmix.h>
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -95,7 +102,134 @@ static pmix_status_t group_request(uint8_t cmd, const char *grp, const pmix_proc
 typedef struct results_want {
     bool cid;     /* PMIX_GROUP_CONTEXT_ID */
     bool members; /* the reply names the members: PMIX_GROUP_MEMBERSHIP */
+    bool shared;  /* the reply carries what the members shared (construct) */
 } results_want_t;
+
+/* ---- what members shared at construct ------------------------------------ */
+
+typedef struct shared_entry {
+    struct shared_entry *next;
+    size_t cid;
+    pmix_proc_t proc;
+    pmix_info_t *info;
+    size_t ninfo;
+} shared_entry_t;
+
+/* Newest first.  Kept until PMIx_Finalize, as OpenPMIx keeps them: a
+ * program reads them after the group is gone (group_lcl_cid does). */
+static struct {
+    pthread_mutex_t lock;
+    shared_entry_t *head;
+} shared = { PTHREAD_MUTEX_INITIALIZER, NULL };
+
+static void shared_entry_free(shared_entry_t *e)
+{
+    pg_pmix_array_free(e->info, e->ninfo, PMIX_INFO);
+    free(e);
+}
+
+/* One member's share: its proc, then its infos packed in a byte object. */
+static pmix_status_t shared_take_one(pmix_data_buffer_t *reply, size_t cid,
+                                     shared_entry_t **out)
+{
+    shared_entry_t *e = calloc(1, sizeof(*e));
+    pmix_byte_object_t bo = { NULL, 0 };
+    pmix_data_buffer_t view;
+    pmix_status_t rc;
+
+    if (e == NULL)
+        return PMIX_ERR_NOMEM;
+    e->cid = cid;
+    rc = pg_pmix_unpack_one(reply, &e->proc, PMIX_PROC);
+    if (rc == PMIX_SUCCESS)
+        rc = pg_pmix_unpack_one(reply, &bo, PMIX_BYTE_OBJECT);
+    if (rc == PMIX_SUCCESS) {
+        pg_pmix_msg_view(&view, bo.bytes, bo.size);
+        rc = pg_pmix_unpack_array(&view, (void **)&e->info, &e->ninfo, PMIX_INFO);
+    }
+    free(bo.bytes);
+    if (rc != PMIX_SUCCESS) {
+        free(e);
+        return rc;
+    }
+    *out = e;
+    return PMIX_SUCCESS;
+}
+
+/* Reads what the members shared (a count, then one share per member) and
+ * keeps it under the group's context id. */
+static pmix_status_t shared_take(pmix_data_buffer_t *reply, size_t cid)
+{
+    uint32_t count = 0;
+    shared_entry_t *got = NULL, *e;
+    pmix_status_t rc = pg_pmix_unpack_one(reply, &count, PMIX_UINT32);
+
+    for (uint32_t i = 0; i < count && rc == PMIX_SUCCESS; i++)
+        if ((rc = shared_take_one(reply, cid, &e)) == PMIX_SUCCESS) {
+            e->next = got;
+            got = e;
+        }
+    if (rc != PMIX_SUCCESS) {
+        while ((e = got) != NULL) {
+            got = e->next;
+            shared_entry_free(e);
+        }
+        return rc;
+    }
+    pthread_mutex_lock(&shared.lock);
+    while ((e = got) != NULL) {
+        got = e->next;
+        e->next = shared.head;
+        shared.head = e;
+    }
+    pthread_mutex_unlock(&shared.lock);
+    return PMIX_SUCCESS;
+}
+
+static bool shared_matches(const shared_entry_t *e, const pmix_proc_t *proc, bool by_cid,
+                           size_t cid)
+{
+    return (!by_cid || e->cid == cid) && PMIX_CHECK_NSPACE(e->proc.nspace, proc->nspace) &&
+           (proc->rank == PMIX_RANK_UNDEF || e->proc.rank == proc->rank);
+}
+
+pmix_status_t pg_pmix_group_shared_get(const pmix_proc_t *proc, const char *key, bool by_cid,
+                                       size_t cid, pmix_value_t **val)
+{
+    pmix_status_t rc = PMIX_ERR_NOT_FOUND;
+
+    *val = NULL;
+    pthread_mutex_lock(&shared.lock);
+    for (shared_entry_t *e = shared.head; e != NULL && rc == PMIX_ERR_NOT_FOUND; e = e->next) {
+        if (!shared_matches(e, proc, by_cid, cid))
+            continue;
+        for (size_t i = 0; i < e->ninfo; i++)
+            if (PMIX_CHECK_KEY(&e->info[i], key)) {
+                rc = (*val = PMIx_Value_create(1)) == NULL
+                         ? PMIX_ERR_NOMEM
+                         : PMIx_Value_xfer(*val, &e->info[i].value);
+                break;
+            }
+    }
+    pthread_mutex_unlock(&shared.lock);
+    if (rc != PMIX_SUCCESS && *val != NULL) {
+        PMIX_VALUE_RELEASE(*val);
+        *val = NULL;
+    }
+    return rc;
+}
+
+void pg_pmix_group_shared_clear(void)
+{
+    shared_entry_t *e;
+
+    pthread_mutex_lock(&shared.lock);
+    while ((e = shared.head) != NULL) {
+        shared.head = e->next;
+        shared_entry_free(e);
+    }
+    pthread_mutex_unlock(&shared.lock);
+}
 
 static bool made_group(pmix_status_t status, const pmix_data_buffer_t *reply)
 {
@@ -139,6 +273,8 @@ static pmix_status_t group_results(pmix_status_t status, pmix_data_buffer_t *rep
     if (!made_group(status, reply))
         return status;
     rc = pg_pmix_unpack_one(reply, &cid, PMIX_SIZE);
+    if (rc == PMIX_SUCCESS && want.shared)
+        rc = shared_take(reply, cid);
     /* context id 0: a decline, which makes the caller no member */
     if (rc != PMIX_SUCCESS || cid == 0 || (!want.cid && !want.members))
         return rc != PMIX_SUCCESS ? rc : status;
@@ -264,7 +400,7 @@ static pmix_status_t group_run_op_nb(uint8_t cmd, const char *grp, const pmix_in
     return rc == PMIX_SUCCESS ? pg_pmix_send_status_nb(&req, id, cbfunc, NULL, cbdata) : rc;
 }
 
-static const results_want_t want_nothing = { false, false };
+static const results_want_t want_nothing = { false, false, false };
 
 /* ---- construct / destruct ------------------------------------------------ */
 
@@ -273,7 +409,7 @@ pmix_status_t PMIx_Group_construct(const char grp[], const pmix_proc_t procs[], 
                                    pmix_info_t **results, size_t *nresults)
 {
     results_want_t want = { directive_true(directives, ndirs, PMIX_GROUP_ASSIGN_CONTEXT_ID),
-                            false };
+                            false, true };
 
     return group_run(PG_PMIX_CMD_GROUP_CONSTRUCT, grp, procs, nprocs, NULL, directives, ndirs,
                      want, results, nresults);
@@ -283,7 +419,8 @@ pmix_status_t PMIx_Group_construct_nb(const char grp[], const pmix_proc_t procs[
                                       const pmix_info_t info[], size_t ninfo,
                                       pmix_info_cbfunc_t cbfunc, void *cbdata)
 {
-    results_want_t want = { directive_true(info, ninfo, PMIX_GROUP_ASSIGN_CONTEXT_ID), false };
+    results_want_t want = { directive_true(info, ninfo, PMIX_GROUP_ASSIGN_CONTEXT_ID), false,
+                            true };
 
     return group_run_nb(PG_PMIX_CMD_GROUP_CONSTRUCT, grp, procs, nprocs, NULL, info, ninfo,
                         want, cbfunc, cbdata);
@@ -307,7 +444,8 @@ pmix_status_t PMIx_Group_invite(const char grp[], const pmix_proc_t procs[], siz
                                 const pmix_info_t info[], size_t ninfo, pmix_info_t **results,
                                 size_t *nresult)
 {
-    results_want_t want = { directive_true(info, ninfo, PMIX_GROUP_ASSIGN_CONTEXT_ID), true };
+    results_want_t want = { directive_true(info, ninfo, PMIX_GROUP_ASSIGN_CONTEXT_ID), true,
+                            false };
 
     return group_run(PG_PMIX_CMD_GROUP_INVITE, grp, procs, nprocs, NULL, info, ninfo, want,
                      results, nresult);
@@ -317,7 +455,8 @@ pmix_status_t PMIx_Group_invite_nb(const char grp[], const pmix_proc_t procs[], 
                                    const pmix_info_t info[], size_t ninfo,
                                    pmix_info_cbfunc_t cbfunc, void *cbdata)
 {
-    results_want_t want = { directive_true(info, ninfo, PMIX_GROUP_ASSIGN_CONTEXT_ID), true };
+    results_want_t want = { directive_true(info, ninfo, PMIX_GROUP_ASSIGN_CONTEXT_ID), true,
+                            false };
 
     return group_run_nb(PG_PMIX_CMD_GROUP_INVITE, grp, procs, nprocs, NULL, info, ninfo, want,
                         cbfunc, cbdata);
@@ -343,7 +482,7 @@ pmix_status_t PMIx_Group_join(const char grp[], const pmix_proc_t *leader, pmix_
                               const pmix_info_t info[], size_t ninfo, pmix_info_t **results,
                               size_t *nresult)
 {
-    results_want_t want = { true, true };
+    results_want_t want = { true, true, false };
     join_args_t j = join_args(leader, opt);
 
     if (!opt_ok(opt)) {
@@ -361,7 +500,7 @@ pmix_status_t PMIx_Group_join_nb(const char grp[], const pmix_proc_t *leader,
                                  pmix_group_opt_t opt, const pmix_info_t info[], size_t ninfo,
                                  pmix_info_cbfunc_t cbfunc, void *cbdata)
 {
-    results_want_t want = { true, true };
+    results_want_t want = { true, true, false };
     join_args_t j = join_args(leader, opt);
 
     if (!opt_ok(opt))

@@ -420,14 +420,30 @@ typedef void (*pg_group_cb_t)(pmix_status_t status, uint64_t context_id, void *c
 /* `proc` joins the construction of group `name` over `members` (ranks or
  * WILDCARD; proc must be one of them).  The group exists once every member
  * joined with the same member set; the callback then runs on each joiner.
+ * `share` (`size` bytes the engine never reads, NULL/0: none) is what proc
+ * gives the other members (PMIX_GROUP_INFO): copied, and listed by
+ * pg_group_shared_next while the group exists.
  * Errors returned at once (callback NOT called): PMIX_ERR_BAD_PARAM (empty
  * or over-long name, no members, proc not a member, another member set
  * than the joins before), PMIX_ERR_EXISTS (the group exists, or proc
  * already joined), PMIX_ERR_NOT_SUPPORTED (a member this engine does not
  * serve: groups span one engine), PMIX_ERR_NOT_FOUND (unknown proc). */
 pmix_status_t pg_group_construct(pg_engine_t *engine, const pg_proc_t *proc, const char *name,
-                                 const pg_proc_t *members, size_t nmembers, pg_time_t timeout,
-                                 pg_time_t now, pg_group_cb_t cb, void *cbdata);
+                                 const pg_proc_t *members, size_t nmembers, const void *share,
+                                 size_t size, pg_time_t timeout, pg_time_t now, pg_group_cb_t cb,
+                                 void *cbdata);
+
+/* What the members of group `name` shared at its construction, one member
+ * per call in the order they joined (members that shared nothing are
+ * skipped): start *cursor at 0; false at the end or when there is no such
+ * (fully constructed) group.  Borrowed until the next engine call. */
+bool pg_group_shared_next(pg_engine_t *engine, const char *name, size_t *cursor, pg_proc_t *proc,
+                          const void **data, size_t *size);
+
+/* The names of the groups that exist (fully constructed), one per call:
+ * start *cursor at 0; NULL at the end.  Borrowed until the next engine
+ * call. */
+const char *pg_group_next(pg_engine_t *engine, size_t *cursor);
 
 /* `proc` joins the destruction of group `name`: a collective over its
  * members; the group is gone once all joined.  PMIX_ERR_NOT_FOUND (no such

@@ -44,6 +44,13 @@ typedef enum { GROUP_PENDING, GROUP_INVITING, GROUP_ACTIVE } group_state_t;
 /* An invitee's answer (INVITING groups). */
 enum { ANSWER_NONE = 0, ANSWER_ACCEPT, ANSWER_DECLINE };
 
+/* What one member shared at construction (PMIX_GROUP_INFO). */
+typedef struct group_share {
+    pg_proc_t proc; /* nspace owned */
+    void *data;
+    size_t size;
+} group_share_t;
+
 typedef struct pg_group {
     struct pg_group *prev, *next;
     char *name;
@@ -55,6 +62,8 @@ typedef struct pg_group {
     uint64_t cid;
     uint8_t *answers;       /* INVITING: [nmembers] ANSWER_* (the leader's: ACCEPT) */
     size_t leader;          /* INVITING: the leader's index in members */
+    group_share_t *shares;  /* construct: what the members shared, in join order */
+    size_t nshares;
 } pg_group_t;
 
 /* Which collective a join waits for. */
@@ -96,8 +105,20 @@ static void members_free(pg_engine_t *e, pg_proc_t *members, size_t n)
     pg_mem_free(e, members, n * sizeof(*members));
 }
 
+static void shares_free(pg_engine_t *e, pg_group_t *g)
+{
+    for (size_t i = 0; i < g->nshares; i++) {
+        pg_mem_strfree(e, (char *)g->shares[i].proc.nspace);
+        pg_mem_free(e, g->shares[i].data, g->shares[i].size);
+    }
+    pg_mem_free(e, g->shares, g->nshares * sizeof(*g->shares));
+    g->shares = NULL;
+    g->nshares = 0;
+}
+
 static void group_free(pg_engine_t *e, pg_group_t *g)
 {
+    shares_free(e, g);
     pg_mem_free(e, g->answers, g->answers != NULL ? g->nmembers : 0);
     members_free(e, g->members, g->nmembers);
     pg_mem_strfree(e, g->name);
@@ -379,10 +400,70 @@ static pmix_status_t call_check(pg_engine_t *e, const pg_proc_t *proc, const cha
     return pg_ns_of(e, proc, &rc) == NULL ? rc : PMIX_SUCCESS;
 }
 
-pmix_status_t pg_group_construct(pg_engine_t *e, const pg_proc_t *proc, const char *name,
-                                 const pg_proc_t *members, size_t nmembers, pg_time_t timeout,
-                                 pg_time_t now, pg_group_cb_t cb, void *cbdata)
+static size_t share_of(const pg_group_t *g, const pg_proc_t *proc)
 {
+    for (size_t i = 0; i < g->nshares; i++)
+        if (strcmp(g->shares[i].proc.nspace, proc->nspace) == 0 &&
+            g->shares[i].proc.rank == proc->rank)
+            return i;
+    return SIZE_MAX;
+}
+
+/* Keeps what proc shares with the other members, before its join can
+ * complete the construct (the members' answers carry it).  A second join
+ * of the same process keeps the first one's: that join is refused. */
+static pmix_status_t share_add(pg_engine_t *e, pg_group_t *g, const pg_proc_t *proc,
+                               const void *data, size_t size, bool *added)
+{
+    group_share_t *grown;
+
+    *added = false;
+    if (data == NULL || size == 0 || share_of(g, proc) != SIZE_MAX)
+        return PMIX_SUCCESS;
+    grown = pg_mem_alloc(e, (g->nshares + 1) * sizeof(*grown));
+    if (grown == NULL)
+        return PMIX_ERR_NOMEM;
+    if (g->nshares > 0)
+        memcpy(grown, g->shares, g->nshares * sizeof(*grown));
+    group_share_t *sh = &grown[g->nshares];
+    sh->proc.rank = proc->rank;
+    sh->proc.nspace = pg_mem_strdup(e, proc->nspace);
+    sh->data = pg_mem_alloc(e, size);
+    sh->size = size;
+    if (sh->proc.nspace == NULL || sh->data == NULL) {
+        pg_mem_strfree(e, (char *)sh->proc.nspace);
+        pg_mem_free(e, sh->data, size);
+        pg_mem_free(e, grown, (g->nshares + 1) * sizeof(*grown));
+        return PMIX_ERR_NOMEM;
+    }
+    memcpy(sh->data, data, size);
+    pg_mem_free(e, g->shares, g->nshares * sizeof(*g->shares));
+    g->shares = grown;
+    g->nshares++;
+    *added = true;
+    return PMIX_SUCCESS;
+}
+
+/* Takes back proc's share (its join was refused). */
+static void share_drop(pg_engine_t *e, pg_group_t *g, const pg_proc_t *proc)
+{
+    size_t at = share_of(g, proc);
+
+    if (at == SIZE_MAX)
+        return;
+    pg_mem_strfree(e, (char *)g->shares[at].proc.nspace);
+    pg_mem_free(e, g->shares[at].data, g->shares[at].size);
+    memmove(&g->shares[at], &g->shares[at + 1], (g->nshares - at - 1) * sizeof(*g->shares));
+    g->nshares--; /* the array keeps its size until the group goes */
+}
+
+pmix_status_t pg_group_construct(pg_engine_t *e, const pg_proc_t *proc, const char *name,
+                                 const pg_proc_t *members, size_t nmembers, const void *share,
+                                 size_t size, pg_time_t timeout, pg_time_t now, pg_group_cb_t cb,
+                                 void *cbdata)
+{
+    bool shared = false;
+
     pmix_status_t rc;
 
     if (cb == NULL || members == NULL || nmembers == 0)
@@ -410,7 +491,11 @@ pmix_status_t pg_group_construct(pg_engine_t *e, const pg_proc_t *proc, const ch
         DL_APPEND(e->groups, g);
     }
     if (rc == PMIX_SUCCESS)
+        rc = share_add(e, g, proc, share, size, &shared);
+    if (rc == PMIX_SUCCESS)
         rc = group_join(e, proc, g, JOIN_CONSTRUCT, false, timeout, now, cb, cbdata);
+    if (rc != PMIX_SUCCESS && shared && (g = group_find(e, name)) != NULL)
+        share_drop(e, g, proc);
     /* a refused first join leaves no pending group behind; a completed one
      * has already settled it (inline completion) */
     if (rc != PMIX_SUCCESS && created && (g = group_find(e, name)) != NULL &&
@@ -652,6 +737,36 @@ pmix_status_t pg_group_leave(pg_engine_t *e, const pg_proc_t *proc, const char *
     else if (rc == PMIX_SUCCESS)
         group_notify(e, PMIX_GROUP_LEFT, name, proc, g->members, g->nmembers);
     return rc;
+}
+
+bool pg_group_shared_next(pg_engine_t *e, const char *name, size_t *cursor, pg_proc_t *proc,
+                          const void **data, size_t *size)
+{
+    pg_group_t *g = name != NULL ? group_find(e, name) : NULL;
+
+    if (g == NULL || g->state != GROUP_ACTIVE || *cursor >= g->nshares)
+        return false;
+    *proc = g->shares[*cursor].proc;
+    *data = g->shares[*cursor].data;
+    *size = g->shares[*cursor].size;
+    (*cursor)++;
+    return true;
+}
+
+const char *pg_group_next(pg_engine_t *e, size_t *cursor)
+{
+    size_t i = 0;
+    pg_group_t *g;
+
+    DL_FOREACH(e->groups, g) {
+        if (g->state != GROUP_ACTIVE)
+            continue;
+        if (i++ == *cursor) {
+            (*cursor)++;
+            return g->name;
+        }
+    }
+    return NULL;
 }
 
 const pg_proc_t *pg_group_members(pg_engine_t *e, const char *name, size_t *nmembers)

@@ -14,21 +14,47 @@
 
 /* ---- groups ------------------------------------------------------------ */
 
-static void group_reply(pmix_status_t status, uint64_t cid, void *cbdata)
+/* A construct, an invite, or a join waiting for the invite to complete:
+ * answered with what the group's engine record holds when it was made
+ * (context id, members, what the members shared). */
+typedef struct group_req {
+    pg_pmix_req_t *r;
+    pg_engine_t *e;
+    char *grp;
+} group_req_t;
+
+static group_req_t *group_req_new(pg_pmix_in_t *in, pg_engine_t *e, const char *grp)
+{
+    group_req_t *ir = calloc(1, sizeof(*ir));
+
+    if (ir == NULL || (ir->grp = strdup(grp)) == NULL || (ir->r = pg_pmix_req_new(in)) == NULL) {
+        if (ir != NULL)
+            free(ir->grp);
+        free(ir);
+        return NULL;
+    }
+    ir->e = e;
+    return ir;
+}
+
+static void group_req_free(group_req_t *ir)
+{
+    if (ir == NULL)
+        return;
+    pg_pmix_req_free(ir->r);
+    free(ir->grp);
+    free(ir);
+}
+
+
+/* A destruct's answer: its status. */
+static void destruct_reply(pmix_status_t status, uint64_t cid, void *cbdata)
 {
     pg_pmix_req_t *r = cbdata;
-    pmix_data_buffer_t buf;
-    size_t context_id = (size_t)cid;
 
-    if (r->s != NULL) {
-        pg_buffer_construct(&buf);
-        if (pg_pmix_msg_begin_reply(&buf, r->cmd, r->id, status) == PMIX_SUCCESS &&
-            (status != PMIX_SUCCESS || r->cmd != PG_PMIX_CMD_GROUP_CONSTRUCT ||
-             pg_pmix_pack_one(&buf, &context_id, PMIX_SIZE) == PMIX_SUCCESS))
-            (void)pg_pmix_reply_send(r->s->peer, &buf);
-        else
-            pg_buffer_destruct(&buf);
-    }
+    (void)cid;
+    if (r->s != NULL)
+        (void)pg_pmix_reply_status(r->s->peer, r->cmd, r->id, status);
     pg_pmix_req_free(r);
 }
 
@@ -71,34 +97,136 @@ static void group_args_free(group_args_t *a)
     pg_pmix_array_free(a->info, a->ninfo, PMIX_INFO);
 }
 
-/* grp, procs[], info[] -> status, context id */
+/* The most a member may share at construct (packed): every member's share
+ * travels in every member's answer. */
+#define PG_GROUP_SHARE_MAX (64 * 1024)
+
+/* What a member shares with the others at construct, packed as one
+ * pmix_info_t array: the infos of its PMIX_GROUP_INFO (OpenPMIx's form) and
+ * a PMIX_GROUP_LOCAL_CID given as a directive (the Standard's).  Empty when
+ * it shares nothing. */
+static pmix_status_t group_share_pack(const pmix_info_t *info, size_t n, pmix_data_buffer_t *out)
+{
+    size_t count = 0, k = 0;
+    pmix_info_t *all;
+    pmix_status_t rc;
+
+    for (size_t i = 0; i < n; i++) {
+        const pmix_data_array_t *da = info[i].value.data.darray;
+
+        if (pg_pmix_info_is(&info[i], PMIX_GROUP_INFO)) {
+            if (info[i].value.type != PMIX_DATA_ARRAY || da == NULL || da->type != PMIX_INFO)
+                return PMIX_ERR_BAD_PARAM;
+            count += da->size;
+        } else if (pg_pmix_info_is(&info[i], PMIX_GROUP_LOCAL_CID)) {
+            count++;
+        }
+    }
+    if (count == 0)
+        return PMIX_SUCCESS;
+    if ((all = calloc(count, sizeof(*all))) == NULL)
+        return PMIX_ERR_NOMEM;
+    for (size_t i = 0; i < n; i++) { /* shallow copies: packed, never freed */
+        const pmix_data_array_t *da = info[i].value.data.darray;
+
+        if (pg_pmix_info_is(&info[i], PMIX_GROUP_INFO))
+            for (size_t j = 0; j < da->size; j++)
+                all[k++] = ((const pmix_info_t *)da->array)[j];
+        else if (pg_pmix_info_is(&info[i], PMIX_GROUP_LOCAL_CID))
+            all[k++] = info[i];
+    }
+    rc = pg_pmix_pack_array(out, all, k, PMIX_INFO);
+    free(all);
+    if (rc == PMIX_SUCCESS && out->bytes_used > PG_GROUP_SHARE_MAX)
+        rc = PMIX_ERR_BAD_PARAM;
+    return rc;
+}
+
+/* What the members shared: a count, then per member its proc and its
+ * packed infos (a byte object the client unpacks). */
+static pmix_status_t pack_shared(pmix_data_buffer_t *buf, pg_engine_t *e, const char *grp)
+{
+    size_t cursor = 0, size;
+    uint32_t count = 0;
+    const void *data;
+    pg_proc_t who;
+    pmix_status_t rc;
+
+    while (pg_group_shared_next(e, grp, &cursor, &who, &data, &size))
+        count++;
+    rc = pg_pmix_pack_one(buf, &count, PMIX_UINT32);
+    cursor = 0;
+    while (rc == PMIX_SUCCESS && pg_group_shared_next(e, grp, &cursor, &who, &data, &size)) {
+        pmix_proc_t proc;
+        pmix_byte_object_t bo = { (char *)data, size };
+
+        PMIX_LOAD_PROCID(&proc, who.nspace, who.rank);
+        rc = pg_pmix_pack_one(buf, &proc, PMIX_PROC);
+        if (rc == PMIX_SUCCESS)
+            rc = pg_pmix_pack_one(buf, &bo, PMIX_BYTE_OBJECT);
+    }
+    return rc;
+}
+
+static void construct_reply(pmix_status_t status, uint64_t cid, void *cbdata)
+{
+    group_req_t *gr = cbdata;
+    pg_pmix_req_t *r = gr->r;
+    pmix_data_buffer_t buf;
+    size_t context_id = (size_t)cid;
+    pmix_status_t rc;
+
+    if (r->s != NULL) {
+        pg_buffer_construct(&buf);
+        rc = pg_pmix_msg_begin_reply(&buf, r->cmd, r->id, status);
+        if (rc == PMIX_SUCCESS && status == PMIX_SUCCESS)
+            rc = pg_pmix_pack_one(&buf, &context_id, PMIX_SIZE);
+        if (rc == PMIX_SUCCESS && status == PMIX_SUCCESS)
+            rc = pack_shared(&buf, gr->e, gr->grp);
+        /* an answer too big for one frame still answers: with an error */
+        if (rc != PMIX_SUCCESS || pg_pmix_reply_send(r->s->peer, &buf) != 0)
+            (void)pg_pmix_reply_status(r->s->peer, r->cmd, r->id, PMIX_ERR_OUT_OF_RESOURCE);
+        if (rc != PMIX_SUCCESS)
+            pg_buffer_destruct(&buf);
+    }
+    group_req_free(gr);
+}
+
+/* grp, procs[], info[] -> status, context id, shared[] */
 int pg_pmix_serve_group_construct(pg_pmix_in_t *in)
 {
     pg_engine_t *e = in->peer->job->engine;
     pg_proc_t self = pg_pmix_session_proc(in->s);
     group_args_t a;
     pg_proc_t *members = NULL;
-    pg_pmix_req_t *r = NULL;
+    group_req_t *gr = NULL;
+    pmix_data_buffer_t share;
     pmix_status_t rc;
     int ret = PG_HANDLER_OK;
 
+    pg_buffer_construct(&share);
     if (group_args_unpack(in, true, &a) != 0) {
         ret = PG_HANDLER_FAIL;
         goto out;
     }
-    rc = e == NULL ? PMIX_ERR_NOT_SUPPORTED : PMIX_ERR_NOMEM;
-    if (e != NULL && (members = pg_pmix_procs_to_engine(a.procs, a.nprocs, self.nspace)) != NULL &&
-        (r = pg_pmix_req_new(in)) != NULL) {
-        rc = pg_group_construct(e, &self, a.grp, members, a.nprocs, group_timeout(a.info, a.ninfo),
-                                pg_peer_now(in->peer), group_reply, r);
-        if (rc == PMIX_SUCCESS)
-            r = NULL; /* group_reply owns it now */
+    rc = e == NULL ? PMIX_ERR_NOT_SUPPORTED : group_share_pack(a.info, a.ninfo, &share);
+    if (rc == PMIX_SUCCESS) {
+        rc = PMIX_ERR_NOMEM;
+        if ((members = pg_pmix_procs_to_engine(a.procs, a.nprocs, self.nspace)) != NULL &&
+            (gr = group_req_new(in, e, a.grp)) != NULL) {
+            rc = pg_group_construct(e, &self, a.grp, members, a.nprocs, share.base_ptr,
+                                    share.bytes_used, group_timeout(a.info, a.ninfo),
+                                    pg_peer_now(in->peer), construct_reply, gr);
+            if (rc == PMIX_SUCCESS)
+                gr = NULL; /* construct_reply owns it now */
+        }
     }
     if (rc != PMIX_SUCCESS)
         (void)pg_pmix_reply_status(in->peer, in->cmd, in->id, rc);
 out:
-    pg_pmix_req_free(r);
+    group_req_free(gr);
     free(members);
+    pg_buffer_destruct(&share);
     group_args_free(&a);
     return ret;
 }
@@ -120,7 +248,7 @@ int pg_pmix_serve_group_destruct(pg_pmix_in_t *in)
     rc = e == NULL ? PMIX_ERR_NOT_SUPPORTED : PMIX_ERR_NOMEM;
     if (e != NULL && (r = pg_pmix_req_new(in)) != NULL) {
         rc = pg_group_destruct(e, &self, a.grp, group_timeout(a.info, a.ninfo),
-                               pg_peer_now(in->peer), group_reply, r);
+                               pg_peer_now(in->peer), destruct_reply, r);
         if (rc == PMIX_SUCCESS)
             r = NULL;
     }
@@ -133,37 +261,6 @@ out:
 }
 
 /* ---- groups by invitation ----------------------------------------------- */
-
-/* An invite, or a join, waiting for the invite to complete: answered with
- * the group's context id and members when it was made. */
-typedef struct invite_req {
-    pg_pmix_req_t *r;
-    pg_engine_t *e;
-    char *grp;
-} invite_req_t;
-
-static invite_req_t *invite_req_new(pg_pmix_in_t *in, pg_engine_t *e, const char *grp)
-{
-    invite_req_t *ir = calloc(1, sizeof(*ir));
-
-    if (ir == NULL || (ir->grp = strdup(grp)) == NULL || (ir->r = pg_pmix_req_new(in)) == NULL) {
-        if (ir != NULL)
-            free(ir->grp);
-        free(ir);
-        return NULL;
-    }
-    ir->e = e;
-    return ir;
-}
-
-static void invite_req_free(invite_req_t *ir)
-{
-    if (ir == NULL)
-        return;
-    pg_pmix_req_free(ir->r);
-    free(ir->grp);
-    free(ir);
-}
 
 /* The members of group `grp` as pmix_proc_t[] (PMIX_GROUP_MEMBERSHIP). */
 static pmix_status_t pack_members(pmix_data_buffer_t *buf, pg_engine_t *e, const char *grp)
@@ -186,7 +283,7 @@ static pmix_status_t pack_members(pmix_data_buffer_t *buf, pg_engine_t *e, const
 
 static void invite_reply(pmix_status_t status, uint64_t cid, void *cbdata)
 {
-    invite_req_t *ir = cbdata;
+    group_req_t *ir = cbdata;
     pg_pmix_req_t *r = ir->r;
     pmix_data_buffer_t buf;
     size_t context_id = (size_t)cid;
@@ -207,7 +304,7 @@ static void invite_reply(pmix_status_t status, uint64_t cid, void *cbdata)
         else
             pg_buffer_destruct(&buf);
     }
-    invite_req_free(ir);
+    group_req_free(ir);
 }
 
 /* grp, invitees[], info[] -> status, context id, members[] */
@@ -217,7 +314,7 @@ int pg_pmix_serve_group_invite(pg_pmix_in_t *in)
     pg_proc_t self = pg_pmix_session_proc(in->s);
     group_args_t a;
     pg_proc_t *invitees = NULL;
-    invite_req_t *ir = NULL;
+    group_req_t *ir = NULL;
     pmix_status_t rc;
     int ret = PG_HANDLER_OK;
 
@@ -227,7 +324,7 @@ int pg_pmix_serve_group_invite(pg_pmix_in_t *in)
     }
     rc = e == NULL ? PMIX_ERR_NOT_SUPPORTED : PMIX_ERR_NOMEM;
     if (e != NULL && (invitees = pg_pmix_procs_to_engine(a.procs, a.nprocs, self.nspace)) != NULL &&
-        (ir = invite_req_new(in, e, a.grp)) != NULL) {
+        (ir = group_req_new(in, e, a.grp)) != NULL) {
         rc = pg_group_invite(e, &self, a.grp, invitees, a.nprocs, group_timeout(a.info, a.ninfo),
                              pg_peer_now(in->peer), invite_reply, ir);
         if (rc == PMIX_SUCCESS)
@@ -236,7 +333,7 @@ int pg_pmix_serve_group_invite(pg_pmix_in_t *in)
     if (rc != PMIX_SUCCESS)
         (void)pg_pmix_reply_status(in->peer, in->cmd, in->id, rc);
 out:
-    invite_req_free(ir);
+    group_req_free(ir);
     free(invitees);
     group_args_free(&a);
     return ret;
@@ -252,7 +349,7 @@ int pg_pmix_serve_group_join(pg_pmix_in_t *in)
     bool accept = false;
     pmix_info_t *info = NULL;
     size_t ninfo = 0;
-    invite_req_t *ir = NULL;
+    group_req_t *ir = NULL;
     pmix_status_t rc;
 
     if (pg_pmix_unpack_one(in->args, &grp, PMIX_STRING) != PMIX_SUCCESS ||
@@ -266,7 +363,7 @@ int pg_pmix_serve_group_join(pg_pmix_in_t *in)
     bool any = leader.nspace[0] == '\0' && leader.rank == PMIX_RANK_UNDEF;
     pg_proc_t lead = { leader.nspace[0] != '\0' ? leader.nspace : self.nspace, leader.rank };
     rc = e == NULL ? PMIX_ERR_NOT_SUPPORTED : PMIX_ERR_NOMEM;
-    if (e != NULL && (ir = invite_req_new(in, e, grp)) != NULL) {
+    if (e != NULL && (ir = group_req_new(in, e, grp)) != NULL) {
         rc = pg_group_join(e, &self, grp, any ? NULL : &lead, accept,
                            group_timeout(info, ninfo), pg_peer_now(in->peer), invite_reply, ir);
         if (rc == PMIX_SUCCESS)
@@ -274,7 +371,7 @@ int pg_pmix_serve_group_join(pg_pmix_in_t *in)
     }
     if (rc != PMIX_SUCCESS)
         (void)pg_pmix_reply_status(in->peer, in->cmd, in->id, rc);
-    invite_req_free(ir);
+    group_req_free(ir);
     free(grp);
     pg_pmix_array_free(info, ninfo, PMIX_INFO);
     return PG_HANDLER_OK;

@@ -41,7 +41,7 @@ static pmix_status_t construct(pg_engine_t *e, pmix_rank_t who, const char *name
     for (size_t i = 0; i < n; i++)
         members[i] = P("ns", ranks[i]);
     memset(g, 0, sizeof(*g));
-    return pg_group_construct(e, &self, name, members, n, 0, 0, grouped_cb, g);
+    return pg_group_construct(e, &self, name, members, n, NULL, 0, 0, 0, grouped_cb, g);
 }
 
 static pmix_status_t destruct(pg_engine_t *e, pmix_rank_t who, const char *name, grouped_t *g)
@@ -80,6 +80,48 @@ static void test_construct_completes_when_all_joined_with_one_context_id(void)
     CU_ASSERT_EQUAL(construct(e, 2, "h", pair, 2, &d), PMIX_SUCCESS);
     CU_ASSERT_EQUAL(c.status, PMIX_SUCCESS);
     CU_ASSERT_NOT_EQUAL(c.cid, a.cid);
+    pg_engine_free(e);
+}
+
+/* What each member gives at construct (PMIX_GROUP_INFO) is there for all
+ * of them once the group exists, as given, in join order; a refused second
+ * join changes nothing.  The names of the groups that exist are listed. */
+static void test_construct_shares_what_members_give(void)
+{
+    pg_engine_t *e = pg_engine_new(&(pg_host_ops_t){ 0 }, NULL);
+    pg_proc_t one = P("ns", 1), two = P("ns", 2), members[2] = { P("ns", 1), P("ns", 2) };
+    grouped_t a, b, c;
+    size_t cursor = 0, size;
+    const void *data;
+    pg_proc_t who;
+
+    CU_ASSERT_EQUAL_FATAL(job_block(e, "ns", 4, 1, NULL), PMIX_SUCCESS);
+    memset(&a, 0, sizeof(a));
+    CU_ASSERT_EQUAL(pg_group_construct(e, &two, "g", members, 2, "from2", 6, 0, 0, grouped_cb,
+                                       &a), PMIX_SUCCESS);
+    CU_ASSERT_FALSE(pg_group_shared_next(e, "g", &cursor, &who, &data, &size)); /* not yet */
+    CU_ASSERT_EQUAL(pg_group_construct(e, &two, "g", members, 2, "again", 6, 0, 0, grouped_cb,
+                                       &c), PMIX_ERR_EXISTS);
+    CU_ASSERT_PTR_NULL(pg_group_next(e, &cursor));
+    CU_ASSERT_EQUAL(pg_group_construct(e, &one, "g", members, 2, "from1", 6, 0, 0, grouped_cb,
+                                       &b), PMIX_SUCCESS);
+    CU_ASSERT(a.status == PMIX_SUCCESS && b.status == PMIX_SUCCESS);
+    CU_ASSERT_TRUE_FATAL(pg_group_shared_next(e, "g", &cursor, &who, &data, &size));
+    CU_ASSERT(who.rank == 2 && size == 6 && strcmp(data, "from2") == 0);
+    CU_ASSERT_TRUE_FATAL(pg_group_shared_next(e, "g", &cursor, &who, &data, &size));
+    CU_ASSERT(who.rank == 1 && size == 6 && strcmp(data, "from1") == 0);
+    CU_ASSERT_FALSE(pg_group_shared_next(e, "g", &cursor, &who, &data, &size));
+    /* a member that gives nothing is not listed */
+    CU_ASSERT_EQUAL(construct(e, 1, "h", pair, 2, &a), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(pg_group_construct(e, &two, "h", members, 2, "x", 2, 0, 0, grouped_cb, &b),
+                    PMIX_SUCCESS);
+    cursor = 0;
+    CU_ASSERT_TRUE(pg_group_shared_next(e, "h", &cursor, &who, &data, &size) && who.rank == 2);
+    CU_ASSERT_FALSE(pg_group_shared_next(e, "h", &cursor, &who, &data, &size));
+    cursor = 0;
+    CU_ASSERT_STRING_EQUAL(pg_group_next(e, &cursor), "g");
+    CU_ASSERT_STRING_EQUAL(pg_group_next(e, &cursor), "h");
+    CU_ASSERT_PTR_NULL(pg_group_next(e, &cursor));
     pg_engine_free(e);
 }
 
@@ -502,6 +544,7 @@ static const pg_cunit_test_t tests[] = {
     { "construct_completes_when_all_joined_with_one_context_id",
       test_construct_completes_when_all_joined_with_one_context_id },
     { "refusals_leave_no_trace", test_refusals_leave_no_trace },
+    { "construct_shares_what_members_give", test_construct_shares_what_members_give },
     { "destruct_is_collective_and_frees_the_name",
       test_destruct_is_collective_and_frees_the_name },
     { "member_lost_fails_the_others", test_member_lost_fails_the_others },
