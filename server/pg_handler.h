@@ -101,9 +101,37 @@ typedef enum pg_log_channel {
     PG_LOG_SYSLOG,
 } pg_log_channel_t;
 
+/* PMIx_Process_monitor, as a handler hands it to its host (borrowed for
+ * the call).  The host watches the peer's process: every `period_s`
+ * seconds a heartbeat must have come (PG_MONITOR_HEARTBEAT) or the file
+ * must have changed in one of the `file_checks` ways (PG_MONITOR_FILE);
+ * after more than `drops` misses in a row it raises event `code` (range
+ * `range`, PMIx values) naming the process (and the file), writes the
+ * job's log line naming the rank and, unless `app_control`, ends the job. */
+typedef enum pg_monitor_kind {
+    PG_MONITOR_HEARTBEAT, /* PMIX_MONITOR_HEARTBEAT */
+    PG_MONITOR_FILE,      /* PMIX_MONITOR_FILE */
+    PG_MONITOR_BEAT,      /* PMIX_SEND_HEARTBEAT (PMIx_Heartbeat) */
+    PG_MONITOR_CANCEL,    /* PMIX_MONITOR_CANCEL: `id`, NULL = all of the peer's */
+} pg_monitor_kind_t;
+
+enum { PG_MONITOR_SIZE = 1, PG_MONITOR_ACCESS = 2, PG_MONITOR_MODIFY = 4 };
+
+typedef struct pg_monitor_req {
+    pg_monitor_kind_t kind;
+    const char *id;       /* PMIX_MONITOR_ID, NULL: none */
+    int code;             /* the alert's event code */
+    int range;            /* the alert's pmix_data_range_t */
+    uint32_t period_s;    /* PMIX_MONITOR_HEARTBEAT_TIME / _FILE_CHECK_TIME (> 0) */
+    uint32_t drops;       /* PMIX_MONITOR_HEARTBEAT_DROPS / _FILE_DROPS */
+    const char *path;     /* PG_MONITOR_FILE */
+    unsigned file_checks; /* PG_MONITOR_SIZE | _ACCESS | _MODIFY (at least one) */
+    int app_control;      /* PMIX_MONITOR_APP_CONTROL: the job stays */
+} pg_monitor_req_t;
+
 /* What a handler asks of its host.  Every hook but job_signal, spawn,
- * log_to and segment_reader is set (a host that has nothing to do for one
- * still provides it). */
+ * log_to, segment_reader and monitor is set (a host that has nothing to do
+ * for one still provides it). */
 typedef struct pg_peer_ops {
     /* Sends bytes (one or more complete messages) to the peer, now or as
      * soon as it reads.  Returns 0, or -1 when the peer is gone or its
@@ -142,6 +170,11 @@ typedef struct pg_peer_ops {
      * after a fence only while some peer of the job does.  May be NULL: a
      * host that keeps no segment. */
     void (*segment_reader)(pg_peer_t *peer);
+    /* PMIx_Process_monitor (pg_monitor_req_t).  Returns a PMIx status:
+     * PMIX_SUCCESS, PMIX_ERR_NOT_FOUND (cancel: no such watch),
+     * PMIX_ERR_EXISTS (the id is in use), PMIX_ERR_NOMEM.  May be NULL: the
+     * host watches nothing (the request is answered PMIX_ERR_NOT_SUPPORTED). */
+    int (*monitor)(pg_peer_t *peer, const pg_monitor_req_t *req);
 } pg_peer_ops_t;
 
 /* One connected process as its handler sees it.  The host embeds it in its

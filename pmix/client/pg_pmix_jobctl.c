@@ -6,13 +6,14 @@
  * pmigate serves what a launcher of one job can do and answers the rest
  * plainly.  Cleanup registrations for the caller itself (PMIX_REGISTER_CLEANUP,
  * _DIR: Open MPI's MPI_Init makes them and waits for the answer) are served
- * here, in the process (pg_pmix_compat).  Job control with PMIX_JOB_CTRL_KILL, PMIX_JOB_CTRL_TERMINATE or
- * PMIX_JOB_CTRL_SIGNAL goes to the gateway, which signals the named ranks
- * of the job (or all of them).  Every other request -- other job-control
- * actions, monitoring, allocations, credentials, fabric registration --
- * answers PMIX_ERR_NOT_SUPPORTED: at once from the blocking forms, through
- * the callback (on the progress thread, never inline, never a hang) from
- * the non-blocking ones.
+ * here, in the process (pg_pmix_compat).  Other job control goes to the
+ * gateway (pmix/server/pg_pmix_srv_jobctl.c): signals to ranks of the job,
+ * the declarations of preemptibility and checkpoint methods, checkpoints;
+ * so do monitoring requests and heartbeats, which the gateway watches.
+ * Allocations, credentials and fabric registration answer
+ * PMIX_ERR_NOT_SUPPORTED: at once from the blocking forms, through the
+ * callback (on the progress thread, never inline, never a hang) from the
+ * non-blocking ones.
  */
 #include "config/config.h"
 
@@ -102,24 +103,85 @@ pmix_status_t PMIx_Job_control_nb(const pmix_proc_t targets[], size_t ntargets,
     return rc == PMIX_SUCCESS ? pg_pmix_send_status_nb(&req, id, NULL, cbfunc, cbdata) : rc;
 }
 
-/* ---- monitoring and allocations: not offered -------------------------- */
+/* ---- process monitoring ---------------------------------------------------- */
 
+/* `in` as it travels: a "void" attribute (PMIX_MONITOR_HEARTBEAT,
+ * PMIX_SEND_HEARTBEAT: loaded as a NULL pointer, their presence is their
+ * meaning) becomes boolean true; a pointer means nothing to the gateway. */
+static void info_for_wire(const pmix_info_t *in, pmix_info_t *out)
+{
+    *out = *in; /* shallow: packed, never freed */
+    if (in->value.type == PMIX_POINTER || in->value.type == PMIX_UNDEF) {
+        out->value.type = PMIX_BOOL;
+        out->value.data.flag = true;
+    }
+}
+
+/* INFO monitor, STATUS code, directives[] */
+static pmix_status_t monitor_request(const pmix_info_t *monitor, pmix_status_t error,
+                                     const pmix_info_t directives[], size_t ndirs,
+                                     pmix_data_buffer_t *req, uint32_t *id)
+{
+    pmix_info_t m, *dirs = NULL;
+    pmix_status_t rc;
+
+    if (!pg_pmix_ready())
+        return PMIX_ERR_INIT;
+    if (monitor == NULL || (directives == NULL && ndirs != 0))
+        return PMIX_ERR_BAD_PARAM;
+    if (ndirs > 0 && (dirs = calloc(ndirs, sizeof(*dirs))) == NULL)
+        return PMIX_ERR_NOMEM;
+    info_for_wire(monitor, &m);
+    for (size_t i = 0; i < ndirs; i++)
+        info_for_wire(&directives[i], &dirs[i]);
+    pg_buffer_construct(req);
+    rc = pg_mux_begin(pg_pmix_mux(), req, PG_PMIX_CMD_MONITOR, id);
+    if (rc == PMIX_SUCCESS)
+        rc = pg_pmix_pack_one(req, &m, PMIX_INFO);
+    if (rc == PMIX_SUCCESS)
+        rc = pg_pmix_pack_one(req, &error, PMIX_STATUS);
+    if (rc == PMIX_SUCCESS)
+        rc = pg_pmix_pack_array(req, dirs, ndirs, PMIX_INFO);
+    free(dirs);
+    if (rc != PMIX_SUCCESS)
+        pg_buffer_destruct(req);
+    return rc;
+}
+
+/* The gateway watches the process (heartbeats, a file) and alerts; see
+ * pmix/server/pg_pmix_srv_jobctl.c.  No measured values: results stay
+ * empty. */
 pmix_status_t PMIx_Process_monitor(const pmix_info_t *monitor, pmix_status_t error,
                                    const pmix_info_t directives[], size_t ndirs,
                                    pmix_info_t **results, size_t *nresults)
 {
-    (void)monitor, (void)error, (void)directives, (void)ndirs;
+    pmix_data_buffer_t req, reply;
+    uint32_t id;
+    pmix_status_t rc;
+
     no_results(results, nresults);
-    return not_supported();
+    rc = monitor_request(monitor, error, directives, ndirs, &req, &id);
+    if (rc != PMIX_SUCCESS)
+        return rc;
+    rc = pg_mux_call(pg_pmix_mux(), &req, id, &reply);
+    pg_buffer_destruct(&reply);
+    return rc;
 }
 
+/* PMIx_Heartbeat() comes here without a callback: the beat is sent, its
+ * answer read and dropped. */
 pmix_status_t PMIx_Process_monitor_nb(const pmix_info_t *monitor, pmix_status_t error,
                                       const pmix_info_t directives[], size_t ndirs,
                                       pmix_info_cbfunc_t cbfunc, void *cbdata)
 {
-    (void)monitor, (void)error, (void)directives, (void)ndirs;
-    return pg_pmix_defer_info(cbfunc, cbdata, PMIX_ERR_NOT_SUPPORTED);
+    pmix_data_buffer_t req;
+    uint32_t id;
+    pmix_status_t rc = monitor_request(monitor, error, directives, ndirs, &req, &id);
+
+    return rc == PMIX_SUCCESS ? pg_pmix_send_status_nb(&req, id, NULL, cbfunc, cbdata) : rc;
 }
+
+/* ---- allocations: not offered ------------------------------------------------ */
 
 pmix_status_t PMIx_Allocation_request(pmix_alloc_directive_t directive, pmix_info_t *info,
                                       size_t ninfo, pmix_info_t **results, size_t *nresults)

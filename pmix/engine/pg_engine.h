@@ -653,6 +653,26 @@ typedef struct pg_proc_desc {
 
 pmix_status_t pg_proc_describe(pg_engine_t *engine, const pg_proc_t *proc, pg_proc_desc_t *out);
 
+/* ------------------------------------------------------------------ */
+/* Job-control declarations (PMIx_Job_control)                         */
+/* ------------------------------------------------------------------ */
+
+/* What a process declared about itself: PMIX_JOB_CTRL_PREEMPTIBLE, and its
+ * checkpoint methods (PMIX_JOB_CTRL_CHECKPOINT_METHOD: a signal, an event
+ * code; 0 = none). */
+typedef struct pg_jobctl {
+    bool preemptible;
+    int ckpt_signal;
+    pmix_status_t ckpt_event;
+} pg_jobctl_t;
+
+/* Records proc's declarations (replacing what it declared before). */
+pmix_status_t pg_jobctl_set(pg_engine_t *engine, const pg_proc_t *proc, const pg_jobctl_t *decl);
+/* What proc declared (all zero: nothing). */
+pmix_status_t pg_jobctl_get(pg_engine_t *engine, const pg_proc_t *proc, pg_jobctl_t *out);
+/* A process of job `nspace` declared the job preemptible. */
+bool pg_jobctl_preemptible(pg_engine_t *engine, const char *nspace);
+
 /* Calls fn for every registered namespace (in no particular order). */
 void pg_ns_foreach(pg_engine_t *engine, void (*fn)(void *arg, const char *nspace), void *arg);
 

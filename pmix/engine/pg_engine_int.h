@@ -108,6 +108,7 @@ typedef struct pg_ns {
     pg_slot_t *slots;       /* key -> posters */
     pg_nattr_t **nattrs;    /* [nnodes] hash heads */
     int32_t *pids;          /* [size] pg_proc_set_exec, allocated at its first call */
+    pg_jobctl_t *jobctl;    /* [size] pg_jobctl_set, allocated at its first call */
     char **exes;            /* [size] the same */
     pg_logent_t *log;       /* keys committed since the last whole-job fence */
     size_t nlog, caplog;
@@ -304,6 +305,9 @@ void pg_hang_check(pg_engine_t *e);
 void pg_event_raise_lost(pg_engine_t *e, pg_ns_t *job, pmix_rank_t rank);
 void pg_event_drop_job(pg_engine_t *e, pg_ns_t *job);
 void pg_event_free_exec(pg_engine_t *e, pg_ns_t *job);
+
+/* pg_jobctl.c */
+void pg_jobctl_free(pg_engine_t *e, pg_ns_t *job);
 
 /* pg_nameserv.c */
 void pg_names_drop_job(pg_engine_t *e, pg_ns_t *job);

@@ -366,6 +366,7 @@ void pg_ns_destroy(pg_ns_t *job)
 
     pg_store_free_job(e, job);
     pg_event_free_exec(e, job);
+    pg_jobctl_free(e, job);
     if (job->nodes != NULL)
         for (uint32_t i = 0; i < nn; i++)
             host_release(e, job->nodes[i]);

@@ -275,6 +275,7 @@ static const pmix_cmd_fn cmd_fns[PG_PMIX_CMD_MAX] = {
     [PG_PMIX_CMD_GROUP_JOIN] = pg_pmix_serve_group_join,
     [PG_PMIX_CMD_GROUP_LEAVE] = pg_pmix_serve_group_leave,
     [PG_PMIX_CMD_JOB_CONTROL] = pg_pmix_serve_job_control,
+    [PG_PMIX_CMD_MONITOR] = pg_pmix_serve_monitor,
     [PG_PMIX_CMD_SPAWN] = pg_pmix_serve_spawn, [PG_PMIX_CMD_CONNECT] = pg_pmix_serve_connect,
     [PG_PMIX_CMD_DISCONNECT] = pg_pmix_serve_connect,
 };

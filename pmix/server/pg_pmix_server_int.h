@@ -8,8 +8,9 @@
  * fence, get), pg_pmix_srv_nameserv.c (publish, lookup, unpublish),
  * pg_pmix_srv_spawn.c (spawn, connect, disconnect), pg_pmix_srv_group.c
  * (groups, collective and by invitation), pg_pmix_srv_event.c (the
- * subscription and notify), pg_pmix_srv_query.c (query) and
- * pg_pmix_srv_log.c (log, job control).  Each family's command functions
+ * subscription and notify), pg_pmix_srv_query.c (query),
+ * pg_pmix_srv_log.c (log) and pg_pmix_srv_jobctl.c (job control, process
+ * monitoring).  Each family's command functions
  * take the unpacked-so-far request (pg_pmix_in_t) and either reply at once
  * or park a pg_pmix_req_t that the engine's completion answers; this
  * header holds the session and request records they share, the reply
@@ -115,6 +116,7 @@ int pg_pmix_serve_group_leave(pg_pmix_in_t *in);
 int pg_pmix_serve_notify(pg_pmix_in_t *in);   /* pg_pmix_srv_event.c */
 int pg_pmix_serve_query(pg_pmix_in_t *in);    /* pg_pmix_srv_query.c */
 int pg_pmix_serve_log(pg_pmix_in_t *in);      /* pg_pmix_srv_log.c */
-int pg_pmix_serve_job_control(pg_pmix_in_t *in);
+int pg_pmix_serve_job_control(pg_pmix_in_t *in); /* pg_pmix_srv_jobctl.c */
+int pg_pmix_serve_monitor(pg_pmix_in_t *in);
 
 #endif

@@ -1,10 +1,7 @@
 /*
- * pg_pmix_srv_log: what the PMIx handler asks of its host for a process --
- * PMIx_Log (the host's stdout, stderr or syslog, through
- * pg_peer_ops_t.log_to) and PMIx_Job_control (a signal to ranks of the
- * job, through pg_peer_ops_t.job_signal).
+ * pg_pmix_srv_log: PMIx_Log -- the host's stdout, stderr or syslog, through
+ * pg_peer_ops_t.log_to.
  */
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,84 +12,6 @@
 #include "pmix/server/pg_pmix_server_int.h"
 #include "pmix/server/pg_pmix_value.h"
 #include "pmix/transport/pg_pmix_msg.h"
-
-/* ---- job control ---------------------------------------------------------- */
-
-/* The signal a job-control request asks for: PMIX_JOB_CTRL_KILL (SIGKILL),
- * PMIX_JOB_CTRL_TERMINATE (SIGTERM), PMIX_JOB_CTRL_SIGNAL (its number);
- * 0 with *rc set when there is none we can serve. */
-static int jobctl_signal(const pmix_info_t *info, size_t ninfo, pmix_status_t *rc)
-{
-    uint64_t n;
-
-    *rc = PMIX_ERR_NOT_SUPPORTED;
-    for (size_t i = 0; i < ninfo; i++) {
-        if (pg_pmix_info_is(&info[i], PMIX_JOB_CTRL_KILL) && pg_pmix_info_true(&info[i]))
-            return SIGKILL;
-        if (pg_pmix_info_is(&info[i], PMIX_JOB_CTRL_TERMINATE) && pg_pmix_info_true(&info[i]))
-            return SIGTERM;
-        if (pg_pmix_info_is(&info[i], PMIX_JOB_CTRL_SIGNAL)) {
-            if (pg_pmix_value_uint(&info[i].value, &n) && n > 0 && n < 65)
-                return (int)n;
-            *rc = PMIX_ERR_BAD_PARAM;
-            return 0;
-        }
-    }
-    return 0;
-}
-
-/* The ranks of this job the targets name (wildcard or none: all of them). */
-static pmix_status_t jobctl_ranks(pg_peer_t *peer, const pmix_proc_t *t, size_t n, int **ranks,
-                                  size_t *nranks)
-{
-    const char *own = peer->job->kvsname;
-
-    *ranks = NULL;
-    *nranks = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (t[i].nspace[0] != '\0' && strcmp(t[i].nspace, own) != 0)
-            return PMIX_ERR_NOT_SUPPORTED; /* another job: not ours to signal */
-        if (t[i].rank == PMIX_RANK_WILDCARD)
-            return PMIX_SUCCESS;
-        if (t[i].rank >= (pmix_rank_t)peer->job->size)
-            return PMIX_ERR_BAD_PARAM;
-    }
-    if (n > 0 && (*ranks = calloc(n, sizeof(**ranks))) == NULL)
-        return PMIX_ERR_NOMEM;
-    for (size_t i = 0; i < n; i++)
-        (*ranks)[i] = (int)t[i].rank;
-    *nranks = n;
-    return PMIX_SUCCESS;
-}
-
-/* targets[], directives[] -> status.  The host delivers the signal; the
- * reply goes first, so a caller that signals itself still hears back. */
-int pg_pmix_serve_job_control(pg_pmix_in_t *in)
-{
-    pmix_proc_t *targets = NULL;
-    pmix_info_t *info = NULL;
-    size_t ntargets = 0, ninfo = 0, nranks = 0;
-    int *ranks = NULL, signo;
-    pmix_status_t rc;
-
-    if (pg_pmix_unpack_array(in->args, (void **)&targets, &ntargets, PMIX_PROC) != PMIX_SUCCESS ||
-        pg_pmix_unpack_array(in->args, (void **)&info, &ninfo, PMIX_INFO) != PMIX_SUCCESS) {
-        pg_pmix_array_free(targets, ntargets, PMIX_PROC);
-        return PG_HANDLER_FAIL;
-    }
-    signo = jobctl_signal(info, ninfo, &rc);
-    if (signo != 0 && in->peer->ops->job_signal == NULL)
-        rc = PMIX_ERR_NOT_SUPPORTED;
-    else if (signo != 0)
-        rc = jobctl_ranks(in->peer, targets, ntargets, &ranks, &nranks);
-    (void)pg_pmix_reply_status(in->peer, in->cmd, in->id, rc);
-    if (signo != 0 && rc == PMIX_SUCCESS)
-        in->peer->ops->job_signal(in->peer, ranks, nranks, signo);
-    free(ranks);
-    pg_pmix_array_free(targets, ntargets, PMIX_PROC);
-    pg_pmix_array_free(info, ninfo, PMIX_INFO);
-    return PG_HANDLER_OK;
-}
 
 /* ---- log ------------------------------------------------------------------ */
 
@@ -164,25 +83,38 @@ static void log_directives(const pmix_info_t *dirs, size_t ndirs, log_how_t *how
     }
 }
 
-/* One channel's text, "[2026-11-25T20:55:00Z] " first when stamped. */
+/* One channel's text, "[2026-11-25T20:55:00Z] " first when stamped.  The
+ * newlines that end it are dropped (log texts usually end with one: it is
+ * not part of the message, and the host would show it escaped); any other
+ * stays in the one line, escaped by the host, so one message is one line.
+ * No length limit here: the host takes the whole text. */
 static int log_one(pg_peer_t *peer, pg_log_channel_t ch, const log_how_t *how, const char *text)
 {
-    char line[1024];
+    char stamp[32] = "";
+    size_t len = strlen(text);
     struct tm tm;
+    char *line;
+    int rc;
 
-    if (how->stamp && gmtime_r(&how->when, &tm) != NULL &&
-        strftime(line, sizeof(line), "[%Y-%m-%dT%H:%M:%SZ] ", &tm) > 0) {
-        size_t n = strlen(line);
-
-        snprintf(line + n, sizeof(line) - n, "%s", text);
-        text = line;
-    }
-    if (peer->ops->log_to != NULL)
-        return peer->ops->log_to(peer, ch, how->priority, text);
-    if (ch != PG_LOG_STDERR)
+    while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == '\r'))
+        len--;
+    if (how->stamp && gmtime_r(&how->when, &tm) != NULL)
+        (void)strftime(stamp, sizeof(stamp), "[%Y-%m-%dT%H:%M:%SZ] ", &tm);
+    if ((line = malloc(strlen(stamp) + len + 1)) == NULL)
         return -1;
-    pg_peer_log(peer, "rank %d logged: %s", peer->rank, text);
-    return 0;
+    memcpy(line, stamp, strlen(stamp));
+    memcpy(line + strlen(stamp), text, len);
+    line[strlen(stamp) + len] = '\0';
+    if (peer->ops->log_to != NULL)
+        rc = peer->ops->log_to(peer, ch, how->priority, line);
+    else if (ch != PG_LOG_STDERR)
+        rc = -1;
+    else {
+        pg_peer_log(peer, "rank %d logged: %s", peer->rank, line);
+        rc = 0;
+    }
+    free(line);
+    return rc;
 }
 
 /* PMIx_Log: data[] names the channels and texts, directives[] how.  All

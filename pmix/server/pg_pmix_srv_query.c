@@ -1,8 +1,9 @@
 /*
  * pg_pmix_srv_query: PMIx_Query_info -- each query key pmigate answers has
- * its row in a table (namespaces, process tables, what spawn supports, the
- * supported keys, which the table itself lists); any other reserved key is
- * answered as the job data a get reads.
+ * its row in a table (namespaces, process tables, what spawn supports,
+ * the groups, what processes declared through job control, the supported
+ * keys, which the table itself lists); any other reserved key is answered
+ * as the job data a get reads.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +63,8 @@ typedef struct query_key {
     const pg_proc_t *self;
     query_target_t t;
     const char *key;
+    const pmix_info_t *q; /* the query's qualifiers */
+    size_t nq;
 } query_key_t;
 
 static query_target_t query_target_of(const pmix_info_t *q, size_t nq, const pg_proc_t *self)
@@ -245,13 +248,135 @@ static pmix_status_t query_empty_list(const query_key_t *k)
     return query_add(k->o, k->key, "", PMIX_STRING);
 }
 
-/* No psets; groups are not counted by the engine yet, so
- * PMIX_QUERY_NUM_GROUPS answers 0 even while groups exist. */
+/* No psets. */
 static pmix_status_t query_zero(const query_key_t *k)
 {
     size_t zero = 0;
 
     return query_add(k->o, k->key, &zero, PMIX_SIZE);
+}
+
+/* ---- groups: every job of the gateway shares one session ---- */
+
+/* The result slot takes the data array (owns it from then on). */
+static pmix_status_t query_add_array(const query_key_t *k, pmix_data_array_t *arr)
+{
+    pmix_info_t *slot;
+
+    if (arr == NULL)
+        return PMIX_ERR_NOMEM;
+    if ((slot = query_slot(k->o, k->key)) == NULL) {
+        PMIx_Data_array_free(arr);
+        return PMIX_ERR_NOMEM;
+    }
+    slot->value.type = PMIX_DATA_ARRAY;
+    slot->value.data.darray = arr;
+    return PMIX_SUCCESS;
+}
+
+static size_t groups_count(pg_engine_t *e)
+{
+    size_t cursor = 0, n = 0;
+
+    while (pg_group_next(e, &cursor) != NULL)
+        n++;
+    return n;
+}
+
+/* PMIX_QUERY_NUM_GROUPS: the groups that exist (constructed, not yet
+ * destructed). */
+static pmix_status_t query_num_groups(const query_key_t *k)
+{
+    size_t n = groups_count(k->e);
+
+    return query_add(k->o, k->key, &n, PMIX_SIZE);
+}
+
+/* PMIX_QUERY_GROUP_NAMES: their names (a data array of strings). */
+static pmix_status_t query_group_names(const query_key_t *k)
+{
+    size_t n = groups_count(k->e), cursor = 0;
+    pmix_data_array_t *arr = PMIx_Data_array_create(n, PMIX_STRING);
+    char **names = arr != NULL ? arr->array : NULL;
+    const char *name;
+
+    for (size_t i = 0; arr != NULL && i < n && (name = pg_group_next(k->e, &cursor)) != NULL;
+         i++)
+        if ((names[i] = strdup(name)) == NULL) {
+            PMIx_Data_array_free(arr);
+            return PMIX_ERR_NOMEM;
+        }
+    return query_add_array(k, arr);
+}
+
+/* PMIX_QUERY_GROUP_MEMBERSHIP of the group PMIX_GROUP_ID names (a data
+ * array of pmix_proc_t); no such group (or no PMIX_GROUP_ID): not found. */
+static pmix_status_t query_group_membership(const query_key_t *k)
+{
+    const char *grp = NULL;
+    const pg_proc_t *m;
+    pmix_data_array_t *arr;
+    size_t n = 0;
+
+    for (size_t i = 0; i < k->nq; i++)
+        if (pg_pmix_info_is(&k->q[i], PMIX_GROUP_ID) && k->q[i].value.type == PMIX_STRING)
+            grp = k->q[i].value.data.string;
+    if (grp == NULL || (m = pg_group_members(k->e, grp, &n)) == NULL)
+        return PMIX_ERR_NOT_FOUND;
+    if ((arr = PMIx_Data_array_create(n, PMIX_PROC)) == NULL)
+        return PMIX_ERR_NOMEM;
+    for (size_t i = 0; i < n; i++)
+        PMIX_LOAD_PROCID(&((pmix_proc_t *)arr->array)[i], m[i].nspace, m[i].rank);
+    return query_add_array(k, arr);
+}
+
+/* ---- job control: what processes declared (pg_pmix_srv_jobctl.c) ---- */
+
+/* PMIX_JOB_CTRL_PREEMPTIBLE: of a rank (PMIX_RANK), or of its job (a
+ * process of it declared the job preemptible). */
+static pmix_status_t query_preemptible(const query_key_t *k)
+{
+    pg_proc_t p = { k->t.nspace, k->t.rank };
+    pg_jobctl_t d;
+    bool yes;
+
+    if (k->t.rank == PMIX_RANK_WILDCARD) {
+        pg_value_t v;
+
+        if (pg_ns_attr(k->e, k->t.nspace, "universeSize", &v) != PMIX_SUCCESS)
+            return PMIX_ERR_NOT_FOUND; /* not a namespace of this gateway */
+        yes = pg_jobctl_preemptible(k->e, k->t.nspace);
+    } else if (pg_jobctl_get(k->e, &p, &d) == PMIX_SUCCESS) {
+        yes = d.preemptible;
+    } else {
+        return PMIX_ERR_NOT_FOUND;
+    }
+    return query_add(k->o, k->key, &yes, PMIX_BOOL);
+}
+
+/* PMIX_JOB_CTRL_CHECKPOINT_METHOD of a rank (PMIX_RANK): a data array of
+ * the methods it declared (PMIX_JOB_CTRL_CHECKPOINT_SIGNAL as an int,
+ * PMIX_JOB_CTRL_CHECKPOINT_EVENT as the event code); none: not found. */
+static pmix_status_t query_checkpoint_method(const query_key_t *k)
+{
+    pg_proc_t p = { k->t.nspace, k->t.rank };
+    pmix_data_array_t *arr;
+    pmix_info_t *info;
+    pg_jobctl_t d;
+    size_t n = 0;
+
+    if (k->t.rank == PMIX_RANK_WILDCARD || pg_jobctl_get(k->e, &p, &d) != PMIX_SUCCESS ||
+        (d.ckpt_signal == 0 && d.ckpt_event == 0))
+        return PMIX_ERR_NOT_FOUND;
+    if ((arr = PMIx_Data_array_create((d.ckpt_signal != 0) + (d.ckpt_event != 0),
+                                      PMIX_INFO)) == NULL)
+        return PMIX_ERR_NOMEM;
+    info = arr->array;
+    if (d.ckpt_signal != 0)
+        PMIX_INFO_LOAD(&info[n++], PMIX_JOB_CTRL_CHECKPOINT_SIGNAL, &d.ckpt_signal, PMIX_INT);
+    if (d.ckpt_event != 0)
+        PMIX_INFO_LOAD(&info[n++], PMIX_JOB_CTRL_CHECKPOINT_EVENT, &d.ckpt_event, PMIX_STATUS);
+    return query_add_array(k, arr);
 }
 
 static pmix_status_t query_supported_keys(const query_key_t *k);
@@ -271,7 +396,11 @@ static const struct query_row {
     { PMIX_QUERY_NUM_PSETS, query_zero },
     { PMIX_QUERY_PSET_NAMES, query_empty_list },
     { PMIX_QUERY_SUPPORTED_KEYS, query_supported_keys },
-    { PMIX_QUERY_NUM_GROUPS, query_zero },
+    { PMIX_QUERY_NUM_GROUPS, query_num_groups },
+    { PMIX_QUERY_GROUP_NAMES, query_group_names },
+    { PMIX_QUERY_GROUP_MEMBERSHIP, query_group_membership },
+    { PMIX_JOB_CTRL_PREEMPTIBLE, query_preemptible },
+    { PMIX_JOB_CTRL_CHECKPOINT_METHOD, query_checkpoint_method },
 };
 enum { NQUERY_ROWS = sizeof(query_table) / sizeof(query_table[0]) };
 
@@ -291,7 +420,7 @@ static pmix_status_t query_supported_keys(const query_key_t *k)
 static pmix_status_t query_one(query_out_t *o, pg_engine_t *e, const pg_proc_t *self,
                                const char *key, const pmix_info_t *q, size_t nq)
 {
-    query_key_t k = { o, e, self, query_target_of(q, nq, self), key };
+    query_key_t k = { o, e, self, query_target_of(q, nq, self), key, q, nq };
 
     for (size_t i = 0; i < NQUERY_ROWS; i++)
         if (strcmp(key, query_table[i].key) == 0)

@@ -24,6 +24,7 @@ static const char *const cmd_names[PG_PMIX_CMD_MAX] = {
     [PG_PMIX_CMD_GROUP_JOIN] = "group-join",
     [PG_PMIX_CMD_GROUP_LEAVE] = "group-leave",
     [PG_PMIX_CMD_JOB_CONTROL] = "job-control",
+    [PG_PMIX_CMD_MONITOR] = "monitor",
     [PG_PMIX_CMD_SPAWN] = "spawn", [PG_PMIX_CMD_CONNECT] = "connect",
     [PG_PMIX_CMD_DISCONNECT] = "disconnect",
 };

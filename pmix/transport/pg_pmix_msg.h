@@ -45,7 +45,9 @@ typedef enum pg_pmix_cmd {
                                 -> status, results info[] */
     PG_PMIX_CMD_LOG = 19,    /* data info[], directives info[] -> status */
     /* groups and job control (explicit values: 32-47 are this family's) */
-    PG_PMIX_CMD_GROUP_CONSTRUCT = 32, /* grp, procs[], info[] -> status, SIZE context id */
+    PG_PMIX_CMD_GROUP_CONSTRUCT = 32, /* grp, procs[], info[] -> status, SIZE context id,
+                                         UINT32 n, n x (PROC member, BYTE_OBJECT its shared
+                                         info[] packed) */
     PG_PMIX_CMD_GROUP_DESTRUCT = 33,  /* grp, info[] -> status */
     PG_PMIX_CMD_JOB_CONTROL = 34,     /* targets[], directives[] -> status */
     /* the invite form of groups: explicit values 35-47 */
@@ -56,6 +58,7 @@ typedef enum pg_pmix_cmd {
                                       accept, info[] -> status, and on success as invite
                                       (a decline: context id 0, no members) */
     PG_PMIX_CMD_GROUP_LEAVE = 37,  /* grp, info[] -> status */
+    PG_PMIX_CMD_MONITOR = 38,      /* INFO monitor, STATUS code, directives info[] -> status */
     /* dynamic jobs (issue 15): explicit values, 48-63 reserved for them */
     PG_PMIX_CMD_SPAWN = 48, /* job info[], UINT32 napps, per app: cmd, argv[], env[], cwd
                                ("" = none), INT32 maxprocs, info[] -> status, nspace */

@@ -277,6 +277,31 @@ static void test_process_table_rows(void)
     pg_engine_free(w.e);
 }
 
+/* What processes declare through PMIx_Job_control is kept per process and
+ * read back; one declaration makes the job preemptible. */
+static void test_job_control_declarations_are_kept(void)
+{
+    world_t w;
+    pg_proc_t p1 = P("a", 1), p2 = P("a", 2), bad = P("a", 9), nowhere = P("zz", 0);
+    pg_jobctl_t d, got;
+
+    world_new(&w);
+    CU_ASSERT_EQUAL(pg_jobctl_get(w.e, &p1, &got), PMIX_SUCCESS);
+    CU_ASSERT(!got.preemptible && got.ckpt_signal == 0 && got.ckpt_event == 0);
+    CU_ASSERT_FALSE(pg_jobctl_preemptible(w.e, "a"));
+    d = (pg_jobctl_t){ true, 12, PMIX_JCTRL_CHECKPOINT };
+    CU_ASSERT_EQUAL(pg_jobctl_set(w.e, &p1, &d), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(pg_jobctl_get(w.e, &p1, &got), PMIX_SUCCESS);
+    CU_ASSERT(got.preemptible && got.ckpt_signal == 12 && got.ckpt_event == PMIX_JCTRL_CHECKPOINT);
+    CU_ASSERT_EQUAL(pg_jobctl_get(w.e, &p2, &got), PMIX_SUCCESS);
+    CU_ASSERT(!got.preemptible && got.ckpt_signal == 0);
+    CU_ASSERT_TRUE(pg_jobctl_preemptible(w.e, "a"));
+    CU_ASSERT_FALSE(pg_jobctl_preemptible(w.e, "b"));
+    CU_ASSERT_EQUAL(pg_jobctl_set(w.e, &bad, &d), PMIX_ERR_BAD_PARAM);
+    CU_ASSERT_NOT_EQUAL(pg_jobctl_get(w.e, &nowhere, &got), PMIX_SUCCESS);
+    pg_engine_free(w.e);
+}
+
 static void count_ns(void *arg, const char *nspace)
 {
     (void)nspace;
@@ -311,6 +336,7 @@ static const pg_cunit_test_t tests[] = {
     { "ended_job_takes_its_subscriptions", test_ended_job_takes_its_subscriptions },
     { "process_table_rows", test_process_table_rows },
     { "namespaces_are_listed", test_namespaces_are_listed },
+    { "job_control_declarations_are_kept", test_job_control_declarations_are_kept },
     { NULL, NULL },
 };
 

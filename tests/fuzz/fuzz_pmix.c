@@ -294,7 +294,7 @@ static const char *const request_layout[PG_PMIX_CMD_MAX] = {
     [PG_PMIX_CMD_GROUP_CONSTRUCT] = "sPI", [PG_PMIX_CMD_GROUP_DESTRUCT] = "sI",
     [PG_PMIX_CMD_JOB_CONTROL] = "PI",
     [PG_PMIX_CMD_GROUP_INVITE] = "sPI", [PG_PMIX_CMD_GROUP_JOIN] = "spbI",
-    [PG_PMIX_CMD_GROUP_LEAVE] = "sI",
+    [PG_PMIX_CMD_GROUP_LEAVE] = "sI", [PG_PMIX_CMD_MONITOR] = "itI",
 };
 
 /* after the status, on success */

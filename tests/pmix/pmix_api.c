@@ -281,7 +281,10 @@ static void check_not_supported(void)
     pmix_info_t mon;
     pmix_fabric_t fabric;
 
-    PMIX_INFO_LOAD(&mon, PMIX_MONITOR_HEARTBEAT, NULL, PMIX_POINTER);
+    /* resource usage (the Standard's PMIX_MONITOR_PROC_RESOURCE_USAGE, not in
+     * OpenPMIx 4.2's header): not measured; heartbeats and files are watched
+     * (tests/pmix/pmix_monitor.sh) */
+    PMIX_INFO_LOAD(&mon, "pmix.monitor.presuse", NULL, PMIX_POINTER);
     waiter_init(&w);
     expect_refused("process_monitor_nb_not_supported",
                    PMIx_Process_monitor_nb(&mon, PMIX_SUCCESS, NULL, 0, info_cb, &w), &w);

@@ -394,7 +394,7 @@ static void check_bad_input(void)
     pmix_query_t q;
 
     rc = PMIx_Deregister_event_handler(987654, NULL, NULL);
-    report(rc == PMIX_ERR_NOT_FOUND, "deregister_unknown_id", "%s", PMIx_Error_string(rc));
+    report(rc == PMIX_ERR_BAD_PARAM, "deregister_unknown_id", "%s", PMIx_Error_string(rc));
     rc = PMIx_Register_event_handler(&code, 1, NULL, 0, NULL, NULL, NULL);
     report(rc == PMIX_ERR_BAD_PARAM, "register_null_handler", "%s", PMIx_Error_string(rc));
     rc = PMIx_Notify_event(CODE_HELLO, NULL, PMIX_RANGE_CUSTOM, NULL, 0, NULL, NULL);
