@@ -19,6 +19,8 @@
 /* Upper bound on the ranks of one job: far above what one node can run, low
  * enough that per-rank arrays cannot overflow. */
 enum { PG_CLI_NPROCS_MAX = 1 << 20 };
+/* --heartbeat: as --timeout's bound, far longer than any silence worth watching */
+enum { PG_CLI_HEARTBEAT_MAX = 10000000 };
 
 const char pg_cli_run_usage[] =
     "Usage: pmigate run [options] prog [args] [: [-n M] [--env K=V] prog2 [args]]...\n"
@@ -43,6 +45,9 @@ const char pg_cli_run_usage[] =
     "                         or another rank: faster PMI wire-up on busy cores\n"
     "                         (default normal)\n"
     "  --timeout S            kill the job after S seconds, exit status 124\n"
+    "  --heartbeat S          a rank that sends no PMI message and writes no\n"
+    "                         output for S seconds (whole) has stalled: named,\n"
+    "                         its job's PMIx ranks alerted, the job killed, 124\n"
     "  --tag-output           prefix every output line with [rank] ([job.rank]\n"
     "                         for the ranks of a spawned job)\n"
     "  --max-procs N          at most N processes spawned by the ranks over the\n"
@@ -54,7 +59,8 @@ const char pg_cli_run_usage[] =
     "  -h, --help             this text\n"
     "\n"
     "Exit status: the first non-zero rank status (128+N for a rank killed by\n"
-    "signal N); the abort code after a PMI abort; 124 after --timeout;\n"
+    "signal N); the abort code after a PMI abort; 124 after --timeout or a\n"
+    "stalled rank (--heartbeat, PMIx_Process_monitor);\n"
     "127 when a program cannot be started; 125 under --strict when a rank\n"
     "never spoke PMI; 2 for bad usage.\n";
 
@@ -250,6 +256,13 @@ static int parse_option(cli_state_t *st, int argc, char **argv, int *i, pg_segme
         val = opt_value(argc, argv, i, iv);
         if (parse_seconds(val, &opts->timeout) != 0)
             return fail(st, "--timeout expects a positive number of seconds, got '%s'",
+                        val ? val : "");
+        return 0;
+    }
+    if (opt_is(arg, "heartbeat", &iv)) {
+        val = opt_value(argc, argv, i, iv);
+        if (pg_decimal_parse(val, 1, PG_CLI_HEARTBEAT_MAX, &opts->heartbeat) != 0)
+            return fail(st, "--heartbeat expects a positive whole number of seconds, got '%s'",
                         val ? val : "");
         return 0;
     }

@@ -48,6 +48,8 @@ typedef struct pg_run_opts {
     const char **genv;      /* --genv K=V: every segment (borrowed strings) */
     int ngenv;
     double timeout;         /* seconds, 0 = none */
+    int heartbeat;          /* --heartbeat S: a rank that neither speaks PMI nor writes
+                               output for S seconds stalled the job; 0 = none */
     int tag_output;
     int verbose;
     int strict;             /* --strict: a rank that never spoke PMI fails the job */

@@ -545,6 +545,8 @@ static void conn_read(pg_conn_t *c, int max_reads)
             return;
         }
         c->in_end += (size_t)n;
+        if (c->ops != NULL && c->ops->heard != NULL && c->peer.rank >= 0)
+            c->ops->heard(c->owner, c);
         conn_process(c);
         if (c->read_paused && !c->closed)
             conn_pump(c); /* a gone peer's replies are dropped: read on */
@@ -814,6 +816,15 @@ static void peer_segment_reader(pg_peer_t *peer)
         c->ops->segment_reader(c->owner, c);
 }
 
+static int peer_monitor(pg_peer_t *peer, const pg_monitor_req_t *req)
+{
+    pg_conn_t *c = pg_conn_of(peer);
+
+    if (c->ops != NULL && c->ops->monitor != NULL)
+        return c->ops->monitor(c->owner, c, req);
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
 static const pg_peer_ops_t conn_peer_ops = {
     .spawn = peer_spawn,
     .reply_send = peer_reply_send,
@@ -824,4 +835,5 @@ static const pg_peer_ops_t conn_peer_ops = {
     .log_write = peer_log_write,
     .log_to = peer_log_to,
     .segment_reader = peer_segment_reader,
+    .monitor = peer_monitor,
 };

@@ -88,6 +88,12 @@ typedef struct pg_conn_owner_ops {
     /* The peer reads the node's key segment (pg_peer_ops_t.segment_reader).
      * NULL: the owner keeps no segment. */
     void (*segment_reader)(void *owner, pg_conn_t *conn);
+    /* PMIx_Process_monitor (pg_peer_ops_t.monitor): a PMIx status.  NULL:
+     * the owner watches nothing (PMIX_ERR_NOT_SUPPORTED). */
+    int (*monitor)(void *owner, pg_conn_t *conn, const pg_monitor_req_t *req);
+    /* Bytes came from the peer (a sign of life, for --heartbeat); called
+     * per read, before they are handled.  NULL: not wanted. */
+    void (*heard)(void *owner, pg_conn_t *conn);
 } pg_conn_owner_ops_t;
 
 /* Takes ownership of fd (made non-blocking).  rank < 0: a listener

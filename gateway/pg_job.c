@@ -389,6 +389,7 @@ static void rank_reaped(pg_job_t *job, pg_rank_t *r, int wstatus)
 
     r->reaped = 1;
     job->nlive--;
+    pg_monitor_forget(job->monitor, r->rank);
     if (r->lost_timer != NULL)
         event_del(r->lost_timer);
     rank_report_exec_error(job, r);
@@ -506,6 +507,7 @@ static void conn_finalized(void *owner, pg_conn_t *conn)
     pg_rank_t *r = &job->ranks[pg_conn_rank(conn)];
 
     r->finalized = 1;
+    pg_monitor_forget(job->monitor, r->rank); /* nothing more to say: not watched */
     pg_job_engine_finalized(job->je, r->rank);
 }
 
@@ -531,7 +533,7 @@ static int conn_log_to(void *owner, pg_conn_t *conn, pg_log_channel_t channel, i
 {
     pg_job_t *job = owner;
     int rank = pg_conn_rank(conn);
-    char clean[1024];
+    char *clean;
 
     switch (channel) {
     case PG_LOG_STDOUT:
@@ -540,10 +542,12 @@ static int conn_log_to(void *owner, pg_conn_t *conn, pg_log_channel_t channel, i
     case PG_LOG_STDERR:
         pg_job_log(job, "rank %d logged: %s", rank, text);
         return 0;
-    case PG_LOG_SYSLOG:
-        (void)pg_output_sanitize(text, clean, sizeof(clean));
+    case PG_LOG_SYSLOG: /* whole; the syslog daemon cuts what is too long for it */
+        if ((clean = pg_output_sanitize_dup(text)) == NULL)
+            return -1;
         syslog(LOG_USER | (priority & LOG_PRIMASK), "pmigate %s rank %d logged: %s",
                job->kvsname, rank, clean);
+        free(clean);
         return 0;
     }
     return -1;
@@ -564,6 +568,87 @@ static void conn_job_signal(void *owner, pg_conn_t *conn, const int *ranks, size
         if (r >= 0 && r < job->size && job->ranks[r].pid > 0 && !job->ranks[r].reaped)
             (void)kill(job->ranks[r].pid, signo);
     }
+}
+
+/* ---------------------------------------------------------------- */
+/* watching ranks (pg_monitor): PMIx_Process_monitor, --heartbeat      */
+/* ---------------------------------------------------------------- */
+
+static int conn_monitor(void *owner, pg_conn_t *conn, const pg_monitor_req_t *req)
+{
+    pg_job_t *job = owner;
+
+    return job->monitor != NULL ? pg_monitor_request(job->monitor, pg_conn_rank(conn), req)
+                                : PMIX_ERR_NOT_SUPPORTED;
+}
+
+/* A PMI message is life for --heartbeat... */
+static void conn_heard(void *owner, pg_conn_t *conn)
+{
+    pg_job_t *job = owner;
+
+    pg_monitor_traffic(job->monitor, pg_conn_rank(conn));
+}
+
+/* ...and so is output. */
+static void rank_output_heard(void *arg)
+{
+    pg_rank_t *r = arg;
+
+    pg_monitor_traffic(r->job->monitor, r->rank);
+}
+
+int pg_job_watch_silence(pg_job_t *job, pg_rank_t *r)
+{
+    int seconds = pg_run_opts(job->run)->heartbeat;
+
+    if (seconds <= 0)
+        return 0;
+    pg_output_set_activity(r->out, rank_output_heard, r);
+    pg_output_set_activity(r->err, rank_output_heard, r);
+    return pg_monitor_watch_silence(job->monitor, r->rank, (uint32_t)seconds);
+}
+
+/* "no heartbeat for 10 s (PMIx_Process_monitor, id MONITOR1)" */
+static void describe_stall(const pg_monitor_alert_t *a, char *buf, size_t len)
+{
+    const pg_monitor_req_t *q = a->req;
+    char id[96] = "";
+
+    if (q->id != NULL)
+        snprintf(id, sizeof(id), ", id %.64s", q->id);
+    if (a->option)
+        snprintf(buf, len, "no PMI message or output for %u s (--heartbeat)", a->silent_s);
+    else if (q->kind == PG_MONITOR_FILE)
+        snprintf(buf, len, "%.512s did not change for %u s (PMIx_Process_monitor%s)", q->path,
+                 a->silent_s, id);
+    else
+        snprintf(buf, len, "no heartbeat for %u s (PMIx_Process_monitor%s)", a->silent_s, id);
+}
+
+/* A watch ran out: the job's PMIx processes hear the alert (the rank
+ * itself too: it asked to be watched), the log names the rank, and the
+ * job is killed -- unless the request left the response to the
+ * application (PMIX_MONITOR_APP_CONTROL). */
+static void job_monitor_alert(void *owner, const pg_monitor_alert_t *a)
+{
+    pg_job_t *job = owner;
+    char why[768];
+
+    if (pg_run_tearing_down(job->run) || job->ranks[a->rank].reaped)
+        return;
+    describe_stall(a, why, sizeof(why));
+    (void)pg_job_engine_alert(job->je, a->rank, a->req->code, a->req->range, a->req->id,
+                              a->req->path);
+    if (a->req->app_control) {
+        pg_job_log(job, "rank %d stalled: %s; the job goes on (PMIX_MONITOR_APP_CONTROL)",
+                   a->rank, why);
+        return;
+    }
+    if (pg_verdict_stalled(job->v, a->rank))
+        pg_job_log(job, "rank %d stalled: %s; killing the job (exit status %d)", a->rank, why,
+                   PG_EXIT_TIMEOUT);
+    pg_run_teardown_told(job->run, job, a->rank);
 }
 
 static void conn_log_write(void *owner, pg_conn_t *conn, const char *line)
@@ -683,8 +768,12 @@ static pg_job_t *job_new(pg_run_t *run, const pg_run_opts_t *opts,
         .job_abort = conn_job_abort, .log_write = conn_log_write, .served = conn_served,
         .job_signal = conn_job_signal, .log_to = conn_log_to,
         .closed = conn_closed, .spawn = conn_spawn, .segment_reader = conn_segment_reader,
+        .monitor = conn_monitor,
     };
-    if (job_alloc_ranks(job) != 0) {
+    if (pg_run_opts(run)->heartbeat > 0)
+        job->conn_ops.heard = conn_heard;
+    job->monitor = pg_monitor_new(job->base, job_monitor_alert, job);
+    if (job->monitor == NULL || job_alloc_ranks(job) != 0) {
         pg_job_free(job);
         return NULL;
     }
@@ -928,6 +1017,7 @@ void pg_job_free(pg_job_t *job)
     launch_cancel(job);
     if (job->ev_launch != NULL)
         event_free(job->ev_launch);
+    pg_monitor_free(job->monitor);
     /* after the connections: handlers drop their requests first */
     pg_job_engine_free(job->je_own);
     for (int s = 0; job->seg_env != NULL && s < job->opts->nsegments; s++)

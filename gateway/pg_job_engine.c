@@ -507,6 +507,32 @@ size_t pg_job_engine_job_end(pg_job_engine_t *je, const pg_job_engine_end_t *end
     return reached;
 }
 
+size_t pg_job_engine_alert(pg_job_engine_t *je, int rank, int code, int range, const char *id,
+                           const char *path)
+{
+    pg_proc_t source = { je->nspace, (pmix_rank_t)rank };
+    pg_event_detail_t details[2];
+    pg_event_t ev = { code, source, { je->nspace, PMIX_RANK_UNDEF }, (pmix_data_range_t)range,
+                      NULL, 0, NULL, 0, details, 0 };
+    size_t reached = 0;
+
+    if (je->engine == NULL || range == PMIX_RANGE_RM)
+        return 0;
+    if (range == PMIX_RANGE_PROC_LOCAL || range == PMIX_RANGE_CUSTOM) {
+        ev.range = PMIX_RANGE_CUSTOM; /* no list came with it: the rank's own */
+        ev.targets = &source;
+        ev.ntargets = 1;
+    } else if (range == PMIX_RANGE_LOCAL) {
+        ev.range = PMIX_RANGE_SESSION; /* a gateway serves one node */
+    }
+    if (id != NULL)
+        details[ev.ndetails++] = (pg_event_detail_t){ PMIX_MONITOR_ID, pg_value_string(id) };
+    if (path != NULL)
+        details[ev.ndetails++] = (pg_event_detail_t){ PMIX_MONITOR_FILE, pg_value_string(path) };
+    (void)pg_event_notify(je->engine, &ev, &reached);
+    return reached;
+}
+
 void pg_job_engine_touch(pg_job_engine_t *je)
 {
     pg_time_t deadline, now;

@@ -112,6 +112,16 @@ typedef struct pg_job_engine_end {
  * (PMIX_PROCID) and its PMIX_EXIT_CODE.  Returns the processes reached. */
 size_t pg_job_engine_job_end(pg_job_engine_t *je, const pg_job_engine_end_t *end);
 
+/* A watch of `rank` ran out (pg_monitor): raises event `code` (a PMIx
+ * status) in PMIx data range `range` from the rank (source and affected
+ * process), with PMIX_MONITOR_ID `id` and PMIX_MONITOR_FILE `path` when
+ * given (NULL: not).  Raised by the host for the rank, so the rank itself
+ * hears it; PMIX_RANGE_PROC_LOCAL is the rank alone, PMIX_RANGE_LOCAL every
+ * job of this node (the gateway's session), PMIX_RANGE_RM nobody.  Returns
+ * the processes reached. */
+size_t pg_job_engine_alert(pg_job_engine_t *je, int rank, int code, int range, const char *id,
+                           const char *path);
+
 /* Completes cross-node fence `id`: ok = 0 ingests the other nodes' blobs
  * (blobs[i] for node i; this node's own entry is skipped, NULL entries are
  * empty), writes the node's key segment, then answers the local ranks;

@@ -12,6 +12,7 @@
 #include "gateway/pg_env.h"
 #include "gateway/pg_job.h"
 #include "gateway/pg_mapping.h"
+#include "gateway/pg_monitor.h"
 #include "gateway/pg_output.h"
 #include "gateway/pg_place.h"
 #include "gateway/pg_status.h"
@@ -61,6 +62,7 @@ struct pg_job {
     pg_job_engine_t *je_own; /* spawned: je, owned; root: NULL (je is the run's) */
     pg_port_t *port;         /* root: PMI_PORT admission (the run's); spawned: NULL */
     pg_verdict_t *v;         /* the run's: one exit status for every job */
+    pg_monitor_t *monitor;   /* its ranks' watches (PMIx_Process_monitor, --heartbeat) */
     int nlive;               /* forked and not reaped */
     int launching;
     int next_launch;         /* the next rank to start */
@@ -85,5 +87,9 @@ struct pg_job {
                               * before finalize), -1: none yet */
     int failed_code;         /* that rank's exit code */
 };
+
+/* --heartbeat (the run's option): a rank just started is watched, its
+ * output and its PMI messages counting as life (pg_job.c).  0 or -1. */
+int pg_job_watch_silence(pg_job_t *job, pg_rank_t *r);
 
 #endif

@@ -355,7 +355,7 @@ static int rank_watch(pg_job_t *job, pg_rank_t *r, int pmi_fd, int out_r, int er
     r->fd_conn = pg_job_conn_new(job, pmi_fd, r->rank);
     if (r->out == NULL || r->err == NULL || r->fd_conn == NULL)
         return -1;
-    return 0;
+    return pg_job_watch_silence(job, r);
 }
 
 static int rank_launch(pg_job_t *job, pg_rank_t *r)

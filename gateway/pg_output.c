@@ -40,7 +40,6 @@ enum {
     PG_SINK_RETRY_MS = 10,      /* when the fd cannot be watched (epoll refuses it) */
     PG_OUTPUT_DRAIN_READS = 64, /* reads per drain: a writing descendant must not hold us */
     PG_OUTPUT_TAG_MAX = 40,     /* "[2147483647.2147483647+] " (spawned jobs) */
-    PG_LOG_LINE_MAX = 4096,     /* a sanitized log line */
     PG_SINK_LOG_ROOM = 1024 * 1024, /* pmigate's own lines beyond the sink's bound */
 };
 
@@ -98,6 +97,8 @@ struct pg_output {
      * N = 1024 two 64 KB buffers per rank were most of pmigate's RSS. */
     char *partial;
     size_t len;
+    void (*activity)(void *arg); /* bytes came (pg_output_set_activity) */
+    void *activity_arg;
 };
 
 static uint64_t now_ns(void)
@@ -474,19 +475,34 @@ static void sink_log_queue(pg_sink_t *sink, const char *clean, size_t n)
     sink_enqueue(sink, c);
 }
 
+char *pg_output_sanitize_dup(const char *in)
+{
+    size_t cap = 4 * strlen(in) + 1; /* an escape is at most 4 bytes per byte */
+    char *out = malloc(cap);
+
+    if (out != NULL)
+        (void)pg_output_sanitize(in, out, cap);
+    return out;
+}
+
 void pg_sink_log(pg_sink_t *sink, const char *line)
 {
-    char clean[PG_LOG_LINE_MAX];
-    size_t n = pg_output_sanitize(line, clean, sizeof(clean));
+    char *clean = pg_output_sanitize_dup(line);
+    size_t n;
 
+    if (clean == NULL)
+        return; /* out of memory: the line is lost, not the gateway */
+    n = strlen(clean);
     if (sink == NULL) {
         dprintf(STDERR_FILENO, "pmigate: %s\n", clean);
+        free(clean);
         return;
     }
     /* pmigate's own lines are not paused like a rank's, but bounded too:
      * --verbose on a stalled stderr must not grow pmigate without end */
     if (!sink->gone && sink->queued >= PG_OUTPUT_SINK_QUEUE + PG_SINK_LOG_ROOM) {
         sink->logs_dropped++;
+        free(clean);
         return;
     }
     if (sink->logs_dropped > 0) {
@@ -498,6 +514,7 @@ void pg_sink_log(pg_sink_t *sink, const char *line)
         sink_log_queue(sink, note, (size_t)len);
     }
     sink_log_queue(sink, clean, n);
+    free(clean);
 }
 
 /* ---------------------------------------------------------------- */
@@ -728,6 +745,8 @@ static void read_some(pg_output_t *out, int max_reads)
         }
         if (out->finishing)
             out->remaining -= (size_t)n;
+        if (out->activity != NULL)
+            out->activity(out->activity_arg);
         take_lines(out, chunk, have + (size_t)n);
         if (out->finishing && out->remaining == 0) {
             output_stop(out); /* the last words are out; later writers are not waited for */
@@ -753,6 +772,14 @@ void pg_output_set_label(pg_output_t *out, const char *label)
         return;
     snprintf(out->tag, sizeof(out->tag), "[%s] ", label);
     snprintf(out->cont_tag, sizeof(out->cont_tag), "[%s+] ", label);
+}
+
+void pg_output_set_activity(pg_output_t *out, void (*fn)(void *arg), void *arg)
+{
+    if (out == NULL)
+        return;
+    out->activity = fn;
+    out->activity_arg = arg;
 }
 
 pg_output_t *pg_output_new(struct event_base *base, int src_fd, pg_sink_t *sink, int rank)

@@ -55,7 +55,8 @@ void pg_sink_free(pg_sink_t *sink);
 
 /* Queues "pmigate: " + line + "\n" after the output already queued, with
  * the line passed through pg_output_sanitize (so text a rank sent can never
- * start a line of its own).  sink NULL: written straight to fd 2. */
+ * start a line of its own), whatever its length.  sink NULL: written
+ * straight to fd 2. */
 void pg_sink_log(pg_sink_t *sink, const char *line);
 
 /* Bytes queued and not yet written. */
@@ -72,6 +73,8 @@ size_t pg_sink_discard(pg_sink_t *sink);
  * two characters, other C0 bytes, DEL, C1 controls and bytes that are not
  * UTF-8 as \xHH.  Returns strlen(out). */
 size_t pg_output_sanitize(const char *in, char *out, size_t cap);
+/* The same, whole, in a malloc'd string (NULL when out of memory). */
+char *pg_output_sanitize_dup(const char *in);
 
 /* Forwards src_fd (made non-blocking) to sink, tagging lines "[rank] " when
  * rank >= 0.  Returns NULL when out of memory (src_fd is then not closed). */
@@ -80,6 +83,9 @@ void pg_output_free(pg_output_t *out);
 /* Tags lines "[label] " instead (a spawned job's rank: "[1.0] "), before
  * the first line is read.  NULL out is ignored. */
 void pg_output_set_label(pg_output_t *out, const char *label);
+/* fn(arg) runs whenever bytes come from the rank (a sign of life, for
+ * --heartbeat), before they are forwarded.  NULL out is ignored. */
+void pg_output_set_activity(pg_output_t *out, void (*fn)(void *arg), void *arg);
 
 /* Reads what the pipe holds now, as far as back-pressure allows, without
  * waiting: a reaped rank's last words go before pmigate's verdict on it. */

@@ -79,15 +79,19 @@ struct pg_run {
 void pg_run_vlog(const pg_run_t *run, int jobno, int to_stdout, const char *fmt, va_list ap)
 {
     pg_sink_t *sink = run == NULL ? NULL : to_stdout ? run->out_sink : run->err_sink;
-    char line[1024];
-    int n;
+    char prefix[32] = "", *text = NULL, *line = NULL;
 
-    n = jobno > 0 ? snprintf(line, sizeof(line), "job %d: ", jobno) : 0;
-    if (vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap) < 0)
+    if (jobno > 0)
+        snprintf(prefix, sizeof(prefix), "job %d: ", jobno);
+    /* whatever its length: a rank's PMIx_Log text comes this way whole */
+    if (vasprintf(&text, fmt, ap) < 0)
         return;
-    /* after the ranks' queued lines, never blocking; text a rank sent (an
-     * abort message) is escaped there, so it cannot forge a line */
-    pg_sink_log(sink, line);
+    if (asprintf(&line, "%s%s", prefix, text) >= 0)
+        /* after the ranks' queued lines, never blocking; text a rank sent
+         * (an abort message) is escaped there, so it cannot forge a line */
+        pg_sink_log(sink, line);
+    free(line);
+    free(text);
 }
 
 void pg_run_log(const pg_run_t *run, const char *fmt, ...)

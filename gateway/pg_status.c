@@ -63,6 +63,11 @@ int pg_verdict_timeout(pg_verdict_t *v)
     return decide(v, PG_CAUSE_TIMEOUT, -1, PG_EXIT_TIMEOUT);
 }
 
+int pg_verdict_stalled(pg_verdict_t *v, int rank)
+{
+    return decide(v, PG_CAUSE_STALLED, rank, PG_EXIT_TIMEOUT);
+}
+
 int pg_verdict_signal(pg_verdict_t *v, int signo)
 {
     return decide(v, PG_CAUSE_SIGNAL, -1, 128 + signo);

@@ -3,7 +3,8 @@
  * against, kept pure so they are unit tested apart from real processes:
  *   - the first failure decides: a rank's non-zero status (128+N when killed
  *     by signal N), the code of a PMI abort (mod 256, and 1 when that is 0:
- *     an aborted job never exits 0), 124 for --timeout, 128+N when
+ *     an aborted job never exits 0), 124 for --timeout and for a rank
+ *     that stalled under watch (--heartbeat, PMIx_Process_monitor), 128+N when
  *     pmigate itself got signal N, 127 (or 126) when a program could not be
  *     started;
  *   - once the job is being torn down, ranks dying of the signals pmigate
@@ -19,7 +20,7 @@
 
 /* Exit statuses pmigate chooses itself (documented in pmigate(1)). */
 enum {
-    PG_EXIT_TIMEOUT = 124,    /* as timeout(1) */
+    PG_EXIT_TIMEOUT = 124,    /* as timeout(1); a stalled rank too */
     PG_EXIT_SILENT = 125,     /* --strict: a rank never spoke PMI */
     PG_EXIT_CANNOT_EXEC = 126, /* found but not executable */
     PG_EXIT_NOT_FOUND = 127,  /* as the shell */
@@ -35,6 +36,7 @@ typedef enum pg_verdict_cause {
     PG_CAUSE_SIGNAL,    /* pmigate got SIGINT/SIGTERM/SIGHUP */
     PG_CAUSE_LAUNCH,    /* fork/exec failed */
     PG_CAUSE_SILENT,    /* --strict: a rank ran without speaking PMI */
+    PG_CAUSE_STALLED,   /* a watched rank showed no life (--heartbeat, a PMIx monitor) */
 } pg_verdict_cause_t;
 
 typedef struct pg_verdict {
@@ -58,6 +60,7 @@ int pg_verdict_rank_exit(pg_verdict_t *v, int rank, int code);
 int pg_verdict_rank_lost(pg_verdict_t *v, int rank, int code);
 int pg_verdict_abort(pg_verdict_t *v, int rank, int code);
 int pg_verdict_timeout(pg_verdict_t *v);
+int pg_verdict_stalled(pg_verdict_t *v, int rank);
 int pg_verdict_signal(pg_verdict_t *v, int signo);
 int pg_verdict_launch_failed(pg_verdict_t *v, int rank, int err);
 /* --strict: `rank` (-1: every rank) never spoke PMI (said at the end of a job, or

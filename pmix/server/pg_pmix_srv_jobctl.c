@@ -82,11 +82,16 @@ static void jobctl_read_one(const pmix_info_t *i, jobctl_req_t *q)
         q->declares = true;
         q->decl.preemptible = pg_pmix_info_true(i);
     } else if (pg_pmix_info_is(i, PMIX_JOB_CTRL_CHECKPOINT_METHOD)) {
+        q->declares = true;
+        /* no value (OpenPMIx's jctrl example fills the array but leaves the
+         * type unset, so nothing of it travels, under OpenPMIx too): no
+         * method declared */
+        if (i->value.type == PMIX_UNDEF)
+            return;
         if (i->value.type != PMIX_DATA_ARRAY || da == NULL || da->type != PMIX_INFO) {
             q->bad = true;
             return;
         }
-        q->declares = true;
         q->decl.ckpt_signal = 0;
         q->decl.ckpt_event = 0;
         for (size_t k = 0; k < da->size; k++)
