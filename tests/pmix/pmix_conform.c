@@ -6,19 +6,23 @@
  *
  *   abi      -- before PMIx_Init: the ABI-version query; after it, the same
  *               keys mixed with one the gateway answers (cause 3)
- *   all      -- 4 ranks, in order: printing query results the way the
- *               examples do (cause 1); deregistering a handler never
- *               registered, with a callback (cause 2); an invite whose
- *               leader lists itself, the joiners released by
- *               PMIX_GROUP_CONSTRUCT_COMPLETE, a fence over the group's
- *               name (cause 4); what members share at construct
- *               (PMIX_GROUP_INFO, PMIX_GROUP_LOCAL_CID) read back by PMIx_Get
- *               after the group is gone (cause 5); the groups queries
- *               (cause 8); preemptible and checkpoint declarations,
- *               queried, and a checkpoint delivered as each rank asked, a
- *               signal or an event (cause 6); heartbeat and file watches
- *               that alert the job (cause 7); PMIx_Log of a long text and
- *               of one ending in a newline (cause 8, checked by the script)
+ * and at 4 ranks:
+ *   print    -- printing query results the way the examples do (cause 1)
+ *   deregister -- deregistering a handler never registered, with a
+ *               callback (cause 2)
+ *   invite   -- an invite whose leader lists itself, the joiners released
+ *               by PMIX_GROUP_CONSTRUCT_COMPLETE, a fence over the group's
+ *               name (cause 4)
+ *   group-info -- what members share at construct (PMIX_GROUP_INFO,
+ *               PMIX_GROUP_LOCAL_CID) read back by PMIx_Get after the group
+ *               is gone (cause 5)
+ *   groups-query -- the groups queries (cause 8)
+ *   checkpoint -- preemptible and checkpoint declarations, queried, and a
+ *               checkpoint delivered as each rank asked, a signal or an
+ *               event (cause 6)
+ *   watches  -- heartbeat and file watches that alert the job (cause 7)
+ *   log      -- PMIx_Log of a long text and of one ending in a newline
+ *               (cause 8, checked by the script)
  *   monitor-kill  -- rank 1 asks to be watched and stops beating: the job
  *               is killed (the script checks), rank 0 hears the alert first
  *   file-kill     -- the same with a file rank 1 stops writing
@@ -826,19 +830,27 @@ int main(int argc, char **argv)
         stall_under_watch(argc > 2 ? argv[2] : "/nonexistent");
     else if (strcmp(mode, "listen") == 0)
         listen_for_alert(argc > 2 ? (pmix_rank_t)atoi(argv[2]) : 1);
-    else if (size < 4) {
-        report(0, "size", "the scenario wants 4 ranks, got %d", size);
-    } else {
+    else if (size < 4)
+        report(0, "size", "the scenarios want 4 ranks, got %d", size);
+    else if (strcmp(mode, "print") == 0)
         check_print_query_results();
+    else if (strcmp(mode, "deregister") == 0)
         check_deregister_unknown();
+    else if (strcmp(mode, "invite") == 0)
         check_invite_listing_leader(size);
+    else if (strcmp(mode, "group-info") == 0)
         check_group_info(size);
+    else if (strcmp(mode, "groups-query") == 0)
         check_groups_query();
+    else if (strcmp(mode, "checkpoint") == 0)
         check_checkpoint();
+    else if (strcmp(mode, "watches") == 0)
         check_watches(argc > 2 ? argv[2] : "/tmp");
+    else if (strcmp(mode, "log") == 0)
         check_log();
-        fence_all();
-    }
+    else
+        report(0, "mode", "no scenario %s", mode);
+    fence_all();
     if ((rc = PMIx_Finalize(NULL, 0)) != PMIX_SUCCESS)
         report(0, "finalize", "%s", PMIx_Error_string(rc));
     return failures;
