@@ -42,6 +42,7 @@ static void test_default_is_one_rank_unbound(void)
     CU_ASSERT_EQUAL(o.bind, PG_BIND_NONE);
     CU_ASSERT_EQUAL(o.sched, PG_SCHED_NORMAL);
     CU_ASSERT_EQUAL(o.timeout, 0.0);
+    CU_ASSERT_EQUAL(o.heartbeat, 0);
     CU_ASSERT_FALSE(o.strict); /* a silent rank only warns */
     pg_run_opts_free(&o);
 }
@@ -73,7 +74,8 @@ static void test_mpmd_segments_have_own_counts_and_env(void)
 static void test_global_options(void)
 {
     char *argv[] = { "--ppn", "2", "-bind-to", "socket", "--timeout=1.5", "--verbose",
-                     "--sched=batch", "--genv", "G=x", "--strict", "-n", "2", "prog" };
+                     "--sched=batch", "--genv", "G=x", "--strict", "--heartbeat", "30",
+                     "-n", "2", "prog" };
     pg_run_opts_t o;
     char err[256];
 
@@ -82,6 +84,7 @@ static void test_global_options(void)
     CU_ASSERT_EQUAL(o.bind, PG_BIND_SOCKET);
     CU_ASSERT_EQUAL(o.sched, PG_SCHED_BATCH);
     CU_ASSERT_DOUBLE_EQUAL(o.timeout, 1.5, 1e-9);
+    CU_ASSERT_EQUAL(o.heartbeat, 30);
     CU_ASSERT_TRUE(o.verbose);
     CU_ASSERT_TRUE(o.strict);
     CU_ASSERT_EQUAL_FATAL(o.ngenv, 1);
@@ -133,6 +136,8 @@ static void test_usage_errors_are_explained(void)
     char *bad_env[] = { "--env", "NOEQUALS", "prog" };
     char *bad_sched[] = { "--sched", "fifo", "prog" };
     char *bad_timeout[] = { "--timeout", "soon", "prog" };
+    char *bad_heartbeat[] = { "--heartbeat", "0.5", "prog" };
+    char *zero_heartbeat[] = { "--heartbeat=0", "prog" };
     char *unknown[] = { "--frobnicate", "prog" };
     char *empty_seg[] = { "prog", ":", ":", "prog2" };
     char *trailing_colon[] = { "prog", ":" };
@@ -148,6 +153,8 @@ static void test_usage_errors_are_explained(void)
     expect_error(ARGC(bad_env), bad_env, "K=V");
     expect_error(ARGC(bad_sched), bad_sched, "normal or batch, got 'fifo'");
     expect_error(ARGC(bad_timeout), bad_timeout, "seconds");
+    expect_error(ARGC(bad_heartbeat), bad_heartbeat, "whole number of seconds, got '0.5'");
+    expect_error(ARGC(zero_heartbeat), zero_heartbeat, "positive whole number of seconds");
     expect_error(ARGC(unknown), unknown, "unknown option '--frobnicate'");
     expect_error(ARGC(empty_seg), empty_seg, "missing program after ':'");
     expect_error(ARGC(trailing_colon), trailing_colon, "after the last ':'");

@@ -134,6 +134,13 @@ static void test_timeout_and_signal_codes(void)
     pg_verdict_init(&v);
     CU_ASSERT_EQUAL(pg_verdict_signal(&v, SIGTERM), 1);
     CU_ASSERT_EQUAL(pg_verdict_exit_code(&v), 128 + SIGTERM);
+    /* a watched rank that stalled (--heartbeat, a PMIx monitor): as a timeout */
+    pg_verdict_init(&v);
+    CU_ASSERT_EQUAL(pg_verdict_stalled(&v, 2), 1);
+    CU_ASSERT_EQUAL(v.rank, 2);
+    CU_ASSERT_EQUAL(pg_verdict_stalled(&v, 3), 0); /* the first stall decides */
+    pg_verdict_rank_exit(&v, 2, 143);
+    CU_ASSERT_EQUAL(pg_verdict_exit_code(&v), PG_EXIT_TIMEOUT);
 }
 
 static void test_launch_failures_use_shell_codes(void)
