@@ -168,29 +168,8 @@ static pmix_status_t pack_shared(pmix_data_buffer_t *buf, pg_engine_t *e, const 
     return rc;
 }
 
-static void construct_reply(pmix_status_t status, uint64_t cid, void *cbdata)
-{
-    group_req_t *gr = cbdata;
-    pg_pmix_req_t *r = gr->r;
-    pmix_data_buffer_t buf;
-    size_t context_id = (size_t)cid;
-    pmix_status_t rc;
-
-    if (r->s != NULL) {
-        pg_buffer_construct(&buf);
-        rc = pg_pmix_msg_begin_reply(&buf, r->cmd, r->id, status);
-        if (rc == PMIX_SUCCESS && status == PMIX_SUCCESS)
-            rc = pg_pmix_pack_one(&buf, &context_id, PMIX_SIZE);
-        if (rc == PMIX_SUCCESS && status == PMIX_SUCCESS)
-            rc = pack_shared(&buf, gr->e, gr->grp);
-        /* an answer too big for one frame still answers: with an error */
-        if (rc != PMIX_SUCCESS || pg_pmix_reply_send(r->s->peer, &buf) != 0)
-            (void)pg_pmix_reply_status(r->s->peer, r->cmd, r->id, PMIX_ERR_OUT_OF_RESOURCE);
-        if (rc != PMIX_SUCCESS)
-            pg_buffer_destruct(&buf);
-    }
-    group_req_free(gr);
-}
+/* The answer of a construct, an invite or a join (below). */
+static void group_answer(pmix_status_t status, uint64_t cid, void *cbdata);
 
 /* grp, procs[], info[] -> status, context id, shared[] */
 int pg_pmix_serve_group_construct(pg_pmix_in_t *in)
@@ -216,9 +195,9 @@ int pg_pmix_serve_group_construct(pg_pmix_in_t *in)
             (gr = group_req_new(in, e, a.grp)) != NULL) {
             rc = pg_group_construct(e, &self, a.grp, members, a.nprocs, share.base_ptr,
                                     share.bytes_used, group_timeout(a.info, a.ninfo),
-                                    pg_peer_now(in->peer), construct_reply, gr);
+                                    pg_peer_now(in->peer), group_answer, gr);
             if (rc == PMIX_SUCCESS)
-                gr = NULL; /* construct_reply owns it now */
+                gr = NULL; /* group_answer owns it now */
         }
     }
     if (rc != PMIX_SUCCESS)
@@ -281,13 +260,16 @@ static pmix_status_t pack_members(pmix_data_buffer_t *buf, pg_engine_t *e, const
     return rc;
 }
 
-static void invite_reply(pmix_status_t status, uint64_t cid, void *cbdata)
+/* When the group was made (SUCCESS, or PARTIAL_SUCCESS when some invitee
+ * declined): its context id, then what the members shared (construct) or
+ * who they are (invite, join; a decline: context id 0 and no members, it is
+ * not one).  An answer too big for one frame still answers: with an error. */
+static void group_answer(pmix_status_t status, uint64_t cid, void *cbdata)
 {
-    group_req_t *ir = cbdata;
-    pg_pmix_req_t *r = ir->r;
+    group_req_t *gr = cbdata;
+    pg_pmix_req_t *r = gr->r;
     pmix_data_buffer_t buf;
     size_t context_id = (size_t)cid;
-    /* a decline: context id 0 and no members (it is not one) */
     bool made = status == PMIX_SUCCESS || status == PMIX_ERR_PARTIAL_SUCCESS;
     pmix_status_t rc;
 
@@ -297,14 +279,15 @@ static void invite_reply(pmix_status_t status, uint64_t cid, void *cbdata)
         if (rc == PMIX_SUCCESS && made)
             rc = pg_pmix_pack_one(&buf, &context_id, PMIX_SIZE);
         if (rc == PMIX_SUCCESS && made)
-            rc = cid != 0 ? pack_members(&buf, ir->e, ir->grp)
-                          : pg_pmix_pack_array(&buf, NULL, 0, PMIX_PROC);
-        if (rc == PMIX_SUCCESS)
-            (void)pg_pmix_reply_send(r->s->peer, &buf);
-        else
+            rc = r->cmd == PG_PMIX_CMD_GROUP_CONSTRUCT ? pack_shared(&buf, gr->e, gr->grp)
+                 : cid != 0 ? pack_members(&buf, gr->e, gr->grp)
+                            : pg_pmix_pack_array(&buf, NULL, 0, PMIX_PROC);
+        if (rc != PMIX_SUCCESS || pg_pmix_reply_send(r->s->peer, &buf) != 0)
+            (void)pg_pmix_reply_status(r->s->peer, r->cmd, r->id, PMIX_ERR_OUT_OF_RESOURCE);
+        if (rc != PMIX_SUCCESS)
             pg_buffer_destruct(&buf);
     }
-    group_req_free(ir);
+    group_req_free(gr);
 }
 
 /* grp, invitees[], info[] -> status, context id, members[] */
@@ -326,9 +309,9 @@ int pg_pmix_serve_group_invite(pg_pmix_in_t *in)
     if (e != NULL && (invitees = pg_pmix_procs_to_engine(a.procs, a.nprocs, self.nspace)) != NULL &&
         (ir = group_req_new(in, e, a.grp)) != NULL) {
         rc = pg_group_invite(e, &self, a.grp, invitees, a.nprocs, group_timeout(a.info, a.ninfo),
-                             pg_peer_now(in->peer), invite_reply, ir);
+                             pg_peer_now(in->peer), group_answer, ir);
         if (rc == PMIX_SUCCESS)
-            ir = NULL; /* invite_reply owns it now */
+            ir = NULL; /* group_answer owns it now */
     }
     if (rc != PMIX_SUCCESS)
         (void)pg_pmix_reply_status(in->peer, in->cmd, in->id, rc);
@@ -365,7 +348,7 @@ int pg_pmix_serve_group_join(pg_pmix_in_t *in)
     rc = e == NULL ? PMIX_ERR_NOT_SUPPORTED : PMIX_ERR_NOMEM;
     if (e != NULL && (ir = group_req_new(in, e, grp)) != NULL) {
         rc = pg_group_join(e, &self, grp, any ? NULL : &lead, accept,
-                           group_timeout(info, ninfo), pg_peer_now(in->peer), invite_reply, ir);
+                           group_timeout(info, ninfo), pg_peer_now(in->peer), group_answer, ir);
         if (rc == PMIX_SUCCESS)
             ir = NULL;
     }

@@ -25,53 +25,7 @@
 
 #include "tests/pmix/pmix_check.h"
 
-/* ---- a callback waited for with a bound ------------------------------- */
-
-typedef struct waiter {
-    pthread_mutex_t m;
-    pthread_cond_t c;
-    int done;
-    pmix_status_t status;
-    pthread_t thread;
-} waiter_t;
-
-static void waiter_init(waiter_t *w)
-{
-    pthread_mutex_init(&w->m, NULL);
-    pthread_cond_init(&w->c, NULL);
-    w->done = 0;
-    w->status = PMIX_ERROR;
-}
-
-static void waiter_post(waiter_t *w, pmix_status_t status)
-{
-    pthread_mutex_lock(&w->m);
-    w->status = status;
-    w->thread = pthread_self();
-    w->done++;
-    pthread_cond_signal(&w->c);
-    pthread_mutex_unlock(&w->m);
-}
-
-/* 1 when the callback ran within `secs` seconds (a hang is a failure) */
-static int waiter_wait(waiter_t *w, int secs)
-{
-    return wait_done(&w->m, &w->c, &w->done, secs);
-}
-
-static void op_cb(pmix_status_t status, void *cbdata)
-{
-    waiter_post(cbdata, status);
-}
-
-static void info_cb(pmix_status_t status, pmix_info_t *info, size_t ninfo, void *cbdata,
-                    pmix_release_cbfunc_t release_fn, void *release_cbdata)
-{
-    (void)info, (void)ninfo;
-    if (release_fn != NULL)
-        release_fn(release_cbdata);
-    waiter_post(cbdata, status);
-}
+/* ---- callbacks waited for with a bound (pmix_check.h has the rest) ------- */
 
 static void cred_cb(pmix_status_t status, pmix_byte_object_t *credential, pmix_info_t info[],
                     size_t ninfo, void *cbdata)

@@ -43,47 +43,6 @@
 
 #include "tests/pmix/pmix_check.h"
 
-/* ---- waiting for a callback ------------------------------------------------- */
-
-typedef struct waiter {
-    pthread_mutex_t m;
-    pthread_cond_t c;
-    int done;
-    pmix_status_t status;
-    size_t n;         /* results */
-    char text[256];   /* what a check wants to see of them */
-} waiter_t;
-
-static void waiter_init(waiter_t *w)
-{
-    memset(w, 0, sizeof(*w));
-    pthread_mutex_init(&w->m, NULL);
-    pthread_cond_init(&w->c, NULL);
-}
-
-static void waiter_done(waiter_t *w, pmix_status_t status)
-{
-    pthread_mutex_lock(&w->m);
-    w->status = status;
-    w->done = 1;
-    pthread_cond_broadcast(&w->c);
-    pthread_mutex_unlock(&w->m);
-}
-
-static void op_cb(pmix_status_t status, void *cbdata)
-{
-    waiter_done(cbdata, status);
-}
-
-static void info_cb(pmix_status_t status, pmix_info_t *info, size_t ninfo, void *cbdata,
-                    pmix_release_cbfunc_t release_fn, void *release_cbdata)
-{
-    (void)info, (void)ninfo;
-    if (release_fn != NULL)
-        release_fn(release_cbdata);
-    waiter_done(cbdata, status);
-}
-
 /* ---- events this rank heard ------------------------------------------------ */
 
 enum { MAX_HEARD = 16 };
@@ -225,6 +184,7 @@ static void check_abi_query(void)
 typedef struct printed {
     waiter_t w;
     int ok;
+    size_t n; /* results printed */
 } printed_t;
 
 static void print_results_cb(pmix_status_t status, pmix_info_t *info, size_t ninfo, void *cbdata,
@@ -249,10 +209,10 @@ static void print_results_cb(pmix_status_t status, pmix_info_t *info, size_t nin
             free(out);
         }
     }
-    p->w.n = ninfo;
+    p->n = ninfo;
     if (release_fn != NULL)
         release_fn(release_cbdata);
-    waiter_done(&p->w, status);
+    waiter_post(&p->w, status);
 }
 
 static void check_print_query_results(void)
@@ -266,10 +226,10 @@ static void check_print_query_results(void)
     PMIX_ARGV_APPEND(rc, q.keys, PMIX_QUERY_PSET_NAMES);
     waiter_init(&p.w);
     p.ok = 0;
+    p.n = 0;
     rc = PMIx_Query_info_nb(&q, 1, print_results_cb, &p);
-    report(rc == PMIX_SUCCESS && wait_done(&p.w.m, &p.w.c, &p.w.done, 10) && p.ok &&
-               p.w.n == 2,
-           "print_query_results", "%s, %zu results printed %s", PMIx_Error_string(rc), p.w.n,
+    report(rc == PMIX_SUCCESS && waiter_wait(&p.w, 10) && p.ok && p.n == 2,
+           "print_query_results", "%s, %zu results printed %s", PMIx_Error_string(rc), p.n,
            p.ok ? "fine" : "with an error");
     PMIX_QUERY_DESTRUCT(&q);
 }
@@ -283,7 +243,7 @@ static void check_deregister_unknown(void)
 
     waiter_init(&w);
     rc = PMIx_Deregister_event_handler(4711, op_cb, &w);
-    report(rc == PMIX_SUCCESS && wait_done(&w.m, &w.c, &w.done, 10) &&
+    report(rc == PMIX_SUCCESS && waiter_wait(&w, 10) &&
                w.status == PMIX_ERR_BAD_PARAM,
            "deregister_unknown_calls_back", "%s, callback %s", PMIx_Error_string(rc),
            w.done ? PMIx_Error_string(w.status) : "never ran");
@@ -533,7 +493,7 @@ static void declare_checkpoint(void)
     waiter_init(&w);
     /* as jctrl.c: no targets (a declaration is about the caller) */
     rc = PMIx_Job_control_nb(NULL, 0, decl, 2, info_cb, &w);
-    report(rc == PMIX_SUCCESS && wait_done(&w.m, &w.c, &w.done, 10) && w.status == PMIX_SUCCESS,
+    report(rc == PMIX_SUCCESS && waiter_wait(&w, 10) && w.status == PMIX_SUCCESS,
            "declare_preemptible_and_checkpoint", "%s, callback %s", PMIx_Error_string(rc),
            w.done ? PMIx_Error_string(w.status) : "never ran");
     PMIX_INFO_DESTRUCT(&decl[0]);
