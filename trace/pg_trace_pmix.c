@@ -404,6 +404,13 @@ static int push_element(pg_trace_pmix_msg_t *m, const char *arg, int index,
             text = NULL;
         return push_field(m, arg, index, NULL, type, text);
     }
+    case PMIX_UINT32: { /* a count: a spawn's apps, a construct's shares */
+        char *text = NULL;
+
+        if (asprintf(&text, "%u", (unsigned)*(const uint32_t *)elem) < 0)
+            text = NULL;
+        return push_field(m, arg, index, NULL, type, text);
+    }
     default:
         return push_field(m, arg, index, NULL, type, strdup("?"));
     }

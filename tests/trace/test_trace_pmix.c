@@ -229,11 +229,13 @@ static void test_group_construct_shows_members_and_context_id(void)
     CU_ASSERT(pg_pmix_msg_begin_reply(&b, PG_PMIX_CMD_GROUP_CONSTRUCT, 9, PMIX_SUCCESS) ==
               PMIX_SUCCESS);
     CU_ASSERT(pg_pmix_pack_one(&b, &cid, PMIX_SIZE) == PMIX_SUCCESS);
+    CU_ASSERT(pg_pmix_pack_one(&b, &(uint32_t){ 0 }, PMIX_UINT32) == PMIX_SUCCESS);
     frame_take(&rep, &b);
     a = formatted(&req, 1);
     r = formatted(&rep, 0);
     CU_ASSERT_STRING_EQUAL(a, "group-construct #9 group=\"pair\" procs=[kvs_1_0:0, kvs_1_0:1] info=[]");
-    CU_ASSERT_STRING_EQUAL(r, "group-construct #9 SUCCESS context_id=7");
+    /* what the members shared follows the count (none here) */
+    CU_ASSERT_STRING_EQUAL(r, "group-construct #9 SUCCESS context_id=7 nshared=0");
     free(a);
     free(r);
 }
