@@ -19,6 +19,11 @@
 int main(void)
 {
     int rank;
+
+    /* life from the start: on a loaded machine the wire-up itself may take
+     * a while, and only rank 1's later silence is the test's */
+    printf("pmi_stall: starting\n");
+    fflush(stdout);
 #ifdef PG_STALL_PMI2
     int spawned, size, appnum;
 

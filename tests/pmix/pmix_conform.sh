@@ -98,17 +98,19 @@ done
 # ---- --heartbeat: PMI-1 and PMI-2 ranks that go silent ----------------------
 for stall in "$STALL1" "$STALL2"; do
     name=$(basename "$stall")
-    run_mode "heartbeat $name" 60 --heartbeat 2 -n 2 "$stall"
+    run_mode "heartbeat $name" 60 --heartbeat 3 -n 2 "$stall"
     [ $rc -eq 124 ] || { cat "$WORK/err"; fail "--heartbeat $name: exited $rc, want 124"; }
     grep -q '^pmigate: rank 1 stalled: no PMI message or output for [0-9]* s (--heartbeat); killing the job (exit status 124)' \
         "$WORK/err" || { cat "$WORK/err"; fail "--heartbeat $name: no line naming rank 1"; }
     # beside a PMIx rank, which hears it as PMIX_MONITOR_HEARTBEAT_ALERT
-    run_mode "heartbeat mixed $name" 60 --heartbeat 2 -n 1 "$PROG" listen 1 : -n 1 "$stall"
+    run_mode "heartbeat mixed $name" 60 --heartbeat 3 -n 1 "$PROG" listen 1 : -n 1 "$stall"
     [ $rc -eq 124 ] || { cat "$WORK/out" "$WORK/err"; fail "--heartbeat mixed $name: exited $rc"; }
     need_pass heard_heartbeat_alert 1
 done
-# ranks that keep writing outlive the heartbeat many times over
-run_mode "heartbeat alive" 60 --heartbeat 2 -n 2 sh -c 'for i in 1 2 3 4 5 6; do echo "$i"; sleep 1; done'
+# ranks that keep writing (every quarter second: a loaded machine's delays
+# stay far below the heartbeat) outlive the heartbeat many times over
+run_mode "heartbeat alive" 60 --heartbeat 3 -n 2 \
+    sh -c 'i=0; while [ $i -lt 40 ]; do echo "$i"; sleep 0.25; i=$((i + 1)); done'
 [ $rc -eq 0 ] || { cat "$WORK/err"; fail "--heartbeat: ranks that write were killed ($rc)"; }
 ! grep -q stalled "$WORK/err" || fail "--heartbeat: a rank that writes was called stalled"
 finish
