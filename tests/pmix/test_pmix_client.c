@@ -540,8 +540,9 @@ static void mux_work_queued_before_a_reply_runs_first(void)
     CU_ASSERT_EQUAL(pg_mux_defer(f.mux, work_a, NULL), PMIX_SUCCESS);
     start_request(f.mux, "b", &req, &id);
     CU_ASSERT_EQUAL(pg_mux_send_nb(f.mux, &req, id, reply_b, &seen), PMIX_SUCCESS);
+    /* a socketpair's write is in the peer's queue when it returns: the
+     * reply is there before the thread looks */
     fake_reply(&f, fake_read_request(&f, arg, sizeof(arg)), PMIX_SUCCESS, "b");
-    usleep(20000); /* the reply is in the socket before the thread looks */
     __atomic_store_n(&hold_release, 1, __ATOMIC_RELEASE);
     nb_seen_wait(&seen, 1);
     CU_ASSERT_STRING_EQUAL(order_of_callbacks, "AB");
