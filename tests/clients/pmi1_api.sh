@@ -24,7 +24,11 @@ else
     skip_part "mpiexec.hydra not installed (apt-get install mpich)"
 fi
 if pmigate_ready; then
-    run_ok_job "pmi1_api under pmigate run -n 4, spawning 3 children" 7 180 env PMI1_API_SPAWN=1 "$PMIGATE" run -n 4 "$prog"
+    # the children are started by pmigate, not through the libtool wrapper:
+    # the library path makes them load the libpmi just built too
+    run_ok_job "pmi1_api under pmigate run -n 4, spawning 3 children" 7 180 env PMI1_API_SPAWN=1 \
+        LD_LIBRARY_PATH="$top_builddir/pmi1/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+        "$PMIGATE" run -n 4 "$prog"
 else
     fail "pmigate run -n 1 /bin/true does not work"
 fi

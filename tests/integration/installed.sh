@@ -1,16 +1,17 @@
 #!/bin/sh
-# The installed pmigate, as users run it (./dev build installs it before
-# ./dev test runs this): the directory it puts first on its ranks'
-# LD_LIBRARY_PATH holds pmigate's libpmix.so.2 and nothing else, so that
-# Open MPI's PMIx component loads pmigate's libpmix while a program linked
-# with Slurm's libpmi2 (or any other PMI library) keeps its own.  Before,
-# the whole libdir went first, and pmigate's libpmi2.so.0 replaced Slurm's
-# under every Slurm-libpmi2 program: PMI2_Job_Spawn, whose info structs
-# differ between the two headers, crashed.
+# The installed pmigate, as users run it (make installcheck: ./dev test runs
+# it after ./dev build's install, distcheck after its own, ./dev package
+# --check on the packaged /usr/bin/pmigate): the directory it puts first
+# on its ranks' LD_LIBRARY_PATH holds pmigate's libpmix.so.2 and nothing
+# else, so that Open MPI's PMIx component loads pmigate's libpmix while a
+# program linked with Slurm's libpmi2 (or any other PMI library) keeps its
+# own.  Before, the whole libdir went first, and pmigate's libpmi2.so.0
+# replaced Slurm's under every Slurm-libpmi2 program: PMI2_Job_Spawn, whose
+# info structs differ between the two headers, crashed.
 . "$(dirname "$0")/hi_lib.sh"
 INST=${PG_INSTALLED_PMIGATE:-}
 if [ -z "$INST" ] || [ ! -x "$INST" ]; then
-    fail "no installed pmigate at '${INST}': run make install (./dev build does) before the tests"
+    fail "no installed pmigate at '${INST}': install first (make install, then make installcheck)"
     finish
 fi
 PMIGATE=$INST
