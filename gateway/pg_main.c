@@ -1,5 +1,6 @@
 /*
- * pmigate's main(): the subcommands (run, info) and the version and help
+ * pmigate's main(): the subcommands (run, proxy, probe, info, trace,
+ * replay) and the version and help
  * texts.  Everything with logic lives in libpggateway so tests can reach it;
  * this file only wires the pieces to the command line.
  */
@@ -16,9 +17,11 @@
 #include <unistd.h>
 
 #include "gateway/pg_cli.h"
+#include "gateway/pg_env_pmix.h"
 #include "server/pg_handler.h"
 #include "gateway/pg_run.h"
 #include "gateway/pg_place.h"
+#include "gateway/pg_probe.h"
 #include "gateway/pg_proxy.h"
 #include "gateway/pg_replay_node.h"
 #include "gateway/pg_status.h"
@@ -34,6 +37,8 @@ static const char main_usage[] =
     "Usage: pmigate run [options] prog [args] [: ...]   launch a job (see pmigate run --help)\n"
     "       pmigate proxy [options] -n N prog [args]     one node's share of a job under a\n"
     "                                                  PMIx host (see pmigate proxy --help)\n"
+    "       pmigate probe [--pmi1|--pmi2|--pmix]       as the ranks of any launcher: check\n"
+    "                                                  the PMI it offers (see probe --help)\n"
     "       pmigate info                               version, PMI limits, topology\n"
     "       pmigate trace show|stats|timeline FILE ... read a --trace file\n"
     "       pmigate replay [--fast] [--ranks N] FILE   replay a trace without the application\n"
@@ -161,6 +166,52 @@ out:
     return status;
 }
 
+/* `probe`: a PMI self-test as a rank of any launcher (pg_probe.h).  The
+ * backend is the interface the environment offers; PMIx under pmigate is
+ * pmigate's own libpmix, beside this binary's. */
+static int cmd_probe(int argc, char **argv)
+{
+    extern char **environ;
+    pg_probe_opts_t opts;
+    pg_probe_env_t env;
+    char err[512], lib[4096];
+    void *be = NULL;
+
+    if (pg_probe_parse(argc, argv, &opts, err, sizeof(err)) != 0) {
+        fprintf(stderr, "pmigate probe: %s\n", err);
+        return PG_EXIT_USAGE;
+    }
+    if (opts.help) {
+        fputs(pg_probe_usage, stdout);
+        return 0;
+    }
+    if (pg_probe_detect(environ, opts.iface, &env, err, sizeof(err)) != 0) {
+        fprintf(stderr, "probe: %s\n", err);
+        return 1;
+    }
+    switch (env.iface) {
+    case PG_PROBE_PMI1:
+        return pg_probe_run(&pg_probe_pmi1_ops, NULL, &env, opts.timeout, stdout, stderr);
+    case PG_PROBE_PMI2:
+        return pg_probe_run(&pg_probe_pmi2_ops, NULL, &env, opts.timeout, stdout, stderr);
+    default:
+        break;
+    }
+    if (env.pmigate) {
+        if (pg_env_libpmix_dir() == NULL) {
+            fprintf(stderr, "probe: PMIx: this pmigate's libpmix.so.2 is not installed\n");
+            return 1;
+        }
+        snprintf(lib, sizeof(lib), "%s/libpmix.so.2", pg_env_libpmix_dir());
+    }
+    be = pg_probe_pmix_open(env.pmigate ? lib : NULL, err, sizeof(err));
+    if (be == NULL) {
+        fprintf(stderr, "probe: PMIx: %s\n", err);
+        return 1;
+    }
+    return pg_probe_run(&pg_probe_pmix_ops, be, &env, opts.timeout, stdout, stderr);
+}
+
 int main(int argc, char **argv)
 {
     const char *cmd = argc > 1 ? argv[1] : NULL;
@@ -189,6 +240,8 @@ int main(int argc, char **argv)
         return cmd_run(argc - 2, argv + 2, 1, NULL);
     if (strcmp(cmd, "__replay-node") == 0 && argc > 2) /* pmigate replay of one node's trace */
         return cmd_run(argc - 3, argv + 3, 0, argv[2]);
+    if (strcmp(cmd, "probe") == 0)
+        return cmd_probe(argc - 2, argv + 2);
     fprintf(stderr, "pmigate: unknown command '%s'\n%s", cmd, main_usage);
     return PG_EXIT_USAGE;
 }

@@ -165,6 +165,17 @@ if build_with pmi2_threads tests/clients/pmi2_threads.c pmigate-pmi2 -lpthread; 
 fi
 build_with pmix_nodes tests/integration/pmix_nodes.c pmigate-pmix &&
     run_ok_job "PMIx program (pmigate-pmix) N=3 under $BIN" 3 120 "$BIN" run -n 3 "$WORK/pmix_nodes" 3
+# the probe from /usr/bin: PMIx through the installed libpmix, PMI-1 under hydra
+for launch in "$BIN run -n 2" "mpiexec.hydra -n 2"; do
+    out=$(timeout 120 $launch "$BIN" probe 2>&1)
+    rc=$?
+    if [ $rc -eq 0 ] && printf '%s\n' "$out" | grep -q '^probe: .* rank 0 of 2, put/fence/get ok,'; then
+        pass "$BIN probe under $launch: $(printf '%s\n' "$out" | grep '^probe: ')"
+    else
+        fail "$BIN probe under $launch: exit $rc"
+        printf '%s\n' "$out" | head -n 10
+    fi
+done
 for page in /usr/share/man/man1/pmigate.1.gz /usr/share/man/man3/libpmix.3.gz \
     /usr/share/man/man3/PMI2_Init.3.gz; do
     grep -qx "$page" "$WORK/files" || fail "no manual page $page in the packages"
