@@ -119,12 +119,14 @@ pg_time_t pg_deadline_of(pg_time_t now, pg_time_t timeout)
     return timeout == 0 || now > PG_TIME_NEVER - timeout ? PG_TIME_NEVER : now + timeout;
 }
 
-/* Puts r on the held list; it blocks its requester unless the caller said
- * the process continues (nonblocking client calls). */
-void pg_req_hold(pg_engine_t *e, pg_req_t *r, pg_time_t deadline)
+/* Puts r on the held list, until `timeout` (ns, 0 = none) after `now`; it
+ * blocks its requester unless the caller said the process continues
+ * (nonblocking client calls). */
+void pg_req_hold(pg_engine_t *e, pg_req_t *r, pg_time_t now, pg_time_t timeout)
 {
     r->held = true;
-    r->deadline = deadline;
+    r->since = now;
+    r->deadline = pg_deadline_of(now, timeout);
     DL_APPEND(e->held, r);
     if (r->blocks && r->job != NULL && r->rank < r->job->size)
         r->job->procs[r->rank].nheld++;

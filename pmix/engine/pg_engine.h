@@ -676,4 +676,50 @@ bool pg_jobctl_preemptible(pg_engine_t *engine, const char *nspace);
 /* Calls fn for every registered namespace (in no particular order). */
 void pg_ns_foreach(pg_engine_t *engine, void (*fn)(void *arg, const char *nspace), void *arg);
 
+/* ------------------------------------------------------------------ */
+/* Read-only view: what the engine waits for (`pmigate status`)       */
+/* ------------------------------------------------------------------ */
+
+/* A fence that some member has joined and that has not completed.  Every
+ * pointer is borrowed for the callback. */
+typedef struct pg_fence_view {
+    uint64_t seq;                    /* which fence of its participant set: 1, 2, ... */
+    const pg_proc_t *participants;   /* sorted signature; WILDCARD = a whole nspace */
+    size_t nparticipants;
+    bool whole_job;                  /* the participants are one whole nspace */
+    bool group;                      /* a group collective (construct, invite...) */
+    bool collect;                    /* PMIX_COLLECT_DATA */
+    size_t nmembers;                 /* processes in the fence, every node's */
+    size_t nlocal;                   /* of them, served by this engine */
+    size_t njoined;                  /* local members that joined */
+    bool host_pending;               /* every local member joined: the host's
+                                        (the other nodes') part is running */
+    pg_time_t started;               /* `now` of the first join */
+    const pg_proc_t *missing;        /* the local members that have not joined */
+    size_t nmissing;
+} pg_fence_view_t;
+
+/* A held request.  Strings are borrowed for the callback. */
+typedef enum pg_wait_kind {
+    PG_WAIT_GET = 0,   /* a get of a key nobody committed yet */
+    PG_WAIT_NODE_ATTR, /* a PMI-2 node attribute nobody put yet */
+    PG_WAIT_LOOKUP,    /* a name-service lookup with PMIX_WAIT */
+} pg_wait_kind_t;
+
+typedef struct pg_wait_view {
+    pg_wait_kind_t kind;
+    pg_proc_t requester;
+    pg_proc_t target;  /* PG_WAIT_GET: whose key (rank may be PMIX_RANK_UNDEF) */
+    const char *key;   /* the key, the attribute or the service name */
+    pg_time_t since;   /* `now` when it was held */
+} pg_wait_view_t;
+
+/* Calls fn for each fence in progress, then wait_fn for each held get,
+ * node-attribute get and lookup (either fn may be NULL), in no particular
+ * order.  Changes nothing.  PMIX_ERR_NOMEM when a missing-member list
+ * could not be built (the callbacks made so far stand). */
+pmix_status_t pg_engine_view(pg_engine_t *engine,
+                             void (*fence_fn)(void *arg, const pg_fence_view_t *f),
+                             void (*wait_fn)(void *arg, const pg_wait_view_t *w), void *arg);
+
 #endif

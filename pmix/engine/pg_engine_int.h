@@ -140,6 +140,7 @@ typedef struct pg_req {
     struct pg_fence *fence;       /* PG_REQ_FENCE */
     uint64_t dmodex_id;           /* != 0 while the host fetches */
     pg_time_t deadline;           /* PG_TIME_NEVER = none */
+    pg_time_t since;              /* `now` when it was held (pg_engine_view) */
     union {
         pg_get_cb_t get;
         pg_lookup_cb_t lookup;
@@ -172,6 +173,7 @@ typedef struct pg_fence {
     bool collect, mismatch, host_pending, whole_job;
     bool tagged;                  /* a group collective (pg_group.c): local only */
     pg_time_t deadline;
+    pg_time_t started;            /* `now` of the running instance's first join */
     pg_req_t *joiners;            /* utlist DL on wprev/wnext */
 } pg_fence_t;
 
@@ -237,7 +239,7 @@ pg_kv_t *pg_kv_new(pg_engine_t *e, pmix_rank_t rank, pmix_scope_t scope, const p
 void pg_kv_free(pg_engine_t *e, pg_kv_t *kv);
 pg_value_t pg_kv_value(const pg_kv_t *kv);
 pg_req_t *pg_req_new(pg_engine_t *e, pg_req_kind_t kind, pg_ns_t *job, pmix_rank_t rank);
-void pg_req_hold(pg_engine_t *e, pg_req_t *r, pg_time_t deadline);
+void pg_req_hold(pg_engine_t *e, pg_req_t *r, pg_time_t now, pg_time_t timeout);
 pg_time_t pg_deadline_of(pg_time_t now, pg_time_t timeout);
 void pg_req_complete(pg_engine_t *e, pg_req_t *r, pmix_status_t status, const pg_kv_t *value);
 void pg_engine_flush(pg_engine_t *e);

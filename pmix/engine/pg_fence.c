@@ -465,6 +465,7 @@ pmix_status_t pg_fence_join_tagged(pg_engine_t *e, const pg_proc_t *proc, const 
         f->id = e->next_id++;
         f->seq++;
         f->collect = collect;
+        f->started = now;
     } else if (f->collect != collect) {
         f->mismatch = true;
     }

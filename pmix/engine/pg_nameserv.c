@@ -127,7 +127,7 @@ pmix_status_t pg_lookup(pg_engine_t *e, const pg_proc_t *requester, const char *
     r->cb.lookup = cb;
     r->cbdata = cbdata;
     DL_APPEND2(e->lookups, r, wprev, wnext);
-    pg_req_hold(e, r, pg_deadline_of(now, timeout));
+    pg_req_hold(e, r, now, timeout);
     return PMIX_OPERATION_IN_PROGRESS;
 }
 

@@ -442,7 +442,7 @@ static pmix_status_t get_remote(pg_engine_t *e, const pg_get_req_t *q, pg_ns_t *
     r->slot = s;
     r->dmodex_id = e->next_id++;
     DL_APPEND2(s->waiters, r, wprev, wnext);
-    pg_req_hold(e, r, pg_deadline_of(now, q->timeout));
+    pg_req_hold(e, r, now, q->timeout);
     pg_proc_t t = { tjob->nspace, q->target.rank };
     e->ops.dmodex(e->host_ctx, r->dmodex_id, &t, q->key);
     pg_engine_flush(e);
@@ -458,7 +458,7 @@ static pmix_status_t get_hold(pg_engine_t *e, const pg_get_req_t *q, pg_ns_t *rj
         return get_done(cb, cbdata, PMIX_ERR_NOMEM, NULL);
     r->slot = s;
     DL_APPEND2(s->waiters, r, wprev, wnext);
-    pg_req_hold(e, r, pg_deadline_of(now, q->timeout));
+    pg_req_hold(e, r, now, q->timeout);
     pg_engine_flush(e); /* hang detection may end it at once; r is gone then */
     return PMIX_OPERATION_IN_PROGRESS;
 }
@@ -608,7 +608,7 @@ static pmix_status_t node_get(pg_engine_t *e, const pg_get_req_t *q, pg_ns_t *rj
     r->cb.get = cb;
     r->cbdata = cbdata;
     DL_APPEND2(a->waiters, r, wprev, wnext);
-    pg_req_hold(e, r, pg_deadline_of(now, q->timeout));
+    pg_req_hold(e, r, now, q->timeout);
     pg_engine_flush(e); /* hang detection may end it at once; r is gone then */
     return PMIX_OPERATION_IN_PROGRESS;
 }
