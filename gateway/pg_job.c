@@ -25,6 +25,7 @@
 #include "gateway/pg_job_int.h"
 #include "gateway/pg_launch.h"
 #include "gateway/pg_port.h"
+#include "gateway/pg_report.h"
 #include "gateway/pg_run.h"
 #include "gateway/pg_spawn.h"
 #include "gateway/pg_stdin.h"
@@ -883,6 +884,27 @@ int pg_job_size(const pg_job_t *job)
 const pid_t *pg_job_pids(const pg_job_t *job)
 {
     return job->pids;
+}
+
+void pg_job_report(const pg_job_t *job, pg_report_job_t *out)
+{
+    *out = (pg_report_job_t){
+        .jobno = job->jobno,
+        .kvsname = job->kvsname,
+        .size = job->size,
+        .first = job->node != NULL ? job->first : 0,
+        .nlocal = job->node != NULL ? job->nlocal : job->size,
+        .parent_kvsname = job->jobno > 0 ? job->parent_kvsname : NULL,
+        .parent_rank = job->parent_rank,
+    };
+    for (int i = 0; i < job->size; i++) {
+        const pg_rank_t *r = &job->ranks[i];
+
+        out->launched += r->pid != 0;
+        out->initialised += r->connected;
+        out->finalized += r->finalized;
+        out->exited += r->reaped;
+    }
 }
 
 /* ---------------------------------------------------------------- */

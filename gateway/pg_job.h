@@ -98,6 +98,11 @@ void pg_job_judge_silent(pg_job_t *job);
 
 /* ---- any job ---- */
 
+/* The job's ranks on this node as `pmigate status` shows them (strings
+ * borrowed from the job). */
+struct pg_report_job;
+void pg_job_report(const pg_job_t *job, struct pg_report_job *out);
+
 pg_run_t *pg_job_owner(const pg_job_t *job);
 const char *pg_job_kvsname(const pg_job_t *job);
 /* The job's options (a spawned job's: those of its spawn). */

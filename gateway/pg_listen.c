@@ -96,40 +96,59 @@ static void on_acceptable(evutil_socket_t lfd, short what, void *arg)
     l->on_accept(l->arg, fd, cred.pid);
 }
 
-/* The address to bind: dir/pmi, or through the directory's alias when
- * that is too long for a socket; l->path becomes what clients use. */
-static int socket_address(pg_listen_t *l, struct sockaddr_un *sa)
+int pg_listen_address(const char *dir, const char *name, struct sockaddr_un *sa, int *dir_fd)
 {
     size_t max = sizeof(sa->sun_path);
 
-    if ((size_t)snprintf(sa->sun_path, max, "%s/pmi", l->dir) < max) {
-        memcpy(l->path, sa->sun_path, sizeof(l->path));
+    *sa = (struct sockaddr_un){ .sun_family = AF_UNIX };
+    *dir_fd = -1;
+    if ((size_t)snprintf(sa->sun_path, max, "%s/%s", dir, name) < max)
         return 0;
-    }
-    l->dir_fd = open(l->dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (l->dir_fd < 0)
+    *dir_fd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (*dir_fd < 0)
         return errno;
-    snprintf(sa->sun_path, max, "/proc/self/fd/%d/pmi", l->dir_fd);
-    snprintf(l->path, sizeof(l->path), "/proc/%ld/fd/%d/pmi", (long)getpid(), l->dir_fd);
+    if ((size_t)snprintf(sa->sun_path, max, "/proc/self/fd/%d/%s", *dir_fd, name) >= max)
+        return ENAMETOOLONG;
     return 0;
 }
 
-/* Makes the 0700 directory and binds the 0600 socket in it. */
+int pg_listen_unix(const struct sockaddr_un *sa, int backlog, int *fd)
+{
+    mode_t old_mask;
+    int rc, err;
+
+    *fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (*fd < 0)
+        return errno;
+    old_mask = umask(0177);
+    rc = bind(*fd, (const struct sockaddr *)sa, sizeof(*sa));
+    umask(old_mask);
+    if (rc != 0 || chmod(sa->sun_path, 0600) != 0 || listen(*fd, backlog) != 0) {
+        err = errno;
+        if (rc == 0)
+            (void)unlink(sa->sun_path); /* bound here: ours to take back */
+        close(*fd);
+        *fd = -1;
+        return err;
+    }
+    return 0;
+}
+
+/* Makes the 0700 directory and the 0600 socket "pmi" in it; l->path
+ * becomes what clients use (through /proc/<pmigate's pid>/fd/N when the
+ * directory's path is too long). */
 static int bind_private(pg_listen_t *l)
 {
-    struct sockaddr_un sa = { .sun_family = AF_UNIX };
-    mode_t old_mask;
-    int rc;
+    struct sockaddr_un sa;
+    int rc = pg_tmpdir_new(PG_TMPDIR_PREFIX, l->dir, sizeof(l->dir), &l->dir_lock);
 
-    rc = pg_tmpdir_new(PG_TMPDIR_PREFIX, l->dir, sizeof(l->dir), &l->dir_lock);
-    if (rc != 0 || (rc = socket_address(l, &sa)) != 0)
+    if (rc != 0 || (rc = pg_listen_address(l->dir, "pmi", &sa, &l->dir_fd)) != 0)
         return rc;
-    old_mask = umask(0177); /* the socket is born 0600: no window with wider rights */
-    rc = bind(l->fd, (struct sockaddr *)&sa, sizeof(sa));
-    umask(old_mask);
-    if (rc != 0)
-        return errno;
-    return chmod(sa.sun_path, 0600) == 0 ? 0 : errno;
+    if (l->dir_fd < 0)
+        memcpy(l->path, sa.sun_path, sizeof(l->path));
+    else
+        snprintf(l->path, sizeof(l->path), "/proc/%ld/fd/%d/pmi", (long)getpid(), l->dir_fd);
+    return pg_listen_unix(&sa, 1024, &l->fd);
 }
 
 pg_listen_t *pg_listen_new(struct event_base *base, pg_listen_accept_fn on_accept,
@@ -145,17 +164,9 @@ pg_listen_t *pg_listen_new(struct event_base *base, pg_listen_accept_fn on_accep
     l->on_accept = on_accept;
     l->on_refuse = on_refuse;
     l->arg = arg;
-    l->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (l->fd < 0) {
-        *err = errno;
-        goto fail;
-    }
+    l->fd = -1;
     if ((*err = bind_private(l)) != 0)
         goto fail;
-    if (listen(l->fd, 1024) != 0) {
-        *err = errno;
-        goto fail;
-    }
     l->ev = event_new(base, l->fd, EV_READ | EV_PERSIST, on_acceptable, l);
     l->retry = evtimer_new(base, on_retry, l);
     if (l->ev == NULL || l->retry == NULL || event_add(l->ev, NULL) != 0) {

@@ -43,4 +43,18 @@ const char *pg_listen_dir(const pg_listen_t *l);
 /* Stops accepting (job teardown); the socket stays until pg_listen_free. */
 void pg_listen_stop(pg_listen_t *l);
 
+/* The address of a socket <dir>/<name>, also the status endpoint's
+ * (pg_statusd.h) and its client's: the path itself, or, when that is too
+ * long for a unix socket, the same place through /proc/self/fd/N/<name>,
+ * N a descriptor of dir opened here (O_PATH) into *dir_fd, which the
+ * caller keeps while it uses the address and then closes (-1 when there
+ * is none).  0, or an errno. */
+struct sockaddr_un;
+int pg_listen_address(const char *dir, const char *name, struct sockaddr_un *sa, int *dir_fd);
+
+/* A listening unix socket (non-blocking, close-on-exec) bound at sa, born
+ * mode 0600: no window with wider rights.  0 with *fd, or an errno (the
+ * socket file is taken back if it was made). */
+int pg_listen_unix(const struct sockaddr_un *sa, int backlog, int *fd);
+
 #endif

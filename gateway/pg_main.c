@@ -1,6 +1,6 @@
 /*
- * pmigate's main(): the subcommands (run, proxy, probe, info, trace,
- * replay) and the version and help
+ * pmigate's main(): the subcommands (run, proxy, status, probe, info,
+ * trace, replay) and the version and help
  * texts.  Everything with logic lives in libpggateway so tests can reach it;
  * this file only wires the pieces to the command line.
  */
@@ -25,6 +25,7 @@
 #include "gateway/pg_proxy.h"
 #include "gateway/pg_replay_node.h"
 #include "gateway/pg_status.h"
+#include "gateway/pg_status_cli.h"
 #include "pmi1/pg_pmi1_server.h"
 #include "pmi2/pg_pmi2_server.h"
 #include "pmix/server/pg_pmix_server.h"
@@ -37,6 +38,8 @@ static const char main_usage[] =
     "Usage: pmigate run [options] prog [args] [: ...]   launch a job (see pmigate run --help)\n"
     "       pmigate proxy [options] -n N prog [args]     one node's share of a job under a\n"
     "                                                  PMIx host (see pmigate proxy --help)\n"
+    "       pmigate status [--watch] [JOB]             your running jobs on this node: ranks,\n"
+    "                                                  fences and the ranks they wait for\n"
     "       pmigate probe [--pmi1|--pmi2|--pmix]       as the ranks of any launcher: check\n"
     "                                                  the PMI it offers (see probe --help)\n"
     "       pmigate info                               version, PMI limits, topology\n"
@@ -242,6 +245,8 @@ int main(int argc, char **argv)
         return cmd_run(argc - 3, argv + 3, 0, argv[2]);
     if (strcmp(cmd, "probe") == 0)
         return cmd_probe(argc - 2, argv + 2);
+    if (strcmp(cmd, "status") == 0)
+        return pg_status_main(argc - 2, argv + 2);
     fprintf(stderr, "pmigate: unknown command '%s'\n%s", cmd, main_usage);
     return PG_EXIT_USAGE;
 }

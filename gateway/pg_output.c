@@ -75,6 +75,8 @@ struct pg_sink {
     size_t queued;
     pg_output_t *held;  /* forwarders paused until the sink drains */
     size_t logs_dropped; /* pmigate's lines not queued: no room */
+    int tty;            /* a terminal: a status line may be shown */
+    int status_shown;   /* a status line is on the terminal (pg_sink_status) */
 };
 
 struct pg_output {
@@ -328,8 +330,21 @@ static void on_sink_writable(evutil_socket_t fd, short what, void *arg)
     sink_wake_held(s);
 }
 
+static pg_chunk_t *chunk_new(pg_output_t *owner, size_t cap)
+{
+    pg_chunk_t *c = malloc(sizeof(*c) + cap);
+
+    if (c == NULL)
+        return NULL;
+    c->next = NULL;
+    c->owner = owner;
+    c->len = 0;
+    c->off = 0;
+    return c;
+}
+
 /* Queues c (taking it); writes at once unless already waiting. */
-static void sink_enqueue(pg_sink_t *s, pg_chunk_t *c)
+static void sink_enqueue_raw(pg_sink_t *s, pg_chunk_t *c)
 {
     if (s->gone) {
         free(c);
@@ -346,6 +361,44 @@ static void sink_enqueue(pg_sink_t *s, pg_chunk_t *c)
         c->owner->queued += c->len;
     if (!s->waiting)
         sink_flush(s);
+}
+
+/* The status line's bytes: back to the line's start, the text (or none),
+ * erase to the end of the line. */
+static void sink_status_queue(pg_sink_t *s, const char *text)
+{
+    size_t n = text != NULL ? strlen(text) : 0;
+    pg_chunk_t *c = chunk_new(NULL, n + 4);
+
+    if (c == NULL)
+        return;
+    c->data[0] = '\r';
+    memcpy(c->data + 1, text, n);
+    memcpy(c->data + 1 + n, "\033[K", 3);
+    c->len = n + 4;
+    s->status_shown = n > 0;
+    sink_enqueue_raw(s, c);
+}
+
+/* Queues a chunk of lines; a status line on the terminal is erased first. */
+static void sink_enqueue(pg_sink_t *s, pg_chunk_t *c)
+{
+    if (s->status_shown)
+        sink_status_queue(s, NULL);
+    sink_enqueue_raw(s, c);
+}
+
+void pg_sink_status(pg_sink_t *s, const char *text)
+{
+    if (s == NULL || !s->tty || s->gone)
+        return;
+    if (text == NULL || text[0] == '\0') {
+        if (s->status_shown)
+            sink_status_queue(s, NULL);
+        return;
+    }
+    if (s->head == NULL) /* never behind other output: skipped while any waits */
+        sink_status_queue(s, text);
 }
 
 /* Picks how to write fd without waiting (see the top of this file). */
@@ -391,6 +444,7 @@ pg_sink_t *pg_sink_new(struct event_base *base, int fd)
     }
     s->dev = st.st_dev;
     s->ino = st.st_ino;
+    s->tty = isatty(fd);
     sink_choose_way(s, fd, &st);
     s->wev = event_new(base, s->fd, EV_WRITE, on_sink_writable, s);
     s->retry = evtimer_new(base, on_sink_writable, s);
@@ -415,6 +469,8 @@ void pg_sink_free(pg_sink_t *s)
 {
     if (s == NULL || --s->refs > 0)
         return;
+    if (s->status_shown && !s->gone)
+        sink_status_queue(s, NULL); /* the terminal is left as it was */
     if (!s->gone && s->head != NULL && s->wev != NULL)
         sink_flush(s); /* a last try, without waiting */
     (void)sink_drop_queue(s, 0);
@@ -445,19 +501,6 @@ size_t pg_sink_discard(pg_sink_t *s)
 
     sink_wake_held(s);
     return dropped;
-}
-
-static pg_chunk_t *chunk_new(pg_output_t *owner, size_t cap)
-{
-    pg_chunk_t *c = malloc(sizeof(*c) + cap);
-
-    if (c == NULL)
-        return NULL;
-    c->next = NULL;
-    c->owner = owner;
-    c->len = 0;
-    c->off = 0;
-    return c;
 }
 
 static void sink_log_queue(pg_sink_t *sink, const char *clean, size_t n)

@@ -59,6 +59,14 @@ void pg_sink_free(pg_sink_t *sink);
  * straight to fd 2. */
 void pg_sink_log(pg_sink_t *sink, const char *line);
 
+/* A transient status line (pmigate run's wire-up progress) when the sink
+ * is a terminal, else nothing: written as "\r" + text + erase-to-end-of-
+ * line, without a newline, and erased before the next line the sink
+ * writes, when text is NULL or "", and when the sink is freed.  An update
+ * is skipped while other output waits in the queue: the line never holds
+ * anything up. */
+void pg_sink_status(pg_sink_t *sink, const char *text);
+
 /* Bytes queued and not yet written. */
 size_t pg_sink_queued(const pg_sink_t *sink);
 /* How long (ns, by the monotonic `now`) the sink has been unable to write

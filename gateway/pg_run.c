@@ -25,6 +25,8 @@
 #include "gateway/pg_listen.h"
 #include "gateway/pg_port.h"
 #include "gateway/pg_proc.h"
+#include "gateway/pg_report.h"
+#include "gateway/pg_statusd.h"
 #include "gateway/pg_tmpdir.h"
 #include "wire/pg_clock.h"
 
@@ -39,6 +41,10 @@ enum {
      * reader has taken nothing for this long (docs/user-guide.md). */
     PG_RUN_FLUSH_STALL_MS = 1000,
     PG_RUN_FLUSH_CHECK_MS = 10,
+    /* the wire-up progress line on a terminal: shown once a wire-up step
+     * has taken this long, refreshed this often */
+    PG_RUN_PROGRESS_AFTER_MS = 1000,
+    PG_RUN_PROGRESS_EVERY_MS = 250,
 };
 
 struct pg_run {
@@ -54,6 +60,10 @@ struct pg_run {
     int nsubs;
     pg_job_engine_t *engine;  /* the root job's registration: the engine */
     pg_listen_t *listen;      /* the PMI_PORT socket and the job directory */
+    pg_statusd_t *statusd;    /* `pmigate status`'s endpoint in that directory */
+    uint64_t started_at;      /* pg_clock_now() of pg_run_new, for status */
+    uint64_t launched_at;     /* ... when the root job's first batch started */
+    int nodeid, nnodes;       /* pmigate proxy: this node of nnodes (else 0, 0) */
     pg_port_t *port;          /* PMI_PORT connections until they name a rank */
     pg_stdin_t *stdin_fwd;
     pg_sink_t *out_sink;      /* pmigate's stdout, non-blocking (pg_output.h) */
@@ -70,6 +80,7 @@ struct pg_run {
     struct event *ev_chld, *ev_int, *ev_term, *ev_hup, *ev_timeout, *ev_kill;
     struct event *ev_event_grace; /* SIGTERM after PG_RUN_EVENT_GRACE_MS */
     struct event *ev_flush;
+    struct event *ev_progress; /* the progress line, when stderr is a terminal */
 };
 
 /* ---------------------------------------------------------------- */
@@ -368,6 +379,130 @@ static void on_port_refuse(void *arg, const char *why)
 }
 
 /* ---------------------------------------------------------------- */
+/* what a running job shows: `pmigate status`, the progress line     */
+/* ---------------------------------------------------------------- */
+
+/* The engine's fences and waits of one namespace, for pg_report. */
+typedef struct view_arg {
+    FILE *out;
+    const char *ns;
+    uint64_t now;
+} view_arg_t;
+
+static void report_fence(void *arg, const pg_fence_view_t *f)
+{
+    const view_arg_t *v = arg;
+
+    if (f->nparticipants > 0 && strcmp(f->participants[0].nspace, v->ns) == 0)
+        pg_report_fence(v->out, f, v->now);
+}
+
+static void report_wait(void *arg, const pg_wait_view_t *w)
+{
+    const view_arg_t *v = arg;
+
+    if (strcmp(w->requester.nspace, v->ns) == 0)
+        pg_report_wait(v->out, w, v->now);
+}
+
+static void report_job(const pg_run_t *run, const pg_job_t *job, FILE *out, uint64_t now)
+{
+    view_arg_t v = { out, pg_job_kvsname(job), now };
+    pg_report_job_t j;
+
+    pg_job_report(job, &j);
+    pg_report_job(out, &j);
+    if (run->engine != NULL)
+        (void)pg_engine_view(pg_job_engine_get(run->engine), report_fence, report_wait, &v);
+}
+
+/* The report of pg_statusd.h: who, what, since when, then each job. */
+static void run_report(void *arg, FILE *out)
+{
+    const pg_run_t *run = arg;
+    uint64_t now = pg_clock_now();
+
+    fprintf(out, "pmigate %ld on %s", (long)run->pid, run->hostname);
+    if (run->nnodes > 1)
+        fprintf(out, ", node %d of %d", run->nodeid, run->nnodes);
+    fprintf(out, ": %s", run->nnodes > 1 ? "proxy" : "run");
+    for (int i = 0; i < run->opts->nsegments; i++)
+        fprintf(out, "%s -n %d %s", i > 0 ? " :" : "", run->opts->segments[i].nprocs,
+                run->opts->segments[i].argv[0]);
+    fprintf(out, ", up %.1f s%s\n", (double)(now - run->started_at) / 1e9,
+            run->teardown ? ", ending" : "");
+    report_job(run, run->root, out, now);
+    for (int k = 0; k < run->nsubs; k++)
+        report_job(run, run->subs[k], out, now);
+    if (run->nnodes > 1)
+        fprintf(out, "(this node's ranks only: pmigate status on the other nodes shows theirs)\n");
+}
+
+/* The root job's whole-job fence, if one is running. */
+typedef struct progress_arg {
+    const char *ns;
+    int found;
+    pg_fence_view_t f; /* its counts; the arrays are not kept */
+} progress_arg_t;
+
+static void progress_fence(void *arg, const pg_fence_view_t *f)
+{
+    progress_arg_t *p = arg;
+
+    if (f->whole_job && strcmp(f->participants[0].nspace, p->ns) == 0) {
+        p->f = *f;
+        p->f.participants = p->f.missing = NULL;
+        p->found = 1;
+    }
+}
+
+/* The progress line: a whole-job fence of the root job, or its ranks'
+ * initialisation, that has taken PG_RUN_PROGRESS_AFTER_MS so far. */
+static void on_progress(evutil_socket_t fd, short what, void *arg)
+{
+    pg_run_t *run = arg;
+    uint64_t now = pg_clock_now(), after = (uint64_t)PG_RUN_PROGRESS_AFTER_MS * 1000000u;
+    progress_arg_t p = { .ns = pg_job_kvsname(run->root) };
+    const char *text = NULL;
+    char line[160];
+    pg_report_job_t j;
+
+    (void)fd;
+    (void)what;
+    if (!run->teardown && !run->done && run->engine != NULL && run->launched_at != 0) {
+        pg_job_report(run->root, &j);
+        (void)pg_engine_view(pg_job_engine_get(run->engine), progress_fence, NULL, &p);
+        if (p.found && now - p.f.started >= after)
+            text = pg_report_progress(line, sizeof(line), &p.f, 0, 0, 0, now);
+        else if (!p.found && j.initialised > 0 && j.initialised < j.nlocal && j.finalized == 0 &&
+                 now - run->launched_at >= after)
+            text = pg_report_progress(line, sizeof(line), NULL, j.initialised, j.nlocal,
+                                      run->launched_at, now);
+    }
+    pg_sink_status(run->err_sink, text);
+}
+
+/* `pmigate status`'s endpoint, and the progress line on a terminal.
+ * Neither is needed to run the job: a failure is said, and the job goes
+ * on without. */
+static void open_views(pg_run_t *run)
+{
+    struct timeval every = ms_to_tv(PG_RUN_PROGRESS_EVERY_MS);
+    int err = 0;
+
+    run->statusd = pg_statusd_new(run->base, pg_listen_dir(run->listen), run_report, run, &err);
+    if (run->statusd == NULL)
+        pg_run_log(run, "cannot open the status endpoint (pmigate status will not see this "
+                        "job): %s",
+                   strerror(err));
+    if (!isatty(STDERR_FILENO))
+        return;
+    run->ev_progress = event_new(run->base, -1, EV_PERSIST, on_progress, run);
+    if (run->ev_progress != NULL)
+        (void)event_add(run->ev_progress, &every);
+}
+
+/* ---------------------------------------------------------------- */
 /* preparation                                                        */
 /* ---------------------------------------------------------------- */
 
@@ -477,6 +612,7 @@ static int run_prepare(pg_run_t *run)
     }
     if (attach_engine(run) != 0)
         goto fail;
+    open_views(run);
     run->stdin_fwd = pg_stdin_new(run->base);
     if (run->stdin_fwd == NULL)
         goto oom;
@@ -537,6 +673,7 @@ static void kill_leftovers(pg_run_t *run)
 int pg_run_dispatch(pg_run_t *run)
 {
     if (run_prepare(run) == 0) {
+        run->launched_at = pg_clock_now();
         pg_launch_start(run->root); /* the first batch; the rest from the loop */
         if (!run->done || run->flushing)
             event_base_dispatch(run->base);
@@ -565,6 +702,7 @@ pg_run_t *pg_run_new(struct event_base *base, const pg_run_opts_t *opts,
     run->opts = opts;
     run->handlers = handlers;
     run->pid = getpid();
+    run->started_at = pg_clock_now();
     pg_verdict_init(&run->verdict);
     if (gethostname(run->hostname, sizeof(run->hostname) - 1) != 0)
         strcpy(run->hostname, "localhost");
@@ -587,6 +725,8 @@ int pg_run_set_node(pg_run_t *run, const pg_job_node_t *node)
     if (pg_job_set_node(run->root, node) != 0)
         return -1;
     snprintf(run->hostname, sizeof(run->hostname), "%s", node->hostnames[node->nodeid]);
+    run->nodeid = node->nodeid;
+    run->nnodes = node->nnodes;
     return 0;
 }
 
@@ -618,6 +758,7 @@ void pg_run_free(pg_run_t *run)
     pg_job_engine_free(run->engine);
     if (pg_trace_recorder_close(run->trace) != 0)
         pg_run_log(run, "writing the trace %s failed: it is incomplete", run->opts->trace_path);
+    pg_statusd_free(run->statusd); /* before the directory it is in */
     pg_listen_free(run->listen);
     pg_stdin_free(run->stdin_fwd);
     free_event(run->ev_chld);
@@ -628,6 +769,7 @@ void pg_run_free(pg_run_t *run)
     free_event(run->ev_kill);
     free_event(run->ev_event_grace);
     free_event(run->ev_flush);
+    free_event(run->ev_progress);
     pg_sink_free(run->out_sink); /* after the ranks' forwarders, which borrow them */
     pg_sink_free(run->err_sink);
     free(run);

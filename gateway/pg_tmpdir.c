@@ -206,8 +206,12 @@ void pg_tmpdir_remove(const char *dir, int lock_fd)
         close(lock_fd);
 }
 
-/* 1 if parent/name is a job directory of this user whose owner is dead. */
-static int owner_is_dead(int parent, const char *name)
+/* What parent/name is: a job directory of this user whose owner is alive
+ * (OWNER_ALIVE) or dead (OWNER_DEAD), or anything else (NOT_OURS: another
+ * user's, no lock, not a directory). */
+typedef enum { NOT_OURS, OWNER_ALIVE, OWNER_DEAD } owner_state_t;
+
+static owner_state_t owner_state(int parent, const char *name)
 {
     char lock[512];
     struct stat st;
@@ -215,15 +219,15 @@ static int owner_is_dead(int parent, const char *name)
 
     if (fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) ||
         st.st_uid != geteuid())
-        return 0;
+        return NOT_OURS;
     if ((size_t)snprintf(lock, sizeof(lock), "%s/" PG_TMPDIR_LOCK, name) >= sizeof(lock))
-        return 0;
+        return NOT_OURS;
     fd = openat(parent, lock, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
-        return 0;
+        return NOT_OURS;
     dead = flock(fd, LOCK_EX | LOCK_NB) == 0;
     close(fd); /* our own lock goes with it */
-    return dead;
+    return dead ? OWNER_DEAD : OWNER_ALIVE;
 }
 
 static int is_job_dir_name(const char *name)
@@ -245,9 +249,51 @@ int pg_tmpdir_sweep(void)
     if (tmp == NULL)
         return 0;
     while ((e = readdir(tmp)) != NULL)
-        if (is_job_dir_name(e->d_name) && owner_is_dead(dirfd(tmp), e->d_name) &&
+        if (is_job_dir_name(e->d_name) && owner_state(dirfd(tmp), e->d_name) == OWNER_DEAD &&
             remove_tree(dirfd(tmp), e->d_name) == 0)
             removed++;
     closedir(tmp);
     return removed;
+}
+
+int pg_tmpdir_live(char ***dirs, size_t *n)
+{
+    DIR *tmp = opendir(tmp_base());
+    struct dirent *e;
+    char **list = NULL, **grown, *path;
+    size_t count = 0;
+    int err = 0;
+
+    *dirs = NULL;
+    *n = 0;
+    if (tmp == NULL)
+        return errno;
+    while ((e = readdir(tmp)) != NULL) {
+        if (strncmp(e->d_name, PG_TMPDIR_PREFIX ".", strlen(PG_TMPDIR_PREFIX ".")) != 0 ||
+            owner_state(dirfd(tmp), e->d_name) != OWNER_ALIVE)
+            continue;
+        grown = realloc(list, (count + 1) * sizeof(*list));
+        if (grown == NULL || asprintf(&path, "%s/%s", tmp_base(), e->d_name) < 0) {
+            list = grown != NULL ? grown : list;
+            err = ENOMEM;
+            break;
+        }
+        list = grown;
+        list[count++] = path;
+    }
+    closedir(tmp);
+    if (err != 0) {
+        pg_tmpdir_list_free(list, count);
+        return err;
+    }
+    *dirs = list;
+    *n = count;
+    return 0;
+}
+
+void pg_tmpdir_list_free(char **dirs, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(dirs[i]);
+    free(dirs);
 }

@@ -39,4 +39,11 @@ void pg_tmpdir_remove(const char *dir, int lock_fd);
  * Returns how many were removed. */
 int pg_tmpdir_sweep(void);
 
+/* The job directories (PG_TMPDIR_PREFIX ".XXXXXX", the ones holding a
+ * job's sockets) under $TMPDIR (or /tmp) of this user whose owner lives,
+ * for `pmigate status`.  *dirs is a malloc'd array of *n malloc'd paths
+ * (pg_tmpdir_list_free).  0, or an errno. */
+int pg_tmpdir_live(char ***dirs, size_t *n);
+void pg_tmpdir_list_free(char **dirs, size_t n);
+
 #endif

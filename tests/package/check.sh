@@ -176,6 +176,22 @@ for launch in "$BIN run -n 2" "mpiexec.hydra -n 2"; do
         printf '%s\n' "$out" | head -n 10
     fi
 done
+# pmigate status from /usr/bin names the rank a fence waits for
+"$BIN" run -n 2 sh -c 'if [ "$PMI_RANK" = 1 ]; then sleep 4; fi; exec "$0" probe' "$BIN" \
+    >"$WORK/stuck.out" 2>&1 &
+stuck=$!
+seen=
+for i in $(seq 1 30); do
+    "$BIN" status "$stuck" >"$WORK/status" 2>&1
+    if grep -q '^  fence 1: waiting for rank 1 (of 2)' "$WORK/status"; then
+        seen=yes
+        break
+    fi
+    sleep 0.1
+done
+wait "$stuck"
+[ -n "$seen" ] && pass "$BIN status: '$(grep '^  fence' "$WORK/status")'" ||
+    { fail "$BIN status did not name rank 1"; cat "$WORK/status"; }
 for page in /usr/share/man/man1/pmigate.1.gz /usr/share/man/man3/libpmix.3.gz \
     /usr/share/man/man3/PMI2_Init.3.gz; do
     grep -qx "$page" "$WORK/files" || fail "no manual page $page in the packages"
