@@ -124,7 +124,7 @@ const char *pg_sched_name(pg_sched_t sched)
     return sched == PG_SCHED_BATCH ? "batch" : "normal";
 }
 
-static int parse_seconds(const char *s, double *out)
+int pg_cli_parse_seconds(const char *s, int zero_ok, double *out)
 {
     char *end;
     double v;
@@ -135,7 +135,7 @@ static int parse_seconds(const char *s, double *out)
     v = strtod(s, &end);
     /* a day is far more than any job this tool runs interactively, and keeps
      * the libevent timeval well inside its range */
-    if (errno != 0 || *end != '\0' || !(v > 0.0) || v > 1e7)
+    if (errno != 0 || *end != '\0' || !(zero_ok ? v >= 0.0 : v > 0.0) || v > 1e7)
         return -1;
     *out = v;
     return 0;
@@ -254,7 +254,7 @@ static int parse_option(cli_state_t *st, int argc, char **argv, int *i, pg_segme
     }
     if (opt_is(arg, "timeout", &iv)) {
         val = opt_value(argc, argv, i, iv);
-        if (parse_seconds(val, &opts->timeout) != 0)
+        if (pg_cli_parse_seconds(val, 0, &opts->timeout) != 0)
             return fail(st, "--timeout expects a positive number of seconds, got '%s'",
                         val ? val : "");
         return 0;

@@ -80,6 +80,11 @@ const char *pg_bind_name(pg_bind_t bind);
 int pg_sched_parse(const char *word, pg_sched_t *out);
 const char *pg_sched_name(pg_sched_t sched);
 
+/* A number of seconds as the options take it ("2.5"; no sign, at most
+ * 1e7, greater than 0, or also 0 when zero_ok).  0, or -1 when s is not
+ * one. */
+int pg_cli_parse_seconds(const char *s, int zero_ok, double *out);
+
 /* The text of `pmigate run --help`. */
 extern const char pg_cli_run_usage[];
 

@@ -3,7 +3,6 @@
  */
 #include "gateway/pg_probe.h"
 
-#include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -12,6 +11,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "gateway/pg_cli.h"
 #include "gateway/pg_mapping.h"
 #include "wire/pg_clock.h"
 
@@ -47,21 +47,6 @@ const char *pg_probe_iface_name(pg_probe_iface_t iface)
     }
 }
 
-static int parse_timeout(const char *s, double *out)
-{
-    char *end;
-    double v;
-
-    if (s == NULL || *s == '\0' || *s == '-' || *s == '+')
-        return -1;
-    errno = 0;
-    v = strtod(s, &end);
-    if (errno != 0 || *end != '\0' || !(v >= 0.0) || v > 1e7)
-        return -1;
-    *out = v;
-    return 0;
-}
-
 int pg_probe_parse(int argc, char **argv, pg_probe_opts_t *opts, char *err, size_t errlen)
 {
     memset(opts, 0, sizeof(*opts));
@@ -81,7 +66,7 @@ int pg_probe_parse(int argc, char **argv, pg_probe_opts_t *opts, char *err, size
         else if (strcmp(a, "--timeout") == 0 || strncmp(a, "--timeout=", 10) == 0) {
             const char *v = a[9] == '=' ? a + 10 : (i + 1 < argc ? argv[++i] : NULL);
 
-            if (parse_timeout(v, &opts->timeout) != 0) {
+            if (pg_cli_parse_seconds(v, 1, &opts->timeout) != 0) {
                 snprintf(err, errlen, "--timeout wants seconds (0 for none), not '%s'",
                          v != NULL ? v : "");
                 return -1;

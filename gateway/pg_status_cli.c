@@ -50,10 +50,8 @@ int pg_status_parse(int argc, char **argv, pg_status_opts_t *opts, char *err, si
             opts->help = 1;
         else if (strcmp(a, "--interval") == 0 || strncmp(a, "--interval=", 11) == 0) {
             const char *v = a[10] == '=' ? a + 11 : (i + 1 < argc ? argv[++i] : NULL);
-            char *end = NULL;
 
-            opts->interval = v != NULL ? strtod(v, &end) : 0;
-            if (v == NULL || end == v || *end != '\0' || !(opts->interval >= 0.1) ||
+            if (pg_cli_parse_seconds(v, 0, &opts->interval) != 0 || opts->interval < 0.1 ||
                 opts->interval > 3600) {
                 snprintf(err, errlen, "--interval wants seconds from 0.1 to 3600, not '%s'",
                          v != NULL ? v : "");
