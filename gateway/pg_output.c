@@ -373,7 +373,8 @@ static void sink_status_queue(pg_sink_t *s, const char *text)
     if (c == NULL)
         return;
     c->data[0] = '\r';
-    memcpy(c->data + 1, text, n);
+    if (n > 0)
+        memcpy(c->data + 1, text, n);
     memcpy(c->data + 1 + n, "\033[K", 3);
     c->len = n + 4;
     s->status_shown = n > 0;
