@@ -11,7 +11,8 @@
 # rank killed on the third; node-named traces written on each host, each
 # replayed alone; two
 # proxies on one host; the host's PMIX_*/OMPI_* variables kept from the
-# ranks.
+# ranks; pmigate probe under the host runtime's own PMI (Slurm's PMI-2 and
+# PMIx, mpirun's PMIx) and under the proxies.
 # Where the hosts differ: under mpirun the name service crosses hosts
 # (ORTE's PMIx_Publish/Lookup); Slurm 22.05's pmix plugin has none, so
 # there a name stays on its host (pmigate's documented behaviour) and that
@@ -291,6 +292,46 @@ else
     fail "the ranks' environment under the proxy (exit $rc):"
     head -n 20 "$WORK/out"
 fi
+
+# -- pmigate probe across hosts ------------------------------------------------
+# expect_probe LABEL REGEX: the last job exited 0 and its rank 0 said every
+# step worked, its launcher facts matching REGEX.
+expect_probe() {
+    if [ $rc -eq 0 ] && grep -qE "^probe: $2 rank 0 of 4, put/fence/get ok, fence [0-9.]+ ms, all-get [0-9.]+ ms$" "$WORK/out"; then
+        pass "$1"
+        grep '^probe: ' "$WORK/out"
+    else
+        fail "$1: exit $rc"
+        head -n 20 "$WORK/out"
+    fi
+}
+# probe_on_host LAUNCH...: LAUNCH run on host 1, output in $WORK/out
+probe_on_host() {
+    [ "$PG_HOST" = slurm ] && cluster_wait_idle
+    timeout -k 5 120 "$@" "$PMIGATE" probe >"$WORK/out" 2>&1
+    rc=$?
+}
+# under the host runtime itself: its own PMI servers, on 2 hosts
+if [ "$PG_HOST" = slurm ]; then
+    probe_on_host "$CLUSTER_ON" 1 srun -N 2 -n 4 --mpi=pmi2
+    expect_probe "pmigate probe under srun --mpi=pmi2 on 2 hosts: Slurm's PMI-2, node attributes" \
+        'PMI-2 \(srun via PMI_FD, job [^ ]+, 2 nodes, 2 local, universe 4\)'
+    probe_on_host "$CLUSTER_ON" 1 srun -N 2 -n 4 --mpi=pmix
+    expect_probe "pmigate probe under srun --mpi=pmix on 2 hosts: OpenPMIx's client" \
+        'PMIx \(srun via PMIX_SERVER_URI, OpenPMIx [^,]+, job [^ ]+, 2 nodes, 2 local, universe 4\)'
+else
+    probe_on_host "$CLUSTER_MPIRUN" -np 4 --map-by ppr:2:node
+    expect_probe "pmigate probe under mpirun on 2 hosts: OpenPMIx's client" \
+        'PMIx \(Open MPI mpirun via PMIX_SERVER_URI, OpenPMIx [^,]+, job [^ ]+, 2 nodes, 2 local, universe [0-9]+\)'
+fi
+# under pmigate proxy on 2 hosts: pmigate's libpmix, then PMI-2's node
+# attributes, one per host
+host_job 2 -n 4 "$PMIGATE" probe
+expect_probe "pmigate probe under pmigate proxy on 2 hosts: PMIx" \
+    'PMIx \(pmigate via PMI_FD, job [^ ]+, 2 nodes, 2 local, universe 4\)'
+host_job 2 -n 4 "$PMIGATE" probe --pmi2
+expect_probe "pmigate probe --pmi2 under pmigate proxy on 2 hosts" \
+    'PMI-2 \(pmigate via PMI_FD, job [^ ]+, 2 nodes, 2 local, universe 4\)'
 
 # -- nothing left on any host: no pmigate directory in any host's /tmp ------
 left=

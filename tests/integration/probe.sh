@@ -6,8 +6,9 @@
 # interface, the launcher and the job's shape and say put/fence/get ok.
 # Then the failures it exists for: a rank that never reaches the fence (the
 # probe names the step and ends within its --timeout), and a rank whose
-# key holds the wrong value (rank 0 names the rank and the key).  srun's
-# PMI-2 and PMIx are probed by slurm_host.sh, which has a Slurm.
+# key holds the wrong value (rank 0 names the rank and the key).  Across
+# hosts, under srun's PMI-2 and PMIx and mpirun's PMIx, the cluster in a
+# box probes (tests/cluster/proxy_cases.sh).
 . "$(dirname "$0")/hi_lib.sh"
 MPIRUN=mpirun.openmpi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
