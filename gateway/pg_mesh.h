@@ -1,0 +1,115 @@
+/*
+ * pg_mesh: the proxies' own channel (docs/architecture.md, "Across nodes").
+ *
+ * Why it exists: the host runtime starts the proxies and runs their
+ * fences, but it does not tell a proxy that another one died (Slurm
+ * without -K1), nor which failure of the job came first, nor carry the
+ * features a host lacks (issue 23).  The K proxies of a job therefore keep
+ * a small TCP channel among themselves: node 0 is the hub, every other
+ * node keeps one link to it, and the hub relays what one leaf sends
+ * another.  Only the job's proxies may join: the secret is derived from
+ * random bytes every node contributed to the start-up allgather through
+ * the host, and each link proves it knows the secret (HMAC-SHA256 over
+ * fresh nonces) before any frame is taken.
+ *
+ * Frames: a 16-byte header (u32 body length, u16 type, u16 flags, u32
+ * source node, u32 destination node, big-endian) and a body of at most
+ * PG_MESH_BODY_MAX bytes.  Types below PG_MESH_TYPE_USER are the
+ * channel's own; users register one callback per type.
+ *
+ * Liveness: a link is lost when its connection closes without a goodbye,
+ * or when nothing arrived for the timeout (heartbeats are sent while a
+ * link is otherwise idle; a node that knows it will be busy says so first,
+ * pg_mesh_quiet).  Lost nodes are reported through one callback.
+ *
+ * Threads and ownership: everything runs on the libevent thread of
+ * `base`; callbacks run there, with the body borrowed for the call.  They
+ * may send and leave, but must not free the mesh.  pg_mesh_t owns its
+ * listener, links and timers.
+ */
+#ifndef PG_MESH_H
+#define PG_MESH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct event_base;
+typedef struct pg_mesh pg_mesh_t;
+
+enum {
+    PG_MESH_BODY_MAX = 16 << 20,  /* largest body a frame carries */
+    PG_MESH_CARD_MAX = 512,       /* a node's card text, with its NUL */
+    PG_MESH_TYPE_USER = 64,       /* first type free for users */
+    PG_MESH_TYPE_MAX = 256,       /* types are below this */
+};
+
+/* Frame destination: every node but the sender. */
+#define PG_MESH_ALL UINT32_MAX
+
+typedef struct pg_mesh_opts {
+    int nodeid;
+    int nnodes;
+    uint64_t heartbeat_ns; /* idle link -> heartbeat; 0: 0.5 s */
+    uint64_t timeout_ns;   /* silence -> lost; 0: PMIGATE_MESH_TIMEOUT or 3 s */
+    uint64_t connect_ns;   /* links up after start, or fail; 0: PMIGATE_MESH_CONNECT or 30 s */
+    const char *addr;      /* the one address to listen on and advertise;
+                              NULL: PMIGATE_MESH_ADDR or every address */
+} pg_mesh_opts_t;
+
+/* A frame of a registered type from node `src`. */
+typedef void (*pg_mesh_recv_fn)(void *arg, int src, const void *body, size_t len);
+
+/* Node `node` can no longer be reached: it said goodbye (orderly = 1), or
+ * its link broke or fell silent, or it never joined (orderly = 0, `why`
+ * says which).  On a leaf, node 0 gone means every node is gone. */
+typedef void (*pg_mesh_gone_fn)(void *arg, int node, int orderly, const char *why);
+
+/* Opens the listener (so the card can be handed out before any peer is
+ * known).  NULL with err set on failure. */
+pg_mesh_t *pg_mesh_new(struct event_base *base, const pg_mesh_opts_t *opts, char *err,
+                       size_t errlen);
+/* Closes every link at once (no goodbye) and frees.  NULL is ignored. */
+void pg_mesh_free(pg_mesh_t *m);
+
+/* This node's card for the start-up allgather: "port token addr[,addr...]"
+ * (the token: 32 random bytes in hex).  Valid until pg_mesh_free. */
+const char *pg_mesh_card(const pg_mesh_t *m);
+
+/* Every node's card ([nnodes], this node's included, as the allgather
+ * returned them): derives the job secret and starts the links (a leaf
+ * dials the hub).  Returns 0, or -1 with err set (a card that does not
+ * parse). */
+int pg_mesh_start(pg_mesh_t *m, const char *const *cards, char *err, size_t errlen);
+
+/* Runs the loop until this node's links are up (a leaf: the hub's; the
+ * hub: every leaf's), or the connect deadline passes or a link is
+ * refused.  Returns 0, or -1 with err set. */
+int pg_mesh_wait_ready(pg_mesh_t *m, char *err, size_t errlen);
+
+/* The callback for frames of `type` (PG_MESH_TYPE_USER <= type <
+ * PG_MESH_TYPE_MAX); fn NULL unregisters.  0 or -1 (bad type). */
+int pg_mesh_on(pg_mesh_t *m, unsigned type, pg_mesh_recv_fn fn, void *arg);
+void pg_mesh_on_gone(pg_mesh_t *m, pg_mesh_gone_fn fn, void *arg);
+
+/* Queues a frame for node `dst` (or PG_MESH_ALL), relayed by the hub when
+ * there is no direct link.  The body is copied.  Returns 0, or -1 when
+ * `dst` cannot be reached (gone, or never linked) or the frame is too big. */
+int pg_mesh_send(pg_mesh_t *m, uint32_t dst, unsigned type, const void *body, size_t len);
+
+/* This node is about to be busy (the loop blocked) for up to ns: its
+ * peers wait that long more before taking its silence for a loss.  Sent
+ * at once when the link's queue is empty. */
+void pg_mesh_quiet(pg_mesh_t *m, uint64_t ns);
+
+/* Orderly leave: a goodbye on every link after what is queued; the links
+ * close once written.  Runs the loop up to `ms` for that; returns 0 when
+ * everything was written. */
+int pg_mesh_leave(pg_mesh_t *m, int ms);
+
+/* 1 when node `node` is linked (directly or through the hub) and not gone. */
+int pg_mesh_reachable(const pg_mesh_t *m, int node);
+
+int pg_mesh_nodeid(const pg_mesh_t *m);
+int pg_mesh_nnodes(const pg_mesh_t *m);
+
+#endif

@@ -1,0 +1,460 @@
+/*
+ * Unit tests of the proxies' mesh (gateway/pg_mesh.c) and its hash
+ * (gateway/pg_sha256.c), on loopback in one process: several meshes on one
+ * event loop (or one loop each, to make a node fall silent), as the
+ * proxies of a job would be.  What the proxies rely on: a frame reaches
+ * its node directly or through the hub, and only that node (PG_MESH_ALL:
+ * every node but the sender); a node that closes, says goodbye, or goes
+ * silent is reported gone, once, saying which; a node that does not know
+ * the job's secret, or a stranger, never joins and disturbs nothing.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <event2/event.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "gateway/pg_mesh.h"
+#include "gateway/pg_sha256.h"
+#include "tests/pg_cunit.h"
+#include "wire/pg_clock.h"
+
+/* ---- SHA-256 and HMAC: the published test vectors ---- */
+
+static void hex_of(const unsigned char *b, size_t n, char *out)
+{
+    for (size_t i = 0; i < n; i++)
+        sprintf(out + 2 * i, "%02x", b[i]);
+}
+
+static void check_sha(const char *msg, size_t len, const char *want)
+{
+    unsigned char d[PG_SHA256_LEN];
+    char hex[2 * PG_SHA256_LEN + 1];
+
+    pg_sha256(msg, len, d);
+    hex_of(d, sizeof(d), hex);
+    CU_ASSERT_STRING_EQUAL(hex, want);
+}
+
+static void test_sha256_vectors(void)
+{
+    static const char two_blocks[] = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+    char *million = malloc(1000000);
+    pg_sha256_t s;
+    unsigned char d[PG_SHA256_LEN];
+    char hex[2 * PG_SHA256_LEN + 1];
+
+    check_sha("", 0, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    check_sha("abc", 3, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    check_sha(two_blocks, strlen(two_blocks),
+              "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(million);
+    memset(million, 'a', 1000000);
+    pg_sha256_init(&s); /* in uneven pieces: the partial block carries over */
+    for (size_t at = 0; at < 1000000; at += 997)
+        pg_sha256_update(&s, million + at, at + 997 <= 1000000 ? 997 : 1000000 - at);
+    pg_sha256_final(&s, d);
+    hex_of(d, sizeof(d), hex);
+    CU_ASSERT_STRING_EQUAL(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+    free(million);
+}
+
+static void check_hmac(const void *key, size_t keylen, const char *msg, const char *want)
+{
+    unsigned char d[PG_SHA256_LEN];
+    char hex[2 * PG_SHA256_LEN + 1];
+    size_t half = strlen(msg) / 2, rest = strlen(msg) - half;
+    const void *part[2] = { msg, msg + half };
+    size_t len[2] = { half, rest };
+
+    pg_hmac_sha256(key, keylen, part, len, 2, d);
+    hex_of(d, sizeof(d), hex);
+    CU_ASSERT_STRING_EQUAL(hex, want);
+}
+
+/* RFC 4231 cases 1, 2 and 6 (a key longer than a block is hashed first). */
+static void test_hmac_vectors(void)
+{
+    unsigned char k1[20], k6[131];
+
+    memset(k1, 0x0b, sizeof(k1));
+    memset(k6, 0xaa, sizeof(k6));
+    check_hmac(k1, sizeof(k1), "Hi There",
+               "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7");
+    check_hmac("Jefe", 4, "what do ya want for nothing?",
+               "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+    check_hmac(k6, sizeof(k6), "Test Using Larger Than Block-Size Key - Hash Key First",
+               "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
+    CU_ASSERT_TRUE(pg_mem_equal_ct("abcd", "abcd", 4));
+    CU_ASSERT_FALSE(pg_mem_equal_ct("abcd", "abce", 4));
+}
+
+/* ---- meshes on loopback ---- */
+
+enum { K = 3, T_TEST = PG_MESH_TYPE_USER, MAX_SEEN = 16 };
+
+/* What one node saw. */
+typedef struct seen {
+    int frames;
+    int src[MAX_SEEN];
+    char body[MAX_SEEN][32];
+    int gone;             /* gone reports */
+    int gone_node, gone_orderly;
+    char gone_why[200];
+} seen_t;
+
+static void on_test_frame(void *arg, int src, const void *body, size_t len)
+{
+    seen_t *s = arg;
+
+    if (s->frames < MAX_SEEN) {
+        s->src[s->frames] = src;
+        snprintf(s->body[s->frames], sizeof(s->body[0]), "%.*s", (int)len, (const char *)body);
+    }
+    s->frames++;
+}
+
+static void on_gone(void *arg, int node, int orderly, const char *why)
+{
+    seen_t *s = arg;
+
+    s->gone++;
+    s->gone_node = node;
+    s->gone_orderly = orderly;
+    snprintf(s->gone_why, sizeof(s->gone_why), "%s", why);
+}
+
+static pg_mesh_t *mesh_at(struct event_base *base, int node, int nnodes, uint64_t timeout_ns,
+                          uint64_t connect_ns, seen_t *s)
+{
+    pg_mesh_opts_t o = { .nodeid = node, .nnodes = nnodes, .addr = "127.0.0.1",
+                         .heartbeat_ns = 50 * 1000000ull, .timeout_ns = timeout_ns,
+                         .connect_ns = connect_ns };
+    char err[256];
+    pg_mesh_t *m = pg_mesh_new(base, &o, err, sizeof(err));
+
+    if (m == NULL) {
+        fprintf(stderr, "pg_mesh_new: %s\n", err);
+        return NULL;
+    }
+    pg_mesh_on(m, T_TEST, on_test_frame, s);
+    pg_mesh_on_gone(m, on_gone, s);
+    return m;
+}
+
+/* Starts every mesh with everyone's cards. */
+static int start_all(pg_mesh_t **m, int n)
+{
+    const char *cards[K];
+    char err[256];
+
+    for (int i = 0; i < n; i++)
+        cards[i] = pg_mesh_card(m[i]);
+    for (int i = 0; i < n; i++)
+        if (pg_mesh_start(m[i], cards, err, sizeof(err)) != 0) {
+            fprintf(stderr, "pg_mesh_start: %s\n", err);
+            return -1;
+        }
+    return 0;
+}
+
+/* Runs the loop(s) until cond(arg) or ms pass. */
+static int run_until(struct event_base **bases, int nbases, int (*cond)(void *), void *arg,
+                     int ms)
+{
+    uint64_t end = pg_clock_now() + (uint64_t)ms * 1000000u;
+
+    while (!cond(arg) && pg_clock_now() < end) {
+        for (int b = 0; b < nbases; b++)
+            event_base_loop(bases[b], EVLOOP_NONBLOCK);
+        usleep(1000);
+    }
+    return cond(arg);
+}
+
+typedef struct meshes {
+    pg_mesh_t **m;
+    int n;
+} meshes_t;
+
+static int all_reachable(void *arg)
+{
+    meshes_t *ms = arg;
+
+    for (int i = 0; i < ms->n; i++)
+        for (int j = 0; j < ms->n; j++)
+            if (i != j && !pg_mesh_reachable(ms->m[i], j))
+                return 0;
+    return 1;
+}
+
+typedef struct counts {
+    seen_t *s;
+    int n, frames;
+} counts_t;
+
+static int frames_reached(void *arg)
+{
+    counts_t *c = arg;
+    int total = 0;
+
+    for (int i = 0; i < c->n; i++)
+        total += c->s[i].frames;
+    return total >= c->frames;
+}
+
+static int gone_seen(void *arg)
+{
+    return ((seen_t *)arg)->gone > 0;
+}
+
+static void test_frames_and_relay(void)
+{
+    struct event_base *base = event_base_new();
+    seen_t s[K] = { 0 };
+    pg_mesh_t *m[K];
+    counts_t c = { s, K, 0 };
+    char err[256];
+
+    for (int i = 0; i < K; i++)
+        m[i] = mesh_at(base, i, K, 0, 0, &s[i]);
+    CU_ASSERT_FATAL(m[0] != NULL && m[1] != NULL && m[2] != NULL);
+    CU_ASSERT_FATAL(start_all(m, K) == 0);
+    CU_ASSERT_EQUAL(pg_mesh_wait_ready(m[1], err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(pg_mesh_wait_ready(m[0], err, sizeof(err)), 0);
+    CU_ASSERT_TRUE(run_until(&base, 1, all_reachable, &(meshes_t){ m, K }, 5000));
+
+    /* leaf to leaf goes through the hub, and reaches only its node */
+    CU_ASSERT_EQUAL(pg_mesh_send(m[1], 2, T_TEST, "one-to-two", 10), 0);
+    c.frames = 1;
+    CU_ASSERT_TRUE(run_until(&base, 1, frames_reached, &c, 5000));
+    CU_ASSERT_EQUAL(s[2].frames, 1);
+    CU_ASSERT_EQUAL(s[2].src[0], 1);
+    CU_ASSERT_STRING_EQUAL(s[2].body[0], "one-to-two");
+    CU_ASSERT_EQUAL(s[0].frames, 0);
+    CU_ASSERT_EQUAL(s[1].frames, 0);
+    /* PG_MESH_ALL from a leaf: every other node, not the sender */
+    CU_ASSERT_EQUAL(pg_mesh_send(m[2], PG_MESH_ALL, T_TEST, "all", 3), 0);
+    c.frames = 3;
+    CU_ASSERT_TRUE(run_until(&base, 1, frames_reached, &c, 5000));
+    CU_ASSERT_EQUAL(s[0].frames, 1);
+    CU_ASSERT_EQUAL(s[1].frames, 1);
+    CU_ASSERT_EQUAL(s[2].frames, 1);
+    CU_ASSERT_EQUAL(s[0].src[0], 2);
+    CU_ASSERT_EQUAL(s[1].src[0], 2);
+    /* from the hub: an empty body too */
+    CU_ASSERT_EQUAL(pg_mesh_send(m[0], PG_MESH_ALL, T_TEST, NULL, 0), 0);
+    c.frames = 5;
+    CU_ASSERT_TRUE(run_until(&base, 1, frames_reached, &c, 5000));
+    CU_ASSERT_EQUAL(s[1].src[1], 0);
+    CU_ASSERT_STRING_EQUAL(s[1].body[1], "");
+    /* what cannot be sent is refused, not queued */
+    CU_ASSERT_EQUAL(pg_mesh_send(m[1], 1, T_TEST, "me", 2), -1);
+    CU_ASSERT_EQUAL(pg_mesh_send(m[1], 7, T_TEST, "nobody", 6), -1);
+    CU_ASSERT_EQUAL(pg_mesh_send(m[1], 0, 3, "channel's own", 13), -1);
+    CU_ASSERT_EQUAL(pg_mesh_on(m[1], 5, on_test_frame, &s[1]), -1);
+    CU_ASSERT_EQUAL(s[0].gone + s[1].gone + s[2].gone, 0);
+
+    /* a leaf that says goodbye is gone in order; one that closes is not */
+    CU_ASSERT_EQUAL(pg_mesh_leave(m[1], 2000), 0);
+    CU_ASSERT_TRUE(run_until(&base, 1, gone_seen, &s[0], 5000));
+    CU_ASSERT_EQUAL(s[0].gone_node, 1);
+    CU_ASSERT_EQUAL(s[0].gone_orderly, 1);
+    pg_mesh_free(m[2]);
+    s[0].gone = 0;
+    CU_ASSERT_TRUE(run_until(&base, 1, gone_seen, &s[0], 5000));
+    CU_ASSERT_EQUAL(s[0].gone_node, 2);
+    CU_ASSERT_EQUAL(s[0].gone_orderly, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(s[0].gone_why, "closed"));
+    CU_ASSERT_EQUAL(pg_mesh_send(m[0], 2, T_TEST, "late", 4), -1);
+    pg_mesh_free(m[0]);
+    pg_mesh_free(m[1]);
+    event_base_free(base);
+}
+
+/* A leaf whose loop stops (a host gone without a FIN) is lost after the
+ * timeout; one that said it would be quiet is waited for that long. */
+static void test_silence(void)
+{
+    struct event_base *bases[2] = { event_base_new(), event_base_new() };
+    seen_t s[2] = { 0 };
+    pg_mesh_t *m[2];
+    const uint64_t timeout = 400 * 1000000ull;
+    uint64_t t0;
+    char err[256];
+
+    m[0] = mesh_at(bases[0], 0, 2, timeout, 0, &s[0]);
+    m[1] = mesh_at(bases[1], 1, 2, timeout, 0, &s[1]);
+    CU_ASSERT_FATAL(m[0] != NULL && m[1] != NULL);
+    CU_ASSERT_FATAL(start_all(m, 2) == 0);
+    (void)err;
+    CU_ASSERT_TRUE(run_until(bases, 2, all_reachable, &(meshes_t){ m, 2 }, 5000));
+    /* both loops run: heartbeats keep the link for well past the timeout */
+    run_until(bases, 2, gone_seen, &s[0], 1200);
+    CU_ASSERT_EQUAL(s[0].gone, 0);
+    /* the leaf says it will be quiet for 1 s, then its loop stops */
+    pg_mesh_quiet(m[1], 1000 * 1000000ull);
+    t0 = pg_clock_now();
+    CU_ASSERT_TRUE(run_until(bases, 1, gone_seen, &s[0], 5000));
+    CU_ASSERT_TRUE(pg_clock_now() - t0 >= 1000 * 1000000ull);
+    CU_ASSERT_EQUAL(s[0].gone_node, 1);
+    CU_ASSERT_EQUAL(s[0].gone_orderly, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(s[0].gone_why, "nothing came from it"));
+    pg_mesh_free(m[0]);
+    pg_mesh_free(m[1]);
+    event_base_free(bases[0]);
+    event_base_free(bases[1]);
+}
+
+/* A would-be node that does not know the job's secret (its cards carry
+ * other random bytes) is refused by the hub; the real node then joins. */
+static void test_impostor(void)
+{
+    struct event_base *base = event_base_new();
+    seen_t s[3] = { 0 };
+    pg_mesh_t *hub, *leaf, *fake, *fake_hub;
+    const char *cards[2], *fake_cards[2];
+    char err[256];
+
+    hub = mesh_at(base, 0, 2, 0, 0, &s[0]);
+    leaf = mesh_at(base, 1, 2, 0, 0, &s[1]);
+    fake = mesh_at(base, 1, 2, 0, 600 * 1000000ull, &s[2]);
+    fake_hub = mesh_at(base, 0, 2, 0, 0, &s[2]); /* only for its card's random bytes */
+    CU_ASSERT_FATAL(hub != NULL && leaf != NULL && fake != NULL && fake_hub != NULL);
+    cards[0] = pg_mesh_card(hub);
+    cards[1] = pg_mesh_card(leaf);
+    CU_ASSERT_EQUAL(pg_mesh_start(hub, cards, err, sizeof(err)), 0);
+    /* the impostor dials the real hub, but its secret comes from other cards */
+    {
+        char forged[PG_MESH_CARD_MAX];
+        const char *sp = strchr(pg_mesh_card(fake_hub), ' ');
+
+        /* the hub's port and addresses, another node's random bytes */
+        snprintf(forged, sizeof(forged), "%.*s%s", (int)(strchr(cards[0], ' ') - cards[0]),
+                 cards[0], sp);
+        fake_cards[0] = forged;
+        fake_cards[1] = pg_mesh_card(fake);
+        CU_ASSERT_EQUAL(pg_mesh_start(fake, fake_cards, err, sizeof(err)), 0);
+        CU_ASSERT_EQUAL(pg_mesh_wait_ready(fake, err, sizeof(err)), -1);
+        CU_ASSERT_PTR_NOT_NULL(strstr(err, "node 0"));
+    }
+    CU_ASSERT_FALSE(pg_mesh_reachable(hub, 1));
+    CU_ASSERT_EQUAL(s[0].gone, 0);
+    CU_ASSERT_EQUAL(pg_mesh_start(leaf, cards, err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(pg_mesh_wait_ready(leaf, err, sizeof(err)), 0);
+    CU_ASSERT_TRUE(run_until(&base, 1, all_reachable, &(meshes_t){ (pg_mesh_t *[]){ hub, leaf }, 2 },
+                             5000));
+    pg_mesh_free(fake);
+    pg_mesh_free(fake_hub);
+    pg_mesh_free(leaf);
+    pg_mesh_free(hub);
+    event_base_free(base);
+}
+
+/* The port of a mesh, from its card. */
+static int card_port(const pg_mesh_t *m)
+{
+    return atoi(pg_mesh_card(m));
+}
+
+static int tcp_to(int port)
+{
+    struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+    inet_pton(AF_INET, "127.0.0.1", &sin.sin_addr);
+    if (fd >= 0 && connect(fd, (struct sockaddr *)&sin, sizeof(sin)) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+typedef struct closed_probe {
+    int fd;
+    int closed;
+} closed_probe_t;
+
+static int peer_closed(void *arg)
+{
+    closed_probe_t *p = arg;
+    char b[64];
+    ssize_t n = recv(p->fd, b, sizeof(b), MSG_DONTWAIT);
+
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK))
+        p->closed = 1;
+    return p->closed;
+}
+
+/* Strangers on the port: a frame that is not a HELLO, and a HELLO naming a
+ * node that does not exist, are closed at once; the hub goes on.  Then the
+ * hub closes: its leaf hears it lost the hub. */
+static void test_strangers(void)
+{
+    struct event_base *base = event_base_new();
+    seen_t s[2] = { 0 };
+    pg_mesh_t *m[2];
+    unsigned char frame[16 + 24] = { 0 };
+    closed_probe_t p;
+
+    m[0] = mesh_at(base, 0, 2, 0, 0, &s[0]);
+    m[1] = mesh_at(base, 1, 2, 0, 0, &s[1]);
+    CU_ASSERT_FATAL(m[0] != NULL && m[1] != NULL);
+    CU_ASSERT_FATAL(start_all(m, 2) == 0);
+
+    p = (closed_probe_t){ tcp_to(card_port(m[0])), 0 };
+    CU_ASSERT_FATAL(p.fd >= 0);
+    CU_ASSERT_EQUAL(write(p.fd, "GET / HTTP/1.0\r\n\r\n", 18), 18);
+    CU_ASSERT_TRUE(run_until(&base, 1, peer_closed, &p, 5000));
+    close(p.fd);
+
+    /* HELLO for node 9 of 2 */
+    frame[3] = 24;
+    frame[5] = 1;
+    memcpy(frame + 16, "PGM1", 4);
+    frame[23] = 9;
+    p = (closed_probe_t){ tcp_to(card_port(m[0])), 0 };
+    CU_ASSERT_FATAL(p.fd >= 0);
+    CU_ASSERT_EQUAL(write(p.fd, frame, sizeof(frame)), (ssize_t)sizeof(frame));
+    CU_ASSERT_TRUE(run_until(&base, 1, peer_closed, &p, 5000));
+    close(p.fd);
+
+    CU_ASSERT_TRUE(run_until(&base, 1, all_reachable, &(meshes_t){ m, 2 }, 5000));
+    CU_ASSERT_EQUAL(s[0].gone + s[1].gone, 0);
+    /* the hub closing: its leaf hears of it */
+    pg_mesh_free(m[0]);
+    CU_ASSERT_TRUE(run_until(&base, 1, gone_seen, &s[1], 5000));
+    CU_ASSERT_EQUAL(s[1].gone_node, 0);
+    CU_ASSERT_EQUAL(s[1].gone_orderly, 0);
+    CU_ASSERT_FALSE(pg_mesh_reachable(m[1], 0));
+    pg_mesh_free(m[1]);
+    event_base_free(base);
+}
+
+int main(void)
+{
+    static const pg_cunit_test_t hash_tests[] = {
+        { "SHA-256 vectors (FIPS 180)", test_sha256_vectors },
+        { "HMAC-SHA256 vectors (RFC 4231)", test_hmac_vectors },
+        { NULL, NULL },
+    };
+    static const pg_cunit_test_t mesh_tests[] = {
+        { "frames reach their node, through the hub", test_frames_and_relay },
+        { "a silent node is lost after the timeout, a quiet one later", test_silence },
+        { "a node without the secret is refused", test_impostor },
+        { "strangers on the port are closed", test_strangers },
+        { NULL, NULL },
+    };
+    static const pg_cunit_suite_t suites[] = {
+        { "sha256", hash_tests, NULL, NULL },
+        { "mesh", mesh_tests, NULL, NULL },
+        { NULL, NULL, NULL, NULL },
+    };
+
+    return pg_cunit_run("test_mesh", suites);
+}
