@@ -25,6 +25,7 @@
 #include "gateway/pg_cli.h"
 #include "gateway/pg_conn.h"
 #include "gateway/pg_job_engine.h"
+#include "gateway/pg_status.h"
 #include "server/pg_handler.h"
 
 typedef struct pg_job pg_job_t;
@@ -46,6 +47,8 @@ typedef struct pg_job_node {
     void *xfence_ctx;
     const struct pg_host_ops *name_ops; /* names across nodes, NULL: node-local */
     void *name_ctx;
+    pg_verdict_watch_fn failed;     /* the node's first failure (NULL: none) */
+    void *failed_ctx;
 } pg_job_node_t;
 
 /* ---- the root job, made and driven by its run (pg_run.c) ---- */

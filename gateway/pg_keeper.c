@@ -152,6 +152,11 @@ void pg_keeper_watch_group(pg_keeper_t *k, pid_t pgid)
     keeper_say(k, line);
 }
 
+pid_t pg_keeper_pid(const pg_keeper_t *k)
+{
+    return k != NULL ? k->pid : 0;
+}
+
 void pg_keeper_stop(pg_keeper_t *k)
 {
     if (k == NULL)

@@ -29,6 +29,9 @@ pg_keeper_t *pg_keeper_start(void);
 /* Tells the keeper the job's process group. */
 void pg_keeper_watch_group(pg_keeper_t *k, pid_t pgid);
 
+/* The keeper's pid (0 for NULL). */
+pid_t pg_keeper_pid(const pg_keeper_t *k);
+
 /* Dismisses the keeper (the job ended with pmigate alive), reaps it and
  * frees k.  NULL is a no-op. */
 void pg_keeper_stop(pg_keeper_t *k);

@@ -161,7 +161,7 @@ static void mark_descendants(proc_node_t *nodes, size_t n, pid_t root)
     }
 }
 
-int pg_proc_signal_descendants(int signo)
+int pg_proc_signal_descendants(int signo, pid_t spare)
 {
     size_t n = 0;
     proc_node_t *nodes = snapshot(&n);
@@ -172,7 +172,9 @@ int pg_proc_signal_descendants(int signo)
     mark_descendants(nodes, n, getpid());
     for (size_t i = 0; i < n; i++)
         /* a zombie is dead already: reaping it is the caller's business */
-        if (nodes[i].mine && nodes[i].state != 'Z' && kill(nodes[i].pid, signo) == 0)
+        if (nodes[i].mine && nodes[i].state != 'Z' &&
+            nodes[i].pid != spare &&
+            kill(nodes[i].pid, signo) == 0)
             count++;
     free(nodes);
     return count;

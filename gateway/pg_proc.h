@@ -33,7 +33,8 @@ int pg_proc_become_subreaper(void);
 
 /* Sends signo to every live process that descends from the calling
  * process, setsid or not (zombies are skipped: they are dead, only to be
- * reaped).  Returns how many were signalled. */
-int pg_proc_signal_descendants(int signo);
+ * reaped), but `spare` (0: none; the keeper, which starts nothing).
+ * signo 0 counts them.  Returns how many were signalled. */
+int pg_proc_signal_descendants(int signo, pid_t spare);
 
 #endif

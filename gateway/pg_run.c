@@ -629,8 +629,9 @@ fail:
 /* ---------------------------------------------------------------- */
 
 /* Reaps whatever children have ended, for up to `ms`.  1 once pmigate has
- * no child left (so no descendant either), 0 when time ran out. */
-static int reap_children_for(long ms)
+ * no child left (so no descendant either) but `spare`, 0 when time ran
+ * out. */
+static int reap_children_for(long ms, pid_t spare)
 {
     uint64_t deadline = pg_clock_now() + (uint64_t)ms * 1000000u;
     struct timespec pause = { 0, 2 * 1000 * 1000 };
@@ -639,7 +640,8 @@ static int reap_children_for(long ms)
     for (;;) {
         while ((pid = waitpid(-1, NULL, WNOHANG)) > 0)
             ;
-        if (pid < 0 && errno == ECHILD)
+        if ((pid < 0 && errno == ECHILD) ||
+            (spare > 0 && pg_proc_signal_descendants(0, spare) == 0))
             return 1;
         if (pg_clock_now() >= deadline)
             return 0;
@@ -650,24 +652,27 @@ static int reap_children_for(long ms)
 /* Nothing the ranks started outlives the run: pmigate is their child
  * subreaper, so every process they left behind (a background child, a
  * daemon that called setsid) is its descendant; each gets SIGTERM, then,
- * after the grace, SIGKILL until none is left, and is reaped. */
+ * after the grace, SIGKILL until none is left, and is reaped.  The keeper
+ * is spared: it stays until the run's directories are gone
+ * (pg_run_free). */
 static void kill_leftovers(pg_run_t *run)
 {
-    int n = pg_proc_signal_descendants(SIGTERM);
+    pid_t keeper = pg_keeper_pid(run->keeper);
+    int n = pg_proc_signal_descendants(SIGTERM, keeper);
 
     if (n == 0) {
-        (void)reap_children_for(0);
+        (void)reap_children_for(0, keeper);
         return;
     }
     if (!run->teardown || run->opts->verbose)
         pg_run_log(run, "killing %d process%s the ranks left running", n, n == 1 ? "" : "es");
-    if (reap_children_for(PG_RUN_KILL_GRACE_MS))
+    if (reap_children_for(PG_RUN_KILL_GRACE_MS, keeper))
         return;
     /* bounded: a fork loop that outruns SIGKILL must not hold pmigate */
-    for (int round = 0; round < 1000 && pg_proc_signal_descendants(SIGKILL) > 0; round++)
-        if (reap_children_for(10))
+    for (int round = 0; round < 1000 && pg_proc_signal_descendants(SIGKILL, keeper) > 0; round++)
+        if (reap_children_for(10, keeper))
             return;
-    (void)reap_children_for(0);
+    (void)reap_children_for(0, keeper);
 }
 
 int pg_run_dispatch(pg_run_t *run)
@@ -681,8 +686,6 @@ int pg_run_dispatch(pg_run_t *run)
     }
     if (run->teardown && run->pgid > 0)
         (void)kill(-run->pgid, SIGKILL); /* the ranks' group at once, then the rest */
-    pg_keeper_stop(run->keeper); /* pmigate lived to the end: dismissed */
-    run->keeper = NULL;
     kill_leftovers(run);
     pg_trace_recorder_end(run->trace, pg_verdict_exit_code(&run->verdict),
                           run->verdict.cause == PG_CAUSE_TIMEOUT ||
@@ -724,6 +727,7 @@ int pg_run_set_node(pg_run_t *run, const pg_job_node_t *node)
 {
     if (pg_job_set_node(run->root, node) != 0)
         return -1;
+    pg_verdict_watch(&run->verdict, node->failed, node->failed_ctx);
     snprintf(run->hostname, sizeof(run->hostname), "%s", node->hostnames[node->nodeid]);
     run->nodeid = node->nodeid;
     run->nnodes = node->nnodes;
@@ -754,12 +758,13 @@ void pg_run_free(pg_run_t *run)
     free(run->subs);
     pg_port_free(run->port);
     pg_job_free(run->root);
-    pg_keeper_stop(run->keeper);
     pg_job_engine_free(run->engine);
     if (pg_trace_recorder_close(run->trace) != 0)
         pg_run_log(run, "writing the trace %s failed: it is incomplete", run->opts->trace_path);
     pg_statusd_free(run->statusd); /* before the directory it is in */
     pg_listen_free(run->listen);
+    /* pmigate lived to the end and the run's directories are gone: dismissed */
+    pg_keeper_stop(run->keeper);
     pg_stdin_free(run->stdin_fwd);
     free_event(run->ev_chld);
     free_event(run->ev_int);

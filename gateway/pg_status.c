@@ -11,6 +11,16 @@ void pg_verdict_init(pg_verdict_t *v)
     v->cause = PG_CAUSE_NONE;
     v->code = 0;
     v->rank = -1;
+    v->watch = NULL;
+    v->watch_ctx = NULL;
+}
+
+void pg_verdict_watch(pg_verdict_t *v, pg_verdict_watch_fn fn, void *ctx)
+{
+    v->watch = fn;
+    v->watch_ctx = ctx;
+    if (fn != NULL && v->cause != PG_CAUSE_NONE)
+        fn(ctx, v);
 }
 
 int pg_status_of_wait(int wstatus)
@@ -29,6 +39,8 @@ static int decide(pg_verdict_t *v, pg_verdict_cause_t cause, int rank, int code)
     v->cause = cause;
     v->rank = rank;
     v->code = code;
+    if (v->watch != NULL) /* after: what it calls sees the verdict decided */
+        v->watch(v->watch_ctx, v);
     return 1;
 }
 

@@ -39,13 +39,24 @@ typedef enum pg_verdict_cause {
     PG_CAUSE_STALLED,   /* a watched rank showed no life (--heartbeat, a PMIx monitor) */
 } pg_verdict_cause_t;
 
-typedef struct pg_verdict {
+typedef struct pg_verdict pg_verdict_t;
+
+/* Told of the verdict's first failure, once, right after it is recorded
+ * (`pmigate proxy` sends it to the other nodes, pg_jobend.h). */
+typedef void (*pg_verdict_watch_fn)(void *ctx, const pg_verdict_t *v);
+
+struct pg_verdict {
     pg_verdict_cause_t cause;
     int code;  /* the exit status so far */
     int rank;  /* the rank the cause names, -1 if none */
-} pg_verdict_t;
+    pg_verdict_watch_fn watch;
+    void *watch_ctx;
+};
 
 void pg_verdict_init(pg_verdict_t *v);
+/* fn (NULL: none) hears of the first failure; a verdict that already
+ * failed is told at once. */
+void pg_verdict_watch(pg_verdict_t *v, pg_verdict_watch_fn fn, void *ctx);
 
 /* Converts a waitpid() status: exit code, or 128+signal. */
 int pg_status_of_wait(int wstatus);

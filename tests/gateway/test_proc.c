@@ -108,12 +108,12 @@ static void test_orphaned_setsid_descendant_is_signalled(void)
     for (int i = 0; i < 100 && pg_proc_parent(grandchild) != getpid(); i++)
         usleep(10000);
     CU_ASSERT_EQUAL(pg_proc_parent(grandchild), getpid());
-    CU_ASSERT_EQUAL(pg_proc_signal_descendants(SIGKILL), 1);
+    CU_ASSERT_EQUAL(pg_proc_signal_descendants(SIGKILL, 0), 1);
     reaped = waitpid(grandchild, NULL, 0) == grandchild;
     CU_ASSERT(reaped);
     if (!reaped)
         kill(grandchild, SIGKILL);
-    CU_ASSERT_EQUAL(pg_proc_signal_descendants(SIGKILL), 0); /* nobody left */
+    CU_ASSERT_EQUAL(pg_proc_signal_descendants(SIGKILL, 0), 0); /* nobody left */
 }
 
 static char tmp_root[] = "/tmp/pg_test_proc.XXXXXX";
