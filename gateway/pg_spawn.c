@@ -152,6 +152,8 @@ typedef struct spawn_call {
     char **wdirs;         /* [ncmds] */
     spawn_opts_t *so;
     const char *jobid;    /* the new job's name once pg_job_spawn took it */
+    int refusal;          /* errno for every process of a spawn refused whole
+                           * (0: ECANCELED, nothing was started) */
     pg_spawn_done_fn done;
     void *cbdata;
 } spawn_call_t;
@@ -313,7 +315,13 @@ static int check_request(spawn_call_t *c)
 
 static void finish(spawn_call_t *c, int rc)
 {
-    pg_spawn_result_t res = {
+    pg_spawn_result_t res;
+
+    /* a refused spawn started nothing: no process may read as started */
+    for (int i = 0; rc != 0 && c->errcodes != NULL && i < c->total; i++)
+        if (c->errcodes[i] == 0)
+            c->errcodes[i] = c->refusal != 0 ? c->refusal : ECANCELED;
+    res = (pg_spawn_result_t){
         .rc = rc, .errmsg = rc != 0 ? c->errmsg : NULL, .jobid = rc == 0 ? c->jobid : NULL,
         .nprocs = c->errcodes != NULL ? c->total : 0, .errcodes = c->errcodes,
     };
@@ -404,11 +412,12 @@ void pg_spawn_start(pg_job_t *parent, int rank, const pg_spawn_req_t *req, pg_sp
         rc = PMIX_ERR_BAD_PARAM;
         goto refuse;
     }
+    c->errcodes = calloc((size_t)c->total, sizeof(*c->errcodes));
     if (check_cap(c) != 0) {
+        c->refusal = EAGAIN;
         rc = PMIX_ERR_OUT_OF_RESOURCE;
         goto refuse;
     }
-    c->errcodes = calloc((size_t)c->total, sizeof(*c->errcodes));
     c->so = calloc(1, sizeof(*c->so));
     c->wdirs = calloc((size_t)req->ncmds, sizeof(*c->wdirs));
     if (c->errcodes == NULL || c->so == NULL || c->wdirs == NULL)
