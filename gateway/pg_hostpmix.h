@@ -9,16 +9,21 @@
  * (never pmigate's client library of the same soname).
  *
  * The exchange primitive is an allgather between the proxies: every proxy
- * puts one blob under a key numbered by the exchange, commits, and joins a
- * fence of the host's whole namespace (collecting data or not); afterwards
- * it reads every peer's blob.  The fence runs non-blocking: OpenPMIx calls
- * back on its own progress thread, which puts one PMIx_Get_nb per peer in
- * flight at once (their round trips overlap) and, when the last one
- * answered, writes a byte into a pipe; the caller's callback runs on the
- * libevent thread.
+ * puts its blob, commits, and joins a fence of the host's whole namespace
+ * (collecting data or not); afterwards it reads every peer's blob.  The
+ * blob goes into slots whose sizes never change (docs/architecture.md,
+ * "Fence data through the host": OpenPMIx's store keeps and re-sends every
+ * key ever put, and corrupts a key re-put with another size): two banks
+ * used in turn, each a head slot and pieces of power-of-two sizes no
+ * bigger than the host's store takes in one value.  Put and commit run on
+ * a worker thread (a large commit takes seconds and must not stop the
+ * event loop); the fence's callback, on OpenPMIx's progress thread, puts
+ * the gets of every peer's head, then of its pieces, in flight at once,
+ * and the last answer writes a byte into a pipe: the caller's callback
+ * runs on the libevent thread.
  *
- * Ownership: pg_hostpmix_t owns its pipe and event; the blobs handed to a
- * done callback are borrowed for the call.
+ * Ownership: pg_hostpmix_t owns its pipe, event, worker and the blobs
+ * until they are handed to a done callback, which borrows them.
  */
 #ifndef PG_HOSTPMIX_H
 #define PG_HOSTPMIX_H
@@ -55,26 +60,40 @@ void pg_hostpmix_blobs_free(const pg_hostpmix_t *h, void **blobs, size_t *lens);
 typedef void (*pg_hostpmix_done_fn)(void *arg, int status, const char *msg,
                                     void *const *blobs, const size_t *lens);
 
-/* Sets the event loop the non-blocking exchange reports to.  Returns 0/-1. */
+/* Sets the event loop the non-blocking exchange and the lost-host event
+ * report to, and starts the worker thread.  Returns 0/-1. */
 int pg_hostpmix_attach(pg_hostpmix_t *h, struct event_base *base);
 
+/* The most this proxy may hand the host in one exchange: a share of what
+ * the hosts' collectives carry (32-bit lengths: 2 GiB in all, over the
+ * nodes), or PMIGATE_HOST_MAX bytes when that is set and smaller. */
+size_t pg_hostpmix_max_blob(const pg_hostpmix_t *h);
+
 /* Non-blocking exchange: collect=false is a bare fence (mine is ignored).
- * One exchange at a time: returns -1 when one is running or the host
- * refuses it (done is not called then). */
+ * mine is copied before this returns.  One exchange at a time: returns -1
+ * with err set when one is running, the blob is over pg_hostpmix_max_blob
+ * or the host refuses it (done is not called then). */
 int pg_hostpmix_exchange(pg_hostpmix_t *h, bool collect, const void *mine, size_t len,
-                         pg_hostpmix_done_fn done, void *arg);
+                         pg_hostpmix_done_fn done, void *arg, char *err, size_t errlen);
 
 /* Where the last non-blocking exchange's time went (ns): put + commit of
- * this proxy's blob, the host's fence (from the put to the completion
+ * this proxy's slots, the host's fence (from the commit to the completion
  * callback), the gets of the peers' blobs, the hand-off (from OpenPMIx's
  * progress thread finishing to the libevent thread taking over: waiting
- * for a CPU, mostly); and the bytes sent and received.  For `pmigate
- * proxy`'s timing line (PMIGATE_PROXY_TIMES). */
+ * for a CPU, mostly); the bytes of this proxy's blob and of the peers'
+ * blobs; and the bytes the proxy wrote to the host while it put and
+ * committed (the kernel's count, /proc/self/io): what the commit carried.
+ * For `pmigate proxy`'s timing line (PMIGATE_PROXY_TIMES). */
 typedef struct pg_hostpmix_times {
     uint64_t put_ns, fence_ns, get_ns, handoff_ns;
     size_t bytes_out, bytes_in;
+    uint64_t commit_bytes; /* 0 when /proc/self/io cannot be read */
 } pg_hostpmix_times_t;
 void pg_hostpmix_last_times(const pg_hostpmix_t *h, pg_hostpmix_times_t *t);
+
+/* The host's connection to this proxy is lost (OpenPMIx's
+ * PMIX_ERR_LOST_CONNECTION event): fn runs once, on the libevent thread. */
+void pg_hostpmix_on_lost(pg_hostpmix_t *h, void (*fn)(void *arg), void *arg);
 
 /* Name service through the host (PMIx_Publish / PMIx_Lookup /
  * PMIx_Unpublish, blocking: one round trip to the local host server).  A
@@ -90,7 +109,8 @@ int pg_hostpmix_lookup(pg_hostpmix_t *h, const char *key, unsigned *rank, unsign
 int pg_hostpmix_unpublish(pg_hostpmix_t *h, const char *key);
 
 /* PMIx_Abort of the host's whole namespace with `code`: the host ends every
- * proxy (and so every node's ranks) and exits with code. */
+ * proxy (and so every node's ranks) and exits with code.  Only for a
+ * failure before the proxies' mesh is up (pg_proxy.c). */
 void pg_hostpmix_abort(pg_hostpmix_t *h, int code, const char *msg);
 
 #endif
