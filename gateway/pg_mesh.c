@@ -1122,6 +1122,11 @@ int pg_mesh_reachable(const pg_mesh_t *m, int node)
     return route(m, (uint32_t)node) != NULL;
 }
 
+struct event_base *pg_mesh_base(const pg_mesh_t *m)
+{
+    return m->base;
+}
+
 int pg_mesh_nodeid(const pg_mesh_t *m)
 {
     return m->nodeid;

@@ -43,6 +43,13 @@ enum {
     PG_MESH_TYPE_MAX = 256,       /* types are below this */
 };
 
+/* The users' frame types, in one list so they never collide: a feature
+ * that crosses nodes adds its own here (docs/architecture.md). */
+enum pg_mesh_type {
+    PG_MESH_JOBEND_FAIL = PG_MESH_TYPE_USER, /* a node's first failure, to the hub (pg_jobend) */
+    PG_MESH_JOBEND_END,                      /* the job's end, from the hub (pg_jobend) */
+};
+
 /* Frame destination: every node but the sender. */
 #define PG_MESH_ALL UINT32_MAX
 
@@ -109,6 +116,7 @@ int pg_mesh_leave(pg_mesh_t *m, int ms);
 /* 1 when node `node` is linked (directly or through the hub) and not gone. */
 int pg_mesh_reachable(const pg_mesh_t *m, int node);
 
+struct event_base *pg_mesh_base(const pg_mesh_t *m);
 int pg_mesh_nodeid(const pg_mesh_t *m);
 int pg_mesh_nnodes(const pg_mesh_t *m);
 

@@ -3,11 +3,14 @@
  *
  * Start-up, in order: PMIx_Init with the host (node index = rank among the
  * proxies, number of nodes = the host job's size); this node's rank count
- * from -n (blocks, the first nodes take one more) or --ppn; one blocking
- * allgather through the host of "count pid hostname" per node, so every
- * proxy checks that all were started with the same job and learns the host
- * names and the namespace (node 0's, identical everywhere: the engines'
- * modex blobs name it); then the node's job runs in pg_run.
+ * from -n (blocks, the first nodes take one more) or --ppn; the proxies'
+ * mesh listening (pg_mesh.h); one blocking allgather through the host of
+ * "count pid hostname meshcard" per node, so every proxy checks that all
+ * were started with the same job and learns the host names, the
+ * namespace (node 0's, identical everywhere: the engines' modex blobs name
+ * it) and the mesh's addresses and secret; the mesh comes up; then the
+ * node's job runs in pg_run, and pg_proxy_end.c sees that it ends as the
+ * whole job does.
  *
  * Fences: the engine asks for the cross-node part of every whole-job fence
  * once all local ranks joined (pg_job_engine's xfence hook); the proxy puts
@@ -22,9 +25,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gateway/pg_hostpmix.h"
-#include "gateway/pg_run.h"
 #include "gateway/pg_job_engine.h"
+#include "gateway/pg_proxy_int.h"
+#include "gateway/pg_run.h"
 #include "gateway/pg_status.h"
 #include "pmix/engine/pg_engine.h"
 #include "wire/pg_clock.h"
@@ -46,23 +49,6 @@ const char pg_proxy_usage[] =
     "The other options are those of `pmigate run` (see pmigate run --help);\n"
     "--tag-output and the messages name global ranks.\n";
 
-typedef struct proxy {
-    pg_hostpmix_t *host;
-    int nnodes, nodeid;
-    int *counts;           /* [nnodes] */
-    char **hostnames;      /* [nnodes] */
-    char kvsname[64];
-    char **env;            /* the ranks' base environment (NULL-terminated) */
-    /* the running cross-node fence */
-    pg_job_engine_t *je;
-    uint64_t fence_id;
-    uint64_t fence_started;  /* pg_clock_now() when the local ranks had joined */
-    unsigned fences;         /* cross-node fences so far */
-    bool say_times;          /* --verbose or PMIGATE_PROXY_TIMES: one line per fence */
-    pg_run_t *run;         /* this node's run, while it runs */
-    void *looked_up;       /* the last name's value from the host, owned */
-    char *trace_path;      /* --trace FILE as FILE.<node>, owned */
-} proxy_t;
 
 /* Variables of the host's rendezvous that a rank must not inherit: with
  * them a PMIx-aware rank would talk to the host instead of its pmigate. */
@@ -122,19 +108,23 @@ static int plan_counts(proxy_t *p, pg_run_opts_t *opts, char *err, size_t errlen
     return 0;
 }
 
-/* One node's card: "count pid hostname". */
-static int parse_card(const char *blob, size_t len, int *count, long *pid, char **host)
+/* One node's card: "count pid hostname[ meshcard]" (the mesh's card is
+ * the rest of the line: port, token and addresses). */
+static int parse_card(const char *blob, size_t len, int *count, long *pid, char **host,
+                      char **mesh)
 {
-    char buf[512], name[300];
+    char buf[PG_MESH_CARD_MAX + 512], name[300];
+    int used = 0;
 
     if (blob == NULL || len == 0 || len >= sizeof(buf))
         return -1;
     memcpy(buf, blob, len);
     buf[len] = '\0';
-    if (sscanf(buf, "%d %ld %299s", count, pid, name) != 3)
+    if (sscanf(buf, "%d %ld %299s%n", count, pid, name, &used) != 3)
         return -1;
     *host = strdup(name);
-    return *host != NULL ? 0 : -1;
+    *mesh = strdup(buf[used] == ' ' ? buf + used + 1 : buf + used);
+    return *host != NULL && *mesh != NULL ? 0 : -1;
 }
 
 /* Nodes are told apart by host name (the engine keys node data on it), but
@@ -167,11 +157,11 @@ static int name_nodes_apart(proxy_t *p)
     return 0;
 }
 
-/* The start-up allgather: checks the counts, learns host names and the
- * namespace.  Returns 0 or -1 with err set. */
+/* The start-up allgather: checks the counts, learns host names, the
+ * namespace and the mesh's cards.  Returns 0 or -1 with err set. */
 static int agree_on_job(proxy_t *p, char *err, size_t errlen)
 {
-    char me[512], host[256];
+    char me[PG_MESH_CARD_MAX + 512], host[256];
     void **blobs = NULL;
     size_t *lens = NULL;
     int rc = -1;
@@ -179,11 +169,13 @@ static int agree_on_job(proxy_t *p, char *err, size_t errlen)
     if (gethostname(host, sizeof(host) - 1) != 0)
         strcpy(host, "localhost");
     host[sizeof(host) - 1] = '\0';
-    snprintf(me, sizeof(me), "%d %ld %s", p->counts[p->nodeid], (long)getpid(), host);
+    snprintf(me, sizeof(me), "%d %ld %s %s", p->counts[p->nodeid], (long)getpid(), host,
+             p->mesh != NULL ? pg_mesh_card(p->mesh) : "-");
     if (pg_hostpmix_allgather(p->host, me, strlen(me), &blobs, &lens, err, errlen) != 0)
         return -1;
     p->hostnames = calloc((size_t)p->nnodes, sizeof(*p->hostnames));
-    if (p->hostnames == NULL) {
+    p->mesh_cards = calloc((size_t)p->nnodes, sizeof(*p->mesh_cards));
+    if (p->hostnames == NULL || p->mesh_cards == NULL) {
         snprintf(err, errlen, "out of memory");
         goto out;
     }
@@ -191,7 +183,8 @@ static int agree_on_job(proxy_t *p, char *err, size_t errlen)
         int count;
         long pid;
 
-        if (parse_card(blobs[n], lens[n], &count, &pid, &p->hostnames[n]) != 0) {
+        if (parse_card(blobs[n], lens[n], &count, &pid, &p->hostnames[n], &p->mesh_cards[n]) !=
+            0) {
             snprintf(err, errlen, "node %d sent no usable description of itself", n);
             goto out;
         }
@@ -215,11 +208,34 @@ out:
     return rc;
 }
 
+/* The mesh among the proxies: listening before the allgather (its card
+ * goes in it), up after it.  One node needs none. */
+static int mesh_open(proxy_t *p, char *err, size_t errlen)
+{
+    pg_mesh_opts_t o = { .nodeid = p->nodeid, .nnodes = p->nnodes };
+
+    if (p->nnodes < 2)
+        return 0;
+    p->mesh = pg_mesh_new(p->base, &o, err, errlen);
+    return p->mesh != NULL ? 0 : -1;
+}
+
+static int mesh_up(proxy_t *p, char *err, size_t errlen)
+{
+    if (p->mesh == NULL)
+        return 0;
+    if (pg_mesh_start(p->mesh, (const char *const *)p->mesh_cards, err, errlen) != 0)
+        return -1;
+    return pg_mesh_wait_ready(p->mesh, err, errlen);
+}
+
 /* ---- the cross-node part of a fence ---- */
 
-/* One line per cross-node fence: where its time went (µs).  The host's
- * part: put + commit of the node's blob, its fence, the gets of the peers'
- * blobs; handoff: from the host's part to the event loop taking over
+/* One line per cross-node fence: where its time went (µs).  out: the
+ * node's blob; host_out: the bytes its commit carried to the host (the
+ * slots of both banks, what every collecting fence costs the host); in:
+ * the peers' blobs.  The host's part: put + commit of the node's blob,
+ * its fence, the gets of the peers' blobs; handoff: from the host's part to the event loop taking over
  * (waiting for a CPU); ours after it: merge (ingesting the peers' keys),
  * segment (writing the node's key segment), reply (answering the local
  * ranks).  total runs from the last local rank's join to the answers.
@@ -234,10 +250,11 @@ static void print_times(const proxy_t *p, uint64_t host_done, uint64_t replied, 
     pg_hostpmix_last_times(p->host, &t);
     pg_job_engine_xfence_times(p->je, &ingest, &segment);
     fprintf(stderr,
-            "pmigate: node %d: cross-node fence %u: out=%zu in=%zu put_us=%llu fence_us=%llu "
-            "get_us=%llu handoff_us=%llu merge_us=%llu segment_us=%llu reply_us=%llu "
-            "total_us=%llu ours_cpu_us=%llu\n",
-            p->nodeid, p->fences, t.bytes_out, t.bytes_in, (unsigned long long)t.put_ns / 1000,
+            "pmigate: node %d: cross-node fence %u: out=%zu host_out=%llu in=%zu put_us=%llu "
+            "fence_us=%llu get_us=%llu handoff_us=%llu merge_us=%llu segment_us=%llu "
+            "reply_us=%llu total_us=%llu ours_cpu_us=%llu\n",
+            p->nodeid, p->fences, t.bytes_out, (unsigned long long)t.commit_bytes, t.bytes_in,
+            (unsigned long long)t.put_ns / 1000,
             (unsigned long long)t.fence_ns / 1000, (unsigned long long)t.get_ns / 1000,
             (unsigned long long)t.handoff_ns / 1000,
             (unsigned long long)ingest / 1000, (unsigned long long)segment / 1000,
@@ -246,18 +263,32 @@ static void print_times(const proxy_t *p, uint64_t host_done, uint64_t replied, 
             (unsigned long long)cpu / 1000);
 }
 
+/* Merging the peers' blobs and writing the segment hold the loop for a
+ * time that grows with the bytes: the mesh is told first, so a long merge
+ * is not taken for a lost node (counted at 20 MB/s, on a loaded machine). */
+static void announce_merge(const proxy_t *p, const size_t *lens)
+{
+    uint64_t bytes = 0;
+
+    for (int n = 0; lens != NULL && n < p->nnodes; n++)
+        bytes += lens[n];
+    if (p->mesh != NULL && bytes >= (1u << 20))
+        pg_mesh_quiet(p->mesh, 2000000000ull + bytes * 50);
+}
+
 static void on_exchange_done(void *arg, int status, const char *msg, void *const *blobs,
                              const size_t *lens)
 {
     proxy_t *p = arg;
     uint64_t host_done = pg_clock_now(), cpu0 = p->say_times ? pg_clock_thread_cpu() : 0;
 
-    if (status != 0)
-        fprintf(stderr, "pmigate: node %d: %s\n", p->nodeid, msg);
     p->fences++;
     pg_trace_recorder_xfence(pg_run_trace(p->run), p->fences, status, p->nnodes, p->nodeid,
                              blobs, lens);
+    announce_merge(p, lens);
     pg_job_engine_xfence_done(p->je, p->fence_id, status, blobs, lens);
+    if (status != 0) /* the host cannot carry the job on: it ends */
+        proxy_fail(p, PG_EXIT_INTERNAL, msg);
     if (p->say_times && status == 0)
         print_times(p, host_done, pg_clock_now(), pg_clock_thread_cpu() - cpu0);
 }
@@ -266,13 +297,15 @@ static void on_xfence(void *ctx, pg_job_engine_t *je, uint64_t id, bool collect,
                       size_t size)
 {
     proxy_t *p = ctx;
+    char err[400];
 
     p->je = je;
     p->fence_id = id;
     p->fence_started = pg_clock_now();
-    if (pg_hostpmix_exchange(p->host, collect, data, size, on_exchange_done, p) != 0) {
-        fprintf(stderr, "pmigate: node %d: the PMIx host refused the fence\n", p->nodeid);
+    if (pg_hostpmix_exchange(p->host, collect, data, size, on_exchange_done, p, err,
+                             sizeof(err)) != 0) {
         pg_job_engine_xfence_done(je, id, -1, NULL, NULL);
+        proxy_fail(p, PG_EXIT_INTERNAL, err);
     }
 }
 
@@ -323,9 +356,14 @@ static const pg_host_ops_t name_ops = {
 
 static void proxy_free(proxy_t *p)
 {
+    proxy_end_free(p);
+    pg_mesh_free(p->mesh);
     for (int n = 0; p->hostnames != NULL && n < p->nnodes; n++)
         free(p->hostnames[n]);
+    for (int n = 0; p->mesh_cards != NULL && n < p->nnodes; n++)
+        free(p->mesh_cards[n]);
     free(p->hostnames);
+    free(p->mesh_cards);
     free(p->counts);
     free(p->env);
     free(p->looked_up);
@@ -349,32 +387,50 @@ static int trace_per_node(proxy_t *p, pg_run_opts_t *opts)
 }
 
 /* Runs this node's job; returns its exit status. */
-static int run_node(proxy_t *p, struct event_base *base, const pg_run_opts_t *opts,
-                    const pg_handler_table_t *handlers, int *signalled)
+static int run_node(proxy_t *p, const pg_run_opts_t *opts, const pg_handler_table_t *handlers,
+                    int *signalled)
 {
     pg_job_node_t node = {
         .nnodes = p->nnodes, .nodeid = p->nodeid, .counts = p->counts,
         .hostnames = (const char *const *)p->hostnames, .kvsname = p->kvsname,
         .base_env = p->env, .xfence = on_xfence, .xfence_ctx = p,
         .name_ops = &name_ops, .name_ctx = p,
+        .failed = proxy_on_verdict, .failed_ctx = p,
     };
-    pg_run_t *run = pg_run_new(base, opts, handlers);
+    pg_run_t *run = pg_run_new(p->base, opts, handlers);
     int status = PG_EXIT_INTERNAL;
 
     p->run = run;
-    if (run != NULL && pg_run_set_node(run, &node) == 0)
+    if (run != NULL && pg_run_set_node(run, &node) == 0) {
+        if (p->host_lost) /* gone while the mesh came up */
+            pg_job_abort(pg_run_root(run), -1, PG_EXIT_INTERNAL, "the host runtime is gone");
         status = pg_run_dispatch(run);
+    }
     *signalled = run != NULL && pg_run_ended_by_signal(run);
-    pg_run_free(run);
     p->run = NULL;
+    pg_run_free(run); /* the run's directories are gone, its keeper dismissed */
     return status;
+}
+
+/* A start-up failure before the mesh could carry it: the host's abort
+ * ends the other proxies -- from node 0 only when every node sees the
+ * same failure (the allgather's checks), so the host never gets K aborts
+ * at once. */
+static int start_failed(proxy_t *p, const char *err, bool seen_by_all)
+{
+    fprintf(stderr, "pmigate proxy: node %d: %s\n", p->nodeid, err);
+    if (!seen_by_all || p->nodeid == 0)
+        pg_hostpmix_abort(p->host, PG_EXIT_INTERNAL, err);
+    pg_hostpmix_finalize(p->host);
+    proxy_free(p);
+    return PG_EXIT_INTERNAL;
 }
 
 int pg_proxy_run(struct event_base *base, pg_run_opts_t *opts, const pg_handler_table_t *handlers)
 {
-    proxy_t p = { 0 };
-    char err[256];
-    int status = PG_EXIT_INTERNAL, signalled = 0;
+    proxy_t p = { .parent = getppid(), .base = base }; /* the parent first: it may die */
+    char err[512] = "";
+    int status, signalled = 0;
 
     p.host = pg_hostpmix_init(err, sizeof(err));
     if (p.host == NULL) {
@@ -387,28 +443,25 @@ int pg_proxy_run(struct event_base *base, pg_run_opts_t *opts, const pg_handler_
     p.say_times = opts->verbose || getenv("PMIGATE_PROXY_TIMES") != NULL;
     if (p.env == NULL || pg_hostpmix_attach(p.host, base) != 0 || trace_per_node(&p, opts) != 0) {
         snprintf(err, sizeof(err), "out of resources");
-        goto fail;
+        return start_failed(&p, err, false);
     }
-    if (plan_counts(&p, opts, err, sizeof(err)) != 0 || agree_on_job(&p, err, sizeof(err)) != 0)
-        goto fail;
+    if (plan_counts(&p, opts, err, sizeof(err)) != 0)
+        return start_failed(&p, err, true);
+    if (mesh_open(&p, err, sizeof(err)) != 0)
+        return start_failed(&p, err, false);
+    if (agree_on_job(&p, err, sizeof(err)) != 0)
+        return start_failed(&p, err, true);
+    if (mesh_up(&p, err, sizeof(err)) != 0)
+        return start_failed(&p, err, false);
+    if (proxy_end_setup(&p) != 0)
+        return start_failed(&p, "out of resources", false);
     opts->trace_node = p.nodeid;
     opts->trace_nnodes = p.nnodes;
     opts->trace_host = p.hostnames[p.nodeid];
-    status = run_node(&p, base, opts, handlers, &signalled);
-    if (signalled) {
-        /* the host is tearing the job down: nothing left to tell it */
-        proxy_free(&p);
-        return status;
-    }
-    if (status != 0)
-        pg_hostpmix_abort(p.host, status, "pmigate proxy: the job failed on this node");
-    pg_hostpmix_finalize(p.host);
+    status = run_node(&p, opts, handlers, &signalled);
+    status = proxy_end_finish(&p, status, signalled);
+    if (!signalled) /* else the host is tearing the job down: nothing left to tell it */
+        pg_hostpmix_finalize(p.host);
     proxy_free(&p);
     return status;
-fail:
-    fprintf(stderr, "pmigate proxy: node %d: %s\n", p.nodeid, err);
-    pg_hostpmix_abort(p.host, PG_EXIT_INTERNAL, err);
-    pg_hostpmix_finalize(p.host);
-    proxy_free(&p);
-    return PG_EXIT_INTERNAL;
 }

@@ -784,6 +784,11 @@ void pg_run_free(pg_run_t *run)
 /* for the jobs                                                       */
 /* ---------------------------------------------------------------- */
 
+pg_job_t *pg_run_root(const pg_run_t *run)
+{
+    return run->root;
+}
+
 struct event_base *pg_run_base(const pg_run_t *run)
 {
     return run->base;

@@ -61,6 +61,8 @@ int pg_run_ended_by_signal(const pg_run_t *run);
 /* ---- for its jobs (pg_job.c, pg_launch.c, pg_port.c, pg_spawn.c) ---- */
 
 struct event_base *pg_run_base(const pg_run_t *run);
+/* The job the run started (job 0). */
+pg_job_t *pg_run_root(const pg_run_t *run);
 /* The invocation's options (the root job's). */
 const pg_run_opts_t *pg_run_opts(const pg_run_t *run);
 const char *pg_run_hostname(const pg_run_t *run);

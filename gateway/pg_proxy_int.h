@@ -1,0 +1,71 @@
+/*
+ * pg_proxy_int: what the files of `pmigate proxy` share (pg_proxy.c:
+ * start-up, fences, names; pg_proxy_end.c: how the job ends across
+ * nodes).  Not for anyone else.
+ */
+#ifndef PG_PROXY_INT_H
+#define PG_PROXY_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "gateway/pg_hostpmix.h"
+#include "gateway/pg_jobend.h"
+#include "gateway/pg_job.h"
+#include "gateway/pg_run.h"
+#include "gateway/pg_mesh.h"
+#include "gateway/pg_parent.h"
+
+struct event;
+
+typedef struct proxy {
+    pg_hostpmix_t *host;
+    int nnodes, nodeid;
+    int *counts;           /* [nnodes] */
+    char **hostnames;      /* [nnodes] */
+    char kvsname[64];
+    char **env;            /* the ranks' base environment (NULL-terminated) */
+    struct event_base *base;
+    /* the running cross-node fence */
+    pg_job_engine_t *je;
+    uint64_t fence_id;
+    uint64_t fence_started;  /* pg_clock_now() when the local ranks had joined */
+    unsigned fences;         /* cross-node fences so far */
+    bool say_times;          /* --verbose or PMIGATE_PROXY_TIMES: one line per fence */
+    void *looked_up;       /* the last name's value from the host, owned */
+    char *trace_path;      /* --trace FILE as FILE.<node>, owned */
+    /* several nodes: the mesh and the job's one end (NULL with one node) */
+    pg_mesh_t *mesh;
+    pg_jobend_t *jobend;
+    char **mesh_cards;     /* [nnodes] from the start-up allgather, owned */
+    /* the host runtime: the parent process and OpenPMIx's connection */
+    pid_t parent;
+    char parent_name[32];
+    pg_parent_t *parent_watch;
+    bool host_lost;
+    /* the node's run while it runs (pg_run_dispatch), else NULL */
+    pg_run_t *run;
+    bool applying;         /* this proxy is ending its job itself: not a new failure */
+    struct event *end_ev;  /* applies the job's end from the loop */
+    int end_code;          /* the job's end to apply: status, origin, text */
+    int end_origin;
+    char end_text[PG_JOBEND_TEXT_MAX];
+} proxy_t;
+
+/* pg_proxy_end.c: set up the node's part in the job's end (after the
+ * mesh is up), and hear of the node's own first failure (the verdict's
+ * watch, pg_job_node_t.failed).  0 or -1. */
+int proxy_end_setup(proxy_t *p);
+void proxy_end_free(proxy_t *p);
+void proxy_on_verdict(void *ctx, const pg_verdict_t *v);
+
+/* The host runtime is gone, or the node's job cannot go on: ends the
+ * node's ranks and reports the failure (code, one line) to the job. */
+void proxy_fail(proxy_t *p, int code, const char *text);
+
+/* After the node's job is over with `status`: the status to exit with,
+ * once the job's end is known across nodes (pg_jobend_finish). */
+int proxy_end_finish(proxy_t *p, int status, bool signalled);
+
+#endif
