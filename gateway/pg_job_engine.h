@@ -23,7 +23,8 @@ typedef struct pg_engine pg_engine_t;
 typedef struct pg_job_engine pg_job_engine_t;
 
 /* The cross-node part of a whole-job fence (`pmigate proxy`): every local
- * rank joined; `data` is this node's new keys (the engine's modex blob,
+ * rank joined; `data` is this node's new keys, those committed since the
+ * last such fence (the engine's modex blob,
  * borrowed for the call) when the fence collects.  Complete it, later or
  * inline, with pg_job_engine_xfence_done(). */
 typedef void (*pg_job_engine_xfence_fn)(void *ctx, pg_job_engine_t *je, uint64_t id,

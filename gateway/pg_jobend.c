@@ -190,8 +190,9 @@ static void on_gone(void *arg, int node, int orderly, const char *why)
         e->done[node] = true;
         if (orderly)
             return;
-        snprintf(text, sizeof(text), "was lost: %s", why);
-        failure_of(e, &f, node, wall_ns(), 1, false, text, strlen(text));
+        failure_of(e, &f, node, wall_ns(), 1, false, "", 0);
+        snprintf(f.text, sizeof(f.text), "node %d (%s) was lost: %s", node, name_of(e, node),
+                 why);
         weigh(e, &f);
         return;
     }

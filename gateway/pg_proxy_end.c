@@ -90,9 +90,6 @@ static void on_job_end(void *arg, int code, int origin, const char *text)
     snprintf(p->end_text, sizeof(p->end_text), "%s", text);
     if (p->run != NULL)
         evtimer_add(p->end_ev, &now);
-    else if (origin != p->nodeid)
-        fprintf(stderr, "pmigate: node %d: the job ends with status %d: %s\n", p->nodeid, code,
-                text);
 }
 
 void proxy_fail(proxy_t *p, int code, const char *text)
@@ -188,9 +185,8 @@ int proxy_end_finish(proxy_t *p, int status, bool signalled)
         return status;
     }
     code = pg_jobend_finish(p->jobend, status);
-    if (code != status && status != 0 && p->end_origin != p->nodeid)
-        fprintf(stderr, "pmigate: node %d: the job's first failure was elsewhere (%s): exiting "
-                        "with its status %d\n",
-                p->nodeid, p->end_text, code);
+    if (code != status && p->end_origin != p->nodeid)
+        fprintf(stderr, "pmigate: node %d: the job ends with status %d: %s\n", p->nodeid, code,
+                p->end_text);
     return code;
 }

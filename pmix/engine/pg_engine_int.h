@@ -29,6 +29,7 @@
 typedef struct pg_kv {
     struct pg_kv *older;   /* published value a staged one will replace */
     pmix_rank_t rank;      /* poster */
+    uint32_t epoch;        /* the poster's `collected` when it was published */
     uint32_t size;
     pmix_data_type_t type;
     uint8_t scope;
@@ -66,6 +67,8 @@ typedef struct pg_procst {
     uint16_t nfences;       /* fences joined and not completed */
     uint32_t nheld;         /* held requests that block this process */
     uint32_t fences_done;   /* completed fences (PG_GET_NOWAIT_AFTER_FENCE) */
+    uint32_t collected;     /* fences whose data went to the host: what it
+                               published since is the next one's (pg_fence.c) */
     uint32_t nstaged, capstaged;
     pg_slot_t **staged;     /* slots holding a staged value of this process */
 } pg_procst_t;
@@ -269,7 +272,7 @@ pmix_status_t pg_store_set_published(pg_ns_t *job, const char *key, pmix_rank_t 
                                      pmix_scope_t scope, const pg_value_t *v);
 
 /* pg_modex.c: the blob committed data travels in between engines */
-typedef bool (*pg_modex_want_t)(void *ctx, pmix_rank_t rank);
+typedef bool (*pg_modex_want_t)(void *ctx, const pg_kv_t *kv);
 pmix_status_t pg_modex_build(pg_ns_t *job, pg_modex_want_t want, void *ctx,
                              void **blob, size_t *size);
 pmix_status_t pg_modex_ingest(pg_engine_t *e, const void *data, size_t size);

@@ -275,14 +275,35 @@ typedef struct {
     const pg_ns_t *job;
 } collect_ctx_t;
 
-static bool want_joined(void *ctx, pmix_rank_t rank)
+static bool joined_here(const pg_fence_t *f, const pg_ns_t *job, pmix_rank_t rank)
 {
-    const collect_ctx_t *c = ctx;
-    size_t i = member_index(c->f, c->job, rank);
-    return i != SIZE_MAX && c->f->joined[i] && member_local(c->job, rank);
+    size_t i = member_index(f, job, rank);
+    return i != SIZE_MAX && f->joined[i] && member_local(job, rank);
 }
 
-/* Committed REMOTE+GLOBAL data of every local participant, all jobs. */
+/* A joined local member's value published since its data last went to
+ * the host: what went with an earlier fence, the other nodes have. */
+static bool want_joined(void *ctx, const pg_kv_t *kv)
+{
+    const collect_ctx_t *c = ctx;
+    return joined_here(c->f, c->job, kv->rank) && kv->epoch == c->job->procs[kv->rank].collected;
+}
+
+/* The data of the local members just went to the host: what they publish
+ * from now on goes with their next fence. */
+static void members_collected(const pg_fence_t *f)
+{
+    for (size_t i = 0; i < f->nparts; i++)
+        for (uint32_t r = part_first(f, i); r < part_end(f, i); r++)
+            /* once per rank, whichever entries name it */
+            if (joined_here(f, f->pjob[i], r) &&
+                member_index(f, f->pjob[i], r) == f->offset[i] + (r - part_first(f, i)))
+                f->pjob[i]->procs[r].collected++;
+}
+
+/* The REMOTE+GLOBAL data every local participant (all jobs) committed
+ * since its last fence with the host: a fence's blob is that fence's own
+ * data, however many came before it. */
 static pmix_status_t fence_collect(pg_engine_t *e, const pg_fence_t *f, void **blob, size_t *size)
 {
     char *all = NULL;
@@ -306,6 +327,7 @@ static pmix_status_t fence_collect(pg_engine_t *e, const pg_fence_t *f, void **b
         len += n;
         free(b);
     }
+    members_collected(f);
     *blob = all;
     *size = len;
     return PMIX_SUCCESS;

@@ -72,7 +72,7 @@ pmix_status_t pg_modex_build(pg_ns_t *job, pg_modex_want_t want, void *ctx, void
         for (uint32_t i = 0; i < n; i++) {
             pg_kv_t *kv = s->cells[i] != NULL ? pg_kv_published(s->cells[i]) : NULL;
             if (kv != NULL && (kv->scope == PMIX_GLOBAL || kv->scope == PMIX_REMOTE) &&
-                want(ctx, kv->rank))
+                want(ctx, kv))
                 w_record(&w, job, s->key, kv);
         }
     }
@@ -155,9 +155,9 @@ pmix_status_t pg_modex_host_ingest(pg_engine_t *e, const void *data, size_t size
     return pg_modex_ingest(e, data, size);
 }
 
-static bool want_rank(void *ctx, pmix_rank_t rank)
+static bool want_rank(void *ctx, const pg_kv_t *kv)
 {
-    return *(const pmix_rank_t *)ctx == rank;
+    return *(const pmix_rank_t *)ctx == kv->rank;
 }
 
 pmix_status_t pg_proc_modex(pg_engine_t *e, const pg_proc_t *proc, void **blob, size_t *size)

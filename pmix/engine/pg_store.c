@@ -260,6 +260,7 @@ static void cell_publish(pg_engine_t *e, pg_ns_t *job, pg_slot_t *s, pg_kv_t *kv
     kv_chain_free(e, kv->older);
     kv->older = NULL;
     kv->flags = (uint8_t)((kv->flags & ~(PG_KV_STAGED | PG_KV_HIDDEN)) | logged);
+    kv->epoch = kv->rank < job->size ? job->procs[kv->rank].collected : 0;
     log_append(job, s, kv);
 }
 

@@ -411,6 +411,8 @@ typedef struct {
     size_t nparts[8];
     bool collect[8];
     bool complete_inline;
+    void *blob[8]; /* copies, owned */
+    size_t size[8];
 } hostf_t;
 
 static void fence_hook(void *ctx, const pg_host_fence_t *f)
@@ -421,8 +423,18 @@ static void fence_hook(void *ctx, const pg_host_fence_t *f)
         h->seq[h->calls] = f->seq;
         h->nparts[h->calls] = f->nparticipants;
         h->collect[h->calls] = f->collect;
+        h->size[h->calls] = f->size;
+        h->blob[h->calls] = f->size > 0 ? malloc(f->size) : NULL;
+        if (h->blob[h->calls] != NULL)
+            memcpy(h->blob[h->calls], f->data, f->size);
     }
     h->calls++;
+}
+
+static void hostf_free(hostf_t *h)
+{
+    for (int i = 0; i < 8; i++)
+        free(h->blob[i]);
 }
 
 static void test_fence_signatures_run_concurrently(void)
@@ -637,6 +649,55 @@ static void test_fence_collect_ingests_remote_data(void)
     get_ex(a, NS, 0, 2, "k2", PG_GET_IMMEDIATE, 0, 0, &g);
     CU_ASSERT_STRING_EQUAL(g.value, "from-b");
     free(blob);
+    hostf_free(&h);
+    pg_engine_free(a);
+    pg_engine_free(b);
+}
+
+/* Each fence's blob to the host holds what was committed since the last
+ * one, not everything so far: a long job's fences stay the size of their
+ * own data.  The other engine still ends up with every key, and a value
+ * re-put later goes again. */
+static void test_fence_blob_is_this_fences_data(void)
+{
+    hostf_t h = { 0 };
+    pg_host_ops_t ops = { .fence = fence_hook };
+    bool a_serves[2] = { true, false }, b_serves[2] = { false, true };
+    pg_engine_t *a = pg_engine_new(&ops, &h), *b = pg_engine_new(NULL, NULL);
+    fenced_t f[2];
+    got_t g;
+    job_block(a, NS, 4, 2, a_serves);
+    job_block(b, NS, 4, 2, b_serves);
+    put_str(a, NS, 0, PMIX_GLOBAL, "k1", "one", 0);
+    put_str(a, NS, 1, PMIX_GLOBAL, "k1", "one-b", 0);
+    commit(a, NS, 0);
+    commit(a, NS, 1);
+    fence_all(a, NS, 2, PG_FENCE_COLLECT, f);
+    pg_fence_host_done(a, h.id[0], PMIX_SUCCESS, NULL, 0);
+    put_str(a, NS, 0, PMIX_GLOBAL, "k2", "two", 0);
+    commit(a, NS, 0);
+    fence_all(a, NS, 2, PG_FENCE_COLLECT, f);
+    pg_fence_host_done(a, h.id[1], PMIX_SUCCESS, NULL, 0);
+    fence_all(a, NS, 2, PG_FENCE_COLLECT, f); /* nothing new */
+    pg_fence_host_done(a, h.id[2], PMIX_SUCCESS, NULL, 0);
+    put_str(a, NS, 0, PMIX_GLOBAL, "k1", "again", 0);
+    commit(a, NS, 0);
+    fence_all(a, NS, 2, PG_FENCE_COLLECT, f);
+    pg_fence_host_done(a, h.id[3], PMIX_SUCCESS, NULL, 0);
+    CU_ASSERT_EQUAL_FATAL(h.calls, 4);
+    CU_ASSERT_TRUE(h.size[1] > 0 && h.size[1] < h.size[0]); /* one key, not three */
+    CU_ASSERT_EQUAL(h.size[2], 0);
+    CU_ASSERT_TRUE(h.size[3] > 0 && h.size[3] < h.size[0]);
+    for (int i = 0; i < 4; i++)
+        if (h.size[i] > 0)
+            CU_ASSERT_EQUAL(pg_modex_host_ingest(b, h.blob[i], h.size[i]), PMIX_SUCCESS);
+    get_ex(b, NS, 2, 1, "k1", PG_GET_IMMEDIATE, 0, 0, &g);
+    CU_ASSERT_STRING_EQUAL(g.value, "one-b");
+    get_ex(b, NS, 2, 0, "k2", PG_GET_IMMEDIATE, 0, 0, &g);
+    CU_ASSERT_STRING_EQUAL(g.value, "two");
+    get_ex(b, NS, 2, 0, "k1", PG_GET_IMMEDIATE, 0, 0, &g);
+    CU_ASSERT_STRING_EQUAL(g.value, "again");
+    hostf_free(&h);
     pg_engine_free(a);
     pg_engine_free(b);
 }
@@ -1193,6 +1254,7 @@ static const pg_cunit_test_t tests[] = {
       test_fence_join_by_non_participant_refused_without_residue },
     { "fence_reports_keys_new_in_epoch", test_fence_reports_keys_new_in_epoch },
     { "fence_collect_ingests_remote_data", test_fence_collect_ingests_remote_data },
+    { "fence_blob_is_this_fences_data", test_fence_blob_is_this_fences_data },
     { "fence_timeout_and_lost_participant", test_fence_timeout_and_lost_participant },
     { "fence_doomed_by_members_gone_without_speaking",
       test_fence_doomed_by_members_gone_without_speaking },
