@@ -77,7 +77,6 @@ struct pg_hostpmix {
     pmix_scope_t scope;        /* where the other proxies are (local, remote, both) */
     size_t piece;              /* the largest piece P */
     size_t store_max;          /* what the store may hold for this proxy */
-    size_t max_blob;           /* the largest blob (store_max less heads and padding) */
     slot_marks_t marks;        /* the loop thread's */
     unsigned seq;              /* collecting exchanges started */
     int pipe_r, pipe_w;        /* progress thread -> libevent thread */
@@ -399,8 +398,6 @@ pg_hostpmix_t *pg_hostpmix_init(char *err, size_t errlen)
     h->scope = blob_scope(h);
     h->piece = piece_size();
     h->store_max = store_max(h);
-    h->max_blob = h->store_max > 2 * HEAD_LEN + h->piece ? h->store_max - 2 * HEAD_LEN - h->piece
-                                                          : 0;
     h->heads = calloc((size_t)h->size, sizeof(*h->heads));
     h->pieces = calloc((size_t)h->size, sizeof(*h->pieces));
     if (h->heads == NULL || h->pieces == NULL) {
@@ -456,11 +453,6 @@ int pg_hostpmix_rank(const pg_hostpmix_t *h)
 int pg_hostpmix_size(const pg_hostpmix_t *h)
 {
     return h->size;
-}
-
-size_t pg_hostpmix_max_blob(const pg_hostpmix_t *h)
-{
-    return h->max_blob;
 }
 
 void pg_hostpmix_blobs_free(const pg_hostpmix_t *h, void **blobs, size_t *lens)
@@ -871,12 +863,12 @@ int pg_hostpmix_exchange(pg_hostpmix_t *h, bool collect, const void *mine, size_
         slot_marks_t next = h->marks;
 
         mark_blob(&next, (h->seq + 1) % 2, len, h->piece);
-        if (len > h->max_blob || store_bytes(&next) > h->store_max) {
+        if (store_bytes(&next) > h->store_max) {
             snprintf(err, errlen,
-                     "this node's fence data (%zu bytes, %llu with what the host keeps of "
-                     "earlier fences) is more than the host runtime can carry from one node "
-                     "(%zu bytes%s)",
-                     len, (unsigned long long)store_bytes(&next), h->max_blob,
+                     "this node's fence data (%zu bytes, %llu in the host's slots with what "
+                     "it keeps of earlier fences) is more than the host runtime can carry "
+                     "from one node (%zu bytes%s)",
+                     len, (unsigned long long)store_bytes(&next), h->store_max,
                      getenv("PMIGATE_HOST_MAX") != NULL ? ": PMIGATE_HOST_MAX"
                                                         : ": 2 GiB in all, over the nodes");
             return -1;

@@ -64,15 +64,13 @@ typedef void (*pg_hostpmix_done_fn)(void *arg, int status, const char *msg,
  * report to, and starts the worker thread.  Returns 0/-1. */
 int pg_hostpmix_attach(pg_hostpmix_t *h, struct event_base *base);
 
-/* The most this proxy may hand the host in one exchange: a share of what
- * the hosts' collectives carry (32-bit lengths: 2 GiB in all, over the
- * nodes), or PMIGATE_HOST_MAX bytes when that is set and smaller. */
-size_t pg_hostpmix_max_blob(const pg_hostpmix_t *h);
-
 /* Non-blocking exchange: collect=false is a bare fence (mine is ignored).
  * mine is copied before this returns.  One exchange at a time: returns -1
- * with err set when one is running, the blob is over pg_hostpmix_max_blob
- * or the host refuses it (done is not called then). */
+ * with err set when one is running, when the host refuses it, or when the
+ * slots would hold more than this proxy's share of what the hosts'
+ * collectives carry in one fence (32-bit lengths: 2 GiB in all, over the
+ * nodes; PMIGATE_HOST_MAX bytes when that is set and smaller) -- done is
+ * not called then. */
 int pg_hostpmix_exchange(pg_hostpmix_t *h, bool collect, const void *mine, size_t len,
                          pg_hostpmix_done_fn done, void *arg, char *err, size_t errlen);
 

@@ -6,7 +6,9 @@
  * its node directly or through the hub, and only that node (PG_MESH_ALL:
  * every node but the sender); a node that closes, says goodbye, or goes
  * silent is reported gone, once, saying which; a node that does not know
- * the job's secret, or a stranger, never joins and disturbs nothing.
+ * the job's secret, or a stranger, never joins and disturbs nothing.  And
+ * the job's end on top of it (gateway/pg_jobend.c): whichever nodes fail,
+ * every node ends with one status, the first failure's.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -18,6 +20,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "gateway/pg_jobend.h"
 #include "gateway/pg_mesh.h"
 #include "gateway/pg_sha256.h"
 #include "tests/pg_cunit.h"
@@ -436,6 +439,168 @@ static void test_strangers(void)
     event_base_free(base);
 }
 
+/* ---- the job's end (pg_jobend) ---- */
+
+static void test_jobend_order(void)
+{
+    pg_jobend_failure_t exit15 = { .when_ns = 1000000000, .node = 2, .code = 15 };
+    pg_jobend_failure_t abort7 = { .when_ns = 1020000000, .node = 1, .code = 7, .is_abort = true };
+    pg_jobend_failure_t late = abort7;
+
+    /* an abort 20 ms after another failure is taken for its cause */
+    CU_ASSERT_TRUE(pg_jobend_before(&abort7, &exit15));
+    CU_ASSERT_FALSE(pg_jobend_before(&exit15, &abort7));
+    /* 100 ms after, it is a failure of its own: the earlier one wins */
+    late.when_ns = 1100000000;
+    CU_ASSERT_TRUE(pg_jobend_before(&exit15, &late));
+    CU_ASSERT_FALSE(pg_jobend_before(&late, &exit15));
+    /* an abort before the other failure wins anyway; ties to the lower node */
+    late.when_ns = 900000000;
+    CU_ASSERT_TRUE(pg_jobend_before(&late, &exit15));
+    exit15.when_ns = late.when_ns;
+    exit15.is_abort = true;
+    CU_ASSERT_TRUE(pg_jobend_before(&late, &exit15));
+}
+
+typedef struct ended {
+    int calls, code, origin;
+    char text[PG_JOBEND_TEXT_MAX];
+} ended_t;
+
+static void on_ended(void *arg, int code, int origin, const char *text)
+{
+    ended_t *e = arg;
+
+    e->calls++;
+    e->code = code;
+    e->origin = origin;
+    snprintf(e->text, sizeof(e->text), "%s", text);
+}
+
+static const char *const test_names[K] = { "alpha", "beta", "gamma" };
+
+typedef struct ends {
+    ended_t *e;
+    int n;
+} ends_t;
+
+static int all_ended(void *arg)
+{
+    ends_t *x = arg;
+
+    for (int i = 0; i < x->n; i++)
+        if (x->e[i].calls == 0)
+            return 0;
+    return 1;
+}
+
+/* K meshes up, each with a jobend. */
+static void jobends_up(struct event_base *base, pg_mesh_t **m, pg_jobend_t **j, seen_t *s,
+                       ended_t *e)
+{
+    for (int i = 0; i < K; i++)
+        m[i] = mesh_at(base, i, K, 0, 0, &s[i]);
+    CU_ASSERT_FATAL(m[0] != NULL && m[1] != NULL && m[2] != NULL);
+    CU_ASSERT_FATAL(start_all(m, K) == 0);
+    CU_ASSERT_FATAL(run_until(&base, 1, all_reachable, &(meshes_t){ m, K }, 5000));
+    for (int i = 0; i < K; i++)
+        j[i] = pg_jobend_new(m[i], test_names, on_ended, &e[i]);
+}
+
+static void jobends_down(pg_mesh_t **m, pg_jobend_t **j)
+{
+    for (int i = 0; i < K; i++) {
+        pg_jobend_free(j[i]);
+        pg_mesh_free(m[i]);
+    }
+}
+
+/* Two leaves fail 20 ms apart, the later one with an abort: every node
+ * ends with the abort's status and names its node. */
+static void test_jobend_one_end_for_all(void)
+{
+    struct event_base *base = event_base_new();
+    seen_t s[K] = { 0 };
+    ended_t e[K] = { 0 };
+    pg_mesh_t *m[K];
+    pg_jobend_t *j[K];
+
+    jobends_up(base, m, j, s, e);
+    pg_jobend_fail(j[2], 15, false, "rank 5 exited with status 15");
+    usleep(20000);
+    pg_jobend_fail(j[1], 7, true, "rank 3 aborted the job (code 7)");
+    CU_ASSERT_TRUE(run_until(&base, 1, all_ended, &(ends_t){ e, K }, 5000));
+    for (int i = 0; i < K; i++) {
+        CU_ASSERT_EQUAL(e[i].calls, 1);
+        CU_ASSERT_EQUAL(e[i].code, 7);
+        CU_ASSERT_EQUAL(e[i].origin, 1);
+        CU_ASSERT_STRING_EQUAL(e[i].text, "node 1 (beta): rank 3 aborted the job (code 7)");
+        CU_ASSERT_EQUAL(pg_jobend_code(j[i]), 7);
+    }
+    /* a later failure changes nothing */
+    pg_jobend_fail(j[0], 9, true, "late");
+    run_until(&base, 1, gone_seen, &s[0], 300);
+    CU_ASSERT_EQUAL(e[0].calls, 1);
+    jobends_down(m, j);
+    event_base_free(base);
+}
+
+/* A leaf lost is the job's failure: the others end with status 1, naming
+ * it; when the hub is lost, a leaf decides alone. */
+static void test_jobend_lost_nodes(void)
+{
+    struct event_base *base = event_base_new();
+    seen_t s[K] = { 0 };
+    ended_t e[K] = { 0 };
+    pg_mesh_t *m[K];
+    pg_jobend_t *j[K];
+
+    jobends_up(base, m, j, s, e);
+    pg_jobend_free(j[2]);
+    pg_mesh_free(m[2]); /* closed without a goodbye */
+    j[2] = NULL;
+    m[2] = NULL;
+    CU_ASSERT_TRUE(run_until(&base, 1, all_ended, &(ends_t){ e, 2 }, 5000));
+    for (int i = 0; i < 2; i++) {
+        CU_ASSERT_EQUAL(e[i].code, 1);
+        CU_ASSERT_EQUAL(e[i].origin, 2);
+        CU_ASSERT_PTR_NOT_NULL(strstr(e[i].text, "node 2 (gamma) was lost: its connection closed"));
+    }
+    jobends_down(m, j);
+
+    memset(e, 0, sizeof(e));
+    memset(s, 0, sizeof(s));
+    jobends_up(base, m, j, s, e);
+    pg_jobend_free(j[0]);
+    pg_mesh_free(m[0]);
+    j[0] = NULL;
+    m[0] = NULL;
+    CU_ASSERT_TRUE(run_until(&base, 1, all_ended, &(ends_t){ e + 1, 2 }, 5000));
+    CU_ASSERT_EQUAL(e[1].code, 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(e[1].text, "node 0 (alpha) was lost"));
+    jobends_down(m, j);
+    event_base_free(base);
+}
+
+/* Leaves that end well say goodbye; the hub then ends well too. */
+static void test_jobend_all_well(void)
+{
+    struct event_base *base = event_base_new();
+    seen_t s[K] = { 0 };
+    ended_t e[K] = { 0 };
+    pg_mesh_t *m[K];
+    pg_jobend_t *j[K];
+
+    jobends_up(base, m, j, s, e);
+    CU_ASSERT_EQUAL(pg_jobend_finish(j[1], 0), 0);
+    CU_ASSERT_EQUAL(pg_jobend_finish(j[2], 0), 0);
+    CU_ASSERT_EQUAL(pg_jobend_finish(j[0], 0), 0);
+    for (int i = 0; i < K; i++)
+        CU_ASSERT_EQUAL(e[i].calls, 0);
+    jobends_down(m, j);
+    event_base_free(base);
+}
+
 int main(void)
 {
     static const pg_cunit_test_t hash_tests[] = {
@@ -450,9 +615,17 @@ int main(void)
         { "strangers on the port are closed", test_strangers },
         { NULL, NULL },
     };
+    static const pg_cunit_test_t jobend_tests[] = {
+        { "the first failure: an abort wins over what it caused", test_jobend_order },
+        { "one end, one status for every node", test_jobend_one_end_for_all },
+        { "a lost leaf, a lost hub", test_jobend_lost_nodes },
+        { "leaves that end well, then the hub", test_jobend_all_well },
+        { NULL, NULL },
+    };
     static const pg_cunit_suite_t suites[] = {
         { "sha256", hash_tests, NULL, NULL },
         { "mesh", mesh_tests, NULL, NULL },
+        { "jobend", jobend_tests, NULL, NULL },
         { NULL, NULL, NULL, NULL },
     };
 

@@ -1,9 +1,10 @@
 /*
  * Unit tests for what containment rests on: gateway/pg_proc.c (whose
  * process a pid is, by its parent chain; every descendant found and
- * signalled, setsid or not) and gateway/pg_tmpdir.c (a job directory is
- * removed by a later sweep only once its owner is dead).  Real processes,
- * forked here.
+ * signalled, setsid or not, but the one spared), gateway/pg_tmpdir.c (a
+ * job directory is removed by a later sweep only once its owner is dead)
+ * and gateway/pg_parent.c (a proxy hears of its host runtime's death).
+ * Real processes, forked here.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +16,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <event2/event.h>
+
+#include "gateway/pg_parent.h"
 #include "gateway/pg_proc.h"
 #include "gateway/pg_tmpdir.h"
 #include "tests/pg_cunit.h"
@@ -241,11 +245,145 @@ static void test_sweep_removes_only_dead_owners(void)
     CU_ASSERT_EQUAL(rmdir(tmp_root), 0);
 }
 
+/* pg_parent_watch in a grandchild: "gone <pid>" on the pipe once its
+ * parent (the child) dies, or at once when `parent` is not its parent. */
+static void on_parent_gone(void *arg, pid_t pid)
+{
+    char line[32];
+    int n = snprintf(line, sizeof(line), "gone %ld\n", (long)pid);
+
+    (void)write(*(int *)arg, line, (size_t)n);
+    _exit(0);
+}
+
+static pid_t watching_grandchild(int out, int wrong_parent, pid_t *grandchild)
+{
+    int p[2];
+    pid_t child;
+
+    if (pipe(p) != 0)
+        return -1;
+    child = fork();
+    if (child == 0) {
+        pid_t g = fork();
+
+        if (g == 0) {
+            struct event_base *base = event_base_new();
+            pid_t parent = wrong_parent ? getppid() + 100000 : getppid();
+
+            if (base == NULL || pg_parent_watch(base, parent, on_parent_gone, &out) == NULL)
+                _exit(1);
+            (void)write(p[1], "w", 1); /* watching */
+            event_base_dispatch(base);
+            _exit(2);
+        }
+        (void)write(p[1], &g, sizeof(g));
+        for (;;)
+            pause();
+    }
+    close(p[1]);
+    if (child < 0 || read(p[0], grandchild, sizeof(*grandchild)) != sizeof(*grandchild))
+        *grandchild = -1;
+    else {
+        char w;
+
+        (void)read(p[0], &w, 1);
+    }
+    close(p[0]);
+    return child;
+}
+
+/* The line the watcher writes, within 5 s. */
+static int read_line(int fd, char *buf, size_t len)
+{
+    struct timespec pause = { 0, 10 * 1000 * 1000 };
+    size_t got = 0;
+
+    fcntl(fd, F_SETFL, O_NONBLOCK);
+    for (int i = 0; i < 500 && got < len - 1; i++) {
+        ssize_t n = read(fd, buf + got, len - 1 - got);
+
+        if (n > 0) {
+            got += (size_t)n;
+            if (buf[got - 1] == '\n')
+                break;
+            continue;
+        }
+        nanosleep(&pause, NULL);
+    }
+    buf[got] = '\0';
+    return (int)got;
+}
+
+static void test_parent_death_is_heard(void)
+{
+    int p[2];
+    pid_t grandchild, child;
+    char line[64], want[64];
+
+    CU_ASSERT_FATAL(pipe(p) == 0);
+    child = watching_grandchild(p[1], 0, &grandchild);
+    CU_ASSERT_FATAL(child > 0 && grandchild > 0);
+    /* the parent lives: nothing is said */
+    fcntl(p[0], F_SETFL, O_NONBLOCK);
+    CU_ASSERT_EQUAL(read(p[0], line, sizeof(line)), -1);
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+    snprintf(want, sizeof(want), "gone %ld\n", (long)child);
+    CU_ASSERT_TRUE(read_line(p[0], line, sizeof(line)) > 0);
+    CU_ASSERT_STRING_EQUAL(line, want);
+    kill(grandchild, SIGKILL); /* re-parented to init or a subreaper: not ours to reap */
+    close(p[0]);
+    close(p[1]);
+}
+
+static void test_parent_already_gone(void)
+{
+    int p[2];
+    pid_t grandchild, child;
+    char line[64];
+
+    CU_ASSERT_FATAL(pipe(p) == 0);
+    child = watching_grandchild(p[1], 1, &grandchild);
+    CU_ASSERT_FATAL(child > 0);
+    CU_ASSERT_TRUE(read_line(p[0], line, sizeof(line)) > 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(line, "gone "));
+    kill_tree(child, grandchild);
+    close(p[0]);
+    close(p[1]);
+}
+
+/* The spared process is neither signalled nor counted. */
+static void test_descendants_but_one(void)
+{
+    pid_t a = fork(), b;
+
+    if (a == 0) {
+        for (;;)
+            pause();
+    }
+    b = fork();
+    if (b == 0) {
+        for (;;)
+            pause();
+    }
+    CU_ASSERT_EQUAL(pg_proc_signal_descendants(0, a), 1); /* signal 0 counts */
+    CU_ASSERT_EQUAL(pg_proc_signal_descendants(SIGKILL, a), 1);
+    waitpid(b, NULL, 0);
+    CU_ASSERT_EQUAL(kill(a, 0), 0); /* spared */
+    kill(a, SIGKILL);
+    waitpid(a, NULL, 0);
+    CU_ASSERT_EQUAL(pg_proc_signal_descendants(0, 0), 0);
+}
+
 static const pg_cunit_test_t proc_tests[] = {
     { "a process's parent, from /proc", test_parent_of_a_process },
     { "a pid belongs to the rank it descends from, nearest first", test_kinship_by_parent_chain },
     { "an orphaned setsid descendant is found and signalled",
       test_orphaned_setsid_descendant_is_signalled },
+    { "every descendant but the one spared", test_descendants_but_one },
+    { "a parent's death is heard", test_parent_death_is_heard },
+    { "a parent gone before the watch is heard at once", test_parent_already_gone },
     { NULL, NULL },
 };
 

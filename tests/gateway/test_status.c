@@ -175,6 +175,45 @@ static void test_silent_rank_under_strict(void)
     CU_ASSERT_EQUAL(pg_verdict_exit_code(&v), 3);
 }
 
+/* The watcher hears of the first failure once, after it is recorded (a
+ * verdict it then asks about is decided), and a later watcher of a failed
+ * verdict at once. */
+typedef struct heard {
+    int calls;
+    pg_verdict_cause_t cause;
+    int code, failed_then;
+} heard_t;
+
+static void on_failure(void *ctx, const pg_verdict_t *v)
+{
+    heard_t *h = ctx;
+
+    h->calls++;
+    h->cause = v->cause;
+    h->code = v->code;
+    h->failed_then = pg_verdict_failed(v);
+}
+
+static void test_watch_hears_the_first_failure(void)
+{
+    pg_verdict_t v;
+    heard_t h = { 0 }, late = { 0 };
+
+    pg_verdict_init(&v);
+    pg_verdict_watch(&v, on_failure, &h);
+    pg_verdict_rank_exit(&v, 0, 0);
+    CU_ASSERT_EQUAL(h.calls, 0);
+    pg_verdict_abort(&v, 3, 7);
+    pg_verdict_timeout(&v);
+    CU_ASSERT_EQUAL(h.calls, 1);
+    CU_ASSERT_EQUAL(h.cause, PG_CAUSE_ABORT);
+    CU_ASSERT_EQUAL(h.code, 7);
+    CU_ASSERT_TRUE(h.failed_then);
+    pg_verdict_watch(&v, on_failure, &late);
+    CU_ASSERT_EQUAL(late.calls, 1);
+    CU_ASSERT_EQUAL(late.code, 7);
+}
+
 static const pg_cunit_test_t status_tests[] = {
     { "wait status: exit code, or 128+signal", test_wait_status_conversion },
     { "every rank exits 0: status 0", test_all_zero_is_zero },
@@ -188,6 +227,7 @@ static const pg_cunit_test_t status_tests[] = {
     { "--timeout is 124, a signal to pmigate is 128+N", test_timeout_and_signal_codes },
     { "launch failures: 127 not found, 126 not executable", test_launch_failures_use_shell_codes },
     { "--strict: a silent rank exits 125 unless a failure came first", test_silent_rank_under_strict },
+    { "a watcher hears of the first failure, once", test_watch_hears_the_first_failure },
     { NULL, NULL },
 };
 

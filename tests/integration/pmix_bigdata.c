@@ -6,14 +6,16 @@
  * with PMIX_COLLECT_DATA, and checks every byte of the same keys of one
  * rank on another node (rank + size/2: the other half of the job), for
  * FENCES fences, each with keys of its own.  Prints "pmix_bigdata rank R:
- * ok" or what was wrong, and exits 1.
+ * ok" or what was wrong, and exits 1; with LINGER, sleeps that many
+ * seconds after the line (a test reads the proxies' counters meanwhile).
  *
- * Usage: pmix_bigdata KB FENCES
+ * Usage: pmix_bigdata KB FENCES [LINGER]
  */
 #include <pmix.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int rank = -1;
 
@@ -50,8 +52,8 @@ int main(int argc, char **argv)
     unsigned char *buf;
     bool yes = true;
 
-    if (argc != 3) {
-        fprintf(stderr, "usage: pmix_bigdata KB FENCES\n");
+    if (argc != 3 && argc != 4) {
+        fprintf(stderr, "usage: pmix_bigdata KB FENCES [LINGER]\n");
         return 2;
     }
     total = strtoul(argv[1], NULL, 10) * 1024;
@@ -102,6 +104,8 @@ int main(int argc, char **argv)
     }
     printf("pmix_bigdata rank %d: ok\n", rank);
     fflush(stdout);
+    if (argc == 4)
+        sleep((unsigned)atoi(argv[3]));
     free(buf);
     PMIx_Finalize(NULL, 0);
     return 0;
