@@ -19,6 +19,7 @@
  */
 #include "gateway/pg_hostpmix.h"
 
+#include "gateway/pg_be.h"
 #include "wire/pg_clock.h"
 
 #include <errno.h>
@@ -259,19 +260,6 @@ static void head_key(char *key, size_t len, unsigned bank)
     snprintf(key, len, "pmigate.h%u", bank);
 }
 
-static void put_be32(unsigned char *p, uint32_t v)
-{
-    p[0] = (unsigned char)(v >> 24);
-    p[1] = (unsigned char)(v >> 16);
-    p[2] = (unsigned char)(v >> 8);
-    p[3] = (unsigned char)v;
-}
-
-static uint32_t get_be32(const unsigned char *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
 static pmix_status_t put_bytes(pmix_scope_t scope, const char *key, const void *data, size_t len)
 {
     pmix_value_t v;
@@ -335,11 +323,10 @@ static pmix_status_t put_blob(pg_hostpmix_t *h, unsigned bank, unsigned seq,
         st = put_bytes(h->scope, key, pad, size);
     }
     free(pad);
-    put_be32(head, HEAD_MAGIC);
-    put_be32(head + 4, seq);
-    put_be32(head + 8, (uint32_t)((uint64_t)len >> 32));
-    put_be32(head + 12, (uint32_t)len);
-    put_be32(head + 16, (uint32_t)h->piece);
+    pg_be32_put(head, HEAD_MAGIC);
+    pg_be32_put(head + 4, seq);
+    pg_be64_put(head + 8, (uint64_t)len);
+    pg_be32_put(head + 16, (uint32_t)h->piece);
     head_key(key, sizeof(key), bank);
     return st == PMIX_SUCCESS ? put_bytes(h->scope, key, head, sizeof(head)) : st;
 }
@@ -570,14 +557,14 @@ static pmix_status_t fetch_pieces(pg_hostpmix_t *h, int peer, const unsigned cha
     unsigned bank = h->seq % 2;
     pmix_proc_t proc;
 
-    if (len != HEAD_LEN || get_be32(head) != HEAD_MAGIC)
+    if (len != HEAD_LEN || pg_be32_get(head) != HEAD_MAGIC)
         return PMIX_ERR_BAD_PARAM;
-    if (get_be32(head + 4) != h->seq) {
+    if (pg_be32_get(head + 4) != h->seq) {
         atomic_store(&h->other_fence, true);
         return PMIX_ERR_BAD_PARAM;
     }
-    blob_len = (uint64_t)get_be32(head + 8) << 32 | get_be32(head + 12);
-    piece = get_be32(head + 16);
+    blob_len = pg_be64_get(head + 8);
+    piece = pg_be32_get(head + 16);
     if (piece < ((size_t)1 << CLASS_MIN) || (piece & (piece - 1)) != 0 ||
         piece > ((size_t)1 << PIECE_LOG2_MAX) || blob_len > HOST_FENCE_MAX)
         return PMIX_ERR_BAD_PARAM;
@@ -918,19 +905,6 @@ static int name_key(const char *key, char *out, size_t len)
 
 /* A name's value on the host: rank and type (4 bytes each, big-endian),
  * then the bytes. */
-static void put_u32(unsigned char *p, unsigned v)
-{
-    p[0] = (unsigned char)(v >> 24);
-    p[1] = (unsigned char)(v >> 16);
-    p[2] = (unsigned char)(v >> 8);
-    p[3] = (unsigned char)v;
-}
-
-static unsigned get_u32(const unsigned char *p)
-{
-    return (unsigned)p[0] << 24 | (unsigned)p[1] << 16 | (unsigned)p[2] << 8 | p[3];
-}
-
 int pg_hostpmix_publish(pg_hostpmix_t *h, const char *key, unsigned rank, unsigned type,
                         const void *data, size_t len)
 {
@@ -942,8 +916,8 @@ int pg_hostpmix_publish(pg_hostpmix_t *h, const char *key, unsigned rank, unsign
     (void)h;
     if (name_key(key, hkey, sizeof(hkey)) != 0 || (blob = malloc(len + 8)) == NULL)
         return -1;
-    put_u32(blob, rank);
-    put_u32(blob + 4, type);
+    pg_be32_put(blob, rank);
+    pg_be32_put(blob + 4, type);
     if (len > 0)
         memcpy(blob + 8, data, len);
     PMIX_INFO_CONSTRUCT(&info);
@@ -978,8 +952,8 @@ int pg_hostpmix_lookup(pg_hostpmix_t *h, const char *key, unsigned *rank, unsign
         *len = pd.value.data.bo.size - 8;
         *data = malloc(*len + 1);
         if (*data != NULL) {
-            *rank = get_u32(b);
-            *type = get_u32(b + 4);
+            *rank = pg_be32_get(b);
+            *type = pg_be32_get(b + 4);
             memcpy(*data, b + 8, *len);
             ((char *)*data)[*len] = '\0'; /* strings come back NUL-terminated */
             rc = 0;

@@ -7,6 +7,8 @@
  */
 #include "gateway/pg_jobend.h"
 
+#include "gateway/pg_be.h"
+
 #include <event2/event.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,19 +38,6 @@ struct pg_jobend {
 };
 
 /* ---- small helpers ---- */
-
-static void put_be32(unsigned char *p, uint32_t v)
-{
-    p[0] = (unsigned char)(v >> 24);
-    p[1] = (unsigned char)(v >> 16);
-    p[2] = (unsigned char)(v >> 8);
-    p[3] = (unsigned char)v;
-}
-
-static uint32_t get_be32(const unsigned char *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
 
 static uint64_t wall_ns(void)
 {
@@ -107,8 +96,8 @@ static void on_settle(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     if (body != NULL) {
-        put_be32(body, (uint32_t)status_of(f->code));
-        put_be32(body + 4, (uint32_t)f->node);
+        pg_be32_put(body, (uint32_t)status_of(f->code));
+        pg_be32_put(body + 4, (uint32_t)f->node);
         memcpy(body + 8, f->text, tlen);
         (void)pg_mesh_send(e->mesh, PG_MESH_ALL, PG_MESH_JOBEND_END, body, 8 + tlen);
         free(body);
@@ -157,8 +146,8 @@ static void on_fail_frame(void *arg, int src, const void *body, size_t len)
 
     if (e->nodeid != 0 || len < 16)
         return;
-    when = (uint64_t)get_be32(b) << 32 | get_be32(b + 4);
-    failure_of(e, &f, src, when, (int)get_be32(b + 8), (get_be32(b + 12) & FLAG_ABORT) != 0,
+    when = pg_be64_get(b);
+    failure_of(e, &f, src, when, (int)pg_be32_get(b + 8), (pg_be32_get(b + 12) & FLAG_ABORT) != 0,
                (const char *)b + 16, len - 16);
     weigh(e, &f);
 }
@@ -172,9 +161,9 @@ static void on_end_frame(void *arg, int src, const void *body, size_t len)
 
     if (src != 0 || len < 8)
         return;
-    origin = get_be32(b + 4);
+    origin = pg_be32_get(b + 4);
     snprintf(text, sizeof(text), "%.*s", (int)(len - 8), (const char *)b + 8);
-    decide(e, (int)get_be32(b), origin < (uint32_t)e->nnodes ? (int)origin : NO_ORIGIN, text);
+    decide(e, (int)pg_be32_get(b), origin < (uint32_t)e->nnodes ? (int)origin : NO_ORIGIN, text);
 }
 
 /* The mesh lost a node: on the hub, a leaf gone without a goodbye is the
@@ -266,10 +255,9 @@ void pg_jobend_fail(pg_jobend_t *e, int code, bool is_abort, const char *text)
     }
     body = malloc(16 + tlen);
     if (body != NULL) {
-        put_be32(body, (uint32_t)(when >> 32));
-        put_be32(body + 4, (uint32_t)when);
-        put_be32(body + 8, (uint32_t)e->own_code);
-        put_be32(body + 12, is_abort ? FLAG_ABORT : 0);
+        pg_be64_put(body, when);
+        pg_be32_put(body + 8, (uint32_t)e->own_code);
+        pg_be32_put(body + 12, is_abort ? FLAG_ABORT : 0);
         memcpy(body + 16, text, tlen);
     }
     if (body == NULL || pg_mesh_send(e->mesh, 0, PG_MESH_JOBEND_FAIL, body, 16 + tlen) != 0) {

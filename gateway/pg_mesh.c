@@ -30,6 +30,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "gateway/pg_be.h"
 #include "gateway/pg_sha256.h"
 #include "wire/pg_clock.h"
 
@@ -117,19 +118,6 @@ struct pg_mesh {
 /* small helpers                                                      */
 /* ---------------------------------------------------------------- */
 
-static void put_be32(unsigned char *p, uint32_t v)
-{
-    p[0] = (unsigned char)(v >> 24);
-    p[1] = (unsigned char)(v >> 16);
-    p[2] = (unsigned char)(v >> 8);
-    p[3] = (unsigned char)v;
-}
-
-static uint32_t get_be32(const unsigned char *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
 static uint64_t ms_ns(uint64_t ms)
 {
     return ms * 1000000u;
@@ -179,12 +167,12 @@ static int random_bytes(unsigned char *buf, size_t len)
 static void frame_header(unsigned char hdr[HDR_LEN], size_t len, unsigned type, uint32_t src,
                          uint32_t dst)
 {
-    put_be32(hdr, (uint32_t)len);
+    pg_be32_put(hdr, (uint32_t)len);
     hdr[4] = (unsigned char)(type >> 8);
     hdr[5] = (unsigned char)type;
     hdr[6] = hdr[7] = 0; /* flags: none defined */
-    put_be32(hdr + 8, src);
-    put_be32(hdr + 12, dst);
+    pg_be32_put(hdr + 8, src);
+    pg_be32_put(hdr + 12, dst);
 }
 
 static void link_write(link_t *l, unsigned type, uint32_t src, uint32_t dst, const void *body,
@@ -300,8 +288,8 @@ static void handshake_mac(const pg_mesh_t *m, char role, const unsigned char *no
     const void *part[4] = { &role, nonce_c, nonce_a, ids };
     size_t len[4] = { 1, NONCE_LEN, NONCE_LEN, sizeof(ids) };
 
-    put_be32(ids, node_c);
-    put_be32(ids + 4, node_a);
+    pg_be32_put(ids, node_c);
+    pg_be32_put(ids + 4, node_a);
     pg_hmac_sha256(m->secret, sizeof(m->secret), part, len, 4, out);
 }
 
@@ -334,12 +322,12 @@ static int on_hello(link_t *l, const unsigned char *b, size_t len)
 
     if (len != 4 + 4 + NONCE_LEN || memcmp(b, hello_magic, 4) != 0)
         return -1;
-    node = get_be32(b + 4);
+    node = pg_be32_get(b + 4);
     if (!m->started || !node_linkable(m, node))
         return -1;
     l->node = (int)node;
     memcpy(l->peer_nonce, b + 8, NONCE_LEN);
-    put_be32(body, (uint32_t)m->nodeid);
+    pg_be32_put(body, (uint32_t)m->nodeid);
     memcpy(body + 4, l->my_nonce, NONCE_LEN);
     handshake_mac(m, 'A', l->peer_nonce, l->my_nonce, node, (uint32_t)m->nodeid,
                   body + 4 + NONCE_LEN);
@@ -357,7 +345,7 @@ static int on_challenge(link_t *l, const unsigned char *b, size_t len)
 
     if (len != 4 + NONCE_LEN + PG_SHA256_LEN)
         return -1;
-    node = get_be32(b);
+    node = pg_be32_get(b);
     if ((int)node != l->node)
         return -1; /* not the node this address was for */
     memcpy(l->peer_nonce, b + 4, NONCE_LEN);
@@ -415,7 +403,7 @@ static int on_frame(link_t *l, unsigned type, uint32_t src, uint32_t dst,
             return 1;
         }
         if (type == T_QUIET && len == 4)
-            l->quiet_until = pg_clock_now() + ms_ns(get_be32(body));
+            l->quiet_until = pg_clock_now() + ms_ns(pg_be32_get(body));
         return type == T_HEARTBEAT || type == T_QUIET ? 0 : -1;
     }
     if (type >= PG_MESH_TYPE_MAX || src >= (uint32_t)m->nnodes || (int)src == m->nodeid)
@@ -463,7 +451,7 @@ static void link_on_read(struct bufferevent *bev, void *arg)
         int rc;
 
         evbuffer_copyout(in, hdr, sizeof(hdr));
-        len = get_be32(hdr);
+        len = pg_be32_get(hdr);
         type = (unsigned)hdr[4] << 8 | hdr[5];
         if (len > PG_MESH_BODY_MAX || (l->state != L_UP && len > 256)) {
             link_drop(l, "sent a frame too big");
@@ -472,7 +460,7 @@ static void link_on_read(struct bufferevent *bev, void *arg)
         if (evbuffer_get_length(in) < HDR_LEN + len)
             return;
         body = evbuffer_pullup(in, (ev_ssize_t)(HDR_LEN + len));
-        rc = body == NULL ? -1 : link_take(l, type, get_be32(hdr + 8), get_be32(hdr + 12),
+        rc = body == NULL ? -1 : link_take(l, type, pg_be32_get(hdr + 8), pg_be32_get(hdr + 12),
                                            body + HDR_LEN, len);
         if (rc != 0) {
             link_drop(l, rc > 0                 ? "it said goodbye"
@@ -497,7 +485,7 @@ static void link_on_event(struct bufferevent *bev, short what, void *arg)
 
         (void)setsockopt(bufferevent_getfd(l->bev), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
         memcpy(body, hello_magic, 4);
-        put_be32(body + 4, (uint32_t)m->nodeid);
+        pg_be32_put(body + 4, (uint32_t)m->nodeid);
         memcpy(body + 8, l->my_nonce, NONCE_LEN);
         link_say(l, T_HELLO, body, sizeof(body));
         l->state = L_HELLO_SENT;
@@ -1065,7 +1053,7 @@ void pg_mesh_quiet(pg_mesh_t *m, uint64_t ns)
     unsigned char body[4];
     uint64_t ms = ns / 1000000u + 1;
 
-    put_be32(body, ms > UINT32_MAX ? UINT32_MAX : (uint32_t)ms);
+    pg_be32_put(body, ms > UINT32_MAX ? UINT32_MAX : (uint32_t)ms);
     for (int n = 0; n < m->nnodes; n++)
         if (m->peers[n] != NULL)
             link_say_now(m->peers[n], T_QUIET, body, sizeof(body));

@@ -17,15 +17,10 @@
 #     (PMI-1 spawn_result rc=-1 errcodes=ECANCELED for each of 3).
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/cluster.sh"
+. "$(dirname "$0")/proxy_lib.sh"
 BIG=$top_builddir/tests/integration/pmix_bigdata
 SCRIPT_PROG=$top_builddir/tests/integration/pmi_script
-skip_unless_built "$PMIGATE" "$BIG" "$SCRIPT_PROG"
-WORK=$(mktemp -d "$top_builddir/pg_data.XXXXXX") || exit 99
-CLUSTER_AT_EXIT='rm -rf "$WORK"'
-if ! cluster_up 2; then
-    fail "the cluster in a box does not start"
-    finish
-fi
+proxy_cluster_up pg_data 2 "$BIG" "$SCRIPT_PROG"
 
 # job HOW SECONDS ARGS...: `pmigate proxy ARGS` once on each host under HOW
 # (slurm, mpirun); output in $WORK/out, status in $rc.  PMIGATE_HOST_MAX
@@ -88,19 +83,16 @@ host_bytes() {
     done
     total=0
     for i in 1 2; do
-        for p in $(cluster_node_pids "$i"); do
-            [ "$(cat "/proc/$p/comm" 2>/dev/null)" = pmigate ] || continue
-            host=$(awk '{ print $4 }' "/proc/$p/stat" 2>/dev/null) # the proxy's parent
-            case $(cat "/proc/$host/comm" 2>/dev/null) in
-            slurmstepd | orted | mpirun.openmpi)
-                b=$(awk '/^[rw]char:/ { n += $2 } END { print n + 0 }' "/proc/$host/io" 2>/dev/null)
-                total=$((total + ${b:-0}))
-                ;;
-            esac
-        done
+        host=$(awk '{ print $4 }' "/proc/$(proxy_on "$i")/stat" 2>/dev/null) # the proxy's parent
+        case $(cat "/proc/$host/comm" 2>/dev/null) in
+        slurmstepd | orted | mpirun.openmpi)
+            b=$(awk '/^[rw]char:/ { n += $2 } END { print n + 0 }' "/proc/$host/io" 2>/dev/null)
+            total=$((total + ${b:-0}))
+            ;;
+        esac
     done
     for i in 1 2; do
-        cluster_node_pids "$i" | xargs -r ps -o pid=,comm= -p | awk '$2 == "pmix_bigdata" { print $1 }' |
+        job_procs "$i" | xargs -r ps -o pid=,comm= -p | awk '$2 == "pmix_bigdata" { print $1 }' |
             xargs -r kill
     done
     wait $bg

@@ -17,16 +17,10 @@
 # or MPICH's hello.  Each proxy's stderr goes to /tmp/proxy.err on its host.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/cluster.sh"
+. "$(dirname "$0")/proxy_lib.sh"
 HOLD=$top_builddir/tests/gateway/gw_testprog
 HELLO=$top_builddir/tests/progs/mpi_hello
-skip_unless_built "$PMIGATE" "$HOLD" "$HELLO"
-# the hosts have /tmp of their own: the scratch directory is in the build tree
-WORK=$(mktemp -d "$top_builddir/pg_ends.XXXXXX") || exit 99
-CLUSTER_AT_EXIT='rm -rf "$WORK"'
-if ! cluster_up 3; then
-    fail "the cluster in a box does not start"
-    finish
-fi
+proxy_cluster_up pg_ends 3 "$HOLD" "$HELLO"
 # every rank initialises PMI, then sleeps 60 s (rank 99, which would act, is none)
 HOLD_RANKS="$HOLD pmi 99 finalize pg_ends"
 
@@ -45,24 +39,6 @@ launch() {
     mpirun) timeout -k 5 60 "$CLUSTER_MPIRUN" -np 3 --map-by ppr:1:node sh -c "$cmd" ;;
     esac >"$WORK/out" 2>&1 &
     job=$!
-}
-
-# job_procs I: the job's processes on host I (proxies, keepers, ranks).
-job_procs() {
-    for p in $(cluster_node_pids "$1"); do
-        case $(cat "/proc/$p/comm" 2>/dev/null) in
-        pmigate | gw_testprog | mpi_hello) echo "$p" ;;
-        esac
-    done
-}
-
-# proxy_on I: the proxy on host I (the pmigate whose parent is not one).
-proxy_on() {
-    for p in $(job_procs "$1"); do
-        [ "$(cat "/proc/$p/comm" 2>/dev/null)" = pmigate ] || continue
-        pp=$(awk '{ print $4 }' "/proc/$p/stat" 2>/dev/null)
-        [ "$(cat "/proc/$pp/comm" 2>/dev/null)" = pmigate ] || echo "$p"
-    done
 }
 
 # ranks_up N: until N ranks run on the hosts (20 s at most).

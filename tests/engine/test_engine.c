@@ -626,16 +626,26 @@ static void test_fence_reports_keys_new_in_epoch(void)
     teardown();
 }
 
+/* One job of 4 ranks over 2 nodes, an engine each: a serves ranks 0-1
+ * and calls h's fence hook; b serves ranks 2-3. */
+static void two_nodes(hostf_t *h, pg_engine_t **a, pg_engine_t **b)
+{
+    static pg_host_ops_t ops = { .fence = fence_hook };
+    bool a_serves[2] = { true, false }, b_serves[2] = { false, true };
+
+    *a = pg_engine_new(&ops, h);
+    *b = pg_engine_new(NULL, NULL);
+    job_block(*a, NS, 4, 2, a_serves);
+    job_block(*b, NS, 4, 2, b_serves);
+}
+
 static void test_fence_collect_ingests_remote_data(void)
 {
     hostf_t h = { 0 };
-    pg_host_ops_t ops = { .fence = fence_hook };
-    bool a_serves[2] = { true, false }, b_serves[2] = { false, true };
-    pg_engine_t *a = pg_engine_new(&ops, &h), *b = pg_engine_new(NULL, NULL);
+    pg_engine_t *a, *b;
     fenced_t f[2];
     got_t g;
-    job_block(a, NS, 4, 2, a_serves);
-    job_block(b, NS, 4, 2, b_serves);
+    two_nodes(&h, &a, &b);
     put_str(b, NS, 2, PMIX_GLOBAL, "k2", "from-b", 0);
     commit(b, NS, 2);
     pg_proc_t t = P(NS, 2);
@@ -661,13 +671,10 @@ static void test_fence_collect_ingests_remote_data(void)
 static void test_fence_blob_is_this_fences_data(void)
 {
     hostf_t h = { 0 };
-    pg_host_ops_t ops = { .fence = fence_hook };
-    bool a_serves[2] = { true, false }, b_serves[2] = { false, true };
-    pg_engine_t *a = pg_engine_new(&ops, &h), *b = pg_engine_new(NULL, NULL);
+    pg_engine_t *a, *b;
     fenced_t f[2];
     got_t g;
-    job_block(a, NS, 4, 2, a_serves);
-    job_block(b, NS, 4, 2, b_serves);
+    two_nodes(&h, &a, &b);
     put_str(a, NS, 0, PMIX_GLOBAL, "k1", "one", 0);
     put_str(a, NS, 1, PMIX_GLOBAL, "k1", "one-b", 0);
     commit(a, NS, 0);

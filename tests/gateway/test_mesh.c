@@ -494,111 +494,105 @@ static int all_ended(void *arg)
     return 1;
 }
 
-/* K meshes up, each with a jobend. */
-static void jobends_up(struct event_base *base, pg_mesh_t **m, pg_jobend_t **j, seen_t *s,
-                       ended_t *e)
+/* K nodes of a job on one loop: a mesh and a jobend each. */
+typedef struct nodes {
+    struct event_base *base;
+    seen_t s[K];
+    ended_t e[K];
+    pg_mesh_t *m[K];
+    pg_jobend_t *j[K];
+} nodes_t;
+
+static void nodes_up(nodes_t *x)
 {
+    memset(x, 0, sizeof(*x));
+    x->base = event_base_new();
     for (int i = 0; i < K; i++)
-        m[i] = mesh_at(base, i, K, 0, 0, &s[i]);
-    CU_ASSERT_FATAL(m[0] != NULL && m[1] != NULL && m[2] != NULL);
-    CU_ASSERT_FATAL(start_all(m, K) == 0);
-    CU_ASSERT_FATAL(run_until(&base, 1, all_reachable, &(meshes_t){ m, K }, 5000));
+        x->m[i] = mesh_at(x->base, i, K, 0, 0, &x->s[i]);
+    CU_ASSERT_FATAL(x->m[0] != NULL && x->m[1] != NULL && x->m[2] != NULL);
+    CU_ASSERT_FATAL(start_all(x->m, K) == 0);
+    CU_ASSERT_FATAL(run_until(&x->base, 1, all_reachable, &(meshes_t){ x->m, K }, 5000));
     for (int i = 0; i < K; i++)
-        j[i] = pg_jobend_new(m[i], test_names, on_ended, &e[i]);
+        x->j[i] = pg_jobend_new(x->m[i], test_names, on_ended, &x->e[i]);
 }
 
-static void jobends_down(pg_mesh_t **m, pg_jobend_t **j)
+/* Node i gone: its mesh closed without a goodbye. */
+static void node_lose(nodes_t *x, int i)
 {
-    for (int i = 0; i < K; i++) {
-        pg_jobend_free(j[i]);
-        pg_mesh_free(m[i]);
-    }
+    pg_jobend_free(x->j[i]);
+    pg_mesh_free(x->m[i]);
+    x->j[i] = NULL;
+    x->m[i] = NULL;
+}
+
+static void nodes_down(nodes_t *x)
+{
+    for (int i = 0; i < K; i++)
+        node_lose(x, i);
+    event_base_free(x->base);
 }
 
 /* Two leaves fail 20 ms apart, the later one with an abort: every node
  * ends with the abort's status and names its node. */
 static void test_jobend_one_end_for_all(void)
 {
-    struct event_base *base = event_base_new();
-    seen_t s[K] = { 0 };
-    ended_t e[K] = { 0 };
-    pg_mesh_t *m[K];
-    pg_jobend_t *j[K];
+    nodes_t x;
 
-    jobends_up(base, m, j, s, e);
-    pg_jobend_fail(j[2], 15, false, "rank 5 exited with status 15");
+    nodes_up(&x);
+    pg_jobend_fail(x.j[2], 15, false, "rank 5 exited with status 15");
     usleep(20000);
-    pg_jobend_fail(j[1], 7, true, "rank 3 aborted the job (code 7)");
-    CU_ASSERT_TRUE(run_until(&base, 1, all_ended, &(ends_t){ e, K }, 5000));
+    pg_jobend_fail(x.j[1], 7, true, "rank 3 aborted the job (code 7)");
+    CU_ASSERT_TRUE(run_until(&x.base, 1, all_ended, &(ends_t){ x.e, K }, 5000));
     for (int i = 0; i < K; i++) {
-        CU_ASSERT_EQUAL(e[i].calls, 1);
-        CU_ASSERT_EQUAL(e[i].code, 7);
-        CU_ASSERT_EQUAL(e[i].origin, 1);
-        CU_ASSERT_STRING_EQUAL(e[i].text, "node 1 (beta): rank 3 aborted the job (code 7)");
-        CU_ASSERT_EQUAL(pg_jobend_code(j[i]), 7);
+        CU_ASSERT_EQUAL(x.e[i].calls, 1);
+        CU_ASSERT_EQUAL(x.e[i].code, 7);
+        CU_ASSERT_EQUAL(x.e[i].origin, 1);
+        CU_ASSERT_STRING_EQUAL(x.e[i].text, "node 1 (beta): rank 3 aborted the job (code 7)");
+        CU_ASSERT_EQUAL(pg_jobend_code(x.j[i]), 7);
     }
     /* a later failure changes nothing */
-    pg_jobend_fail(j[0], 9, true, "late");
-    run_until(&base, 1, gone_seen, &s[0], 300);
-    CU_ASSERT_EQUAL(e[0].calls, 1);
-    jobends_down(m, j);
-    event_base_free(base);
+    pg_jobend_fail(x.j[0], 9, true, "late");
+    run_until(&x.base, 1, gone_seen, &x.s[0], 300);
+    CU_ASSERT_EQUAL(x.e[0].calls, 1);
+    nodes_down(&x);
 }
 
 /* A leaf lost is the job's failure: the others end with status 1, naming
  * it; when the hub is lost, a leaf decides alone. */
 static void test_jobend_lost_nodes(void)
 {
-    struct event_base *base = event_base_new();
-    seen_t s[K] = { 0 };
-    ended_t e[K] = { 0 };
-    pg_mesh_t *m[K];
-    pg_jobend_t *j[K];
+    nodes_t x;
 
-    jobends_up(base, m, j, s, e);
-    pg_jobend_free(j[2]);
-    pg_mesh_free(m[2]); /* closed without a goodbye */
-    j[2] = NULL;
-    m[2] = NULL;
-    CU_ASSERT_TRUE(run_until(&base, 1, all_ended, &(ends_t){ e, 2 }, 5000));
+    nodes_up(&x);
+    node_lose(&x, 2);
+    CU_ASSERT_TRUE(run_until(&x.base, 1, all_ended, &(ends_t){ x.e, 2 }, 5000));
     for (int i = 0; i < 2; i++) {
-        CU_ASSERT_EQUAL(e[i].code, 1);
-        CU_ASSERT_EQUAL(e[i].origin, 2);
-        CU_ASSERT_PTR_NOT_NULL(strstr(e[i].text, "node 2 (gamma) was lost: its connection closed"));
+        CU_ASSERT_EQUAL(x.e[i].code, 1);
+        CU_ASSERT_EQUAL(x.e[i].origin, 2);
+        CU_ASSERT_PTR_NOT_NULL(strstr(x.e[i].text, "node 2 (gamma) was lost: its connection closed"));
     }
-    jobends_down(m, j);
+    nodes_down(&x);
 
-    memset(e, 0, sizeof(e));
-    memset(s, 0, sizeof(s));
-    jobends_up(base, m, j, s, e);
-    pg_jobend_free(j[0]);
-    pg_mesh_free(m[0]);
-    j[0] = NULL;
-    m[0] = NULL;
-    CU_ASSERT_TRUE(run_until(&base, 1, all_ended, &(ends_t){ e + 1, 2 }, 5000));
-    CU_ASSERT_EQUAL(e[1].code, 1);
-    CU_ASSERT_PTR_NOT_NULL(strstr(e[1].text, "node 0 (alpha) was lost"));
-    jobends_down(m, j);
-    event_base_free(base);
+    nodes_up(&x);
+    node_lose(&x, 0);
+    CU_ASSERT_TRUE(run_until(&x.base, 1, all_ended, &(ends_t){ x.e + 1, 2 }, 5000));
+    CU_ASSERT_EQUAL(x.e[1].code, 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(x.e[1].text, "node 0 (alpha) was lost"));
+    nodes_down(&x);
 }
 
 /* Leaves that end well say goodbye; the hub then ends well too. */
 static void test_jobend_all_well(void)
 {
-    struct event_base *base = event_base_new();
-    seen_t s[K] = { 0 };
-    ended_t e[K] = { 0 };
-    pg_mesh_t *m[K];
-    pg_jobend_t *j[K];
+    nodes_t x;
 
-    jobends_up(base, m, j, s, e);
-    CU_ASSERT_EQUAL(pg_jobend_finish(j[1], 0), 0);
-    CU_ASSERT_EQUAL(pg_jobend_finish(j[2], 0), 0);
-    CU_ASSERT_EQUAL(pg_jobend_finish(j[0], 0), 0);
+    nodes_up(&x);
+    CU_ASSERT_EQUAL(pg_jobend_finish(x.j[1], 0), 0);
+    CU_ASSERT_EQUAL(pg_jobend_finish(x.j[2], 0), 0);
+    CU_ASSERT_EQUAL(pg_jobend_finish(x.j[0], 0), 0);
     for (int i = 0; i < K; i++)
-        CU_ASSERT_EQUAL(e[i].calls, 0);
-    jobends_down(m, j);
-    event_base_free(base);
+        CU_ASSERT_EQUAL(x.e[i].calls, 0);
+    nodes_down(&x);
 }
 
 int main(void)

@@ -23,13 +23,18 @@
 #include "gateway/pg_tmpdir.h"
 #include "tests/pg_cunit.h"
 
-/* Forks a child that forks a grandchild; the grandchild calls setsid when
- * asked, then both sleep until killed.  Returns the child's pid and puts
- * the grandchild's in *grandchild. */
-static pid_t fork_tree(int setsid_grandchild, pid_t *grandchild)
+/* What a grandchild of fork_tree_with does before it sleeps; it writes one
+ * byte to `ready` once it is set up. */
+typedef void (*grandchild_fn)(void *arg, int ready);
+
+/* Forks a child that forks a grandchild; the grandchild runs `body` (NULL:
+ * says it is ready), then both sleep until killed.  Returns the child's
+ * pid and puts the grandchild's in *grandchild, once it is ready. */
+static pid_t fork_tree_with(grandchild_fn body, void *arg, pid_t *grandchild)
 {
     int p[2];
     pid_t child;
+    char ready;
 
     if (pipe(p) != 0)
         return -1;
@@ -38,8 +43,10 @@ static pid_t fork_tree(int setsid_grandchild, pid_t *grandchild)
         pid_t g = fork();
 
         if (g == 0) {
-            if (setsid_grandchild)
-                (void)setsid();
+            if (body != NULL)
+                body(arg, p[1]);
+            else
+                (void)write(p[1], "r", 1);
             for (;;)
                 pause();
         }
@@ -48,10 +55,24 @@ static pid_t fork_tree(int setsid_grandchild, pid_t *grandchild)
             pause();
     }
     close(p[1]);
-    if (child < 0 || read(p[0], grandchild, sizeof(*grandchild)) != sizeof(*grandchild))
+    if (child < 0 || read(p[0], grandchild, sizeof(*grandchild)) != sizeof(*grandchild) ||
+        read(p[0], &ready, 1) != 1)
         *grandchild = -1;
     close(p[0]);
     return child;
+}
+
+static void become_session_leader(void *arg, int ready)
+{
+    (void)arg;
+    (void)setsid();
+    (void)write(ready, "r", 1);
+}
+
+/* fork_tree_with; the grandchild calls setsid when asked. */
+static pid_t fork_tree(int setsid_grandchild, pid_t *grandchild)
+{
+    return fork_tree_with(setsid_grandchild ? become_session_leader : NULL, NULL, grandchild);
 }
 
 static void kill_tree(pid_t child, pid_t grandchild)
@@ -256,41 +277,31 @@ static void on_parent_gone(void *arg, pid_t pid)
     _exit(0);
 }
 
+/* A grandchild's body: watches its parent (or one that is not it), then
+ * runs its loop until on_parent_gone ends it. */
+typedef struct watch_arg {
+    int out;
+    int wrong_parent;
+} watch_arg_t;
+
+static void watch_parent(void *arg, int ready)
+{
+    watch_arg_t *w = arg;
+    struct event_base *base = event_base_new();
+    pid_t parent = w->wrong_parent ? getppid() + 100000 : getppid();
+
+    if (base == NULL || pg_parent_watch(base, parent, on_parent_gone, &w->out) == NULL)
+        _exit(1);
+    (void)write(ready, "r", 1);
+    event_base_dispatch(base);
+    _exit(2);
+}
+
 static pid_t watching_grandchild(int out, int wrong_parent, pid_t *grandchild)
 {
-    int p[2];
-    pid_t child;
+    watch_arg_t w = { out, wrong_parent };
 
-    if (pipe(p) != 0)
-        return -1;
-    child = fork();
-    if (child == 0) {
-        pid_t g = fork();
-
-        if (g == 0) {
-            struct event_base *base = event_base_new();
-            pid_t parent = wrong_parent ? getppid() + 100000 : getppid();
-
-            if (base == NULL || pg_parent_watch(base, parent, on_parent_gone, &out) == NULL)
-                _exit(1);
-            (void)write(p[1], "w", 1); /* watching */
-            event_base_dispatch(base);
-            _exit(2);
-        }
-        (void)write(p[1], &g, sizeof(g));
-        for (;;)
-            pause();
-    }
-    close(p[1]);
-    if (child < 0 || read(p[0], grandchild, sizeof(*grandchild)) != sizeof(*grandchild))
-        *grandchild = -1;
-    else {
-        char w;
-
-        (void)read(p[0], &w, 1);
-    }
-    close(p[0]);
-    return child;
+    return fork_tree_with(watch_parent, &w, grandchild);
 }
 
 /* The line the watcher writes, within 5 s. */

@@ -1,0 +1,38 @@
+# proxy_lib.sh: what the tests of `pmigate proxy` on the cluster in a box
+# share (sourced after tests/lib.sh and cluster.sh): a scratch directory in
+# the build tree (each host has a /tmp of its own), the cluster itself, and
+# finding a job's processes on a host.
+
+# proxy_cluster_up NAME K PROGRAM...: skips unless pmigate and PROGRAMs are
+# built; $WORK; K hosts up (else the script fails at once).
+proxy_cluster_up() {
+    name=$1 k=$2
+    shift 2
+    skip_unless_built "$PMIGATE" "$@"
+    WORK=$(mktemp -d "$top_builddir/$name.XXXXXX") || exit 99
+    CLUSTER_AT_EXIT='rm -rf "$WORK"'
+    if ! cluster_up "$k"; then
+        fail "the cluster in a box does not start"
+        finish
+    fi
+}
+
+# job_procs I: the job's processes on host I (proxies, keepers, ranks of
+# the test programs).
+job_procs() {
+    for p in $(cluster_node_pids "$1"); do
+        case $(cat "/proc/$p/comm" 2>/dev/null) in
+        pmigate | gw_testprog | mpi_hello | pmix_bigdata) echo "$p" ;;
+        esac
+    done
+}
+
+# proxy_on I: the proxy on host I (the pmigate whose parent is not one: the
+# other is its keeper).
+proxy_on() {
+    for p in $(job_procs "$1"); do
+        [ "$(cat "/proc/$p/comm" 2>/dev/null)" = pmigate ] || continue
+        pp=$(awk '{ print $4 }' "/proc/$p/stat" 2>/dev/null)
+        [ "$(cat "/proc/$pp/comm" 2>/dev/null)" = pmigate ] || echo "$p"
+    done
+}
