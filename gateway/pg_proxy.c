@@ -459,8 +459,9 @@ int pg_proxy_run(struct event_base *base, pg_run_opts_t *opts, const pg_handler_
     opts->trace_nnodes = p.nnodes;
     opts->trace_host = p.hostnames[p.nodeid];
     status = run_node(&p, opts, handlers, &signalled);
-    status = proxy_end_finish(&p, status, signalled);
-    if (!signalled) /* else the host is tearing the job down: nothing left to tell it */
+    status = proxy_end_finish(&p, status);
+    /* a host tearing the job down, or gone, has nothing left to hear */
+    if (!signalled && !p.host_lost)
         pg_hostpmix_finalize(p.host);
     proxy_free(&p);
     return status;

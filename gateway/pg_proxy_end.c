@@ -173,17 +173,12 @@ void proxy_end_free(proxy_t *p)
     p->end_ev = NULL;
 }
 
-int proxy_end_finish(proxy_t *p, int status, bool signalled)
+int proxy_end_finish(proxy_t *p, int status)
 {
     int code;
 
     if (p->jobend == NULL)
         return status;
-    if (signalled) {
-        /* the host is tearing the job down: its verdict stands, say goodbye */
-        (void)pg_mesh_leave(p->mesh, 200);
-        return status;
-    }
     code = pg_jobend_finish(p->jobend, status);
     if (code != status && p->end_origin != p->nodeid)
         fprintf(stderr, "pmigate: node %d: the job ends with status %d: %s\n", p->nodeid, code,

@@ -65,7 +65,8 @@ void proxy_on_verdict(void *ctx, const pg_verdict_t *v);
 void proxy_fail(proxy_t *p, int code, const char *text);
 
 /* After the node's job is over with `status`: the status to exit with,
- * once the job's end is known across nodes (pg_jobend_finish). */
-int proxy_end_finish(proxy_t *p, int status, bool signalled);
+ * once the job's end is known across nodes (pg_jobend_finish; a signal
+ * pmigate got is a failure like any other, the other nodes hear of it). */
+int proxy_end_finish(proxy_t *p, int status);
 
 #endif
