@@ -282,6 +282,8 @@ static void on_exchange_done(void *arg, int status, const char *msg, void *const
     proxy_t *p = arg;
     uint64_t host_done = pg_clock_now(), cpu0 = p->say_times ? pg_clock_thread_cpu() : 0;
 
+    if (p->run == NULL) /* the run ended meanwhile (the host went away): its engine too */
+        return;
     p->fences++;
     pg_trace_recorder_xfence(pg_run_trace(p->run), p->fences, status, p->nnodes, p->nodeid,
                              blobs, lens);
