@@ -3,12 +3,14 @@
 # the build tree (each host has a /tmp of its own), the cluster itself, and
 # finding a job's processes on a host.
 
-# proxy_cluster_up NAME K PROGRAM...: skips unless pmigate and PROGRAMs are
-# built; $WORK; K hosts up (else the script fails at once).
+# proxy_cluster_up NAME K PROGRAM...: skips unless pmigate, PROGRAMs and
+# the cluster's tools are there (fails under CI=true: tests/skip.sh); $WORK;
+# K hosts up (else the script fails at once).
 proxy_cluster_up() {
     name=$1 k=$2
     shift 2
     skip_unless_built "$PMIGATE" "$@"
+    why=$(cluster_need_tools 2>&1) || skip "the cluster in a box: $why"
     WORK=$(mktemp -d "$top_builddir/$name.XXXXXX") || exit 99
     CLUSTER_AT_EXIT='rm -rf "$WORK"'
     if ! cluster_up "$k"; then
