@@ -46,6 +46,9 @@ static void describe_verdict(const pg_verdict_t *v, char *text, size_t len)
     case PG_CAUSE_SILENT:
         snprintf(text, len, "a rank never spoke PMI (--strict)");
         break;
+    case PG_CAUSE_STALLED:
+        snprintf(text, len, "rank %d showed no life (a heartbeat watch)", v->rank);
+        break;
     default:
         snprintf(text, len, "its job failed (status %d)", v->code);
         break;
