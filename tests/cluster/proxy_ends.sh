@@ -194,7 +194,9 @@ for how in slurm mpirun; do
         fi
         if [ $loss = kill ]; then
             cluster_kill_node 2
-            why="node 1 ($node2) was lost"
+            # the proxy may see its slurmstepd or orted die first and say
+            # so before it dies too: either way the other nodes name node 1
+            why="node 1 ($node2)"
         else
             cluster_link 2 down
             why="node 1 ($node2) was lost: nothing came from it"
