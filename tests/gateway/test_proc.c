@@ -23,40 +23,44 @@
 #include "gateway/pg_tmpdir.h"
 #include "tests/pg_cunit.h"
 
-/* What a grandchild of fork_tree_with does before it sleeps; it writes one
- * byte to `ready` once it is set up. */
+/* What a grandchild of fork_tree_with does before it sleeps; it calls
+ * say_ready(ready) once it is set up. */
 typedef void (*grandchild_fn)(void *arg, int ready);
+
+/* The grandchild is set up: its pid to the test. */
+static void say_ready(int ready)
+{
+    pid_t me = getpid();
+
+    (void)write(ready, &me, sizeof(me));
+}
 
 /* Forks a child that forks a grandchild; the grandchild runs `body` (NULL:
  * says it is ready), then both sleep until killed.  Returns the child's
- * pid and puts the grandchild's in *grandchild, once it is ready. */
+ * pid and puts the grandchild's in *grandchild, once it is ready (only the
+ * grandchild writes to the pipe: two writers could interleave). */
 static pid_t fork_tree_with(grandchild_fn body, void *arg, pid_t *grandchild)
 {
     int p[2];
     pid_t child;
-    char ready;
 
     if (pipe(p) != 0)
         return -1;
     child = fork();
     if (child == 0) {
-        pid_t g = fork();
-
-        if (g == 0) {
+        if (fork() == 0) {
             if (body != NULL)
                 body(arg, p[1]);
             else
-                (void)write(p[1], "r", 1);
+                say_ready(p[1]);
             for (;;)
                 pause();
         }
-        (void)write(p[1], &g, sizeof(g));
         for (;;)
             pause();
     }
     close(p[1]);
-    if (child < 0 || read(p[0], grandchild, sizeof(*grandchild)) != sizeof(*grandchild) ||
-        read(p[0], &ready, 1) != 1)
+    if (child < 0 || read(p[0], grandchild, sizeof(*grandchild)) != sizeof(*grandchild))
         *grandchild = -1;
     close(p[0]);
     return child;
@@ -66,7 +70,7 @@ static void become_session_leader(void *arg, int ready)
 {
     (void)arg;
     (void)setsid();
-    (void)write(ready, "r", 1);
+    say_ready(ready);
 }
 
 /* fork_tree_with; the grandchild calls setsid when asked. */
@@ -292,7 +296,7 @@ static void watch_parent(void *arg, int ready)
 
     if (base == NULL || pg_parent_watch(base, parent, on_parent_gone, &w->out) == NULL)
         _exit(1);
-    (void)write(ready, "r", 1);
+    say_ready(ready);
     event_base_dispatch(base);
     _exit(2);
 }
