@@ -44,10 +44,24 @@ enum {
 };
 
 /* The users' frame types, in one list so they never collide: a feature
- * that crosses nodes adds its own here (docs/architecture.md). */
+ * that crosses nodes adds its own here (docs/architecture.md), in the
+ * block of numbers its family owns, so that the families grow apart. */
 enum pg_mesh_type {
-    PG_MESH_JOBEND_FAIL = PG_MESH_TYPE_USER, /* a node's first failure, to the hub (pg_jobend) */
-    PG_MESH_JOBEND_END,                      /* the job's end, from the hub (pg_jobend) */
+    /* the job's end (pg_jobend): 64.. */
+    PG_MESH_JOBEND_FAIL = PG_MESH_TYPE_USER, /* a node's first failure, to the hub */
+    PG_MESH_JOBEND_END,                      /* the job's end, from the hub */
+
+    /* names and events: 80.. */
+    PG_MESH_NAMES_FIRST = 80,
+
+    /* job data (direct modex, subset fences): 112.. */
+    PG_MESH_DATA_FIRST = 112,
+
+    /* dynamic jobs (groups, spawn, connect): 144.. */
+    PG_MESH_DYN_FIRST = 144,
+
+    /* the job's status across nodes (pmigate status): 192.. */
+    PG_MESH_STATUS_FIRST = 192,
 };
 
 /* Frame destination: every node but the sender. */
