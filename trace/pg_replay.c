@@ -6,7 +6,7 @@
  * advances every actor as far as the causal order allows, then sleeps until
  * a reply or the next paced send, is the simplest thing that is correct.
  */
-#include "trace/pg_replay.h"
+#include "trace/pg_replay_int.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -55,53 +55,6 @@ const char pg_replay_usage[] =
     "Exit status: 0 every reply matched; 1 a mismatch (the first is printed);\n"
     "124 the replay hung; 2 bad usage.\n";
 
-typedef struct actor {
-    int rank;                /* rank in the replay job */
-    int block;               /* which copy of the recording (0 without --ranks) */
-    int conn;                /* recorded connection */
-    const size_t *steps;     /* its events, in order (borrowed from the plan) */
-    size_t nsteps, pos;
-    int fd;                  /* -1 until opened, -1 again when finished */
-    int via_port;
-    int pmix;                /* the connection speaks PMIx: replies are matched by
-                              * request id, in any order */
-    int opened_pmix;         /* the PMIx preamble went out */
-    char *in;                /* received, not yet matched */
-    size_t in_len, in_cap;
-    int finished;            /* its recording is done and its connection closed */
-    int parked;              /* its recording ends while connected (a stopped job):
-                              * the connection stays open and must stay silent */
-    pg_replay_map_t map;
-} actor_t;
-
-/* A recorded rank's exit that the replay makes its stub repeat. */
-typedef struct exit_step {
-    const pg_trace_record_t *rec;
-} exit_step_t;
-
-typedef struct replay {
-    const pg_replay_opts_t *o;
-    pg_trace_t *t;
-    exit_step_t *exits;      /* in recorded order; [next_exit] is the next to do */
-    int nexits, next_exit;
-    int end_status;          /* the recorded job's exit status, -1: not recorded */
-    int expect_end;          /* the replay reproduces how the job ended: the gateway
-                              * must end by itself, with end_status */
-    size_t **conn_steps;     /* [nconns] event indices per recorded connection */
-    size_t *conn_nsteps;
-    actor_t *actors;
-    int nactors;
-    int nrec, nranks, nblocks;
-    unsigned char *seen;     /* [nblocks * nevents]: replies that arrived (and requests) */
-    size_t *low;             /* [nblocks]: first reply not yet arrived */
-    uint64_t t0, deadline, next_wake;
-    pg_replay_gw_t *gw;
-    size_t sent, matched;
-    int had_abort;
-    int failed;              /* the recorded job failed (an abort, a non-zero end):
-                              * the gateway may close connections early */
-    int verdict;             /* exit status so far */
-} replay_t;
 
 /* ---------------------------------------------------------------- */
 /* options                                                            */
@@ -161,146 +114,6 @@ int pg_replay_parse_args(int argc, char **argv, pg_replay_opts_t *o, char *err, 
     if (o->file == NULL)
         return snprintf(err, errlen, "missing the trace file"), -1;
     return 0;
-}
-
-/* ---------------------------------------------------------------- */
-/* plan                                                               */
-/* ---------------------------------------------------------------- */
-
-static int conn_replayable(const pg_trace_conn_t *c)
-{
-    return c->rank >= 0 && c->nevents > 0;
-}
-
-static int is_abort(const pg_trace_event_t *e)
-{
-    if (e->proto == PG_PROTO_PMIX)
-        return e->pmix.kind == PG_TRACE_PMIX_REQUEST && e->pmix.cmd == PG_PMIX_CMD_ABORT;
-    return e->cmd == PG_CMD_PMI1_ABORT || e->cmd == PG_CMD_PMI2_ABORT;
-}
-
-static int split_by_conn(replay_t *rp)
-{
-    const pg_trace_t *t = rp->t;
-    size_t *fill;
-
-    rp->conn_steps = calloc((size_t)t->nconns + 1, sizeof(*rp->conn_steps));
-    rp->conn_nsteps = calloc((size_t)t->nconns + 1, sizeof(*rp->conn_nsteps));
-    fill = calloc((size_t)t->nconns + 1, sizeof(*fill));
-    if (rp->conn_steps == NULL || rp->conn_nsteps == NULL || fill == NULL)
-        goto fail;
-    for (int c = 0; c < t->nconns; c++) {
-        rp->conn_nsteps[c] = t->conns[c].nevents;
-        rp->conn_steps[c] = malloc((t->conns[c].nevents + 1) * sizeof(size_t));
-        if (rp->conn_steps[c] == NULL)
-            goto fail;
-    }
-    for (size_t i = 0; i < t->nevents; i++) {
-        int c = t->events[i].conn;
-
-        rp->conn_steps[c][fill[c]++] = i;
-        if (t->events[i].dir == PG_TRACE_C2S && is_abort(&t->events[i]))
-            rp->had_abort = 1;
-    }
-    free(fill);
-    return 0;
-fail:
-    free(fill);
-    return -1;
-}
-
-/* Marks every event of connection c in block b as arrived: nothing will
- * replay it, so nothing may wait for it. */
-static void mark_absent(replay_t *rp, int b, int c)
-{
-    for (size_t k = 0; k < rp->conn_nsteps[c]; k++)
-        rp->seen[(size_t)b * rp->t->nevents + rp->conn_steps[c][k]] = 1;
-}
-
-static void advance_low(replay_t *rp, int b)
-{
-    const unsigned char *seen = rp->seen + (size_t)b * rp->t->nevents;
-
-    while (rp->low[b] < rp->t->nevents && seen[rp->low[b]])
-        rp->low[b]++;
-}
-
-static int make_actors(replay_t *rp)
-{
-    const pg_trace_t *t = rp->t;
-
-    rp->actors = calloc((size_t)rp->nblocks * (size_t)(t->nconns + 1), sizeof(*rp->actors));
-    rp->seen = calloc((size_t)rp->nblocks * t->nevents + 1, 1);
-    rp->low = calloc((size_t)rp->nblocks + 1, sizeof(*rp->low));
-    if (rp->actors == NULL || rp->seen == NULL || rp->low == NULL)
-        return -1;
-    for (int b = 0; b < rp->nblocks; b++) {
-        for (size_t i = 0; i < t->nevents; i++)
-            if (t->events[i].dir == PG_TRACE_C2S)
-                rp->seen[(size_t)b * t->nevents + i] = 1; /* requests never hold anyone */
-        for (int c = 0; c < t->nconns; c++) {
-            int rank = b * rp->nrec + t->conns[c].rank;
-            actor_t *a;
-
-            if (!conn_replayable(&t->conns[c]) || rank >= rp->nranks) {
-                mark_absent(rp, b, c);
-                continue;
-            }
-            a = &rp->actors[rp->nactors++];
-            *a = (actor_t){ .rank = rank, .block = b, .conn = c, .steps = rp->conn_steps[c],
-                            .nsteps = rp->conn_nsteps[c], .fd = -1,
-                            .via_port = t->conns[c].via_port,
-                            .pmix = t->conns[c].proto == PG_PROTO_PMIX };
-            a->map = (pg_replay_map_t){ .old_kvs = t->header.kvsname,
-                                        .nrec = rp->o->ranks ? rp->nrec : 0,
-                                        .block_base = b * rp->nrec };
-        }
-        advance_low(rp, b);
-    }
-    return 0;
-}
-
-/* The recorded exits the replay repeats: those of the root job's ranks
- * that pmigate's teardown did not cause (the replay gateway tears down by
- * itself), in order; not with --ranks.  With a recorded end, the replay
- * also expects the gateway to end as the job did, when the job ended by
- * what the replay repeats (an abort, or a rank's exit), not from outside
- * (--timeout, a signal to pmigate). */
-static int plan_exits(replay_t *rp)
-{
-    const pg_trace_t *t = rp->t;
-
-    int stopped = 0;
-
-    rp->end_status = -1;
-    rp->exits = calloc(t->nrecords + 1, sizeof(*rp->exits));
-    if (rp->exits == NULL)
-        return -1;
-    for (size_t i = 0; i < t->nrecords; i++) {
-        const pg_trace_record_t *rec = &t->records[i];
-
-        if (rec->kind == PG_TRACE_REC_END) {
-            rp->end_status = rec->status;
-            stopped = rec->stopped;
-        }
-        if (rec->kind == PG_TRACE_REC_EXIT && !rec->teardown && rec->rank < rp->nrec &&
-            rp->o->ranks == 0)
-            rp->exits[rp->nexits++].rec = rec;
-    }
-    rp->expect_end = rp->end_status >= 0 && !stopped && rp->o->ranks == 0 &&
-                     (rp->had_abort || rp->nexits > 0);
-    rp->failed = rp->had_abort || rp->end_status > 0;
-    return 0;
-}
-
-static void warn_skipped(const replay_t *rp)
-{
-    for (int c = 0; c < rp->t->nconns; c++) {
-        const pg_trace_conn_t *k = &rp->t->conns[c];
-
-        if (k->nevents > 0 && k->rank < 0)
-            fprintf(stderr, "pmigate replay: connection %d never said its rank: skipped\n", c);
-    }
 }
 
 /* ---------------------------------------------------------------- */
@@ -485,7 +298,7 @@ static int actor_send(replay_t *rp, actor_t *a, const pg_trace_event_t *e)
     verbose_msg(rp, a, "->", msg, len);
     rc = pg_io_send_all(a->fd, msg, len);
     free(msg);
-    if (rc != 0 && !is_abort(e)) {
+    if (rc != 0 && !pg_replay_is_abort(e)) {
         report_mismatch(rp, a, a->pos, NULL, NULL, 0, "sending the request failed: the gateway closed "
                                               "the connection");
         return -1;
@@ -512,10 +325,10 @@ static int ends_closed(const replay_t *rp, const actor_t *a)
     if (last == NULL)
         return 1;
     if (last->proto == PG_PROTO_PMIX)
-        return is_abort(last) ||
+        return pg_replay_is_abort(last) ||
                (last->pmix.kind == PG_TRACE_PMIX_REPLY && last->pmix.cmd == PG_PMIX_CMD_FINALIZE);
     return last->cmd == PG_CMD_PMI1_FINALIZE_ACK || last->cmd == PG_CMD_PMI2_FINALIZE_RESPONSE ||
-           is_abort(last);
+           pg_replay_is_abort(last);
 }
 
 static int arrived(const replay_t *rp, const actor_t *a, size_t k)
@@ -670,7 +483,7 @@ static void actor_got(replay_t *rp, actor_t *a, const char *msg, size_t len)
         return;
     }
     rp->seen[(size_t)a->block * rp->t->nevents + a->steps[k]] = 1;
-    advance_low(rp, a->block);
+    pg_replay_advance_low(rp, a->block);
     if (k == a->pos)
         a->pos++;
     skip_arrived(rp, a);
@@ -910,45 +723,6 @@ static void finish_gateway(replay_t *rp)
     }
 }
 
-static void free_plan(replay_t *rp)
-{
-    for (int i = 0; rp->actors != NULL && i < rp->nactors; i++) {
-        if (rp->actors[i].fd >= 0)
-            close(rp->actors[i].fd);
-        free(rp->actors[i].in);
-    }
-    for (int c = 0; rp->conn_steps != NULL && c < rp->t->nconns; c++)
-        free(rp->conn_steps[c]);
-    free(rp->conn_steps);
-    free(rp->conn_nsteps);
-    free(rp->actors);
-    free(rp->seen);
-    free(rp->low);
-    free(rp->exits);
-}
-
-static int plan(replay_t *rp)
-{
-    const pg_trace_t *t = rp->t;
-
-    rp->nrec = t->header.size;
-    for (int c = 0; c < t->nconns; c++)
-        if (t->conns[c].rank >= rp->nrec)
-            rp->nrec = t->conns[c].rank + 1;
-    if (rp->nrec <= 0) {
-        fprintf(stderr, "pmigate replay: %s has no ranks to replay\n", rp->o->file);
-        return -1;
-    }
-    rp->nranks = rp->o->ranks > 0 ? rp->o->ranks : rp->nrec;
-    rp->nblocks = (rp->nranks + rp->nrec - 1) / rp->nrec;
-    if (split_by_conn(rp) != 0 || make_actors(rp) != 0 || plan_exits(rp) != 0) {
-        fprintf(stderr, "pmigate replay: out of memory\n");
-        return -1;
-    }
-    warn_skipped(rp);
-    return 0;
-}
-
 static void print_summary(const replay_t *rp)
 {
     char d[32];
@@ -958,54 +732,6 @@ static void print_summary(const replay_t *rp)
             rp->o->file, rp->matched, rp->sent, rp->nranks, rp->nranks == 1 ? "" : "s",
             rp->nactors, rp->nactors == 1 ? "" : "s",
             pg_trace_fmt_duration(pg_clock_now() - rp->t0, d, sizeof(d)));
-}
-
-/* Does a rank of the trace enter a fence or a barrier? */
-static int has_fences(const pg_trace_t *t)
-{
-    for (size_t i = 0; i < t->nevents; i++) {
-        const pg_trace_event_t *e = &t->events[i];
-
-        if (e->dir == PG_TRACE_C2S &&
-            (e->cmd == PG_CMD_PMI1_BARRIER_IN || e->cmd == PG_CMD_PMI2_KVS_FENCE ||
-             (e->pmix.kind == PG_TRACE_PMIX_REQUEST && e->pmix.cmd == PG_PMIX_CMD_FENCE)))
-            return 1;
-    }
-    return 0;
-}
-
-/* The child gateway for this trace.  One node's trace of a proxy job
- * (header node=/nnodes=) gets a gateway serving that node, standing in for
- * the others with their recorded fence contributions; a trace from before
- * those were recorded cannot be replayed alone.  0, or -1 said why. */
-static int plan_gateway(const replay_t *rp, pg_replay_gw_job_t *job)
-{
-    const pg_trace_header_t *h = &rp->t->header;
-    int xfences = 0;
-
-    *job = (pg_replay_gw_job_t){ .nranks = rp->nranks, .nstubs = rp->nranks,
-                                 .apps = rp->o->ranks > 0 ? NULL : h->apps,
-                                 .trace_path = rp->o->trace };
-    if (h->nnodes <= 1)
-        return 0;
-    for (size_t i = 0; i < rp->t->nrecords; i++)
-        xfences += rp->t->records[i].kind == PG_TRACE_REC_XFENCE;
-    if (rp->o->ranks > 0) {
-        fprintf(stderr, "pmigate replay: %s is node %d's trace of a %d-node job: --ranks "
-                        "cannot copy it\n",
-                rp->o->file, h->node, h->nnodes);
-        return -1;
-    }
-    if (xfences == 0 && has_fences(rp->t)) {
-        fprintf(stderr, "pmigate replay: %s is node %d's trace of a %d-node job, recorded "
-                        "without what the other nodes contributed to its fences (by an older "
-                        "pmigate): it cannot be replayed alone\n",
-                rp->o->file, h->node, h->nnodes);
-        return -1;
-    }
-    job->node_trace = rp->o->file;
-    job->nstubs = h->size / h->nnodes + (h->node < h->size % h->nnodes ? 1 : 0);
-    return 0;
 }
 
 int pg_replay_run(const pg_replay_opts_t *o, const char *self_exe)
@@ -1022,7 +748,7 @@ int pg_replay_run(const pg_replay_opts_t *o, const char *self_exe)
     pg_trace_say_cut(rp.t, "pmigate replay", o->file);
     raise_fd_limit();
     rp.deadline = pg_clock_now() + (uint64_t)(o->timeout * 1e9);
-    if (plan(&rp) != 0 || plan_gateway(&rp, &job) != 0) {
+    if (pg_replay_plan(&rp) != 0 || pg_replay_plan_gateway(&rp, &job) != 0) {
         rp.verdict = PG_REPLAY_EXIT_MISMATCH;
         goto out;
     }
@@ -1041,7 +767,7 @@ int pg_replay_run(const pg_replay_opts_t *o, const char *self_exe)
         print_summary(&rp);
 out:
     pg_replay_gw_free(rp.gw);
-    free_plan(&rp);
+    pg_replay_plan_free(&rp);
     pg_trace_free(rp.t);
     return rp.verdict;
 }
