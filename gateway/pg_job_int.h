@@ -1,7 +1,8 @@
 /*
- * pg_job_int.h: the records of a job, shared by the two files of the job's
- * room -- pg_job.c (its ranks' connections, exits and end, spawned jobs)
- * and pg_launch.c (starting its ranks).  Everyone else uses pg_job.h.
+ * pg_job_int.h: the records of a job, shared by the files of the job's
+ * room -- pg_job.c (its ranks' exits and end, spawned jobs), pg_job_conn.c
+ * (what its ranks' PMI connections ask of it, watching them) and
+ * pg_launch.c (starting its ranks).  Everyone else uses pg_job.h.
  */
 #ifndef PG_JOB_INT_H
 #define PG_JOB_INT_H
@@ -88,8 +89,11 @@ struct pg_job {
     int failed_code;         /* that rank's exit code */
 };
 
+/* pg_job_conn.c: the job becomes its connections' owner (job->conn_ops)
+ * and gets its ranks' watcher (job->monitor).  0, or -1 out of memory. */
+int pg_job_conns_init(pg_job_t *job);
 /* --heartbeat (the run's option): a rank just started is watched, its
- * output and its PMI messages counting as life (pg_job.c).  0 or -1. */
+ * output and its PMI messages counting as life (pg_job_conn.c).  0 or -1. */
 int pg_job_watch_silence(pg_job_t *job, pg_rank_t *r);
 
 #endif

@@ -8,7 +8,7 @@
  * connections wait at once: past that the oldest is dropped, so strangers
  * neither grow pmigate nor keep the job's own ranks out; complaints about
  * them are muted after a few lines.  Once a connection names its rank the
- * rank owns it (pg_job.c).
+ * rank owns it (pg_job_conn.c).
  */
 #ifndef PG_PORT_H
 #define PG_PORT_H

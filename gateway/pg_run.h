@@ -58,7 +58,7 @@ int pg_run_dispatch(pg_run_t *run);
  * signal (SIGTERM/SIGINT/SIGHUP: its host is tearing it down), else 0. */
 int pg_run_ended_by_signal(const pg_run_t *run);
 
-/* ---- for its jobs (pg_job.c, pg_launch.c, pg_port.c, pg_spawn.c) ---- */
+/* ---- for its jobs (pg_job.c, pg_job_conn.c, pg_launch.c, pg_port.c, pg_spawn.c) ---- */
 
 struct event_base *pg_run_base(const pg_run_t *run);
 /* The job the run started (job 0). */
