@@ -80,20 +80,22 @@ said() {
     grep -q "$2" "$(cluster_node_tmp "$1")/proxy.err" 2>/dev/null
 }
 
-# leftovers: what the job left on any host (processes, job directories).
+# leftovers: what the job left on any host (processes, with their state,
+# parent and what they wait in, so a failure says why; job directories).
 leftovers() {
     for i in 1 2 3; do
-        job_procs "$i" | xargs -r ps -o pid=,comm= -p
+        job_procs "$i" | xargs -r ps -o pid=,stat=,ppid=,wchan=,args= -p | sed "s|^|host $i:|"
         ls -d "$(cluster_node_tmp "$i")"/pmigate* 2>/dev/null
     done
 }
 
-# all_clear: nothing of the job is left on any host, within 2 s (a lost
+# all_clear: nothing of the job is left on any host, within 5 s (a lost
 # proxy's keeper may still be killing its ranks and removing its
-# directories when the launcher returns); $left says what is.
+# directories when the launcher returns, on a machine busy with other
+# tests); $left says what is.
 all_clear() {
     n=0
-    while left=$(leftovers) && [ -n "$left" ] && [ $n -lt 40 ]; do
+    while left=$(leftovers) && [ -n "$left" ] && [ $n -lt 100 ]; do
         n=$((n + 1))
         sleep 0.05
     done
