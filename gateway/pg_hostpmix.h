@@ -93,19 +93,6 @@ void pg_hostpmix_last_times(const pg_hostpmix_t *h, pg_hostpmix_times_t *t);
  * PMIX_ERR_LOST_CONNECTION event): fn runs once, on the libevent thread. */
 void pg_hostpmix_on_lost(pg_hostpmix_t *h, void (*fn)(void *arg), void *arg);
 
-/* Name service through the host (PMIx_Publish / PMIx_Lookup /
- * PMIx_Unpublish, blocking: one round trip to the local host server).  A
- * name's value travels with the rank that published it and its PMIx type.
- * publish returns 0, -1 when the host refuses (taken elsewhere), -2 when
- * the host has no name service.  lookup returns 0 with *data malloc'd (the
- * caller frees), -1 when the host does not know the name.  unpublish
- * returns 0 or -1. */
-int pg_hostpmix_publish(pg_hostpmix_t *h, const char *key, unsigned rank, unsigned type,
-                        const void *data, size_t len);
-int pg_hostpmix_lookup(pg_hostpmix_t *h, const char *key, unsigned *rank, unsigned *type,
-                       void **data, size_t *len);
-int pg_hostpmix_unpublish(pg_hostpmix_t *h, const char *key);
-
 /* PMIx_Abort of the host's whole namespace with `code`: the host ends every
  * proxy (and so every node's ranks) and exits with code.  Only for a
  * failure before the proxies' mesh is up (pg_proxy.c). */

@@ -39,48 +39,14 @@ struct pg_job_engine {
     uint32_t size;
     pg_job_engine_xfence_fn xfence;
     void *xfence_ctx;
-    const pg_host_ops_t *name_ops; /* borrowed; NULL: node-local names */
+    const pg_host_ops_t *name_ops; /* borrowed; NULL: node-local names and events */
     void *name_ctx;
     pg_job_engine_doomed_fn doomed;
     void *doomed_ctx;
-    /* held lookups ask the host again, every names_poll_ms, doubling */
-    struct event *names_timer;
-    unsigned names_poll_ms;
     /* the last cross-node fence's merge of the peers' keys and segment write */
     uint64_t xfence_ingest_ns, xfence_segment_ns;
     bool borrowed;       /* a spawned job's: the engine is another job's */
 };
-
-/* A publish on another node wakes no lookup held here: while any is held,
- * the host is asked again, after 10 ms, then twice as long each time up to
- * a second (a name published elsewhere is seen within about a second; a
- * name never published waits for the lookup's own timeout, as on one node). */
-enum { NAMES_POLL_FIRST_MS = 10, NAMES_POLL_MAX_MS = 1000 };
-
-static void arm_names_poll(pg_job_engine_t *je)
-{
-    struct timeval tv = { .tv_sec = je->names_poll_ms / 1000,
-                          .tv_usec = (suseconds_t)(je->names_poll_ms % 1000) * 1000 };
-
-    evtimer_add(je->names_timer, &tv);
-}
-
-static void on_names_poll(evutil_socket_t fd, short what, void *arg)
-{
-    pg_job_engine_t *je = arg;
-
-    (void)fd;
-    (void)what;
-    if (pg_lookup_retry_host(je->engine) > 0) {
-        je->names_poll_ms = je->names_poll_ms * 2 > NAMES_POLL_MAX_MS ? NAMES_POLL_MAX_MS
-                                                                       : je->names_poll_ms * 2;
-        arm_names_poll(je); /* replaces an arming by on_lookup during the retry */
-    } else {
-        je->names_poll_ms = NAMES_POLL_FIRST_MS;
-        event_del(je->names_timer);
-    }
-    pg_job_engine_touch(je);
-}
 
 static void on_deadline(evutil_socket_t fd, short what, void *arg)
 {
@@ -217,33 +183,49 @@ static void on_fence(void *ctx, const pg_host_fence_t *f)
     pg_fence_host_done(je->engine, f->id, PMIX_SUCCESS, NULL, 0);
 }
 
-/* The name service hooks: passed on to the multi-node host. */
-static pmix_status_t on_publish(void *ctx, const pg_proc_t *publisher, const char *key,
-                                const pg_value_t *value)
+/* The name service and event hooks: passed on to the multi-node host. */
+static void on_publish(void *ctx, uint64_t id, const pg_proc_t *publisher, const char *key,
+                       const pg_value_t *value)
 {
     pg_job_engine_t *je = ctx;
 
-    return je->name_ops->publish(je->name_ctx, publisher, key, value);
+    je->name_ops->publish(je->name_ctx, id, publisher, key, value);
 }
 
-static pmix_status_t on_unpublish(void *ctx, const pg_proc_t *publisher, const char *key)
+static void on_unpublish(void *ctx, uint64_t id, const pg_proc_t *publisher, const char *key)
 {
     pg_job_engine_t *je = ctx;
 
-    return je->name_ops->unpublish(je->name_ctx, publisher, key);
+    je->name_ops->unpublish(je->name_ctx, id, publisher, key);
 }
 
-static pmix_status_t on_lookup(void *ctx, const char *key, pg_value_t *value,
-                               pg_proc_t *publisher)
+static void on_lookup(void *ctx, uint64_t id, const pg_proc_t *requester, const char *key,
+                      bool wait)
 {
     pg_job_engine_t *je = ctx;
-    pmix_status_t st = je->name_ops->lookup(je->name_ctx, key, value, publisher);
 
-    /* a miss may be a lookup about to be held: poll for it (a poll that
-     * finds nothing held stops) */
-    if (st != PMIX_SUCCESS && je->names_timer != NULL && !evtimer_pending(je->names_timer, NULL))
-        arm_names_poll(je);
-    return st;
+    je->name_ops->lookup(je->name_ctx, id, requester, key, wait);
+}
+
+static void on_lookup_cancel(void *ctx, uint64_t id)
+{
+    pg_job_engine_t *je = ctx;
+
+    je->name_ops->lookup_cancel(je->name_ctx, id);
+}
+
+static void on_names_drop(void *ctx, const char *nspace)
+{
+    pg_job_engine_t *je = ctx;
+
+    je->name_ops->names_drop(je->name_ctx, nspace);
+}
+
+static void on_event(void *ctx, const pg_event_t *ev)
+{
+    pg_job_engine_t *je = ctx;
+
+    je->name_ops->event(je->name_ctx, ev);
 }
 
 /* The segment is an optimisation: without it the job runs as before. */
@@ -298,6 +280,7 @@ pg_job_engine_t *pg_job_engine_new(struct event_base *base, const pg_job_engine_
                                    const char **why)
 {
     pg_job_engine_t *je = calloc(1, sizeof(*je));
+    bool nodes; /* names and events across nodes */
 
     *why = "out of memory";
     if (je == NULL)
@@ -316,22 +299,23 @@ pg_job_engine_t *pg_job_engine_new(struct event_base *base, const pg_job_engine_
     }
     je->name_ops = l->name_ops;
     je->name_ctx = l->name_ctx;
+    nodes = je->name_ops != NULL;
     je->doomed = l->doomed;
     je->doomed_ctx = l->doomed_ctx;
     je->engine = pg_engine_new(&(pg_host_ops_t){
                                    .fence = on_fence,
                                    .commit = on_commit,
                                    .fence_doomed = on_fence_doomed,
-                                   .publish = je->name_ops != NULL ? on_publish : NULL,
-                                   .unpublish = je->name_ops != NULL ? on_unpublish : NULL,
-                                   .lookup = je->name_ops != NULL ? on_lookup : NULL,
+                                   .publish = nodes ? on_publish : NULL,
+                                   .unpublish = nodes ? on_unpublish : NULL,
+                                   .lookup = nodes ? on_lookup : NULL,
+                                   .lookup_cancel = nodes ? on_lookup_cancel : NULL,
+                                   .names_drop = nodes ? on_names_drop : NULL,
+                                   .event = nodes ? on_event : NULL,
                                },
                                je);
     je->timer = evtimer_new(base, on_deadline, je);
-    je->names_poll_ms = NAMES_POLL_FIRST_MS;
-    if (je->name_ops != NULL)
-        je->names_timer = evtimer_new(base, on_names_poll, je);
-    if (je->engine == NULL || je->timer == NULL || (je->name_ops != NULL && je->names_timer == NULL))
+    if (je->engine == NULL || je->timer == NULL)
         goto fail;
     if (register_layout(je, l) != 0) {
         *why = "the engine refused the job layout";
@@ -408,8 +392,6 @@ void pg_job_engine_free(pg_job_engine_t *je)
     free(je->rank_node);
     if (je->timer != NULL)
         event_free(je->timer);
-    if (je->names_timer != NULL)
-        event_free(je->names_timer);
     free(je->nspace);
     free(je);
 }
@@ -522,8 +504,6 @@ size_t pg_job_engine_alert(pg_job_engine_t *je, int rank, int code, int range, c
         ev.range = PMIX_RANGE_CUSTOM; /* no list came with it: the rank's own */
         ev.targets = &source;
         ev.ntargets = 1;
-    } else if (range == PMIX_RANGE_LOCAL) {
-        ev.range = PMIX_RANGE_SESSION; /* a gateway serves one node */
     }
     if (id != NULL)
         details[ev.ndetails++] = (pg_event_detail_t){ PMIX_MONITOR_ID, pg_value_string(id) };

@@ -46,8 +46,10 @@ typedef struct pg_job_engine_layout {
     const uint32_t *rank_node;  /* [size] */
     pg_job_engine_xfence_fn xfence; /* required with nnodes > 1 */
     void *xfence_ctx;
-    /* the name service across nodes: only the publish, unpublish and
-     * lookup hooks are used, called with name_ctx; NULL: node-local names */
+    /* the name service and events across nodes: the name hooks (publish,
+     * unpublish, lookup, lookup_cancel, names_drop: every one) and the
+     * event hook are used, called with name_ctx; they answer through
+     * pg_job_engine_get()'s engine.  NULL: node-local names and events */
     const struct pg_host_ops *name_ops;
     void *name_ctx;
     pg_job_engine_doomed_fn doomed; /* NULL: not told */
@@ -118,8 +120,8 @@ size_t pg_job_engine_job_end(pg_job_engine_t *je, const pg_job_engine_end_t *end
  * process), with PMIX_MONITOR_ID `id` and PMIX_MONITOR_FILE `path` when
  * given (NULL: not).  Raised by the host for the rank, so the rank itself
  * hears it; PMIX_RANGE_PROC_LOCAL is the rank alone, PMIX_RANGE_LOCAL every
- * job of this node (the gateway's session), PMIX_RANGE_RM nobody.  Returns
- * the processes reached. */
+ * job of this node, PMIX_RANGE_RM nobody.  Returns the processes reached
+ * on this node. */
 size_t pg_job_engine_alert(pg_job_engine_t *je, int rank, int code, int range, const char *id,
                            const char *path);
 

@@ -311,47 +311,15 @@ static void on_xfence(void *ctx, pg_job_engine_t *je, uint64_t id, bool collect,
     }
 }
 
-/* ---- the name service through the host ---- */
-
-static pmix_status_t name_publish(void *ctx, const pg_proc_t *publisher, const char *key,
-                                  const pg_value_t *value)
-{
-    proxy_t *p = ctx;
-    int rc = pg_hostpmix_publish(p->host, key, publisher->rank, value->type, value->data,
-                                 value->size);
-
-    /* a host without a name service leaves the names node-local */
-    return rc == 0 || rc == -2 ? PMIX_SUCCESS : PMIX_ERR_DUPLICATE_KEY;
-}
-
-static pmix_status_t name_unpublish(void *ctx, const pg_proc_t *publisher, const char *key)
-{
-    proxy_t *p = ctx;
-
-    (void)publisher;
-    return pg_hostpmix_unpublish(p->host, key) == 0 ? PMIX_SUCCESS : PMIX_ERR_NOT_FOUND;
-}
-
-static pmix_status_t name_lookup(void *ctx, const char *key, pg_value_t *value,
-                                 pg_proc_t *publisher)
-{
-    proxy_t *p = ctx;
-    unsigned rank, type;
-    size_t len;
-
-    free(p->looked_up);
-    p->looked_up = NULL;
-    if (pg_hostpmix_lookup(p->host, key, &rank, &type, &p->looked_up, &len) != 0)
-        return PMIX_ERR_NOT_FOUND;
-    *value = pg_value_bytes((pmix_data_type_t)type, p->looked_up, len);
-    *publisher = (pg_proc_t){ p->kvsname, (pmix_rank_t)rank };
-    return PMIX_SUCCESS;
-}
-
-static const pg_host_ops_t name_ops = {
-    .publish = name_publish,
-    .unpublish = name_unpublish,
-    .lookup = name_lookup,
+/* The engine's hooks for what crosses nodes through the mesh: names
+ * (pg_proxy_names.c) and events (pg_proxy_events.c). */
+static const pg_host_ops_t node_ops = {
+    .publish = proxy_name_publish,
+    .unpublish = proxy_name_unpublish,
+    .lookup = proxy_name_lookup,
+    .lookup_cancel = proxy_name_cancel,
+    .names_drop = proxy_names_drop,
+    .event = proxy_event,
 };
 
 /* ---- the whole proxy ---- */
@@ -359,6 +327,7 @@ static const pg_host_ops_t name_ops = {
 static void proxy_free(proxy_t *p)
 {
     proxy_end_free(p);
+    proxy_names_free(p);
     pg_mesh_free(p->mesh);
     for (int n = 0; p->hostnames != NULL && n < p->nnodes; n++)
         free(p->hostnames[n]);
@@ -368,7 +337,6 @@ static void proxy_free(proxy_t *p)
     free(p->mesh_cards);
     free(p->counts);
     free(p->env);
-    free(p->looked_up);
     free(p->trace_path);
 }
 
@@ -396,7 +364,7 @@ static int run_node(proxy_t *p, const pg_run_opts_t *opts, const pg_handler_tabl
         .nnodes = p->nnodes, .nodeid = p->nodeid, .counts = p->counts,
         .hostnames = (const char *const *)p->hostnames, .kvsname = p->kvsname,
         .base_env = p->env, .xfence = on_xfence, .xfence_ctx = p,
-        .name_ops = &name_ops, .name_ctx = p,
+        .name_ops = p->mesh != NULL ? &node_ops : NULL, .name_ctx = p,
         .failed = proxy_on_verdict, .failed_ctx = p,
     };
     pg_run_t *run = pg_run_new(p->base, opts, handlers);
@@ -455,7 +423,7 @@ int pg_proxy_run(struct event_base *base, pg_run_opts_t *opts, const pg_handler_
         return start_failed(&p, err, true);
     if (mesh_up(&p, err, sizeof(err)) != 0)
         return start_failed(&p, err, false);
-    if (proxy_end_setup(&p) != 0)
+    if (proxy_end_setup(&p) != 0 || proxy_names_setup(&p) != 0 || proxy_events_setup(&p) != 0)
         return start_failed(&p, "out of resources", false);
     opts->trace_node = p.nodeid;
     opts->trace_nnodes = p.nnodes;

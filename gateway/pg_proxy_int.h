@@ -1,7 +1,8 @@
 /*
  * pg_proxy_int: what the files of `pmigate proxy` share (pg_proxy.c:
- * start-up, fences, names; pg_proxy_end.c: how the job ends across
- * nodes).  Not for anyone else.
+ * start-up, fences; pg_proxy_end.c: how the job ends across nodes;
+ * pg_proxy_names.c: the name service; pg_proxy_events.c: events).  Not
+ * for anyone else.
  */
 #ifndef PG_PROXY_INT_H
 #define PG_PROXY_INT_H
@@ -16,6 +17,7 @@
 #include "gateway/pg_run.h"
 #include "gateway/pg_mesh.h"
 #include "gateway/pg_parent.h"
+#include "pmix/engine/pg_engine.h"
 
 struct event;
 
@@ -33,12 +35,12 @@ typedef struct proxy {
     uint64_t fence_started;  /* pg_clock_now() when the local ranks had joined */
     unsigned fences;         /* cross-node fences so far */
     bool say_times;          /* --verbose or PMIGATE_PROXY_TIMES: one line per fence */
-    void *looked_up;       /* the last name's value from the host, owned */
     char *trace_path;      /* --trace FILE as FILE.<node>, owned */
     /* several nodes: the mesh and the job's one end (NULL with one node) */
     pg_mesh_t *mesh;
     pg_jobend_t *jobend;
     char **mesh_cards;     /* [nnodes] from the start-up allgather, owned */
+    struct proxy_names *names; /* the job's names (held at the hub) */
     /* the host runtime: the parent process and OpenPMIx's connection */
     pid_t parent;
     char parent_name[32];
@@ -59,6 +61,24 @@ typedef struct proxy {
 int proxy_end_setup(proxy_t *p);
 void proxy_end_free(proxy_t *p);
 void proxy_on_verdict(void *ctx, const pg_verdict_t *v);
+
+/* pg_proxy_names.c: the job's names at the hub, through the mesh (set up
+ * after the mesh is up; nothing with one node).  The engine's name hooks
+ * (pg_host_ops_t), called with the proxy. */
+int proxy_names_setup(proxy_t *p);
+void proxy_names_free(proxy_t *p);
+void proxy_name_publish(void *ctx, uint64_t id, const pg_proc_t *publisher, const char *key,
+                        const pg_value_t *value);
+void proxy_name_unpublish(void *ctx, uint64_t id, const pg_proc_t *publisher, const char *key);
+void proxy_name_lookup(void *ctx, uint64_t id, const pg_proc_t *requester, const char *key,
+                       bool wait);
+void proxy_name_cancel(void *ctx, uint64_t id);
+void proxy_names_drop(void *ctx, const char *nspace);
+
+/* pg_proxy_events.c: events to and from the other nodes; the engine's
+ * event hook, called with the proxy. */
+int proxy_events_setup(proxy_t *p);
+void proxy_event(void *ctx, const pg_event_t *ev);
 
 /* The host runtime is gone, or the node's job cannot go on: ends the
  * node's ranks and reports the failure (code, one line) to the job. */

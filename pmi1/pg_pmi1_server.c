@@ -392,43 +392,74 @@ static int pmi1_abort(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg)
 
 /* ---- name service ------------------------------------------------------------ */
 
+static void pmi1_publish_done(pmix_status_t status, void *cbdata)
+{
+    pg_pmi_req_t *req = cbdata;
+    pg_peer_t *peer = pg_pmi_req_peer(req);
+    const pg_pmi_err_t *err = pg_pmi_status_err(status);
+    pg_pmi_reply_t r;
+
+    if (peer != NULL)
+        pmi1_send(peer, &r,
+                  pg_enc_pmi1_publish_result(pg_pmi_reply_init(&r), err->pmi1_rc, err->msg),
+                  PG_CMD_PMI1_PUBLISH_RESULT);
+    pg_pmi_req_free(req);
+}
+
 static int pmi1_publish_name(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg)
 {
     char service[PG_PMI1_KEYLEN_MAX + 1], port[PG_PMI1_VALLEN_MAX + 1];
     pg_proc_t proc = pg_pmi_proc(peer);
-    const pg_pmi_err_t *err;
+    pg_pmi_req_t *req;
     pg_value_t v;
-    pg_pmi_reply_t r;
 
-    (void)s;
     if (pmi1_require(peer, msg, "service", service, sizeof(service), PG_CMD_PMI1_PUBLISH_RESULT) ||
         pmi1_require(peer, msg, "port", port, sizeof(port), PG_CMD_PMI1_PUBLISH_RESULT))
         return PG_HANDLER_OK;
+    req = pg_pmi_req_new(s, msg->cmd, pg_msg_op_id(msg));
+    if (req == NULL)
+        return pg_pmi_refuse_status(&pmi1_dialect, peer, PG_CMD_PMI1_PUBLISH_RESULT,
+                                    pg_msg_op_id(msg), PMIX_ERR_NOMEM),
+               PG_HANDLER_OK;
     v = pg_value_string(port);
-    err = pg_pmi_status_err(pg_publish(peer->job->engine, &proc, service, &v));
-    pmi1_send(peer, &r, pg_enc_pmi1_publish_result(pg_pmi_reply_init(&r), err->pmi1_rc, err->msg),
-              PG_CMD_PMI1_PUBLISH_RESULT);
+    (void)pg_publish(peer->job->engine, &proc, service, &v, pmi1_publish_done, req);
     return PG_HANDLER_OK;
+}
+
+static void pmi1_unpublish_done(pmix_status_t status, void *cbdata)
+{
+    pg_pmi_req_t *req = cbdata;
+    pg_peer_t *peer = pg_pmi_req_peer(req);
+    pg_pmi_reply_t r;
+    int rc;
+
+    if (peer == NULL)
+        goto out;
+    if (status == PMIX_ERR_NOT_FOUND) /* hydra's answer for an unknown service */
+        rc = pg_enc_pmi1_unpublish_result(pg_pmi_reply_init(&r), 1, "service_not_found");
+    else
+        rc = pg_enc_pmi1_unpublish_result(pg_pmi_reply_init(&r),
+                                          pg_pmi_status_err(status)->pmi1_rc,
+                                          pg_pmi_status_err(status)->msg);
+    pmi1_send(peer, &r, rc, PG_CMD_PMI1_UNPUBLISH_RESULT);
+out:
+    pg_pmi_req_free(req);
 }
 
 static int pmi1_unpublish_name(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg)
 {
     char service[PG_PMI1_KEYLEN_MAX + 1];
     pg_proc_t proc = pg_pmi_proc(peer);
-    pmix_status_t st;
-    pg_pmi_reply_t r;
-    int rc;
+    pg_pmi_req_t *req;
 
-    (void)s;
     if (pmi1_require(peer, msg, "service", service, sizeof(service), PG_CMD_PMI1_UNPUBLISH_RESULT))
         return PG_HANDLER_OK;
-    st = pg_unpublish(peer->job->engine, &proc, service);
-    if (st == PMIX_ERR_NOT_FOUND) /* hydra's answer for an unknown service */
-        rc = pg_enc_pmi1_unpublish_result(pg_pmi_reply_init(&r), 1, "service_not_found");
-    else
-        rc = pg_enc_pmi1_unpublish_result(pg_pmi_reply_init(&r), pg_pmi_status_err(st)->pmi1_rc,
-                                          pg_pmi_status_err(st)->msg);
-    pmi1_send(peer, &r, rc, PG_CMD_PMI1_UNPUBLISH_RESULT);
+    req = pg_pmi_req_new(s, msg->cmd, pg_msg_op_id(msg));
+    if (req == NULL)
+        return pg_pmi_refuse_status(&pmi1_dialect, peer, PG_CMD_PMI1_UNPUBLISH_RESULT,
+                                    pg_msg_op_id(msg), PMIX_ERR_NOMEM),
+               PG_HANDLER_OK;
+    (void)pg_unpublish(peer->job->engine, &proc, service, pmi1_unpublish_done, req);
     return PG_HANDLER_OK;
 }
 

@@ -501,49 +501,61 @@ static int pmi2_info_getjobattr(pg_pmi_session_t *s, pg_peer_t *peer, const pg_m
 
 /* ---- name service ------------------------------------------------------------- */
 
-static int pmi2_name_publish(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg)
+/* The answer to a name-publish or a name-unpublish. */
+static void pmi2_name_done(pmix_status_t status, void *cbdata)
+{
+    pg_pmi_req_t *req = cbdata;
+    pg_peer_t *peer = pg_pmi_req_peer(req);
+    pg_str_t thrid = req->has_thrid ? req->thrid : (pg_str_t){ NULL, 0 };
+    pg_cmd_t reply = req->cmd == PG_CMD_PMI2_NAME_PUBLISH ? PG_CMD_PMI2_NAME_PUBLISH_RESPONSE
+                                                         : PG_CMD_PMI2_NAME_UNPUBLISH_RESPONSE;
+    pg_reply_t rep = pmi2_ok(thrid);
+
+    if (peer == NULL)
+        ;
+    else if (status == PMIX_ERR_DUPLICATE_KEY && reply == PG_CMD_PMI2_NAME_PUBLISH_RESPONSE)
+        pmi2_refuse(peer, reply, thrid, 1, "duplicate_service");
+    else if (status == PMIX_ERR_NOT_FOUND && reply == PG_CMD_PMI2_NAME_UNPUBLISH_RESPONSE)
+        pmi2_refuse(peer, reply, thrid, 1, "service_not_found");
+    else if (status != PMIX_SUCCESS)
+        pmi2_refuse_status(peer, reply, thrid, status);
+    else
+        pmi2_reply(peer, reply, &rep);
+    pg_pmi_req_free(req);
+}
+
+/* name-publish (port given) or name-unpublish: answered by pmi2_name_done. */
+static int pmi2_name_change(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg,
+                            pg_cmd_t reply, bool publish)
 {
     char name[PG_PMI2_KEYLEN_MAX + 1], port[PG_PMI2_VALLEN_MAX + 1];
     pg_proc_t proc = pg_pmi_proc(peer);
-    pg_reply_t rep = pmi2_ok(pmi2_thrid(msg));
-    pmix_status_t st;
+    pg_str_t thrid = pmi2_thrid(msg);
+    pg_pmi_req_t *req;
     pg_value_t v;
 
-    (void)s;
-    if (pmi2_require(peer, msg, "name", name, sizeof(name), PG_CMD_PMI2_NAME_PUBLISH_RESPONSE) ||
-        pmi2_require(peer, msg, "port", port, sizeof(port), PG_CMD_PMI2_NAME_PUBLISH_RESPONSE))
+    if (pmi2_require(peer, msg, "name", name, sizeof(name), reply) ||
+        (publish && pmi2_require(peer, msg, "port", port, sizeof(port), reply)))
         return PG_HANDLER_OK;
-    v = pg_value_string(port);
-    st = pg_publish(peer->job->engine, &proc, name, &v);
-    if (st == PMIX_ERR_DUPLICATE_KEY)
-        return pmi2_refuse(peer, PG_CMD_PMI2_NAME_PUBLISH_RESPONSE, rep.thrid, 1,
-                           "duplicate_service"),
-               PG_HANDLER_OK;
-    if (st != PMIX_SUCCESS)
-        return pmi2_refuse_status(peer, PG_CMD_PMI2_NAME_PUBLISH_RESPONSE, rep.thrid, st),
-               PG_HANDLER_OK;
-    return pmi2_reply(peer, PG_CMD_PMI2_NAME_PUBLISH_RESPONSE, &rep), PG_HANDLER_OK;
+    req = pg_pmi_req_new(s, msg->cmd, thrid);
+    if (req == NULL)
+        return pmi2_refuse_status(peer, reply, thrid, PMIX_ERR_NOMEM), PG_HANDLER_OK;
+    if (publish) {
+        v = pg_value_string(port);
+        (void)pg_publish(peer->job->engine, &proc, name, &v, pmi2_name_done, req);
+    } else
+        (void)pg_unpublish(peer->job->engine, &proc, name, pmi2_name_done, req);
+    return PG_HANDLER_OK;
+}
+
+static int pmi2_name_publish(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg)
+{
+    return pmi2_name_change(s, peer, msg, PG_CMD_PMI2_NAME_PUBLISH_RESPONSE, true);
 }
 
 static int pmi2_name_unpublish(pg_pmi_session_t *s, pg_peer_t *peer, const pg_msg_t *msg)
 {
-    char name[PG_PMI2_KEYLEN_MAX + 1];
-    pg_proc_t proc = pg_pmi_proc(peer);
-    pg_reply_t rep = pmi2_ok(pmi2_thrid(msg));
-    pmix_status_t st;
-
-    (void)s;
-    if (pmi2_require(peer, msg, "name", name, sizeof(name), PG_CMD_PMI2_NAME_UNPUBLISH_RESPONSE))
-        return PG_HANDLER_OK;
-    st = pg_unpublish(peer->job->engine, &proc, name);
-    if (st == PMIX_ERR_NOT_FOUND)
-        return pmi2_refuse(peer, PG_CMD_PMI2_NAME_UNPUBLISH_RESPONSE, rep.thrid, 1,
-                           "service_not_found"),
-               PG_HANDLER_OK;
-    if (st != PMIX_SUCCESS)
-        return pmi2_refuse_status(peer, PG_CMD_PMI2_NAME_UNPUBLISH_RESPONSE, rep.thrid, st),
-               PG_HANDLER_OK;
-    return pmi2_reply(peer, PG_CMD_PMI2_NAME_UNPUBLISH_RESPONSE, &rep), PG_HANDLER_OK;
+    return pmi2_name_change(s, peer, msg, PG_CMD_PMI2_NAME_UNPUBLISH_RESPONSE, false);
 }
 
 /* The port goes out as both port= (MPICH >= 4.0.2) and value= (Slurm's

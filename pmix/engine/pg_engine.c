@@ -152,10 +152,14 @@ static void req_unlink(pg_engine_t *e, pg_req_t *r)
     r->wprev = r->wnext = NULL;
 }
 
-/* Records the result (copying the value) and queues the callback. */
+/* Records the result (copying the value) and queues the callback.  A
+ * lookup the host was still answering ends there too. */
 void pg_req_complete(pg_engine_t *e, pg_req_t *r, pmix_status_t status, const pg_kv_t *value)
 {
     req_unlink(e, r);
+    if (r->kind == PG_REQ_LOOKUP && r->name_id != 0 && e->ops.lookup_cancel != NULL)
+        e->ops.lookup_cancel(e->host_ctx, r->name_id);
+    r->name_id = 0;
     r->status = status;
     if (value != NULL && status == PMIX_SUCCESS) {
         pg_value_t v = pg_kv_value(value);
@@ -197,6 +201,9 @@ static void req_call(pg_req_t *r)
         break;
     case PG_REQ_FENCE:
         r->cb.fence(r->status, r->keys, r->cbdata);
+        break;
+    case PG_REQ_NAME:
+        r->cb.name(r->status, r->cbdata);
         break;
     }
 }

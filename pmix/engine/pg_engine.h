@@ -99,6 +99,9 @@ typedef struct pg_host_fence {
     size_t size;
 } pg_host_fence_t;
 
+struct pg_event;
+typedef struct pg_event pg_event_t; /* below, "Events" */
+
 typedef struct pg_host_ops {
     /* The distributed part of a fence.  Called exactly once per fence, after
      * every local participant joined.  The host completes it (possibly
@@ -117,20 +120,36 @@ typedef struct pg_host_ops {
      * (the Standard's rule for hosts without direct modex). */
     void (*dmodex)(void *host_ctx, uint64_t id, const pg_proc_t *target, const char *key);
 
-    /* Name service across servers (`pmigate proxy`).  NULL hooks: this
-     * engine's names are all there are.  The host answers synchronously.
-     * publish: before a local publish; anything but PMIX_SUCCESS (e.g.
-     * PMIX_ERR_DUPLICATE_KEY: published elsewhere) refuses it.
-     * unpublish: after a local unpublish, or for a name not published here
-     * (its status is then the answer).
-     * lookup: a name missing here; PMIX_SUCCESS with *value (host-owned,
-     * valid until the next hook call) and *publisher, or a failure status
-     * (the lookup then goes on as a local miss). */
-    pmix_status_t (*publish)(void *host_ctx, const pg_proc_t *publisher, const char *key,
-                             const pg_value_t *value);
-    pmix_status_t (*unpublish)(void *host_ctx, const pg_proc_t *publisher, const char *key);
-    pmix_status_t (*lookup)(void *host_ctx, const char *key, pg_value_t *value,
-                            pg_proc_t *publisher);
+    /* Name service across servers (`pmigate proxy`): the names live at the
+     * host, which answers every call with pg_name_host_done(engine, id,
+     * ...), inline or later.  NULL publish hook: this engine's names are
+     * all there are (then every name hook is ignored); with it, every one
+     * must be set.
+     * publish: PMIX_SUCCESS, PMIX_ERR_DUPLICATE_KEY (published anywhere).
+     * unpublish: PMIX_SUCCESS, PMIX_ERR_NOT_FOUND, PMIX_ERR_NO_PERMISSIONS
+     * (another job's name).
+     * lookup: PMIX_SUCCESS with the value and its publisher; without
+     * `wait` PMIX_ERR_NOT_FOUND for a name not published; with `wait` the
+     * host answers once the name is published, and never otherwise.
+     * lookup_cancel: the engine no longer waits for lookup `id` (it timed
+     * out, or its job ended); a later answer for it is ignored.
+     * names_drop: job `nspace` ended on this server: the names its
+     * processes here published go. */
+    void (*publish)(void *host_ctx, uint64_t id, const pg_proc_t *publisher, const char *key,
+                    const pg_value_t *value);
+    void (*unpublish)(void *host_ctx, uint64_t id, const pg_proc_t *publisher, const char *key);
+    void (*lookup)(void *host_ctx, uint64_t id, const pg_proc_t *requester, const char *key,
+                   bool wait);
+    void (*lookup_cancel)(void *host_ctx, uint64_t id);
+    void (*names_drop)(void *host_ctx, const char *nspace);
+
+    /* Events across servers (`pmigate proxy`): an event raised here whose
+     * range reaches past this server (NAMESPACE, UNDEF, SESSION, GLOBAL,
+     * CUSTOM), from a process this engine serves or from no process (the
+     * host's own, rank UNDEF or WILDCARD), after this engine delivered it.
+     * The host carries it to the other servers, which deliver it with
+     * pg_event_deliver.  `ev` is borrowed for the call.  NULL: not needed. */
+    void (*event)(void *host_ctx, const pg_event_t *ev);
 
     /* `proc`'s commit just made new values visible (called inside
      * pg_commit, before any held get it satisfies completes; and when data
@@ -545,33 +564,45 @@ pmix_status_t pg_dmodex_host_done(pg_engine_t *engine, uint64_t id, pmix_status_
 /* Name service (one range: the whole gateway)                          */
 /* ------------------------------------------------------------------ */
 
-/* PMIX_ERR_DUPLICATE_KEY if `key` is already published (nothing changes),
- * PMIX_ERR_BAD_PARAM for an empty key, PMIX_ERR_NOT_FOUND for an unknown
- * publisher.  The entry lives until unpublished or the publisher's job ends. */
-pmix_status_t pg_publish(pg_engine_t *engine, const pg_proc_t *publisher, const char *key,
-                         const pg_value_t *value);
+/* The answer to a publish or an unpublish: PMIX_SUCCESS or the reason. */
+typedef void (*pg_name_cb_t)(pmix_status_t status, void *cbdata);
 
-/* PMIX_ERR_NOT_FOUND if not published, PMIX_ERR_NO_PERMISSIONS if published
- * by a different job. */
-pmix_status_t pg_unpublish(pg_engine_t *engine, const pg_proc_t *publisher, const char *key);
+/* Publishes `key`: the callback gets PMIX_SUCCESS, PMIX_ERR_DUPLICATE_KEY
+ * if `key` is already published (nothing changes), PMIX_ERR_BAD_PARAM for
+ * an empty key or no value, PMIX_ERR_NOT_FOUND for an unknown publisher,
+ * PMIX_ERR_JOB_TERMINATED when the publisher's job ends first.  The entry
+ * lives until unpublished or the publisher's job ends.  Return value and
+ * callback rules as pg_get (PMIX_ERR_BAD_PARAM without a callback, which
+ * is then not called). */
+pmix_status_t pg_publish(pg_engine_t *engine, const pg_proc_t *publisher, const char *key,
+                         const pg_value_t *value, pg_name_cb_t cb, void *cbdata);
+
+/* Unpublishes `key`: PMIX_SUCCESS, PMIX_ERR_NOT_FOUND if not published,
+ * PMIX_ERR_NO_PERMISSIONS if published by a different job.  Rules as
+ * pg_publish. */
+pmix_status_t pg_unpublish(pg_engine_t *engine, const pg_proc_t *publisher, const char *key,
+                           pg_name_cb_t cb, void *cbdata);
 
 /* status PMIX_SUCCESS (value + publisher), PMIX_ERR_NOT_FOUND,
  * PMIX_ERR_TIMEOUT, PMIX_ERR_JOB_TERMINATED. */
 typedef void (*pg_lookup_cb_t)(pmix_status_t status, const pg_value_t *value,
                                const pg_proc_t *publisher, void *cbdata);
 
-/* Looks `key` up.  wait=false: answers at once.  wait=true (PMIX_WAIT):
- * holds until published or `timeout` (ns, 0 = none) passes.  Return value and
- * callback rules as pg_get. */
+/* Looks `key` up.  wait=false: answers at once (or, with the name hooks,
+ * when the host answers).  wait=true (PMIX_WAIT): holds until published
+ * -- here, or for the name hooks anywhere: the host's answer wakes it --
+ * or until `timeout` (ns, 0 = none) passes.  Return value and callback
+ * rules as pg_get. */
 pmix_status_t pg_lookup(pg_engine_t *engine, const pg_proc_t *requester, const char *key,
                         bool wait, pg_time_t timeout, pg_time_t now, pg_lookup_cb_t cb,
                         void *cbdata);
 
-/* Several servers (`pmigate proxy`): asks the host's lookup hook again for
- * every held (PMIX_WAIT) lookup, since a name published on another server
- * wakes no lookup here; completes those the host now answers.  Returns how
- * many are still held (the host polls again later while any are). */
-size_t pg_lookup_retry_host(pg_engine_t *engine);
+/* The host's answer to name-hook call `id` (publish and unpublish: the
+ * status; lookup: PMIX_SUCCESS with `value` and `publisher`, borrowed, or
+ * the failure).  PMIX_ERR_NOT_FOUND for an id nobody waits for (it timed
+ * out or its job ended), PMIX_SUCCESS otherwise. */
+pmix_status_t pg_name_host_done(pg_engine_t *engine, uint64_t id, pmix_status_t status,
+                                const pg_value_t *value, const pg_proc_t *publisher);
 /* ------------------------------------------------------------------ */
 /* Events (PMIx_Notify_event, and the ones the engine raises)         */
 /* ------------------------------------------------------------------ */
@@ -593,7 +624,7 @@ typedef struct pg_event_detail {
  * PMIX_EVENT_AFFECTED_PROC) and `details`.
  * `targets` is read for PMIX_RANGE_CUSTOM only (rank WILDCARD = the whole
  * nspace).  Everything is borrowed for the call. */
-typedef struct pg_event {
+struct pg_event {
     pmix_status_t status;
     pg_proc_t source;
     pg_proc_t origin;
@@ -604,7 +635,7 @@ typedef struct pg_event {
     size_t info_size;
     const pg_event_detail_t *details; /* [ndetails], read when info is NULL */
     size_t ndetails;
-} pg_event_t;
+};
 
 /* Called once per delivered event, inline, inside pg_event_notify or the
  * engine call that raised it (pg_proc_lost).  It may call
@@ -624,10 +655,18 @@ pmix_status_t pg_event_unsubscribe(pg_engine_t *engine, uint64_t id);
  * client delivers to its own handlers itself): PMIX_RANGE_PROC_LOCAL
  * reaches no one here, LOCAL the processes on the origin's node,
  * NAMESPACE (and UNDEF) the origin's job, SESSION and GLOBAL every job of
- * this engine, CUSTOM the listed targets, RM no process.  *delivered
- * (may be NULL) counts the callbacks made.  PMIX_ERR_BAD_PARAM for an
+ * this engine, CUSTOM the listed targets, RM no process.  An event the host
+ * raises (origin rank UNDEF) in range LOCAL reaches every process of this
+ * engine's node.  *delivered (may be NULL) counts the callbacks made.
+ * With the event hook, an event that reaches past this server then goes
+ * to the host (see pg_host_ops_t.event).  PMIX_ERR_BAD_PARAM for an
  * unknown range value or a CUSTOM range without targets. */
 pmix_status_t pg_event_notify(pg_engine_t *engine, const pg_event_t *ev, size_t *delivered);
+
+/* An event raised on another server, which the host carried here:
+ * delivered as pg_event_notify does, but never handed back to the host.
+ * Its origin need not be a process of this engine. */
+pmix_status_t pg_event_deliver(pg_engine_t *engine, const pg_event_t *ev, size_t *delivered);
 
 /* pg_proc_lost raises PMIX_ERR_PROC_TERM_WO_SYNC (the Standard's "process
  * terminated without calling PMIx_Finalize"), range NAMESPACE, source the

@@ -120,7 +120,8 @@ typedef struct pg_ns {
 
 /* ---- requests ---- */
 
-typedef enum { PG_REQ_GET, PG_REQ_NODE_GET, PG_REQ_LOOKUP, PG_REQ_FENCE } pg_req_kind_t;
+/* PG_REQ_NAME: a publish or unpublish the host answers (the name hooks) */
+typedef enum { PG_REQ_GET, PG_REQ_NODE_GET, PG_REQ_LOOKUP, PG_REQ_FENCE, PG_REQ_NAME } pg_req_kind_t;
 
 struct pg_fence;
 
@@ -142,12 +143,14 @@ typedef struct pg_req {
     char *key;                    /* PG_REQ_LOOKUP: owned copy */
     struct pg_fence *fence;       /* PG_REQ_FENCE */
     uint64_t dmodex_id;           /* != 0 while the host fetches */
+    uint64_t name_id;             /* != 0 while the host answers a name hook */
     pg_time_t deadline;           /* PG_TIME_NEVER = none */
     pg_time_t since;              /* `now` when it was held (pg_engine_view) */
     union {
         pg_get_cb_t get;
         pg_lookup_cb_t lookup;
         pg_fence_cb_t fence;
+        pg_name_cb_t name;
     } cb;
     void *cbdata;
     /* result, filled at completion */

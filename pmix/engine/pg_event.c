@@ -101,11 +101,17 @@ static const pg_host_t *host_of(const pg_ns_t *job, pmix_rank_t rank)
     return job->nodes[job->rank_node[rank]];
 }
 
+/* A custom target's job: its own, or (none given) the origin's. */
+static const char *target_nspace(const pg_event_t *ev, const pg_proc_t *t)
+{
+    return t->nspace != NULL && t->nspace[0] != '\0' ? t->nspace : ev->origin.nspace;
+}
+
 static bool in_custom_range(const pg_event_t *ev, const pg_sub_t *s)
 {
     for (size_t i = 0; i < ev->ntargets; i++) {
         const pg_proc_t *t = &ev->targets[i];
-        const char *ns = t->nspace != NULL && t->nspace[0] != '\0' ? t->nspace : ev->origin.nspace;
+        const char *ns = target_nspace(ev, t);
 
         if (ns != NULL && strcmp(ns, s->job->nspace) == 0 &&
             (t->rank == PMIX_RANK_WILDCARD || t->rank == s->rank))
@@ -123,6 +129,8 @@ static bool in_range(const pg_event_t *ev, const pg_ns_t *sjob, const pg_sub_t *
     case PMIX_RANGE_NAMESPACE:
         return s->job == sjob;
     case PMIX_RANGE_LOCAL: {
+        if (sjob != NULL && ev->origin.rank >= sjob->size)
+            return true; /* the host's own event: its node is this engine's */
         const pg_host_t *h = sjob != NULL ? host_of(sjob, ev->origin.rank) : NULL;
         return h != NULL && h == host_of(s->job, s->rank);
     }
@@ -141,7 +149,58 @@ static bool is_origin(const pg_event_t *ev, const pg_ns_t *sjob, const pg_sub_t 
     return s->job == sjob && s->rank == ev->origin.rank;
 }
 
-pmix_status_t pg_event_notify(pg_engine_t *e, const pg_event_t *ev, size_t *delivered)
+/* Does job `job` have processes on a node this engine does not serve? */
+static bool job_beyond(const pg_ns_t *job)
+{
+    for (uint32_t n = 0; n < job->nnodes; n++)
+        if (job->node_nlocal[n] > 0 && !job->node_served[n])
+            return true;
+    return false;
+}
+
+/* Does a custom range name a process not served here (or a whole job)? */
+static bool targets_beyond(pg_engine_t *e, const pg_event_t *ev)
+{
+    for (size_t i = 0; i < ev->ntargets; i++) {
+        const pg_proc_t *t = &ev->targets[i];
+        const char *ns = target_nspace(ev, t);
+        const pg_ns_t *job = ns != NULL ? pg_ns_find(e, ns) : NULL;
+
+        if (job == NULL || (t->rank == PMIX_RANK_WILDCARD && job_beyond(job)) ||
+            (t->rank < job->size && !job->node_served[job->rank_node[t->rank]]))
+            return true;
+    }
+    return false;
+}
+
+/* Does the event reach past this server, and is this server the one to
+ * carry it there: raised by one of its processes, or by the host (no
+ * process)?  An event a server delivers on another's behalf (a rank
+ * served elsewhere as origin) is that server's to carry. */
+static bool goes_beyond(pg_engine_t *e, const pg_event_t *ev, const pg_ns_t *sjob)
+{
+    switch (ev->range) {
+    case PMIX_RANGE_UNDEF:
+    case PMIX_RANGE_NAMESPACE:
+        if (sjob != NULL && !job_beyond(sjob))
+            return false;
+        break;
+    case PMIX_RANGE_SESSION:
+    case PMIX_RANGE_GLOBAL:
+        break;
+    case PMIX_RANGE_CUSTOM:
+        if (!targets_beyond(e, ev))
+            return false;
+        break;
+    default: /* PROC_LOCAL, LOCAL: this node; RM: no process */
+        return false;
+    }
+    if (sjob == NULL || ev->origin.rank >= sjob->size)
+        return true;
+    return sjob->node_served[sjob->rank_node[ev->origin.rank]];
+}
+
+static pmix_status_t notify(pg_engine_t *e, const pg_event_t *ev, size_t *delivered, bool raised)
 {
     const pg_ns_t *sjob;
     size_t n = 0;
@@ -166,7 +225,19 @@ pmix_status_t pg_event_notify(pg_engine_t *e, const pg_event_t *ev, size_t *deli
     subs_sweep(e);
     if (delivered != NULL)
         *delivered = n;
+    if (raised && e->ops.event != NULL && goes_beyond(e, ev, sjob))
+        e->ops.event(e->host_ctx, ev);
     return PMIX_SUCCESS;
+}
+
+pmix_status_t pg_event_notify(pg_engine_t *e, const pg_event_t *ev, size_t *delivered)
+{
+    return notify(e, ev, delivered, true);
+}
+
+pmix_status_t pg_event_deliver(pg_engine_t *e, const pg_event_t *ev, size_t *delivered)
+{
+    return notify(e, ev, delivered, false);
 }
 
 void pg_event_raise_lost(pg_engine_t *e, pg_ns_t *job, pmix_rank_t rank)

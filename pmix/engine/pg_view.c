@@ -103,7 +103,7 @@ pmix_status_t pg_engine_view(pg_engine_t *e, void (*fence_fn)(void *arg, const p
     for (const pg_req_t *r = e->held; r != NULL && wait_fn != NULL; r = r->next) {
         pg_wait_view_t v;
 
-        if (r->kind == PG_REQ_FENCE)
+        if (r->kind == PG_REQ_FENCE || r->kind == PG_REQ_NAME)
             continue;
         view_wait(r, &v);
         wait_fn(arg, &v);

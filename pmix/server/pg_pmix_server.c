@@ -54,6 +54,7 @@ void pg_pmix_req_free(pg_pmix_req_t *r)
     }
     if (r->pdata != NULL)
         PMIX_PDATA_FREE(r->pdata, r->nkeys);
+    free(r->ok);
     free(r);
 }
 

@@ -48,10 +48,14 @@ struct pg_pmix_req {
     pg_pmix_session_t *s;
     uint8_t cmd;
     uint32_t id;
-    /* lookups: one pg_lookup per key, answered together */
+    /* lookups: one pg_lookup per key, answered together; publish and
+     * unpublish likewise (pdata[i].key, ok[i]: its call succeeded, rc: the
+     * first failure) */
     pmix_pdata_t *pdata;
     size_t nkeys, outstanding, found;
     bool timed_out;
+    bool *ok;
+    pmix_status_t rc;
 };
 
 /* The decoded part of a request a command function works on. */

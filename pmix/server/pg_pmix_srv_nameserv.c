@@ -39,38 +39,131 @@ static void session_forget(pg_pmix_session_t *s, const char *key)
         }
 }
 
-/* Publishes every non-directive entry; all or nothing. */
-static pmix_status_t publish_all(pg_pmix_session_t *s, pg_engine_t *e, const pmix_info_t *info,
-                                 size_t n)
-{
-    pg_proc_t self = pg_pmix_session_proc(s);
-    pmix_status_t rc = PMIX_SUCCESS;
-    size_t done = 0, count = 0;
+typedef struct name_slot {
+    pg_pmix_req_t *r;
+    size_t slot;
+} name_slot_t;
 
-    for (; done < n && rc == PMIX_SUCCESS; done++) {
+/* The per-key callback's record (freed by the callback); NULL when out of
+ * memory. */
+static name_slot_t *name_slot_new(pg_pmix_req_t *r, size_t slot)
+{
+    name_slot_t *ns = malloc(sizeof(*ns));
+
+    if (ns != NULL)
+        *ns = (name_slot_t){ r, slot };
+    return ns;
+}
+
+/* A request over n keys: pdata[i].key, ok[i]; n + 1 answers outstanding
+ * (+1: the starter's own, as callbacks may run inline). */
+static pg_pmix_req_t *names_req_new(pg_pmix_in_t *in, size_t n)
+{
+    pg_pmix_req_t *r = pg_pmix_req_new(in);
+
+    if (r == NULL)
+        return NULL;
+    r->pdata = n > 0 ? PMIx_Pdata_create(n) : NULL;
+    r->ok = calloc(n > 0 ? n : 1, sizeof(*r->ok));
+    if ((n > 0 && r->pdata == NULL) || r->ok == NULL) {
+        pg_pmix_req_free(r);
+        return NULL;
+    }
+    r->nkeys = n;
+    r->outstanding = n + 1;
+    return r;
+}
+
+/* One key's answer into the request; true when it was the last. */
+static bool names_one_done(pg_pmix_req_t *r, size_t slot, pmix_status_t status)
+{
+    if (slot < r->nkeys)
+        r->ok[slot] = status == PMIX_SUCCESS;
+    if (status != PMIX_SUCCESS && r->rc == PMIX_SUCCESS)
+        r->rc = status;
+    return --r->outstanding == 0;
+}
+
+static void name_ignore(pmix_status_t status, void *cbdata)
+{
+    (void)status;
+    (void)cbdata;
+}
+
+/* Every key of a publish answered: all stand, or the ones that did are
+ * taken back (all or nothing). */
+static void publish_finish(pg_pmix_req_t *r)
+{
+    pg_pmix_session_t *s = r->s;
+
+    if (s == NULL)
+        goto out; /* the process is gone; its names go with its job */
+    for (size_t i = 0; i < r->nkeys; i++) {
+        if (!r->ok[i])
+            continue;
+        if (r->rc == PMIX_SUCCESS) {
+            session_remember(s, r->pdata[i].key);
+            continue;
+        }
+        pg_proc_t self = pg_pmix_session_proc(s);
+        (void)pg_unpublish(s->peer->job->engine, &self, r->pdata[i].key, name_ignore, NULL);
+    }
+    (void)pg_pmix_reply_status(s->peer, r->cmd, r->id, r->rc);
+out:
+    pg_pmix_req_free(r);
+}
+
+static void publish_cb(pmix_status_t status, void *cbdata)
+{
+    name_slot_t ns = *(name_slot_t *)cbdata;
+
+    free(cbdata);
+    if (names_one_done(ns.r, ns.slot, status))
+        publish_finish(ns.r);
+}
+
+/* Publishes every non-directive entry of info[], all or nothing. */
+static void publish_start(pg_pmix_in_t *in, pg_engine_t *e, const pmix_info_t *info, size_t n)
+{
+    pg_proc_t self = pg_pmix_session_proc(in->s);
+    pg_pmix_req_t *r;
+    size_t count = 0, k = 0;
+
+    for (size_t i = 0; i < n; i++)
+        if (!PMIX_CHECK_RESERVED_KEY(info[i].key)) /* PMIX_RANGE, PMIX_TIMEOUT...: directives */
+            count++;
+    if (count == 0) {
+        (void)pg_pmix_reply_status(in->peer, in->cmd, in->id, PMIX_ERR_BAD_PARAM);
+        return;
+    }
+    r = names_req_new(in, count);
+    if (r == NULL) {
+        (void)pg_pmix_reply_status(in->peer, in->cmd, in->id, PMIX_ERR_NOMEM);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
         pmix_data_buffer_t scratch;
+        pmix_status_t rc;
+        name_slot_t *ns;
         pg_value_t v;
 
-        if (PMIX_CHECK_RESERVED_KEY(info[done].key))
-            continue; /* PMIX_RANGE, PMIX_PERSISTENCE, PMIX_TIMEOUT...: directives */
+        if (PMIX_CHECK_RESERVED_KEY(info[i].key))
+            continue;
+        PMIX_LOAD_KEY(r->pdata[k].key, info[i].key);
         pg_buffer_construct(&scratch);
-        rc = pg_pmix_value_to_engine(&info[done].value, &scratch, &v);
+        rc = pg_pmix_value_to_engine(&info[i].value, &scratch, &v);
+        ns = rc == PMIX_SUCCESS ? name_slot_new(r, k) : NULL;
+        if (rc == PMIX_SUCCESS && ns == NULL)
+            rc = PMIX_ERR_NOMEM;
         if (rc == PMIX_SUCCESS)
-            rc = pg_publish(e, &self, info[done].key, &v);
+            (void)pg_publish(e, &self, info[i].key, &v, publish_cb, ns);
+        else
+            (void)names_one_done(r, k, rc);
         pg_buffer_destruct(&scratch);
-        if (rc == PMIX_SUCCESS) {
-            session_remember(s, info[done].key);
-            count++;
-        }
+        k++;
     }
-    if (rc == PMIX_SUCCESS)
-        return count > 0 ? PMIX_SUCCESS : PMIX_ERR_BAD_PARAM; /* nothing to publish */
-    for (size_t i = 0; i + 1 < done; i++) /* undo this call's entries */
-        if (!PMIX_CHECK_RESERVED_KEY(info[i].key)) {
-            (void)pg_unpublish(e, &self, info[i].key);
-            session_forget(s, info[i].key);
-        }
-    return rc;
+    if (names_one_done(r, SIZE_MAX, PMIX_SUCCESS))
+        publish_finish(r);
 }
 
 int pg_pmix_serve_publish(pg_pmix_in_t *in)
@@ -78,13 +171,15 @@ int pg_pmix_serve_publish(pg_pmix_in_t *in)
     pg_engine_t *e = in->peer->job->engine;
     pmix_info_t *info = NULL;
     size_t ninfo = 0;
-    pmix_status_t rc;
 
     if (pg_pmix_unpack_array(in->args, (void **)&info, &ninfo, PMIX_INFO) != PMIX_SUCCESS)
         return PG_HANDLER_FAIL;
-    rc = e == NULL ? PMIX_ERR_NOT_SUPPORTED : publish_all(in->s, e, info, ninfo);
+    if (e == NULL)
+        (void)pg_pmix_reply_status(in->peer, in->cmd, in->id, PMIX_ERR_NOT_SUPPORTED);
+    else
+        publish_start(in, e, info, ninfo);
     pg_pmix_array_free(info, ninfo, PMIX_INFO);
-    return pg_pmix_reply_status(in->peer, in->cmd, in->id, rc), PG_HANDLER_OK;
+    return PG_HANDLER_OK;
 }
 
 static void lookup_reply(pg_pmix_req_t *r)
@@ -128,18 +223,13 @@ static void lookup_one_done(pg_pmix_req_t *r, size_t slot, pmix_status_t status,
     pg_pmix_req_free(r);
 }
 
-typedef struct lookup_slot {
-    pg_pmix_req_t *r;
-    size_t slot;
-} lookup_slot_t;
-
 static void lookup_cb(pmix_status_t status, const pg_value_t *value, const pg_proc_t *publisher,
                       void *cbdata)
 {
-    lookup_slot_t ls = *(lookup_slot_t *)cbdata;
+    name_slot_t ns = *(name_slot_t *)cbdata;
 
     free(cbdata);
-    lookup_one_done(ls.r, ls.slot, status, value, publisher);
+    lookup_one_done(ns.r, ns.slot, status, value, publisher);
 }
 
 static void lookup_start(pg_pmix_req_t *r, pg_engine_t *e, const pg_proc_t *self, bool wait,
@@ -150,14 +240,13 @@ static void lookup_start(pg_pmix_req_t *r, pg_engine_t *e, const pg_proc_t *self
 
     r->outstanding = r->nkeys + 1; /* +1: callbacks may run inline */
     for (size_t i = 0; i < r->nkeys; i++) {
-        lookup_slot_t *ls = malloc(sizeof(*ls));
+        name_slot_t *ns = name_slot_new(r, i);
 
-        if (ls == NULL) {
+        if (ns == NULL) {
             lookup_one_done(r, i, PMIX_ERR_NOMEM, NULL, NULL);
             continue;
         }
-        *ls = (lookup_slot_t){ r, i };
-        (void)pg_lookup(e, self, r->pdata[i].key, wait, timeout, now, lookup_cb, ls);
+        (void)pg_lookup(e, self, r->pdata[i].key, wait, timeout, now, lookup_cb, ns);
     }
     lookup_one_done(r, SIZE_MAX, PMIX_SUCCESS, NULL, NULL);
 }
@@ -211,14 +300,65 @@ out:
     return ret;
 }
 
+/* One key's unpublish answered (slot SIZE_MAX: the starter's own count);
+ * the last one replies. */
+static void unpublish_one_done(pg_pmix_req_t *r, size_t slot, pmix_status_t status)
+{
+    if (status == PMIX_SUCCESS && slot < r->nkeys && r->s != NULL)
+        session_forget(r->s, r->pdata[slot].key);
+    if (!names_one_done(r, slot, status))
+        return;
+    if (r->s != NULL)
+        (void)pg_pmix_reply_status(r->s->peer, r->cmd, r->id, r->rc);
+    pg_pmix_req_free(r);
+}
+
+static void unpublish_cb(pmix_status_t status, void *cbdata)
+{
+    name_slot_t ns = *(name_slot_t *)cbdata;
+
+    free(cbdata);
+    unpublish_one_done(ns.r, ns.slot, status);
+}
+
+/* Unpublishes keys[] (NULL entries are refused), or with none everything
+ * the process published; the first failure is the answer.  The keys are
+ * copied first: an answer that comes inline changes the session's list. */
+static void unpublish_start(pg_pmix_in_t *in, pg_engine_t *e, char **keys, size_t nkeys)
+{
+    pg_pmix_session_t *s = in->s;
+    pg_proc_t self = pg_pmix_session_proc(s);
+    size_t n = nkeys > 0 ? nkeys : s->npublished;
+    pg_pmix_req_t *r = names_req_new(in, n);
+
+    if (r == NULL) {
+        (void)pg_pmix_reply_status(in->peer, in->cmd, in->id, PMIX_ERR_NOMEM);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const char *key = nkeys > 0 ? keys[i] : s->published[i];
+
+        r->ok[i] = key != NULL; /* until its answer */
+        if (key != NULL)
+            PMIX_LOAD_KEY(r->pdata[i].key, key);
+    }
+    for (size_t i = 0; i < n; i++) {
+        name_slot_t *ns = r->ok[i] ? name_slot_new(r, i) : NULL;
+
+        if (ns == NULL)
+            unpublish_one_done(r, i, r->ok[i] ? PMIX_ERR_NOMEM : PMIX_ERR_BAD_PARAM);
+        else
+            (void)pg_unpublish(e, &self, r->pdata[i].key, unpublish_cb, ns);
+    }
+    unpublish_one_done(r, SIZE_MAX, PMIX_SUCCESS);
+}
+
 int pg_pmix_serve_unpublish(pg_pmix_in_t *in)
 {
     pg_engine_t *e = in->peer->job->engine;
-    pg_proc_t self = pg_pmix_session_proc(in->s);
     char **keys = NULL;
     pmix_info_t *info = NULL;
     size_t nkeys = 0, ninfo = 0;
-    pmix_status_t rc = PMIX_SUCCESS;
 
     if (pg_pmix_unpack_array(in->args, (void **)&keys, &nkeys, PMIX_STRING) != PMIX_SUCCESS ||
         pg_pmix_unpack_array(in->args, (void **)&info, &ninfo, PMIX_INFO) != PMIX_SUCCESS) {
@@ -226,23 +366,10 @@ int pg_pmix_serve_unpublish(pg_pmix_in_t *in)
         return PG_HANDLER_FAIL;
     }
     if (e == NULL)
-        rc = PMIX_ERR_NOT_SUPPORTED;
-    else if (nkeys == 0) { /* everything this process published */
-        while (in->s->npublished > 0) {
-            char *k = in->s->published[in->s->npublished - 1];
-            (void)pg_unpublish(e, &self, k);
-            session_forget(in->s, k);
-        }
-    } else
-        for (size_t i = 0; i < nkeys; i++) {
-            pmix_status_t one = keys[i] != NULL ? pg_unpublish(e, &self, keys[i])
-                                                : PMIX_ERR_BAD_PARAM;
-            if (one == PMIX_SUCCESS)
-                session_forget(in->s, keys[i]);
-            else if (rc == PMIX_SUCCESS)
-                rc = one;
-        }
+        (void)pg_pmix_reply_status(in->peer, in->cmd, in->id, PMIX_ERR_NOT_SUPPORTED);
+    else
+        unpublish_start(in, e, keys, nkeys);
     pg_pmix_array_free(keys, nkeys, PMIX_STRING);
     pg_pmix_array_free(info, ninfo, PMIX_INFO);
-    return pg_pmix_reply_status(in->peer, in->cmd, in->id, rc), PG_HANDLER_OK;
+    return PG_HANDLER_OK;
 }

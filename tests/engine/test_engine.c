@@ -973,26 +973,50 @@ static void looked_cb(pmix_status_t status, const pg_value_t *v, const pg_proc_t
     l->rank = pub != NULL ? pub->rank : PMIX_RANK_UNDEF;
 }
 
+/* A publish or unpublish answered inline (one engine, no host): its status. */
+static void named_cb(pmix_status_t status, void *cbdata)
+{
+    pmix_status_t *st = cbdata;
+    *st = status;
+}
+
+static pmix_status_t publish_now(pg_engine_t *e, const pg_proc_t *p, const char *key,
+                                 const pg_value_t *v)
+{
+    pmix_status_t st = -9999;
+    CU_ASSERT_EQUAL(pg_publish(e, p, key, v, named_cb, &st), PMIX_SUCCESS);
+    return st;
+}
+
+static pmix_status_t unpublish_now(pg_engine_t *e, const pg_proc_t *p, const char *key)
+{
+    pmix_status_t st = -9999;
+    CU_ASSERT_EQUAL(pg_unpublish(e, p, key, named_cb, &st), PMIX_SUCCESS);
+    return st;
+}
+
 static void test_name_service_publish_lookup_unpublish(void)
 {
     looked_t l = { 0 }, w = { 0 };
     setup4();
     pg_proc_t p0 = P(NS, 0), p1 = P(NS, 1);
     pg_value_t port = pg_value_string("tcp://x:1"), other = pg_value_string("y");
-    CU_ASSERT_EQUAL(pg_publish(eng, &p0, "svc", &port), PMIX_SUCCESS);
-    CU_ASSERT_EQUAL(pg_publish(eng, &p1, "svc", &other), PMIX_ERR_DUPLICATE_KEY);
+    CU_ASSERT_EQUAL(publish_now(eng, &p0, "svc", &port), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(publish_now(eng, &p1, "svc", &other), PMIX_ERR_DUPLICATE_KEY);
+    CU_ASSERT_EQUAL(publish_now(eng, &p1, "", &other), PMIX_ERR_BAD_PARAM);
+    CU_ASSERT_EQUAL(pg_publish(eng, &p1, "svc", &other, NULL, NULL), PMIX_ERR_BAD_PARAM);
     pg_lookup(eng, &p1, "svc", false, 0, 0, looked_cb, &l);
     CU_ASSERT_EQUAL(l.status, PMIX_SUCCESS);
     CU_ASSERT_STRING_EQUAL(l.value, "tcp://x:1");
     CU_ASSERT_EQUAL(l.rank, 0);
-    CU_ASSERT_EQUAL(pg_unpublish(eng, &p0, "nope"), PMIX_ERR_NOT_FOUND);
-    CU_ASSERT_EQUAL(pg_unpublish(eng, &p0, "svc"), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(unpublish_now(eng, &p0, "nope"), PMIX_ERR_NOT_FOUND);
+    CU_ASSERT_EQUAL(unpublish_now(eng, &p0, "svc"), PMIX_SUCCESS);
     pg_lookup(eng, &p1, "svc", false, 0, 0, looked_cb, &l);
     CU_ASSERT_EQUAL(l.status, PMIX_ERR_NOT_FOUND);
     /* a waiting lookup completes on publish, another times out */
     CU_ASSERT_EQUAL(pg_lookup(eng, &p1, "later", true, 0, 0, looked_cb, &w),
                     PMIX_OPERATION_IN_PROGRESS);
-    pg_publish(eng, &p0, "later", &other);
+    publish_now(eng, &p0, "later", &other);
     CU_ASSERT_EQUAL(w.calls, 1);
     CU_ASSERT_STRING_EQUAL(w.value, "y");
     memset(&w, 0, sizeof(w));
@@ -1009,139 +1033,150 @@ static void test_name_service_entries_end_with_job(void)
     job_block(eng, "job2", 1, 1, NULL);
     pg_proc_t p0 = P(NS, 0), q0 = P("job2", 0);
     pg_value_t port = pg_value_string("p");
-    pg_publish(eng, &p0, "svc", &port);
-    CU_ASSERT_EQUAL(pg_unpublish(eng, &q0, "svc"), PMIX_ERR_NO_PERMISSIONS);
+    publish_now(eng, &p0, "svc", &port);
+    CU_ASSERT_EQUAL(unpublish_now(eng, &q0, "svc"), PMIX_ERR_NO_PERMISSIONS);
     pg_ns_deregister(eng, NS);
     pg_lookup(eng, &q0, "svc", false, 0, 0, looked_cb, &l);
     CU_ASSERT_EQUAL(l.status, PMIX_ERR_NOT_FOUND);
-    CU_ASSERT_EQUAL(pg_publish(eng, &q0, "svc", &port), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(publish_now(eng, &q0, "svc", &port), PMIX_SUCCESS);
     teardown();
 }
 
-/* The host's name service as two engines (two nodes) see it: one table. */
+/* A host that keeps the names (pmigate proxy's hub, seen from one node):
+ * it records every hook call and answers when the test says. */
 typedef struct {
-    char key[4][32], value[4][32];
-    pmix_rank_t rank[4];
-    int n, publishes, unpublishes, lookups;
-} hostnames_t;
+    uint64_t id[8];
+    char kind[8], key[8][32];
+    bool wait[8];
+    int n;
+    uint64_t cancelled[8];
+    int ncancelled;
+    char dropped[32];
+} namehost_t;
 
-static int hostnames_find(hostnames_t *h, const char *key)
+static void nh_record(namehost_t *h, char kind, uint64_t id, const char *key, bool wait)
 {
-    for (int i = 0; i < h->n; i++)
-        if (strcmp(h->key[i], key) == 0)
-            return i;
-    return -1;
+    if (h->n >= 8)
+        return;
+    h->id[h->n] = id;
+    h->kind[h->n] = kind;
+    h->wait[h->n] = wait;
+    snprintf(h->key[h->n++], sizeof(h->key[0]), "%s", key);
 }
 
-static pmix_status_t host_publish(void *ctx, const pg_proc_t *pub, const char *key,
-                                  const pg_value_t *v)
+static void nh_publish(void *ctx, uint64_t id, const pg_proc_t *pub, const char *key,
+                       const pg_value_t *v)
 {
-    hostnames_t *h = ctx;
-    h->publishes++;
-    if (hostnames_find(h, key) >= 0)
-        return PMIX_ERR_DUPLICATE_KEY;
-    snprintf(h->key[h->n], sizeof(h->key[0]), "%s", key);
-    snprintf(h->value[h->n], sizeof(h->value[0]), "%.*s", (int)v->size, (const char *)v->data);
-    h->rank[h->n++] = pub->rank;
-    return PMIX_SUCCESS;
-}
-
-static pmix_status_t host_unpublish(void *ctx, const pg_proc_t *pub, const char *key)
-{
-    hostnames_t *h = ctx;
-    int i = hostnames_find(h, key);
     (void)pub;
-    h->unpublishes++;
-    if (i < 0)
-        return PMIX_ERR_NOT_FOUND;
-    h->n--;
-    memmove(&h->key[i], &h->key[i + 1], (size_t)(h->n - i) * sizeof(h->key[0]));
-    memmove(&h->value[i], &h->value[i + 1], (size_t)(h->n - i) * sizeof(h->value[0]));
-    memmove(&h->rank[i], &h->rank[i + 1], (size_t)(h->n - i) * sizeof(h->rank[0]));
-    return PMIX_SUCCESS;
+    (void)v;
+    nh_record(ctx, 'p', id, key, false);
 }
 
-static pmix_status_t host_lookup(void *ctx, const char *key, pg_value_t *v, pg_proc_t *pub)
+static void nh_unpublish(void *ctx, uint64_t id, const pg_proc_t *pub, const char *key)
 {
-    hostnames_t *h = ctx;
-    int i = hostnames_find(h, key);
-    h->lookups++;
-    if (i < 0)
-        return PMIX_ERR_NOT_FOUND;
-    *v = pg_value_string(h->value[i]);
-    *pub = P(NS, h->rank[i]);
-    return PMIX_SUCCESS;
+    (void)pub;
+    nh_record(ctx, 'u', id, key, false);
 }
 
-/* pmigate proxy: names cross nodes through the host's name service. */
-static void test_name_service_through_the_host(void)
+static void nh_lookup(void *ctx, uint64_t id, const pg_proc_t *req, const char *key, bool wait)
 {
-    hostnames_t h = { 0 };
-    pg_host_ops_t ops = { .publish = host_publish, .unpublish = host_unpublish,
-                          .lookup = host_lookup };
-    bool a_serves[2] = { true, false }, b_serves[2] = { false, true };
-    pg_engine_t *a = pg_engine_new(&ops, &h), *b = pg_engine_new(&ops, &h);
-    looked_t l = { 0 };
-    job_block(a, NS, 4, 2, a_serves);
-    job_block(b, NS, 4, 2, b_serves);
-    pg_proc_t p0 = P(NS, 0), p3 = P(NS, 3);
-    pg_value_t port = pg_value_string("tcp://a:1"), other = pg_value_string("tcp://b:2");
-    CU_ASSERT_EQUAL(pg_publish(a, &p0, "svc", &port), PMIX_SUCCESS);
-    /* taken on the other node: refused, and not published here either */
-    CU_ASSERT_EQUAL(pg_publish(b, &p3, "svc", &other), PMIX_ERR_DUPLICATE_KEY);
-    pg_lookup(b, &p3, "svc", false, 0, 0, looked_cb, &l);
-    CU_ASSERT_EQUAL(l.status, PMIX_SUCCESS);
-    CU_ASSERT_STRING_EQUAL(l.value, "tcp://a:1");
-    CU_ASSERT_EQUAL(l.rank, 0);
-    /* a local hit does not ask the host */
-    int asked = h.lookups;
-    pg_lookup(a, &p0, "svc", false, 0, 0, looked_cb, &l);
-    CU_ASSERT_EQUAL(h.lookups, asked);
-    CU_ASSERT_EQUAL(l.status, PMIX_SUCCESS);
-    /* unpublished on its node: gone on the other one too */
-    CU_ASSERT_EQUAL(pg_unpublish(a, &p0, "svc"), PMIX_SUCCESS);
-    pg_lookup(b, &p3, "svc", false, 0, 0, looked_cb, &l);
-    CU_ASSERT_EQUAL(l.status, PMIX_ERR_NOT_FOUND);
-    /* a name published elsewhere can be unpublished by its job from here */
-    CU_ASSERT_EQUAL(pg_publish(b, &p3, "svc2", &other), PMIX_SUCCESS);
-    CU_ASSERT_EQUAL(pg_unpublish(a, &p0, "svc2"), PMIX_SUCCESS);
-    CU_ASSERT_EQUAL(pg_unpublish(a, &p0, "svc2"), PMIX_ERR_NOT_FOUND);
-    pg_engine_free(a);
-    pg_engine_free(b);
+    (void)req;
+    nh_record(ctx, 'l', id, key, wait);
 }
 
-/* A lookup waiting on node b is not woken by a publish on node a (engines
- * do not talk); the host's poll, pg_lookup_retry_host, finds it there. */
-static void test_waiting_lookup_found_by_asking_the_host_again(void)
+static void nh_cancel(void *ctx, uint64_t id)
 {
-    hostnames_t h = { 0 };
-    pg_host_ops_t ops = { .publish = host_publish, .unpublish = host_unpublish,
-                          .lookup = host_lookup };
-    bool a_serves[2] = { true, false }, b_serves[2] = { false, true };
-    pg_engine_t *a = pg_engine_new(&ops, &h), *b = pg_engine_new(&ops, &h);
-    looked_t l = { 0 }, never = { 0 };
-    job_block(a, NS, 4, 2, a_serves);
-    job_block(b, NS, 4, 2, b_serves);
-    pg_proc_t p0 = P(NS, 0), p2 = P(NS, 2), p3 = P(NS, 3);
-    pg_value_t port = pg_value_string("tcp://a:1");
-    CU_ASSERT_EQUAL(pg_lookup(b, &p3, "late", true, 0, 0, looked_cb, &l),
+    namehost_t *h = ctx;
+    if (h->ncancelled < 8)
+        h->cancelled[h->ncancelled++] = id;
+}
+
+static void nh_drop(void *ctx, const char *nspace)
+{
+    namehost_t *h = ctx;
+    snprintf(h->dropped, sizeof(h->dropped), "%s", nspace);
+}
+
+static const pg_host_ops_t namehost_ops = { .publish = nh_publish, .unpublish = nh_unpublish,
+                                            .lookup = nh_lookup, .lookup_cancel = nh_cancel,
+                                            .names_drop = nh_drop };
+
+/* pmigate proxy: every name call goes to the host and waits for its
+ * answer; a waiting lookup wakes at the host's word, not by polling. */
+static void test_name_service_answered_by_the_host(void)
+{
+    namehost_t h = { 0 };
+    bool serves[2] = { false, true };
+    pg_engine_t *b = pg_engine_new(&namehost_ops, &h);
+    pmix_status_t pst = -9999, ust = -9999;
+    looked_t l = { 0 }, w = { 0 };
+    job_block(b, NS, 4, 2, serves);
+    pg_proc_t p2 = P(NS, 2), p3 = P(NS, 3), pub = P(NS, 0);
+    pg_value_t port = pg_value_string("tcp://b:2"), found = pg_value_string("tcp://a:1");
+    CU_ASSERT_EQUAL(pg_publish(b, &p3, "svc", &port, named_cb, &pst),
                     PMIX_OPERATION_IN_PROGRESS);
-    CU_ASSERT_EQUAL(pg_lookup(b, &p2, "never", true, 0, 0, looked_cb, &never),
+    CU_ASSERT_EQUAL(h.n, 1);
+    CU_ASSERT_EQUAL(h.kind[0], 'p');
+    CU_ASSERT_EQUAL(pst, -9999); /* until the host says */
+    CU_ASSERT_EQUAL(pg_name_host_done(b, h.id[0], PMIX_ERR_DUPLICATE_KEY, NULL, NULL),
+                    PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(pst, PMIX_ERR_DUPLICATE_KEY);
+    /* a lookup without wait: the host's answer, value and publisher */
+    CU_ASSERT_EQUAL(pg_lookup(b, &p3, "svc", false, 0, 0, looked_cb, &l),
                     PMIX_OPERATION_IN_PROGRESS);
-    CU_ASSERT_EQUAL(pg_lookup_retry_host(b), 2); /* nothing published yet */
-    CU_ASSERT_EQUAL(l.calls, 0);
-    CU_ASSERT_EQUAL(pg_publish(a, &p0, "late", &port), PMIX_SUCCESS);
-    CU_ASSERT_EQUAL(l.calls, 0); /* b does not know yet */
-    CU_ASSERT_EQUAL(pg_lookup_retry_host(b), 1);
+    CU_ASSERT_EQUAL(h.kind[1], 'l');
+    CU_ASSERT_FALSE(h.wait[1]);
+    pg_name_host_done(b, h.id[1], PMIX_SUCCESS, &found, &pub);
     CU_ASSERT_EQUAL(l.calls, 1);
     CU_ASSERT_EQUAL(l.status, PMIX_SUCCESS);
     CU_ASSERT_STRING_EQUAL(l.value, "tcp://a:1");
     CU_ASSERT_EQUAL(l.rank, 0);
-    CU_ASSERT_EQUAL(never.calls, 0); /* still held, until its job ends */
+    /* a waiting lookup: held until the host's answer wakes it */
+    CU_ASSERT_EQUAL(pg_lookup(b, &p2, "late", true, 0, 0, looked_cb, &w),
+                    PMIX_OPERATION_IN_PROGRESS);
+    CU_ASSERT_TRUE(h.wait[2]);
+    CU_ASSERT_EQUAL(w.calls, 0);
+    pg_name_host_done(b, h.id[2], PMIX_SUCCESS, &found, &pub);
+    CU_ASSERT_EQUAL(w.calls, 1);
+    CU_ASSERT_STRING_EQUAL(w.value, "tcp://a:1");
+    CU_ASSERT_EQUAL(h.ncancelled, 0); /* answered: nothing to cancel */
+    /* an answer for nobody */
+    CU_ASSERT_EQUAL(pg_name_host_done(b, h.id[2], PMIX_SUCCESS, &found, &pub),
+                    PMIX_ERR_NOT_FOUND);
+    CU_ASSERT_EQUAL(pg_unpublish(b, &p3, "svc", named_cb, &ust), PMIX_OPERATION_IN_PROGRESS);
+    CU_ASSERT_EQUAL(h.kind[3], 'u');
+    pg_name_host_done(b, h.id[3], PMIX_ERR_NO_PERMISSIONS, NULL, NULL);
+    CU_ASSERT_EQUAL(ust, PMIX_ERR_NO_PERMISSIONS);
+    pg_engine_free(b);
+}
+
+/* A waiting lookup's own timeout, and its job's end, tell the host it may
+ * forget the lookup; the job's end drops the job's names there. */
+static void test_name_service_host_forgets_what_ended(void)
+{
+    namehost_t h = { 0 };
+    bool serves[2] = { false, true };
+    pg_engine_t *b = pg_engine_new(&namehost_ops, &h);
+    pmix_status_t pst = -9999;
+    looked_t t = { 0 }, j = { 0 };
+    job_block(b, NS, 4, 2, serves);
+    pg_proc_t p2 = P(NS, 2), p3 = P(NS, 3);
+    pg_value_t port = pg_value_string("tcp://b:2");
+    pg_lookup(b, &p2, "never", true, 10, 0, looked_cb, &t);
+    pg_lookup(b, &p3, "nor", true, 0, 0, looked_cb, &j);
+    pg_publish(b, &p3, "mine", &port, named_cb, &pst);
+    pg_engine_expire(b, 10);
+    CU_ASSERT_EQUAL(t.status, PMIX_ERR_TIMEOUT);
+    CU_ASSERT_EQUAL(h.ncancelled, 1);
+    CU_ASSERT_EQUAL(h.cancelled[0], h.id[0]);
     CU_ASSERT_EQUAL(pg_ns_deregister(b, NS), PMIX_SUCCESS);
-    CU_ASSERT_EQUAL(never.calls, 1);
-    CU_ASSERT_EQUAL(never.status, PMIX_ERR_JOB_TERMINATED);
-    pg_engine_free(a);
+    CU_ASSERT_EQUAL(j.status, PMIX_ERR_JOB_TERMINATED);
+    CU_ASSERT_EQUAL(pst, PMIX_ERR_JOB_TERMINATED);
+    CU_ASSERT_EQUAL(h.ncancelled, 2);
+    CU_ASSERT_EQUAL(h.cancelled[1], h.id[1]);
+    CU_ASSERT_STRING_EQUAL(h.dropped, NS);
+    /* the host's late answers find nobody */
+    CU_ASSERT_EQUAL(pg_name_host_done(b, h.id[2], PMIX_SUCCESS, NULL, NULL), PMIX_ERR_NOT_FOUND);
     pg_engine_free(b);
 }
 
@@ -1280,8 +1315,8 @@ static const pg_cunit_test_t tests[] = {
       test_pmi2_get_before_first_fence_waits_not_crashes },
     { "mixed_pmi1_pmi2_job_shares_one_key_space", test_mixed_pmi1_pmi2_job_shares_one_key_space },
     { "name_service_publish_lookup_unpublish", test_name_service_publish_lookup_unpublish },
-    { "name_service_through_the_host", test_name_service_through_the_host },
-    { "waiting_lookup_found_by_asking_the_host_again", test_waiting_lookup_found_by_asking_the_host_again },
+    { "name_service_answered_by_the_host", test_name_service_answered_by_the_host },
+    { "name_service_host_forgets_what_ended", test_name_service_host_forgets_what_ended },
     { "name_service_entries_end_with_job", test_name_service_entries_end_with_job },
     { "job_deregister_completes_every_held_request",
       test_job_deregister_completes_every_held_request },

@@ -319,6 +319,124 @@ static void test_namespaces_are_listed(void)
     pg_engine_free(w.e);
 }
 
+/* ---- across servers (`pmigate proxy`): the event hook ---------------- */
+
+/* One server of two: job "a" has ranks 0,1 here (node0) and 2,3 on the
+ * other server; job "b" (2 ranks) lives here only.  Every local rank is
+ * subscribed (heard[0..1] = a:0,1, heard[4..5] = b); `carried` counts the
+ * events handed to the host, `last` the range of the last one. */
+typedef struct server {
+    world_t w;
+    int carried;
+    pmix_data_range_t last;
+} server_t;
+
+static void carry_cb(void *ctx, const pg_event_t *ev)
+{
+    server_t *s = ctx;
+
+    s->carried++;
+    s->last = ev->range;
+}
+
+static void server_new(server_t *s)
+{
+    static const bool here[2] = { true, false };
+
+    memset(s, 0, sizeof(*s));
+    s->w.e = pg_engine_new(&(pg_host_ops_t){ .event = carry_cb }, s);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s->w.e);
+    CU_ASSERT_EQUAL(job_block(s->w.e, "a", 4, 2, here), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(job_block(s->w.e, "b", 2, 1, NULL), PMIX_SUCCESS);
+    for (int i = 0; i < 6; i++) {
+        pg_proc_t p = i < 4 ? P("a", (pmix_rank_t)i) : P("b", (pmix_rank_t)(i - 4));
+
+        if (i == 2 || i == 3)
+            continue; /* served by the other server */
+        CU_ASSERT_EQUAL(pg_event_subscribe(s->w.e, &p, heard_cb, &s->w.heard[i], &s->w.id[i]),
+                        PMIX_SUCCESS);
+    }
+}
+
+static size_t server_raise(server_t *s, const pg_proc_t *origin, pmix_data_range_t range,
+                           const pg_proc_t *targets, size_t ntargets)
+{
+    pg_event_t ev = { -3002, *origin, *origin, range, targets, ntargets, "y", 1, NULL, 0 };
+    size_t n = 99;
+
+    CU_ASSERT_EQUAL(pg_event_notify(s->w.e, &ev, &n), PMIX_SUCCESS);
+    return n;
+}
+
+static void test_events_beyond_the_server_go_to_the_host(void)
+{
+    server_t s;
+    pg_proc_t a0 = P("a", 0), b0 = P("b", 0), host = P("a", PMIX_RANK_UNDEF);
+
+    server_new(&s);
+    CU_ASSERT_EQUAL(server_raise(&s, &a0, PMIX_RANGE_NAMESPACE, NULL, 0), 1);
+    CU_ASSERT_EQUAL(s.carried, 1); /* a:2 and a:3 are elsewhere */
+    CU_ASSERT_EQUAL(s.last, PMIX_RANGE_NAMESPACE);
+    server_raise(&s, &a0, PMIX_RANGE_SESSION, NULL, 0);
+    server_raise(&s, &a0, PMIX_RANGE_GLOBAL, NULL, 0);
+    server_raise(&s, &host, PMIX_RANGE_UNDEF, NULL, 0); /* the host's own */
+    CU_ASSERT_EQUAL(s.carried, 4);
+    /* job b lives here only: its namespace is this server's */
+    server_raise(&s, &b0, PMIX_RANGE_NAMESPACE, NULL, 0);
+    CU_ASSERT_EQUAL(s.carried, 4);
+    pg_engine_free(s.w.e);
+}
+
+static void test_node_ranges_and_local_targets_stay(void)
+{
+    server_t s;
+    pg_proc_t a0 = P("a", 0), host = P("a", PMIX_RANK_UNDEF);
+    pg_proc_t here[] = { P("a", 1), P("b", PMIX_RANK_WILDCARD) };
+    pg_proc_t there[] = { P("a", 1), P("a", 3) }, all_a[] = { P("a", PMIX_RANK_WILDCARD) };
+
+    server_new(&s);
+    server_raise(&s, &a0, PMIX_RANGE_LOCAL, NULL, 0);
+    server_raise(&s, &a0, PMIX_RANGE_PROC_LOCAL, NULL, 0);
+    server_raise(&s, &a0, PMIX_RANGE_RM, NULL, 0);
+    CU_ASSERT_EQUAL(server_raise(&s, &a0, PMIX_RANGE_CUSTOM, here, 2), 3);
+    CU_ASSERT_EQUAL(s.carried, 0);
+    /* the host's LOCAL event: every process of this server's node */
+    CU_ASSERT_EQUAL(server_raise(&s, &host, PMIX_RANGE_LOCAL, NULL, 0), 4);
+    CU_ASSERT_EQUAL(s.carried, 0);
+    server_raise(&s, &a0, PMIX_RANGE_CUSTOM, there, 2);
+    server_raise(&s, &a0, PMIX_RANGE_CUSTOM, all_a, 1);
+    CU_ASSERT_EQUAL(s.carried, 2);
+    CU_ASSERT_EQUAL(s.last, PMIX_RANGE_CUSTOM);
+    pg_engine_free(s.w.e);
+}
+
+/* Another server's event: delivered here in its range, never carried
+ * again; raised here on behalf of a process served elsewhere, it is that
+ * server's to carry. */
+static void test_events_from_elsewhere_are_delivered_not_carried(void)
+{
+    server_t s;
+    pg_proc_t a2 = P("a", 2);
+    pg_event_t ev = { -3003, a2, a2, PMIX_RANGE_NAMESPACE, NULL, 0, "z", 1, NULL, 0 };
+    size_t n = 0;
+
+    server_new(&s);
+    CU_ASSERT_EQUAL(pg_event_deliver(s.w.e, &ev, &n), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(n, 2);
+    CU_ASSERT_EQUAL(heard_by(&s.w, 0) + heard_by(&s.w, 1), 2);
+    CU_ASSERT_EQUAL(s.w.heard[1].status, -3003);
+    CU_ASSERT_EQUAL(s.w.heard[1].source, 2);
+    CU_ASSERT_EQUAL(heard_by(&s.w, 4), 0);
+    ev.range = PMIX_RANGE_LOCAL; /* a:2's node is not this one */
+    CU_ASSERT_EQUAL(pg_event_deliver(s.w.e, &ev, &n), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(n, 0);
+    ev.range = PMIX_RANGE_GLOBAL;
+    CU_ASSERT_EQUAL(pg_event_notify(s.w.e, &ev, &n), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(n, 4);
+    CU_ASSERT_EQUAL(s.carried, 0);
+    pg_engine_free(s.w.e);
+}
+
 static const pg_cunit_test_t tests[] = {
     { "namespace_range_reaches_the_job_but_not_the_sender",
       test_namespace_range_reaches_the_job_but_not_the_sender },
@@ -337,6 +455,10 @@ static const pg_cunit_test_t tests[] = {
     { "process_table_rows", test_process_table_rows },
     { "namespaces_are_listed", test_namespaces_are_listed },
     { "job_control_declarations_are_kept", test_job_control_declarations_are_kept },
+    { "events_beyond_the_server_go_to_the_host", test_events_beyond_the_server_go_to_the_host },
+    { "node_ranges_and_local_targets_stay", test_node_ranges_and_local_targets_stay },
+    { "events_from_elsewhere_are_delivered_not_carried",
+      test_events_from_elsewhere_are_delivered_not_carried },
     { NULL, NULL },
 };
 
