@@ -13,10 +13,8 @@
 # proxies on one host; the host's PMIX_*/OMPI_* variables kept from the
 # ranks; pmigate probe under the host runtime's own PMI (Slurm's PMI-2 and
 # PMIx, mpirun's PMIx) and under the proxies.
-# Where the hosts differ: under mpirun the name service crosses hosts
-# (ORTE's PMIx_Publish/Lookup); Slurm 22.05's pmix plugin has none, so
-# there a name stays on its host (pmigate's documented behaviour) and that
-# is what is checked.
+# Names cross hosts under both (the proxies' mesh carries them; Slurm
+# 22.05's pmix plugin has no name service).
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/cluster.sh"
 PROGS=$top_builddir/tests/progs
@@ -130,13 +128,7 @@ fi
 
 # -- Slurm libpmi2 features: mapping, job attributes, every key, node attrs,
 #    names (rank 0 publishes on host 1, every host looks up) -----------------
-if [ "$PG_HOST" = slurm ]; then
-    names="names host-local (Slurm has no name service)"
-    PG_NAMESERV_LOCAL=1
-    export PG_NAMESERV_LOCAL
-else
-    names="names across hosts"
-fi
+names="names across hosts"
 run_job 60 -n 8 "$PROGS/pmi2_features"
 expect_ok "pmi2_features N=8 under pmigate run (the reference)" 8
 for case in "2 8 (vector,(0,2,4))" "3 8 (vector,(0,2,3),(2,1,2))" "2 5 (vector,(0,1,3),(1,1,2))" \
@@ -149,19 +141,11 @@ done
 # -- --ppn: M ranks on every host ---------------------------------------------
 PG_EXPECT_MAPPING='(vector,(0,3,2))' host_job 3 --ppn 2 "$PROGS/pmi2_features"
 expect_ok "pmi2_features --ppn 2 on 3 hosts" 6
-unset PG_NAMESERV_LOCAL
 
 # -- PMIx node data (pmigate's libpmix): nodes, node id, local peers, each
 #    host's own name; fence with collect; every key by rank and by
 #    RANK_UNDEF; a lookup with PMIX_WAIT woken from another host ------------
-# (Slurm: no name service, so the lookup must end at its PMIX_TIMEOUT)
-if [ "$PG_HOST" = slurm ]; then
-    PG_NAMESERV_LOCAL=1
-    export PG_NAMESERV_LOCAL
-    lookup="the PMIX_WAIT lookup of another host's name ends at its timeout"
-else
-    lookup="the PMIX_WAIT lookup woken by another host's publish"
-fi
+lookup="the PMIX_WAIT lookup woken by another host's publish"
 PG_REAL_HOSTNAME=1 host_job 2 -n 5 "$NODES_PROG" 3,2
 expect_ok "pmix_nodes N=5 on 2 hosts (3 + 2), PMIX_HOSTNAME the host's own name, $lookup" 5
 PG_REAL_HOSTNAME=1 host_job 3 -n 8 "$NODES_PROG" 3,3,2
@@ -178,7 +162,6 @@ else
     head -n 10 "$WORK/out"
     head -n 1 "$WORK/two.1" | cut -c 1-200
 fi
-unset PG_NAMESERV_LOCAL
 
 # -- mixed PMI-1 / PMI-2 / PMIx job (pmigate's libraries) ---------------------
 # mpirun and srun both take a lone ':' as their own separator: the MPMD

@@ -7,8 +7,7 @@
  * once, a value with ';' and spaces round-tripping, node attributes (one
  * posted later and waited for; one never posted: the wait must end with
  * found=0 instead of hanging), name publish / lookup / unpublish (seen by
- * every rank; PG_NAMESERV_LOCAL=1: only on the publisher's node, for a host
- * without a name service; PG_SKIP_NAMESERV=1: not tried).
+ * every rank; PG_SKIP_NAMESERV=1: not tried).
  */
 #include <slurm/pmi2.h>
 #include <stdarg.h>
@@ -73,12 +72,9 @@ static void fail_rule(const char *fmt, ...)
     } while (0)
 
 /* Name publish / lookup / unpublish: rank 0 publishes, every rank looks
- * up; the name is `visible` to this rank when the job has one name service
- * (one node, or a multi-node host that has one) or when this rank shares
- * rank 0's node (a host without a name service: names stay on their node,
- * and elsewhere the lookup is told at once that there is none).  A second
- * publish of the name is refused; once unpublished nobody finds it. */
-static void check_names(int visible)
+ * up; every rank, on any node, finds it.  A second publish of the name is
+ * refused; once unpublished nobody finds it. */
+static void check_names(void)
 {
     char val[PMI2_MAX_VALLEN + 1];
     int rc;
@@ -89,10 +85,7 @@ static void check_names(int visible)
               "publish");
     CHECK(PMI2_KVS_Fence() == PMI2_SUCCESS, "fence after publish");
     rc = PMI2_Nameserv_lookup("pmigate-svc", NULL, val, sizeof val);
-    if (visible)
-        CHECK(rc == PMI2_SUCCESS && strcmp(val, "tag#0$port#4242$") == 0, "lookup rc=%d", rc);
-    else
-        CHECK(rc != PMI2_SUCCESS, "a name published on another node was found: '%s'", val);
+    CHECK(rc == PMI2_SUCCESS && strcmp(val, "tag#0$port#4242$") == 0, "lookup rc=%d", rc);
     CHECK(PMI2_KVS_Fence() == PMI2_SUCCESS, "fence after lookup");
     if (rank == 0) {
         CHECK(PMI2_Nameserv_publish("pmigate-svc", NULL, "again") != PMI2_SUCCESS,
@@ -123,7 +116,7 @@ int main(void)
         snprintf(want, sizeof want, "(vector,(0,1,%d))", size);
     CHECK(rc == PMI2_SUCCESS && found && strcmp(val, want) == 0,
           "PMI_process_mapping is '%s' (found=%d), expected '%s'", found ? val : "", found, want);
-    int poster = node_first_rank(val, size, rank), node0 = node_first_rank(val, size, 0);
+    int poster = node_first_rank(val, size, rank);
     CHECK(poster >= 0, "cannot read PMI_process_mapping '%s'", val);
     rc = PMI2_Info_GetJobAttr("universeSize", val, sizeof val, &found);
     CHECK(rc == PMI2_SUCCESS && found && atoi(val) == size, "universeSize '%s' (found=%d)",
@@ -158,10 +151,8 @@ int main(void)
     rc = PMI2_Info_GetNodeAttr("never-posted", val, sizeof val, &found, 1);
     CHECK(rc == PMI2_SUCCESS && !found, "never-posted attribute: rc=%d found=%d", rc, found);
 
-    if (getenv("PG_SKIP_NAMESERV") == NULL || strcmp(getenv("PG_SKIP_NAMESERV"), "1") != 0) {
-        const char *local = getenv("PG_NAMESERV_LOCAL");
-        check_names(local == NULL || strcmp(local, "1") != 0 || poster == node0);
-    }
+    if (getenv("PG_SKIP_NAMESERV") == NULL || strcmp(getenv("PG_SKIP_NAMESERV"), "1") != 0)
+        check_names();
 
     CHECK(PMI2_Finalize() == PMI2_SUCCESS, "PMI2_Finalize");
     printf("pmi2_features rank %d: ok\n", rank);
