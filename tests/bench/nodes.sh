@@ -35,6 +35,15 @@
 # nodes where the ranks have cores of their own, since on this machine all
 # K nodes' ranks share its cores and most of the wall time of merge,
 # segment and reply is waiting for one.
+# Table 3 (names and events, issue 23; on the unlimited box only): 2
+# hosts, one rank each, beside `pmigate run -n 2`: a PMIx_Lookup of a name
+# the other node's rank published (tests/cluster/pmix_names time: each of
+# BENCH_NAMES_ROUNDS lookups timed by the rank off the hub, whose lookups
+# cross the mesh), the delay from a PMIx_Publish on one node to the wake-up
+# of a PMIX_WAIT lookup on the other (one per run), and a notify round trip
+# (tests/cluster/pmix_events time: rank 0 raises a NAMESPACE event, the
+# rank on the other node answers with a CUSTOM one, timed by rank 0);
+# medians and p99 over every sample of every run.
 # Numbers, not a timed test: a missed goal is reported, never an error.
 #
 # Where: "machine" is the K proxies on this one machine (mpirun
@@ -52,6 +61,7 @@
 #   BENCH_PROXY_OPTS=""       more options of every `pmigate proxy` and
 #                             `pmigate run` (e.g. "--sched batch")
 #   BENCH_WHERE="machine box box:1gbit"   where the proxies run (above)
+#   BENCH_NAMES_ROUNDS=200    timed lookups and notifies per run (table 3)
 set -uo pipefail
 export LC_ALL=C OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
@@ -193,6 +203,53 @@ bench_at() {
     } | tee -a "$results"
 }
 
+p99() {
+    sort -g | awk '{a[NR]=$1} END {if (NR) {i=int(NR*0.99); if (i < NR*0.99) i++; print a[i]}}'
+}
+
+# names_run WHERE PROG ARGS...: the program on 2 nodes (WHERE proxy) or one
+# (run), 2 ranks; its output on stdout
+names_run() {
+    local where=$1
+    shift
+    if [ "$where" = proxy ]; then
+        timeout 120 "${launch[@]}" -np 2 "$pmigate" proxy $opts -n 2 "$@" 2>/dev/null
+    else
+        timeout 120 "$pmigate" run $opts -n 2 "$@" 2>/dev/null
+    fi
+}
+
+# bench_names: table 3 (above), for the proxies launched by ${launch[@]}.
+bench_names() {
+    local i w rounds_n=${BENCH_NAMES_ROUNDS:-200} cdir=$PG_BUILD/tests/cluster
+    [ -x "$cdir/pmix_names" ] && [ -x "$cdir/pmix_events" ] ||
+        { echo "nodes: $cdir/pmix_names, pmix_events not built (make check builds them)"; return 0; }
+    for w in proxy run; do
+        : >"$work/lookup.$w"
+        : >"$work/wake.$w"
+        : >"$work/notify.$w"
+        for ((i = 0; i < reps; i++)); do
+            names_run $w "$cdir/pmix_names" time "$rounds_n" >"$work/names.out"
+            sed -n 's/^pmix_names lookup_us=//p' "$work/names.out" >>"$work/lookup.$w"
+            sed -n 's/^pmix_names wake_us=//p' "$work/names.out" >>"$work/wake.$w"
+            names_run $w "$cdir/pmix_events" time 0 "$rounds_n" |
+                sed -n 's/^pmix_events round_trip_us=//p' >>"$work/notify.$w"
+        done
+    done
+    {
+        printf '# names and events across 2 nodes, %s, vs pmigate run -n 2 (us; %s runs, %s rounds each)\n' \
+            "$where_label" "$reps" "$rounds_n"
+        printf '%-28s | %8s %8s | %8s %8s | %6s\n' "operation" "proxy" "p99" "run" "p99" "x"
+        for op in lookup wake notify; do
+            pm=$(median <"$work/$op.proxy") rm=$(median <"$work/$op.run")
+            printf '%-28s | %8s %8s | %8s %8s | %6s\n' \
+                "$(case $op in lookup) echo "PMIx_Lookup (found)" ;; wake) echo "publish -> PMIX_WAIT wakes" ;;
+                   notify) echo "notify round trip" ;; esac)" \
+                "${pm:--}" "$(p99 <"$work/$op.proxy")" "${rm:--}" "$(p99 <"$work/$op.run")" "$(ratio "$pm" "$rm")"
+        done
+    } | tee -a "$results"
+}
+
 date -u '+%F %H:%M UTC' | sed 's/^/# nodes: /' | tee "$results"
 box_up=0
 for where in $wheres; do
@@ -218,5 +275,9 @@ for where in $wheres; do
     *) echo "nodes: BENCH_WHERE: no place named $where (machine, box, box:RATE)"; exit 2 ;;
     esac
     bench_at
+    if [ "$where" = box ]; then
+        echo | tee -a "$results"
+        bench_names
+    fi
     echo | tee -a "$results"
 done

@@ -11,7 +11,9 @@
  *      kernel clock) -- a name found by polling would take up to a second;
  *   3. the last rank unpublishes everything it published (no keys); after
  *      a fence nobody finds the names.
- * argv[1] "time": rank 0 prints "pmix_names wake_us=N" (for ./dev bench).
+ * argv[1] "time" (./dev bench): rank 0 prints "pmix_names wake_us=N" and,
+ * after step 1, the last rank looks the string name up N_TIMED more times
+ * (argv[2], default 200), printing "pmix_names lookup_us=T" for each.
  * Prints "pmix_names rank R: ok" or names the broken rule and exits 1.
  */
 #include <pmix.h>
@@ -115,6 +117,13 @@ int main(int argc, char **argv)
         CHECK(PMIx_Publish(pub, 1) == PMIX_ERR_DUPLICATE_KEY,
               "a publish of a name the last rank holds was not refused as a duplicate");
         PMIX_INFO_DESTRUCT(&pub[0]);
+    }
+    for (int i = 0, n = argc > 2 ? atoi(argv[2]) : 200; say_time && rank == last && i < n; i++) {
+        long long t0 = now_us();
+
+        CHECK(lookup("pg-pmix-port", 0, &pd) == PMIX_SUCCESS, "timed lookup %d", i);
+        printf("pmix_names lookup_us=%lld\n", now_us() - t0);
+        PMIX_PDATA_DESTRUCT(&pd);
     }
     fence();
 
