@@ -328,6 +328,7 @@ static void proxy_free(proxy_t *p)
 {
     proxy_end_free(p);
     proxy_names_free(p);
+    proxy_status_free(p);
     pg_mesh_free(p->mesh);
     for (int n = 0; p->hostnames != NULL && n < p->nnodes; n++)
         free(p->hostnames[n]);
@@ -372,6 +373,7 @@ static int run_node(proxy_t *p, const pg_run_opts_t *opts, const pg_handler_tabl
 
     p->run = run;
     if (run != NULL && pg_run_set_node(run, &node) == 0) {
+        proxy_status_attach(p);
         if (p->host_lost) /* gone while the mesh came up */
             pg_job_abort(pg_run_root(run), -1, PG_EXIT_INTERNAL, "the host runtime is gone");
         status = pg_run_dispatch(run);
@@ -423,7 +425,8 @@ int pg_proxy_run(struct event_base *base, pg_run_opts_t *opts, const pg_handler_
         return start_failed(&p, err, true);
     if (mesh_up(&p, err, sizeof(err)) != 0)
         return start_failed(&p, err, false);
-    if (proxy_end_setup(&p) != 0 || proxy_names_setup(&p) != 0 || proxy_events_setup(&p) != 0)
+    if (proxy_end_setup(&p) != 0 || proxy_names_setup(&p) != 0 || proxy_events_setup(&p) != 0 ||
+        proxy_status_setup(&p) != 0)
         return start_failed(&p, "out of resources", false);
     opts->trace_node = p.nodeid;
     opts->trace_nnodes = p.nnodes;

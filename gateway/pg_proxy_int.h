@@ -1,8 +1,9 @@
 /*
  * pg_proxy_int: what the files of `pmigate proxy` share (pg_proxy.c:
  * start-up, fences; pg_proxy_end.c: how the job ends across nodes;
- * pg_proxy_names.c: the name service; pg_proxy_events.c: events).  Not
- * for anyone else.
+ * pg_proxy_names.c: the name service; pg_proxy_events.c: events;
+ * pg_proxy_status.c: `pmigate status` of the whole job).  Not for anyone
+ * else.
  */
 #ifndef PG_PROXY_INT_H
 #define PG_PROXY_INT_H
@@ -41,6 +42,7 @@ typedef struct proxy {
     pg_jobend_t *jobend;
     char **mesh_cards;     /* [nnodes] from the start-up allgather, owned */
     struct proxy_names *names; /* the job's names (held at the hub) */
+    struct proxy_status *status; /* `pmigate status` answers gathering the nodes' reports */
     /* the host runtime: the parent process and OpenPMIx's connection */
     pid_t parent;
     char parent_name[32];
@@ -88,5 +90,11 @@ void proxy_fail(proxy_t *p, int code, const char *text);
  * once the job's end is known across nodes (pg_jobend_finish; a signal
  * pmigate got is a failure like any other, the other nodes hear of it). */
 int proxy_end_finish(proxy_t *p, int status);
+
+/* pg_proxy_status.c: every node's status endpoint shows the whole job
+ * (set up after the mesh is up; attached to the run once it exists). */
+int proxy_status_setup(proxy_t *p);
+void proxy_status_attach(proxy_t *p);
+void proxy_status_free(proxy_t *p);
 
 #endif

@@ -61,6 +61,8 @@ struct pg_run {
     pg_job_engine_t *engine;  /* the root job's registration: the engine */
     pg_listen_t *listen;      /* the PMI_PORT socket and the job directory */
     pg_statusd_t *statusd;    /* `pmigate status`'s endpoint in that directory */
+    void (*status_more)(void *arg, uint64_t ticket); /* its answers add the other nodes' */
+    void *status_more_arg;
     uint64_t started_at;      /* pg_clock_now() of pg_run_new, for status */
     uint64_t launched_at;     /* ... when the root job's first batch started */
     int nodeid, nnodes;       /* pmigate proxy: this node of nnodes (else 0, 0) */
@@ -434,8 +436,27 @@ static void run_report(void *arg, FILE *out)
     report_job(run, run->root, out, now);
     for (int k = 0; k < run->nsubs; k++)
         report_job(run, run->subs[k], out, now);
-    if (run->nnodes > 1)
+    if (run->nnodes > 1 && run->status_more == NULL)
         fprintf(out, "(this node's ranks only: pmigate status on the other nodes shows theirs)\n");
+}
+
+void pg_run_report(pg_run_t *run, FILE *out)
+{
+    run_report(run, out);
+}
+
+void pg_run_status_more(pg_run_t *run, void (*more)(void *arg, uint64_t ticket), void *arg)
+{
+    run->status_more = more;
+    run->status_more_arg = arg;
+    if (run->statusd != NULL)
+        pg_statusd_set_more(run->statusd, more, arg);
+}
+
+void pg_run_status_more_done(pg_run_t *run, uint64_t ticket, const char *text, size_t len)
+{
+    if (run->statusd != NULL)
+        pg_statusd_more_done(run->statusd, ticket, text, len);
 }
 
 /* The root job's whole-job fence, if one is running. */
@@ -495,6 +516,8 @@ static void open_views(pg_run_t *run)
         pg_run_log(run, "cannot open the status endpoint (pmigate status will not see this "
                         "job): %s",
                    strerror(err));
+    else if (run->status_more != NULL)
+        pg_statusd_set_more(run->statusd, run->status_more, run->status_more_arg);
     if (!isatty(STDERR_FILENO))
         return;
     run->ev_progress = event_new(run->base, -1, EV_PERSIST, on_progress, run);

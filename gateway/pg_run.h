@@ -23,6 +23,10 @@
 #define PG_RUN_H
 
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "gateway/pg_cli.h"
@@ -47,6 +51,15 @@ void pg_run_free(pg_run_t *run);
 /* Before pg_run_dispatch: the root job spans several nodes and this
  * gateway starts and serves node->nodeid's ranks only (pg_job_set_node). */
 int pg_run_set_node(pg_run_t *run, const pg_job_node_t *node);
+
+/* The report `pmigate status` gets from this pmigate (after its header
+ * line; docs/architecture.md, "The status endpoint"). */
+void pg_run_report(pg_run_t *run, FILE *out);
+/* `pmigate proxy`: every status answer also waits for `more` (the other
+ * nodes' reports; pg_statusd_set_more), which answers with
+ * pg_run_status_more_done. */
+void pg_run_status_more(pg_run_t *run, void (*more)(void *arg, uint64_t ticket), void *arg);
+void pg_run_status_more_done(pg_run_t *run, uint64_t ticket, const char *text, size_t len);
 
 /* Loads the topology, opens the listener, registers the root job with the
  * engine and launches its ranks; then runs the loop until every rank of

@@ -29,6 +29,7 @@ typedef struct status_client {
     size_t reqlen;
     char *out;            /* the reply, header line first */
     size_t outlen, sent;
+    uint64_t ticket;      /* waiting for pg_statusd_more_done with it; 0: not */
 } status_client_t;
 
 struct pg_statusd {
@@ -40,6 +41,9 @@ struct pg_statusd {
     int bound;               /* the socket file is ours to unlink */
     pg_statusd_report_fn report;
     void *arg;
+    pg_statusd_more_fn more; /* NULL: the report is all */
+    void *more_arg;
+    uint64_t tickets;        /* handed out so far */
     status_client_t *clients[PG_STATUSD_CLIENTS];
 };
 
@@ -94,10 +98,23 @@ static void on_writable(evutil_socket_t fd, short what, void *arg)
 }
 
 /* The reply to a whole request line, then the client's write phase. */
+/* The reply is complete: written as the client takes it. */
+static void start_writing(status_client_t *c)
+{
+    event_free(c->ev);
+    c->ev = event_new(c->owner->base, c->fd, EV_WRITE | EV_PERSIST, on_writable, c);
+    if (c->ev == NULL || event_add(c->ev, NULL) != 0) {
+        client_free(c);
+        return;
+    }
+    idle_again(c);
+}
+
 static void answer(status_client_t *c)
 {
     pg_statusd_t *s = c->owner;
     FILE *out = open_memstream(&c->out, &c->outlen);
+    int more = 0;
 
     if (out == NULL) {
         client_free(c);
@@ -108,6 +125,7 @@ static void answer(status_client_t *c)
     } else if (strcmp(c->req, PG_STATUSD_REQUEST) == 0) {
         fprintf(out, PG_STATUSD_HEADER " pid=%ld\n", (long)getpid());
         s->report(s->arg, out);
+        more = s->more != NULL;
     } else {
         fprintf(out, "refused: unknown request (this pmigate answers \"" PG_STATUSD_REQUEST
                      "\")\n");
@@ -116,16 +134,44 @@ static void answer(status_client_t *c)
         client_free(c);
         return;
     }
-    event_free(c->ev);
-    c->ev = event_new(s->base, c->fd, EV_WRITE | EV_PERSIST, on_writable, c);
-    if (c->ev == NULL || event_add(c->ev, NULL) != 0) {
+    if (!more) {
+        start_writing(c);
+        return;
+    }
+    (void)event_del(c->ev); /* nothing more is read; the idle timer still runs */
+    c->ticket = ++s->tickets;
+    s->more(s->more_arg, c->ticket); /* may answer inline */
+}
+
+void pg_statusd_set_more(pg_statusd_t *s, pg_statusd_more_fn more, void *arg)
+{
+    s->more = more;
+    s->more_arg = arg;
+}
+
+void pg_statusd_more_done(pg_statusd_t *s, uint64_t ticket, const char *text, size_t len)
+{
+    status_client_t *c = NULL;
+    char *grown;
+
+    for (int i = 0; i < PG_STATUSD_CLIENTS && c == NULL; i++)
+        if (s->clients[i] != NULL && ticket != 0 && s->clients[i]->ticket == ticket)
+            c = s->clients[i];
+    if (c == NULL)
+        return; /* dropped meanwhile */
+    c->ticket = 0;
+    grown = len > 0 ? realloc(c->out, c->outlen + len) : c->out;
+    if (grown == NULL) {
         client_free(c);
         return;
     }
-    idle_again(c);
+    c->out = grown;
+    if (len > 0)
+        memcpy(c->out + c->outlen, text, len);
+    c->outlen += len;
+    start_writing(c);
 }
 
-/* Reads the request line (at most sizeof(req) - 1 bytes). */
 static void on_readable(evutil_socket_t fd, short what, void *arg)
 {
     status_client_t *c = arg;

@@ -18,6 +18,8 @@
 #ifndef PG_STATUSD_H
 #define PG_STATUSD_H
 
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 struct event_base;
@@ -39,5 +41,15 @@ typedef void (*pg_statusd_report_fn)(void *arg, FILE *out);
 pg_statusd_t *pg_statusd_new(struct event_base *base, const char *dir,
                              pg_statusd_report_fn report, void *arg, int *err);
 void pg_statusd_free(pg_statusd_t *s);
+
+/* More of the report, gathered elsewhere (`pmigate proxy`: the other
+ * nodes').  Once set, every status request, after report(), calls
+ * more(arg, ticket) and waits for pg_statusd_more_done with that ticket
+ * (inline or later, within PG_STATUSD_IDLE_MS, or the client is dropped);
+ * its text goes after the report.  A ticket whose client is gone is
+ * ignored. */
+typedef void (*pg_statusd_more_fn)(void *arg, uint64_t ticket);
+void pg_statusd_set_more(pg_statusd_t *s, pg_statusd_more_fn more, void *arg);
+void pg_statusd_more_done(pg_statusd_t *s, uint64_t ticket, const char *text, size_t len);
 
 #endif

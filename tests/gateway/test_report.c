@@ -6,7 +6,10 @@
  * missing ranks with the fence's age, a proxy's fence waiting for the other
  * nodes, the waits, the job line, the progress text; on a terminal the
  * status line is erased before the next line and when cleared, and on a
- * pipe nothing of it is written.
+ * pipe nothing of it is written.  The status endpoint (pg_statusd.c) with
+ * more to gather (`pmigate proxy`'s other nodes): the answer waits for its
+ * ticket and carries the gathered text after the report; a stale ticket
+ * changes nothing.
  */
 #include <errno.h>
 #include <event2/event.h>
@@ -15,12 +18,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <termios.h>
 #include <unistd.h>
 
 #include "gateway/pg_output.h"
 #include "gateway/pg_report.h"
 #include "gateway/pg_status_cli.h"
+#include "gateway/pg_statusd.h"
 #include "tests/pg_cunit.h"
 
 #define SEC 1000000000ull
@@ -270,6 +276,76 @@ static void test_no_status_line_on_a_pipe(void)
     event_base_free(base);
 }
 
+static void report_local(void *arg, FILE *out)
+{
+    (void)arg;
+    fputs("this node\n", out);
+}
+
+static void more_note(void *arg, uint64_t ticket)
+{
+    *(uint64_t *)arg = ticket;
+}
+
+/* Runs the loop until fd is readable or `rounds` x 10 ms passed. */
+static int loop_until_readable(struct event_base *base, int fd, int rounds)
+{
+    struct pollfd pfd = { fd, POLLIN, 0 };
+
+    for (int i = 0; i < rounds; i++) {
+        (void)event_base_loop(base, EVLOOP_NONBLOCK);
+        if (poll(&pfd, 1, 10) > 0)
+            return 1;
+    }
+    return 0;
+}
+
+static void test_statusd_gathers_more(void)
+{
+    char dir[] = "/tmp/pg-statusd.XXXXXX", got[256] = "", want[64];
+    struct event_base *base = event_base_new();
+    struct sockaddr_un addr = { .sun_family = AF_UNIX };
+    uint64_t ticket = 0;
+    pg_statusd_t *s;
+    int err = 0, fd;
+    size_t len = 0;
+    ssize_t n;
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+    s = pg_statusd_new(base, dir, report_local, NULL, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    pg_statusd_set_more(s, more_note, &ticket);
+    snprintf(addr.sun_path, sizeof(addr.sun_path), "%s/" PG_STATUSD_SOCKET, dir);
+    fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    CU_ASSERT_FATAL(connect(fd, (struct sockaddr *)&addr, sizeof(addr)) == 0);
+    CU_ASSERT(write(fd, PG_STATUSD_REQUEST "\n", strlen(PG_STATUSD_REQUEST) + 1) > 0);
+    /* asked for more; no answer until it comes, nor for another ticket */
+    for (int i = 0; i < 50 && ticket == 0; i++)
+        (void)event_base_loop(base, EVLOOP_NONBLOCK | EVLOOP_ONCE);
+    CU_ASSERT_FATAL(ticket != 0);
+    pg_statusd_more_done(s, ticket + 1, "stale\n", 6);
+    CU_ASSERT(!loop_until_readable(base, fd, 20));
+    pg_statusd_more_done(s, ticket, "other node\n", 11);
+    CU_ASSERT(loop_until_readable(base, fd, 200));
+    while (len < sizeof(got) - 1) {
+        (void)event_base_loop(base, EVLOOP_NONBLOCK);
+        n = read(fd, got + len, sizeof(got) - 1 - len);
+        if (n <= 0)
+            break;
+        len += (size_t)n;
+    }
+    got[len] = '\0';
+    snprintf(want, sizeof(want), PG_STATUSD_HEADER " pid=%ld\nthis node\nother node\n",
+             (long)getpid());
+    CU_ASSERT_STRING_EQUAL(got, want);
+    /* a ticket whose client is gone changes nothing */
+    pg_statusd_more_done(s, ticket, "late\n", 5);
+    close(fd);
+    pg_statusd_free(s);
+    rmdir(dir);
+    event_base_free(base);
+}
+
 static const pg_cunit_test_t report_tests[] = {
     { "rank lists: ranges, bounded", test_rank_lists },
     { "a fence: the ranks it waits for, its age", test_fence_line },
@@ -279,6 +355,7 @@ static const pg_cunit_test_t report_tests[] = {
     { "the job lines", test_job_lines },
     { "the progress text", test_progress_text },
     { "pmigate status options", test_status_options },
+    { "the status endpoint waits for more, then adds it", test_statusd_gathers_more },
     { NULL, NULL },
 };
 
