@@ -376,6 +376,8 @@ static int run_node(proxy_t *p, const pg_run_opts_t *opts, const pg_handler_tabl
         proxy_status_attach(p);
         if (p->host_lost) /* gone while the mesh came up */
             pg_job_abort(pg_run_root(run), -1, PG_EXIT_INTERNAL, "the host runtime is gone");
+        else if (proxy_end_decided(p)) /* by a node whose ranks ran first */
+            proxy_end_apply_soon(p);
         status = pg_run_dispatch(run);
     }
     *signalled = run != NULL && pg_run_ended_by_signal(run);
@@ -423,11 +425,14 @@ int pg_proxy_run(struct event_base *base, pg_run_opts_t *opts, const pg_handler_
         return start_failed(&p, err, false);
     if (agree_on_job(&p, err, sizeof(err)) != 0)
         return start_failed(&p, err, true);
-    if (mesh_up(&p, err, sizeof(err)) != 0)
-        return start_failed(&p, err, false);
+    /* every frame's reader before the mesh comes up: a node that is up
+     * first starts its ranks, and what they cause (a failure, a publish)
+     * reaches the nodes still waiting for the rest of the mesh */
     if (proxy_end_setup(&p) != 0 || proxy_names_setup(&p) != 0 || proxy_events_setup(&p) != 0 ||
         proxy_status_setup(&p) != 0)
         return start_failed(&p, "out of resources", false);
+    if (mesh_up(&p, err, sizeof(err)) != 0)
+        return start_failed(&p, err, false);
     opts->trace_node = p.nodeid;
     opts->trace_nnodes = p.nnodes;
     opts->trace_host = p.hostnames[p.nodeid];

@@ -82,17 +82,29 @@ static void on_apply_end(evutil_socket_t fd, short what, void *arg)
     p->applying = false;
 }
 
-/* pg_jobend's decision: every node ends its ranks and exits with `code`. */
+void proxy_end_apply_soon(proxy_t *p)
+{
+    struct timeval now = { 0, 0 };
+
+    evtimer_add(p->end_ev, &now);
+}
+
+bool proxy_end_decided(const proxy_t *p)
+{
+    return p->jobend != NULL && pg_jobend_code(p->jobend) >= 0;
+}
+
+/* pg_jobend's decision: every node ends its ranks and exits with `code`
+ * (a node whose run has not started yet applies it when it does). */
 static void on_job_end(void *arg, int code, int origin, const char *text)
 {
     proxy_t *p = arg;
-    struct timeval now = { 0, 0 };
 
     p->end_code = code;
     p->end_origin = origin;
     snprintf(p->end_text, sizeof(p->end_text), "%s", text);
     if (p->run != NULL)
-        evtimer_add(p->end_ev, &now);
+        proxy_end_apply_soon(p);
 }
 
 void proxy_fail(proxy_t *p, int code, const char *text)

@@ -57,15 +57,20 @@ typedef struct proxy {
     char end_text[PG_JOBEND_TEXT_MAX];
 } proxy_t;
 
-/* pg_proxy_end.c: set up the node's part in the job's end (after the
- * mesh is up), and hear of the node's own first failure (the verdict's
- * watch, pg_job_node_t.failed).  0 or -1. */
+/* pg_proxy_end.c: set up the node's part in the job's end (before the
+ * mesh comes up, like every reader of the mesh's frames: a node up first
+ * may already fail), and hear of the node's own first failure (the
+ * verdict's watch, pg_job_node_t.failed).  0 or -1.  proxy_end_decided:
+ * the job's end is known (maybe before this node's run began);
+ * proxy_end_apply_soon: the loop's next turn ends the run with it. */
 int proxy_end_setup(proxy_t *p);
 void proxy_end_free(proxy_t *p);
 void proxy_on_verdict(void *ctx, const pg_verdict_t *v);
+bool proxy_end_decided(const proxy_t *p);
+void proxy_end_apply_soon(proxy_t *p);
 
 /* pg_proxy_names.c: the job's names at the hub, through the mesh (set up
- * after the mesh is up; nothing with one node).  The engine's name hooks
+ * before the mesh comes up; nothing with one node).  The engine's name hooks
  * (pg_host_ops_t), called with the proxy. */
 int proxy_names_setup(proxy_t *p);
 void proxy_names_free(proxy_t *p);
@@ -92,7 +97,7 @@ void proxy_fail(proxy_t *p, int code, const char *text);
 int proxy_end_finish(proxy_t *p, int status);
 
 /* pg_proxy_status.c: every node's status endpoint shows the whole job
- * (set up after the mesh is up; attached to the run once it exists). */
+ * (set up before the mesh comes up; attached to the run once it exists). */
 int proxy_status_setup(proxy_t *p);
 void proxy_status_attach(proxy_t *p);
 void proxy_status_free(proxy_t *p);
