@@ -324,7 +324,7 @@ static void rank_close_conns(pg_rank_t *r)
 static int spawned_note_exit(pg_job_t *job, const pg_rank_t *r, int wstatus)
 {
     int code = pg_status_of_wait(wstatus);
-    pg_job_engine_end_t end = { job->parent_kvsname, 0, -1, 0 };
+    pg_job_engine_end_t end = { .notify_nspace = job->parent_kvsname, .failed_rank = -1 };
     size_t reached;
 
     if (job->jobno == 0 || job->discarded)
@@ -333,7 +333,15 @@ static int spawned_note_exit(pg_job_t *job, const pg_rank_t *r, int wstatus)
         job->failed_rank = r->rank;
         job->failed_code = code;
     }
-    if (job->nlive > 0 || job->launching || !job->notify_end) /* more ranks to come */
+    if (job->nlive > 0 || job->launching) /* more ranks to come */
+        return 0;
+    if (job->node != NULL) { /* over several nodes: the hub knows when all ended */
+        if (job->node->ended != NULL && !job->told_ended)
+            job->node->ended(job->node->dyn_ctx, job, job->failed_rank, job->failed_code);
+        job->told_ended = 1;
+        return 0;
+    }
+    if (!job->notify_end)
         return 0;
     if (job->failed_rank >= 0) {
         end.status = job->failed_code != 0 ? job->failed_code : PMIX_ERR_JOB_TERM_WO_SYNC;
@@ -466,8 +474,9 @@ int pg_job_set_node(pg_job_t *job, const pg_job_node_t *node)
             first += node->counts[n];
         total += node->counts[n];
     }
+    /* a spawned job's share may be empty: its namespace is known here all the same */
     if (node->nnodes < 1 || node->nodeid < 0 || node->nodeid >= node->nnodes ||
-        total != job->size || node->counts[node->nodeid] < 1) {
+        total != job->size || node->counts[node->nodeid] < (job->jobno > 0 ? 0 : 1)) {
         pg_job_log(job, "node %d of %d: the nodes' rank counts do not make a job of %d ranks",
                    node->nodeid, node->nnodes, job->size);
         return -1;
@@ -537,6 +546,26 @@ const char *pg_job_kvsname(const pg_job_t *job)
     return job->kvsname;
 }
 
+int pg_job_jobno(const pg_job_t *job)
+{
+    return job->jobno;
+}
+
+const char *pg_job_parent(const pg_job_t *job)
+{
+    return job->jobno > 0 ? job->parent_kvsname : NULL;
+}
+
+const pg_job_node_t *pg_job_node(const pg_job_t *job)
+{
+    return job->node;
+}
+
+pg_job_engine_t *pg_job_engine(const pg_job_t *job)
+{
+    return job->je;
+}
+
 const pg_run_opts_t *pg_job_opts(const pg_job_t *job)
 {
     return job->opts;
@@ -583,14 +612,29 @@ static int spawned_attach_engine(pg_job_t *sub, const pg_kv_t *preput, int nprep
                                  const char **why)
 {
     int slots = sub->size;
+    uint32_t *rank_node = NULL;
     pg_job_engine_layout_t layout = {
         .nspace = sub->kvsname, .size = sub->size, .hostname = pg_run_hostname(sub->run),
         .appnum = sub->appnum, .mapping = sub->mapping, .spawned = true,
         .parent_nspace = sub->parent_kvsname, .parent_rank = sub->parent_rank,
     };
 
-    pg_mapping_format(&slots, 1, sub->size, sub->mapping, sizeof(sub->mapping));
+    if (sub->node != NULL) { /* over several nodes: mapped, fenced as the root is */
+        if ((rank_node = node_of_ranks(sub->node, sub->size)) == NULL)
+            return -1;
+        layout.nnodes = sub->node->nnodes;
+        layout.nodeid = sub->node->nodeid;
+        layout.hostnames = sub->node->hostnames;
+        layout.rank_node = rank_node;
+        layout.xfence = sub->node->xfence;
+        layout.xfence_ctx = sub->node->xfence_ctx;
+        pg_mapping_format(sub->node->counts, sub->node->nnodes, sub->size, sub->mapping,
+                          sizeof(sub->mapping));
+    } else {
+        pg_mapping_format(&slots, 1, sub->size, sub->mapping, sizeof(sub->mapping));
+    }
     sub->je_own = pg_job_engine_attach(sub->base, pg_run_engine(sub->run), &layout, why);
+    free(rank_node);
     if (sub->je_own == NULL)
         return -1;
     pg_job_set_engine(sub, sub->je_own);
@@ -630,9 +674,17 @@ static pg_job_t *spawned_new(pg_job_t *parent, pg_run_opts_t *opts, char **wdirs
     return sub;
 }
 
-int pg_job_spawn(pg_job_t *parent, int parent_rank, pg_run_opts_t *opts, char **wdirs,
-                 const pg_spawn_req_t *req, int *errcodes, const char **kvsname,
-                 const char **why, pg_job_launched_fn launched, void *arg)
+/* Where a spawned job goes: this node (node NULL: it numbers the job
+ * itself), or its share of a job over several nodes. */
+typedef struct spawn_at {
+    int jobno;
+    const pg_job_node_t *node;
+} spawn_at_t;
+
+static int spawn_job(pg_job_t *parent, int parent_rank, const spawn_at_t *at,
+                     pg_run_opts_t *opts, char **wdirs, const pg_spawn_req_t *req, int *errcodes,
+                     const char **kvsname, const char **why, pg_job_launched_fn launched,
+                     void *arg)
 {
     pg_job_t *sub;
 
@@ -641,21 +693,26 @@ int pg_job_spawn(pg_job_t *parent, int parent_rank, pg_run_opts_t *opts, char **
         *why = "the job is being torn down";
         goto refuse;
     }
-    if (parent->node != NULL) { /* only the root job of a proxy has one */
-        *why = "spawn is not supported in a job over several nodes (pmigate proxy)";
-        goto refuse;
-    }
     sub = spawned_new(parent, opts, wdirs);
     if (sub == NULL)
         goto refuse;
     /* from here on the job owns opts and wdirs */
-    *kvsname = sub->kvsname;
     sub->parent_rank = parent_rank;
+    if (kvsname != NULL)
+        *kvsname = sub->kvsname;
     sub->errcodes = errcodes;
     sub->launched = launched;
     sub->launched_arg = arg;
     sub->notify_end = req->notify_end;
     sub->end_silent_ok = req->end_silent_ok;
+    if (at->node != NULL) {
+        sub->jobno = at->jobno; /* every node's number for it */
+        if (pg_job_set_node(sub, at->node) != 0) {
+            *why = "the nodes' counts do not make the spawned job";
+            spawned_abandon(sub);
+            return -1;
+        }
+    }
     if (pg_launch_prepare(sub) != 0 ||
         spawned_attach_engine(sub, req->preput, req->npreput, why) != 0) {
         spawned_abandon(sub);
@@ -669,6 +726,40 @@ refuse:
     free(wdirs);
     pg_spawn_opts_free(opts);
     return -1;
+}
+
+int pg_job_spawn(pg_job_t *parent, int parent_rank, pg_run_opts_t *opts, char **wdirs,
+                 const pg_spawn_req_t *req, int *errcodes, const char **kvsname,
+                 const char **why, pg_job_launched_fn launched, void *arg)
+{
+    spawn_at_t here = { 0, NULL };
+
+    if (parent->node != NULL) { /* the job's hub places it: pg_job_spawn_share */
+        for (int s = 0; wdirs != NULL && s < opts->nsegments; s++)
+            free(wdirs[s]);
+        free(wdirs);
+        pg_spawn_opts_free(opts);
+        *why = "a job over several nodes spawns through its hub";
+        return -1;
+    }
+    return spawn_job(parent, parent_rank, &here, opts, wdirs, req, errcodes, kvsname, why,
+                     launched, arg);
+}
+
+int pg_job_spawn_share(pg_job_t *parent, int parent_rank, int jobno, const pg_job_node_t *node,
+                       pg_run_opts_t *opts, char **wdirs, const pg_spawn_req_t *req,
+                       int *errcodes, const char **why, pg_job_launched_fn launched, void *arg)
+{
+    spawn_at_t there = { jobno, node };
+
+    return spawn_job(parent, parent_rank, &there, opts, wdirs, req, errcodes, NULL, why, launched,
+                     arg);
+}
+
+void pg_job_take_back(pg_job_t *job)
+{
+    if (job->jobno > 0)
+        pg_launch_take_back(job);
 }
 
 /* ---------------------------------------------------------------- */

@@ -49,6 +49,16 @@ typedef struct pg_job_node {
     void *name_ctx;
     pg_verdict_watch_fn failed;     /* the node's first failure (NULL: none) */
     void *failed_ctx;
+    /* dynamic jobs across nodes (gateway/pg_proxy_spawn.c), called with
+     * dyn_ctx: a spawn from one of the job's ranks goes to the job's hub
+     * (NULL: refused), on_nodes [nnodes] saying which nodes may run its
+     * processes (NULL: any; pg_spawn.c has checked the request, its
+     * programs and its info keys here); a spawned job's ranks on this node are all gone
+     * (its first failed rank and exit code, -1 and 0: none failed) */
+    void (*spawn)(void *ctx, pg_job_t *parent, int rank, const pg_spawn_req_t *req,
+                  const unsigned char *on_nodes, pg_spawn_done_fn done, void *cbdata);
+    void (*ended)(void *ctx, pg_job_t *job, int failed_rank, int failed_code);
+    void *dyn_ctx;
 } pg_job_node_t;
 
 /* ---- the root job, made and driven by its run (pg_run.c) ---- */
@@ -108,6 +118,14 @@ void pg_job_report(const pg_job_t *job, struct pg_report_job *out);
 
 pg_run_t *pg_job_owner(const pg_job_t *job);
 const char *pg_job_kvsname(const pg_job_t *job);
+/* 0: the root; 1, 2, ...: spawned, in order. */
+int pg_job_jobno(const pg_job_t *job);
+/* A spawned job's spawner's job, NULL for the root. */
+const char *pg_job_parent(const pg_job_t *job);
+/* The nodes the job spans (`pmigate proxy`), NULL: this node only. */
+const pg_job_node_t *pg_job_node(const pg_job_t *job);
+/* The job's namespace in the engine. */
+pg_job_engine_t *pg_job_engine(const pg_job_t *job);
 /* The job's options (a spawned job's: those of its spawn). */
 const pg_run_opts_t *pg_job_opts(const pg_job_t *job);
 int pg_job_size(const pg_job_t *job);
@@ -155,5 +173,19 @@ typedef void (*pg_job_launched_fn)(int failed, const char *why, void *arg);
 int pg_job_spawn(pg_job_t *parent, int parent_rank, pg_run_opts_t *opts, char **wdirs,
                  const pg_spawn_req_t *req, int *errcodes, const char **kvsname,
                  const char **why, pg_job_launched_fn launched, void *arg);
+
+/* The same for this node's share of a job spawned over several nodes
+ * (`pmigate proxy`, gateway/pg_proxy_spawn.c): the job is number `jobno`
+ * of every node, named node->kvsname, its ranks spread as node->counts say
+ * (node and its arrays borrowed until the job is freed); this node starts
+ * node->counts[node->nodeid] of them (none is fine: the namespace is known
+ * here all the same) and errcodes[size] gets theirs. */
+int pg_job_spawn_share(pg_job_t *parent, int parent_rank, int jobno, const pg_job_node_t *node,
+                       pg_run_opts_t *opts, char **wdirs, const pg_spawn_req_t *req,
+                       int *errcodes, const char **why, pg_job_launched_fn launched, void *arg);
+
+/* A spawned job is taken back: its ranks still running are killed and
+ * their exits decide nothing (another node's share could not start). */
+void pg_job_take_back(pg_job_t *job);
 
 #endif

@@ -46,6 +46,10 @@ struct pg_job_engine {
     /* the last cross-node fence's merge of the peers' keys and segment write */
     uint64_t xfence_ingest_ns, xfence_segment_ns;
     bool borrowed;       /* a spawned job's: the engine is another job's */
+    /* the root's list of the spawned jobs attached to its engine (a
+     * spawned job over several nodes has its own cross-node fence) */
+    struct pg_job_engine *host, *next_sub;
+    struct pg_job_engine *subs;
 };
 
 static void on_deadline(evutil_socket_t fd, short what, void *arg)
@@ -130,12 +134,28 @@ static bool fence_is_node_local(const pg_job_engine_t *je, const pg_host_fence_t
     return true;
 }
 
+/* The attached spawned job whose whole-job fence `f` is, when that job
+ * spans several nodes (its fence crosses them its own way), else NULL. */
+static pg_job_engine_t *spawned_whole_job(const pg_job_engine_t *je, const pg_host_fence_t *f)
+{
+    for (pg_job_engine_t *sub = je->subs; sub != NULL; sub = sub->next_sub)
+        if (sub->xfence != NULL && fence_is_whole_job(sub, f))
+            return sub;
+    return NULL;
+}
+
 /* Several nodes: a whole-job fence goes through the other nodes; a fence
  * among this node's ranks only completes here; any other subset would need
  * the host to fence a subset of the proxies, which it cannot do for ranks
  * (not proxies), so it fails with PMIX_ERR_NOT_SUPPORTED. */
 static void on_fence_nodes(pg_job_engine_t *je, const pg_host_fence_t *f)
 {
+    pg_job_engine_t *sub = spawned_whole_job(je, f);
+
+    if (sub != NULL) {
+        sub->xfence(sub->xfence_ctx, sub, f->id, f->collect, f->data, f->size);
+        return;
+    }
     if (fence_is_whole_job(je, f)) {
         je->xfence(je->xfence_ctx, je, f->id, f->collect, f->data, f->size);
         return;
@@ -145,15 +165,33 @@ static void on_fence_nodes(pg_job_engine_t *je, const pg_host_fence_t *f)
                        NULL, 0);
 }
 
+/* The other nodes' blobs into the engine (this node's own is skipped). */
+static pmix_status_t ingest_nodes(pg_job_engine_t *je, void *const *blobs, const size_t *lens)
+{
+    pmix_status_t st = PMIX_SUCCESS;
+
+    for (int n = 0; st == PMIX_SUCCESS && blobs != NULL && n < je->nnodes; n++)
+        if (n != je->nodeid && blobs[n] != NULL)
+            st = pg_modex_host_ingest(je->engine, blobs[n], lens[n]);
+    return st;
+}
+
+int pg_job_engine_ingest(pg_job_engine_t *je, void *const *blobs, const size_t *lens)
+{
+    int rc = ingest_nodes(je, blobs, lens) == PMIX_SUCCESS ? 0 : -1;
+
+    pg_job_engine_touch(je);
+    return rc;
+}
+
 void pg_job_engine_xfence_done(pg_job_engine_t *je, uint64_t id, int ok, void *const *blobs,
                                const size_t *lens)
 {
     pmix_status_t st = ok == 0 ? PMIX_SUCCESS : PMIX_ERR_LOST_CONNECTION;
     uint64_t t0 = pg_clock_now(), t1;
 
-    for (int n = 0; st == PMIX_SUCCESS && blobs != NULL && n < je->nnodes; n++)
-        if (n != je->nodeid && blobs[n] != NULL)
-            st = pg_modex_host_ingest(je->engine, blobs[n], lens[n]);
+    if (st == PMIX_SUCCESS)
+        st = ingest_nodes(je, blobs, lens);
     t1 = pg_clock_now();
     if (st == PMIX_SUCCESS) {
         je->fences++;
@@ -343,12 +381,25 @@ pg_job_engine_t *pg_job_engine_attach(struct event_base *base, pg_job_engine_t *
     je->timer = evtimer_new(base, on_deadline, je);
     if (je->nspace == NULL || je->timer == NULL)
         goto fail;
+    if (l->nnodes > 1) { /* its whole-job fences cross nodes through l->xfence */
+        if (l->xfence == NULL || host->nnodes < 2) {
+            *why = "a spawned job on several nodes needs the cross-node fence";
+            goto fail;
+        }
+        je->nnodes = l->nnodes;
+        je->nodeid = l->nodeid;
+        je->xfence = l->xfence;
+        je->xfence_ctx = l->xfence_ctx;
+    }
     if (register_layout(je, l) != 0) {
         *why = "the engine refused the spawned job's layout";
         free(je->nspace);
         je->nspace = NULL; /* not registered: nothing to deregister */
         goto fail;
     }
+    je->host = host;
+    je->next_sub = host->subs;
+    host->subs = je;
     return je;
 fail:
     pg_job_engine_free(je);
@@ -379,6 +430,16 @@ void pg_job_engine_free(pg_job_engine_t *je)
 {
     if (je == NULL)
         return;
+    if (je->host != NULL) { /* off the root's list */
+        pg_job_engine_t **at = &je->host->subs;
+
+        while (*at != NULL && *at != je)
+            at = &(*at)->next_sub;
+        if (*at == je)
+            *at = je->next_sub;
+    }
+    for (pg_job_engine_t *sub = je->subs; sub != NULL; sub = sub->next_sub)
+        sub->host = NULL; /* freed after their host: nothing to unlink from */
     if (je->borrowed) {
         if (je->nspace != NULL)
             pg_ns_deregister(je->engine, je->nspace);
@@ -475,10 +536,19 @@ size_t pg_job_engine_job_end(pg_job_engine_t *je, const pg_job_engine_end_t *end
     pg_event_t ev = { PMIX_EVENT_JOB_END, job, job, PMIX_RANGE_CUSTOM, &target, 1, NULL, 0,
                       details, 3 };
     pmix_proc_t failed; /* the engine keeps a PMIX_PROC as its native bytes */
+    pg_proc_t *ranks = NULL;
     size_t reached = 0;
 
     if (je->engine == NULL || end->notify_nspace == NULL)
         return 0;
+    if (end->nranks > 0) { /* this node's processes of the job, by rank */
+        if ((ranks = calloc((size_t)end->nranks, sizeof(*ranks))) == NULL)
+            return 0;
+        for (int i = 0; i < end->nranks; i++)
+            ranks[i] = (pg_proc_t){ end->notify_nspace, (pmix_rank_t)(end->first_rank + i) };
+        ev.targets = ranks;
+        ev.ntargets = (size_t)end->nranks;
+    }
     if (end->failed_rank >= 0) { /* the first failed process, its code */
         PMIX_LOAD_PROCID(&failed, je->nspace, (pmix_rank_t)end->failed_rank);
         details[4] = (pg_event_detail_t){ PMIX_PROCID,
@@ -486,6 +556,7 @@ size_t pg_job_engine_job_end(pg_job_engine_t *je, const pg_job_engine_end_t *end
         ev.ndetails = 5;
     }
     (void)pg_event_notify(je->engine, &ev, &reached);
+    free(ranks);
     return reached;
 }
 

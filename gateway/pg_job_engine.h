@@ -66,9 +66,10 @@ typedef struct pg_job_engine_layout {
 /* Returns NULL with *why set to a static message on failure. */
 pg_job_engine_t *pg_job_engine_new(struct event_base *base, const pg_job_engine_layout_t *l,
                                    const char **why);
-/* A spawned job: one more namespace in `host`'s engine (one node, no key
- * segment: its gets use the socket).  Freeing it deregisters the
- * namespace only; free it before `host`. */
+/* A spawned job: one more namespace in `host`'s engine (no key segment:
+ * its gets use the socket).  Over several nodes (l->nnodes > 1, `host`'s
+ * job too) its whole-job fences go to l->xfence, as the root's go to its
+ * own.  Freeing it deregisters the namespace only; free it before `host`. */
 pg_job_engine_t *pg_job_engine_attach(struct event_base *base, pg_job_engine_t *host,
                                       const pg_job_engine_layout_t *l, const char **why);
 /* Stores a spawned job's preput keys (as its rank 0's, committed), so its
@@ -106,6 +107,10 @@ typedef struct pg_job_engine_end {
     int status;                /* the job's exit status: its first failure's code, or 0 */
     int failed_rank;           /* the first rank that failed, -1: none */
     int failed_code;           /* its exit code */
+    /* over several nodes: each node tells its own processes of
+     * notify_nspace, ranks [first_rank, first_rank + nranks); nranks 0:
+     * every process (one node) */
+    int first_rank, nranks;
 } pg_job_engine_end_t;
 
 /* The job is over (every rank reaped): raises PMIX_EVENT_JOB_END to the
@@ -131,6 +136,12 @@ size_t pg_job_engine_alert(pg_job_engine_t *je, int rank, int code, int range, c
  * ok = -1 fails the fence for them. */
 void pg_job_engine_xfence_done(pg_job_engine_t *je, uint64_t id, int ok, void *const *blobs,
                                const size_t *lens);
+
+/* Another node's fence of this job (a spawned job over several nodes,
+ * whose ranks here, if any, are already answered): its blobs, as
+ * pg_job_engine_xfence_done's, go into the engine, so gets of those keys
+ * are answered here too.  0, or -1 for a blob that does not unpack. */
+int pg_job_engine_ingest(pg_job_engine_t *je, void *const *blobs, const size_t *lens);
 
 /* Where the last pg_job_engine_xfence_done's time went (ns): merging the
  * other nodes' keys into the engine, writing the key segment.  For the

@@ -87,6 +87,7 @@ struct pg_job {
     int failed_rank;         /* its first rank to fail (exit != 0 or gone
                               * before finalize), -1: none yet */
     int failed_code;         /* that rank's exit code */
+    int told_ended;          /* over several nodes: its end here was told */
 };
 
 /* pg_job_conn.c: the job becomes its connections' owner (job->conn_ops)

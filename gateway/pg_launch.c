@@ -453,7 +453,7 @@ static void on_launch_batch(evutil_socket_t fd, short what, void *arg)
 /* A child could not start: the job is taken back (its started ranks are
  * killed, their exits decide nothing, no more are started) and the parent
  * gets the errcodes. */
-static void spawned_discard(pg_job_t *sub)
+void pg_launch_take_back(pg_job_t *sub)
 {
     sub->discarded = 1;
     for (int i = 0; i < sub->size; i++) {
@@ -474,7 +474,7 @@ static void spawned_launch_done(pg_job_t *sub)
     for (int i = 0; i < sub->size; i++)
         failed += sub->errcodes[i] != 0;
     if (failed > 0 && !sub->discarded)
-        spawned_discard(sub);
+        pg_launch_take_back(sub);
     else if (failed == 0 && sub->opts->verbose)
         pg_launch_log_layout(sub);
     sub->launched = NULL;
@@ -492,8 +492,9 @@ static void spawned_launch_batch(pg_job_t *sub)
 {
     static const struct timeval next_turn = { 0, 0 };
     int end = sub->next_launch + PG_LAUNCH_BATCH;
+    int last = sub->first + sub->nlocal; /* this node's share */
 
-    for (; sub->next_launch < sub->size && sub->next_launch < end &&
+    for (; sub->next_launch < last && sub->next_launch < end &&
            !pg_run_tearing_down(sub->run) && !sub->discarded;
          sub->next_launch++) {
         pg_rank_t *r = &sub->ranks[sub->next_launch];
@@ -507,12 +508,12 @@ static void spawned_launch_batch(pg_job_t *sub)
         r->exec_err = 0;       /* the spawn's errcode, not the gateway's failure */
         sub->errcodes[r->rank] = err;
         if (err != 0)
-            spawned_discard(sub);
+            pg_launch_take_back(sub);
     }
-    if (sub->next_launch < sub->size && !pg_run_tearing_down(sub->run) && !sub->discarded &&
+    if (sub->next_launch < last && !pg_run_tearing_down(sub->run) && !sub->discarded &&
         evtimer_add(sub->ev_launch, &next_turn) == 0)
         return;
-    for (; sub->next_launch < sub->size; sub->next_launch++) { /* never started */
+    for (; sub->next_launch < last; sub->next_launch++) { /* never started */
         sub->errcodes[sub->next_launch] = ECANCELED;
         pg_run_spawned_add(sub->run, -1);
     }
@@ -534,6 +535,6 @@ void pg_launch_start(pg_job_t *job)
         launch_batch(job);
         return;
     }
-    pg_run_spawned_add(job->run, job->size);
+    pg_run_spawned_add(job->run, job->nlocal);
     spawned_launch_batch(job);
 }

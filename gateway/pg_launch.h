@@ -39,6 +39,10 @@ int pg_launch_prepare(pg_job_t *job);
  * pg_job_launched_fn once every child has exec'd or failed. */
 void pg_launch_start(pg_job_t *job);
 
+/* A spawned job is taken back: its started ranks are killed, their exits
+ * decide nothing, no more of them start. */
+void pg_launch_take_back(pg_job_t *job);
+
 /* --verbose: the job's layout, one line per rank (pid, appnum, cpuset). */
 void pg_launch_log_layout(const pg_job_t *job);
 

@@ -57,8 +57,18 @@ enum pg_mesh_type {
     /* job data (direct modex, subset fences): 112.. */
     PG_MESH_DATA_FIRST = 112,
 
-    /* dynamic jobs (groups, spawn, connect): 144.. */
+    /* dynamic jobs (groups, spawn, connect): 144.. (pg_proxy_spawn.c,
+     * pg_proxy_group.c) */
     PG_MESH_DYN_FIRST = 144,
+    PG_MESH_SPAWN_REQ = PG_MESH_DYN_FIRST, /* a rank's spawn, to the hub */
+    PG_MESH_SPAWN_START,    /* placed by the hub: every running node builds its share */
+    PG_MESH_SPAWN_LAUNCHED, /* a node's share started (or could not), to the hub */
+    PG_MESH_SPAWN_SETTLED,  /* the spawn's outcome (a failed one: every node takes back) */
+    PG_MESH_SPAWN_FENCE,    /* a spawned job's fence: a node's part, to the hub */
+    PG_MESH_SPAWN_FENCED,   /* ...every node's part, from the hub */
+    PG_MESH_SPAWN_ENDED,    /* a node's ranks of a spawned job are all gone, to the hub */
+    PG_MESH_SPAWN_JOB_END,  /* a spawned job is over everywhere (PMIX_EVENT_JOB_END) */
+    PG_MESH_DYN_NODE_DONE,  /* a node's ranks are all gone: nothing more starts there */
 
     /* the job's status across nodes (pmigate status): 192.. */
     PG_MESH_STATUS_FIRST = 192,

@@ -326,6 +326,8 @@ static const pg_host_ops_t node_ops = {
 
 static void proxy_free(proxy_t *p)
 {
+    proxy_spawn_free(p);
+    proxy_dyn_free(p);
     proxy_end_free(p);
     proxy_names_free(p);
     proxy_status_free(p);
@@ -367,6 +369,7 @@ static int run_node(proxy_t *p, const pg_run_opts_t *opts, const pg_handler_tabl
         .base_env = p->env, .xfence = on_xfence, .xfence_ctx = p,
         .name_ops = p->mesh != NULL ? &node_ops : NULL, .name_ctx = p,
         .failed = proxy_on_verdict, .failed_ctx = p,
+        .spawn = proxy_spawn_request, .ended = proxy_spawn_ended, .dyn_ctx = p,
     };
     pg_run_t *run = pg_run_new(p->base, opts, handlers);
     int status = PG_EXIT_INTERNAL;
@@ -380,6 +383,7 @@ static int run_node(proxy_t *p, const pg_run_opts_t *opts, const pg_handler_tabl
             proxy_end_apply_soon(p);
         status = pg_run_dispatch(run);
     }
+    proxy_spawn_run_ended(p); /* before the run's jobs go */
     *signalled = run != NULL && pg_run_ended_by_signal(run);
     p->run = NULL;
     pg_run_free(run); /* the run's directories are gone, its keeper dismissed */
@@ -429,7 +433,7 @@ int pg_proxy_run(struct event_base *base, pg_run_opts_t *opts, const pg_handler_
      * first starts its ranks, and what they cause (a failure, a publish)
      * reaches the nodes still waiting for the rest of the mesh */
     if (proxy_end_setup(&p) != 0 || proxy_names_setup(&p) != 0 || proxy_events_setup(&p) != 0 ||
-        proxy_status_setup(&p) != 0)
+        proxy_status_setup(&p) != 0 || proxy_dyn_setup(&p) != 0 || proxy_spawn_setup(&p, opts) != 0)
         return start_failed(&p, "out of resources", false);
     if (mesh_up(&p, err, sizeof(err)) != 0)
         return start_failed(&p, err, false);

@@ -2,8 +2,8 @@
  * pg_proxy_int: what the files of `pmigate proxy` share (pg_proxy.c:
  * start-up, fences; pg_proxy_end.c: how the job ends across nodes;
  * pg_proxy_names.c: the name service; pg_proxy_events.c: events;
- * pg_proxy_status.c: `pmigate status` of the whole job).  Not for anyone
- * else.
+ * pg_proxy_status.c: `pmigate status` of the whole job; pg_proxy_dyn.c,
+ * pg_proxy_spawn*.c: dynamic jobs across nodes).  Not for anyone else.
  */
 #ifndef PG_PROXY_INT_H
 #define PG_PROXY_INT_H
@@ -17,10 +17,13 @@
 #include "gateway/pg_job.h"
 #include "gateway/pg_run.h"
 #include "gateway/pg_mesh.h"
+#include "gateway/pg_msgbuf.h"
 #include "gateway/pg_parent.h"
 #include "pmix/engine/pg_engine.h"
 
 struct event;
+typedef struct proxy_dyn proxy_dyn_t;
+typedef struct proxy_spawn proxy_spawn_t;
 
 typedef struct proxy {
     pg_hostpmix_t *host;
@@ -55,6 +58,9 @@ typedef struct proxy {
     int end_code;          /* the job's end to apply: status, origin, text */
     int end_origin;
     char end_text[PG_JOBEND_TEXT_MAX];
+    /* dynamic jobs across nodes */
+    proxy_dyn_t *dyn;
+    proxy_spawn_t *spawn;
 } proxy_t;
 
 /* pg_proxy_end.c: set up the node's part in the job's end (before the
@@ -101,5 +107,27 @@ int proxy_end_finish(proxy_t *p, int status);
 int proxy_status_setup(proxy_t *p);
 void proxy_status_attach(proxy_t *p);
 void proxy_status_free(proxy_t *p);
+/* pg_proxy_dyn.c: the dynamic jobs' messages.  A handler of a message
+ * type of the PG_MESH_DYN_FIRST block, from node `src` (this node's own
+ * messages come too, from the loop); the body is borrowed for the call. */
+typedef void (*proxy_msg_fn)(proxy_t *p, int src, const void *body, size_t len);
+int proxy_dyn_setup(proxy_t *p);
+void proxy_dyn_free(proxy_t *p);
+int proxy_dyn_on(proxy_t *p, unsigned type, proxy_msg_fn fn);
+/* b's body to node `dst`, this one included (queued for the loop's next
+ * turn), or to every node with PG_MESH_ALL (this one too).  0, or -1 when
+ * it cannot go (b failed, dst unreachable). */
+int proxy_dyn_send(proxy_t *p, uint32_t dst, unsigned type, const pg_wbuf_t *b);
+
+/* pg_proxy_spawn.c: spawn across nodes.  Set up before the mesh comes
+ * up, after pg_proxy_dyn.c (0 or -1); the node's ranks are all gone (pending spawns fail, the hub
+ * places nothing more here); freed with the proxy. */
+int proxy_spawn_setup(proxy_t *p, const pg_run_opts_t *opts);
+void proxy_spawn_run_ended(proxy_t *p);
+void proxy_spawn_free(proxy_t *p);
+/* The node hooks (pg_job_node_t.spawn, .ended), ctx the proxy. */
+void proxy_spawn_request(void *ctx, pg_job_t *parent, int rank, const pg_spawn_req_t *req,
+                         const unsigned char *on_nodes, pg_spawn_done_fn done, void *cbdata);
+void proxy_spawn_ended(void *ctx, pg_job_t *job, int failed_rank, int failed_code);
 
 #endif

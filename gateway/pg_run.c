@@ -897,6 +897,21 @@ int pg_run_add_job(pg_run_t *run, pg_job_t *job)
     return run->nsubs;
 }
 
+pg_job_t *pg_run_find_job(const pg_run_t *run, const char *kvsname)
+{
+    if (strcmp(pg_job_kvsname(run->root), kvsname) == 0)
+        return run->root;
+    for (int k = 0; k < run->nsubs; k++)
+        if (strcmp(pg_job_kvsname(run->subs[k]), kvsname) == 0)
+            return run->subs[k];
+    return NULL;
+}
+
+int pg_run_ending(const pg_run_t *run)
+{
+    return run->done || run->teardown;
+}
+
 int pg_run_nranks(const pg_run_t *run)
 {
     int n = pg_job_size(run->root);

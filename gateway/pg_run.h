@@ -103,6 +103,11 @@ pid_t pg_run_adopt(pg_run_t *run, pid_t pid);
 /* The jobs ranks spawned: a new one joins the run (it is freed with the
  * run); returns its job number (1, 2, ...) or -1 when out of memory. */
 int pg_run_add_job(pg_run_t *run, pg_job_t *job);
+/* The run's job named `kvsname`, or NULL. */
+pg_job_t *pg_run_find_job(const pg_run_t *run, const char *kvsname);
+/* Is the run over or ending (every rank gone, or a teardown): nothing
+ * more may start? */
+int pg_run_ending(const pg_run_t *run);
 /* Ranks of the run's jobs so far (a new job's first row in the trace). */
 int pg_run_nranks(const pg_run_t *run);
 /* Processes spawned so far (exited ones included, and those of a spawn

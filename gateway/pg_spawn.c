@@ -1,6 +1,9 @@
 /*
  * pg_spawn: spawn requests -> spawned jobs.  See pg_spawn.h for the rules
- * and what a child that cannot start does to the rest.
+ * and what a child that cannot start does to the rest.  Over several nodes
+ * (`pmigate proxy`) a request is checked here, then placed by the job's
+ * hub (gateway/pg_proxy_spawn.c), and every node builds its share of the
+ * new job from the same request (pg_spawn_share).
  */
 #include "gateway/pg_spawn.h"
 
@@ -101,7 +104,8 @@ static int add_env_words(spawn_opts_t *so, pg_segment_t *seg, const char *words)
     return 0;
 }
 
-static void read_info(pg_job_t *parent, const pg_spawn_cmd_t *cmd, cmd_info_t *ci)
+/* `quiet`: another node said so already (a share of a spawn over nodes). */
+static void read_info(pg_job_t *parent, const pg_spawn_cmd_t *cmd, int quiet, cmd_info_t *ci)
 {
     memset(ci, 0, sizeof(*ci));
     for (int k = 0; k < cmd->ninfo; k++) {
@@ -117,7 +121,7 @@ static void read_info(pg_job_t *parent, const pg_spawn_cmd_t *cmd, cmd_info_t *c
             ci->host = val;
         else if (strcmp(key, "env") == 0)
             ci->env = val;
-        else if (pg_job_opts(parent)->verbose) /* as hydra: ignored */
+        else if (pg_job_opts(parent)->verbose && !quiet) /* as hydra: ignored */
             pg_job_log(parent, "spawn: info key '%s' ignored", key);
     }
 }
@@ -156,6 +160,11 @@ typedef struct spawn_call {
                            * (0: ECANCELED, nothing was started) */
     pg_spawn_done_fn done;
     void *cbdata;
+    /* over several nodes */
+    const pg_job_node_t *node; /* the parent's nodes, NULL: this one only */
+    unsigned char *on_nodes;   /* [nnodes] named by host= (NULL: none named) */
+    int share;                 /* building this node's share: placed already */
+    pg_spawn_share_fn share_done;
 } spawn_call_t;
 
 /* Fills the errcodes of a spawn none of whose children starts: `err` for
@@ -211,6 +220,47 @@ static int check_program(spawn_call_t *c, const char *prog, const char *wdir)
     return err;
 }
 
+/* Is `name` (n bytes) node `node`'s name, or its short name? */
+static int names_node(const char *name, size_t n, const char *node)
+{
+    size_t short_len = strcspn(node, ".");
+
+    return (n == strlen(node) || n == short_len) && strncmp(name, node, n) == 0;
+}
+
+/* host= over several nodes: every name is one of the job's nodes (as
+ * `pmigate proxy` names them, or a short name; `localhost`: the
+ * requester's), and the spawn's processes go to the nodes named.  0, or
+ * EHOSTUNREACH with c->errmsg naming the stranger. */
+static int hosts_to_nodes(spawn_call_t *c, const char *hosts)
+{
+    const pg_job_node_t *node = c->node;
+    const char *p = hosts;
+
+    if (c->on_nodes == NULL && (c->on_nodes = calloc((size_t)node->nnodes, 1)) == NULL)
+        return -1;
+    while (*p != '\0') {
+        size_t n = strcspn(p, ", ");
+        int found = n == 0;
+
+        if (n == 9 && strncmp(p, "localhost", 9) == 0) {
+            c->on_nodes[node->nodeid] = 1;
+            found = 1;
+        }
+        for (int k = 0; !found && k < node->nnodes; k++)
+            if (names_node(p, n, node->hostnames[k]))
+                c->on_nodes[k] = found = 1;
+        if (!found) {
+            snprintf(c->errmsg, sizeof(c->errmsg), "host '%.*s' is not a node of this job",
+                     (int)(n < 200 ? n : 200), p);
+            return EHOSTUNREACH;
+        }
+        p += n;
+        p += strspn(p, ", ");
+    }
+    return 0;
+}
+
 /* One command -> one segment.  Returns 0, -1 (out of memory) or an errno
  * that stops the spawn (c->errmsg says why). */
 static int build_segment(spawn_call_t *c, int i)
@@ -221,8 +271,11 @@ static int build_segment(spawn_call_t *c, int i)
     cmd_info_t ci;
     int err, erc;
 
-    read_info(c->parent, cmd, &ci);
-    if (ci.host != NULL && !host_is_here(c->parent, ci.host)) {
+    read_info(c->parent, cmd, c->share, &ci);
+    if (ci.host != NULL && c->node != NULL) { /* the hub places by it */
+        if (!c->share && (err = hosts_to_nodes(c, ci.host)) != 0)
+            return err;
+    } else if (ci.host != NULL && !host_is_here(c->parent, ci.host)) {
         snprintf(c->errmsg, sizeof(c->errmsg), "host '%s' is not this node (%s): pmigate runs one node",
                  ci.host, pg_run_hostname(pg_job_owner(c->parent)));
         return EHOSTUNREACH;
@@ -335,6 +388,7 @@ static void spawn_call_free(spawn_call_t *c)
 {
     int ncmds = c->so != NULL ? c->so->opts.nsegments : 0;
 
+    free(c->on_nodes);
     for (int i = 0; c->wdirs != NULL && i < ncmds; i++)
         free(c->wdirs[i]);
     free(c->wdirs);
@@ -388,6 +442,110 @@ static int build_segments(spawn_call_t *c)
     return PMIX_SUCCESS;
 }
 
+/* ---- over several nodes ---- */
+
+/* A request the hub answers: the spawner's completion, said as here. */
+typedef struct remote_call {
+    pg_job_t *parent;
+    int rank;
+    pg_spawn_done_fn done;
+    void *cbdata;
+} remote_call_t;
+
+static void remote_done(const pg_spawn_result_t *res, void *arg)
+{
+    remote_call_t *rc = arg;
+
+    if (res->rc != 0)
+        pg_job_log(rc->parent, "spawn refused: %s", res->errmsg ? res->errmsg : "failed");
+    else if (pg_run_opts(pg_job_owner(rc->parent))->verbose)
+        pg_job_log(rc->parent, "rank %d spawned job %s (%d process%s)", rc->rank, res->jobid,
+                   res->nprocs, res->nprocs == 1 ? "" : "es");
+    rc->done(res, rc->cbdata);
+    free(rc);
+}
+
+/* Checked here (request, programs, info keys): the hub places and starts
+ * it, and counts it against --max-procs job-wide.  Returns 0, or -1 when
+ * it could not even be sent (c is then finished by the caller). */
+static int forward(spawn_call_t *c)
+{
+    remote_call_t *rc;
+
+    if (c->node->spawn == NULL) {
+        snprintf(c->errmsg, sizeof(c->errmsg), "spawn is not supported here");
+        return -1;
+    }
+    if ((rc = calloc(1, sizeof(*rc))) == NULL)
+        return -1;
+    *rc = (remote_call_t){ c->parent, c->rank, c->done, c->cbdata };
+    c->node->spawn(c->node->dyn_ctx, c->parent, c->rank, c->req, c->on_nodes, remote_done, rc);
+    return 0;
+}
+
+/* This node's share is launched (pg_job_launched_fn). */
+static void share_launched(int failed, const char *why, void *arg)
+{
+    spawn_call_t *c = arg;
+
+    if (failed < 0)
+        snprintf(c->errmsg, sizeof(c->errmsg), "%s", why != NULL ? why : "launch failed");
+    else if (failed > 0)
+        snprintf(c->errmsg, sizeof(c->errmsg), "%d of the %d spawned process%s could not start",
+                 failed, c->total, c->total == 1 ? "" : "es");
+    c->share_done(c->cbdata, failed == 0 ? 0 : -1, c->errcodes, c->total,
+                  failed == 0 ? NULL : c->errmsg);
+    spawn_call_free(c);
+}
+
+void pg_spawn_share(pg_job_t *parent, int rank, int jobno, const pg_job_node_t *node,
+                    const pg_spawn_req_t *req, pg_spawn_share_fn done, void *arg)
+{
+    spawn_call_t *c = calloc(1, sizeof(*c));
+    const pg_run_opts_t *ro = pg_run_opts(pg_job_owner(parent));
+    const char *why = "out of memory";
+    spawn_opts_t *so;
+    char **wdirs;
+
+    if (c == NULL) {
+        done(arg, -1, NULL, 0, "out of memory");
+        return;
+    }
+    *c = (spawn_call_t){ .parent = parent, .rank = rank, .req = req, .node = node, .share = 1,
+                         .share_done = done, .cbdata = arg };
+    snprintf(c->errmsg, sizeof(c->errmsg), "out of memory");
+    if (check_request(c) != 0)
+        goto refuse;
+    c->errcodes = calloc((size_t)c->total, sizeof(*c->errcodes));
+    c->so = calloc(1, sizeof(*c->so));
+    c->wdirs = calloc((size_t)req->ncmds, sizeof(*c->wdirs));
+    if (c->errcodes == NULL || c->so == NULL || c->wdirs == NULL)
+        goto refuse;
+    c->so->opts = (pg_run_opts_t){ .nsegments = req->ncmds, .nprocs = c->total,
+                                   .genv = ro->genv, .ngenv = ro->ngenv,
+                                   .tag_output = ro->tag_output, .verbose = ro->verbose };
+    c->so->opts.segments = calloc((size_t)req->ncmds, sizeof(pg_segment_t));
+    if (c->so->opts.segments == NULL || build_segments(c) != PMIX_SUCCESS)
+        goto refuse;
+    so = c->so;
+    wdirs = c->wdirs;
+    c->so = NULL;
+    c->wdirs = NULL;
+    c->req = NULL;
+    if (pg_job_spawn_share(parent, rank, jobno, node, &so->opts, wdirs, req, c->errcodes, &why,
+                           share_launched, c) == 0)
+        return; /* share_launched tells (it may have already) */
+    snprintf(c->errmsg, sizeof(c->errmsg), "%s", why);
+refuse:
+    for (int i = 0; c->errcodes != NULL && i < c->total; i++)
+        if (c->errcodes[i] == 0)
+            c->errcodes[i] = ECANCELED;
+    done(arg, -1, c->errcodes, c->errcodes != NULL ? c->total : 0, c->errmsg);
+    spawn_call_free(c);
+}
+
+/* ---- the request ---- */
+
 void pg_spawn_start(pg_job_t *parent, int rank, const pg_spawn_req_t *req, pg_spawn_done_fn done,
                     void *cbdata)
 {
@@ -406,14 +564,14 @@ void pg_spawn_start(pg_job_t *parent, int rank, const pg_spawn_req_t *req, pg_sp
         return;
     }
     *c = (spawn_call_t){ .parent = parent, .rank = rank, .req = req, .done = done,
-                         .cbdata = cbdata };
+                         .cbdata = cbdata, .node = pg_job_node(parent) };
     snprintf(c->errmsg, sizeof(c->errmsg), "out of memory");
     if (check_request(c) != 0) {
         rc = PMIX_ERR_BAD_PARAM;
         goto refuse;
     }
     c->errcodes = calloc((size_t)c->total, sizeof(*c->errcodes));
-    if (check_cap(c) != 0) {
+    if (c->node == NULL && check_cap(c) != 0) { /* over several nodes: the hub counts */
         c->refusal = EAGAIN;
         rc = PMIX_ERR_OUT_OF_RESOURCE;
         goto refuse;
@@ -428,6 +586,14 @@ void pg_spawn_start(pg_job_t *parent, int rank, const pg_spawn_req_t *req, pg_sp
     c->so->opts.segments = calloc((size_t)req->ncmds, sizeof(pg_segment_t));
     if (c->so->opts.segments == NULL || (rc = build_segments(c)) != PMIX_SUCCESS)
         goto refuse;
+    if (c->node != NULL) { /* checked: the hub takes it from here */
+        if (forward(c) == 0) {
+            spawn_call_free(c);
+            return;
+        }
+        rc = PMIX_ERR_NOT_SUPPORTED;
+        goto refuse;
+    }
     so = c->so; /* the job's from here on, or freed */
     wdirs = c->wdirs;
     c->so = NULL;

@@ -31,9 +31,25 @@ enum { PG_SPAWN_MAX_PROCS_DEFAULT = 256 };
 
 /* Serves `req` from rank `rank` of `parent` (req is borrowed for the
  * call).  `done` runs once: before this returns when the spawn is refused,
- * else from the loop once every child has exec'd or failed. */
+ * else from the loop once every child has exec'd or failed.  A parent
+ * over several nodes hands the checked request to its nodes' spawn hook
+ * (pg_job_node_t.spawn), which answers. */
 void pg_spawn_start(pg_job_t *parent, int rank, const pg_spawn_req_t *req, pg_spawn_done_fn done,
                     void *cbdata);
+
+/* This node's share of a job spawned over several nodes (`pmigate
+ * proxy`): `done` runs once, with rc 0 when every process of the share
+ * started (none is fine), else -1, errmsg saying why; errcodes[nprocs]
+ * (the whole job's, this node's ranks filled; NULL when out of memory) are
+ * borrowed for the call. */
+typedef void (*pg_spawn_share_fn)(void *arg, int rc, const int *errcodes, int nprocs,
+                                  const char *errmsg);
+/* Builds the share from `req` (borrowed for the call) as pg_spawn_start
+ * builds a job -- programs, working directories and environment checked
+ * here -- and starts it as job `jobno` of `parent`'s run, laid out as
+ * node says (pg_job_spawn_share). */
+void pg_spawn_share(pg_job_t *parent, int rank, int jobno, const pg_job_node_t *node,
+                    const pg_spawn_req_t *req, pg_spawn_share_fn done, void *arg);
 
 /* Frees options pg_spawn_start built (and the strings they hold).  NULL is
  * ignored. */

@@ -12,15 +12,12 @@
 #   - a long job's fences stay the size of their own data: what the host
 #     runtime's processes read and write (the kernel's count, /proc/PID/io)
 #     over 32 fences of 32 KiB per node is at most 2 x 8 times what they do
-#     over 4;
-#   - a spawn the proxy refuses reports a failure code for every process
-#     (PMI-1 spawn_result rc=-1 errcodes=ECANCELED for each of 3).
+#     over 4.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/cluster.sh"
 . "$(dirname "$0")/proxy_lib.sh"
 BIG=$top_builddir/tests/integration/pmix_bigdata
-SCRIPT_PROG=$top_builddir/tests/integration/pmi_script
-proxy_cluster_up pg_data 2 "$BIG" "$SCRIPT_PROG"
+proxy_cluster_up pg_data 2 "$BIG"
 
 # job HOW SECONDS ARGS...: `pmigate proxy ARGS` once on each host under HOW
 # (slurm, mpirun); output in $WORK/out, status in $rc.  PMIGATE_HOST_MAX
@@ -109,24 +106,4 @@ for how in slurm mpirun; do
     fi
 done
 
-# -- a refused spawn: a failure code per process -------------------------------------
-cat >"$WORK/spawn" <<'EOF'
-send1 cmd=init pmi_version=1 pmi_subversion=1
-expect rc=0
-raw mcmd=spawn\nnprocs=3\nexecname=/bin/true\ntotspawns=1\nspawnssofar=1\nargcnt=0\npreput_num=0\ninfo_num=0\nendcmd\n
-expect cmd=spawn_result rc=-1 errcodes=125,125,125
-send1 cmd=barrier_in
-expect barrier_out
-send1 cmd=finalize
-expect finalize_ack
-EOF
-for how in slurm mpirun; do
-    job $how 60 -n 2 "$SCRIPT_PROG" "$WORK/spawn"
-    if [ $rc -eq 0 ] && grep -q "spawn refused" "$WORK/out"; then
-        pass "$how: a refused spawn of 3 answers errcodes=125,125,125 (ECANCELED each), the job goes on"
-    else
-        fail "$how: refused spawn: exit $rc"
-        head -n 10 "$WORK/out"
-    fi
-done
 finish

@@ -15,6 +15,17 @@
  *                       and from the child's own proc), the env and the
  *                       wdir, puts child-<rank>, commits, fences; prints
  *                       "pmix_spawn child R: ok".
+ *   pmix_spawn xnodes N rank 1, in a job over several nodes (`pmigate
+ *                       proxy`), registers for PMIX_EVENT_JOB_END,
+ *                       spawns N children (argv "xchild <its nspace> 1")
+ *                       with PMIX_NOTIFY_COMPLETION, connects to them,
+ *                       waits for their job's end (status 0) and reads
+ *                       each child's key; prints "pmix_spawn xnodes: ok
+ *                       nspace=<ns> hosts=<host of child 0>,<...>".
+ *   pmix_spawn xchild NS R (spawned) checks PMIX_SPAWNED and
+ *                       PMIX_PARENT_ID, puts xchild-<rank> = its host
+ *                       name, commits, fences with its siblings (across
+ *                       nodes, collecting data); prints "pmix_spawn xchild R on HOST: ok".
  * A broken rule is named on stderr and the process exits 1.
  */
 #include <pmix.h>
@@ -22,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static int rank = -1;
@@ -77,6 +89,111 @@ static void child(const pmix_proc_t *me, const char *parent_ns, pmix_rank_t pare
     PMIX_VALUE_DESTRUCT(&val);
     CHECK(PMIx_Fence(NULL, 0, NULL, 0) == PMIX_SUCCESS, "fence");
     printf("pmix_spawn child %d: ok\n", rank);
+}
+
+/* A whole-job fence with PMIX_COLLECT_DATA: across nodes, what makes
+ * every node's keys readable everywhere, and a barrier under every host. */
+static void fence_collecting(const char *what)
+{
+    pmix_info_t collect;
+
+    PMIX_INFO_LOAD(&collect, PMIX_COLLECT_DATA, NULL, PMIX_BOOL);
+    CHECK(PMIx_Fence(NULL, 0, &collect, 1) == PMIX_SUCCESS, "%s", what);
+    PMIX_INFO_DESTRUCT(&collect);
+}
+
+static void xchild(const pmix_proc_t *me, const char *parent_ns, pmix_rank_t parent_rank)
+{
+    pmix_proc_t job = *me;
+    pmix_value_t *v = NULL, val;
+    char key[32], host[256] = "";
+
+    job.rank = PMIX_RANK_WILDCARD;
+    CHECK(PMIx_Get(&job, PMIX_SPAWNED, NULL, 0, &v) == PMIX_SUCCESS && v != NULL &&
+              v->type == PMIX_BOOL && v->data.flag,
+          "PMIX_SPAWNED is not true in a spawned child");
+    PMIX_VALUE_RELEASE(v);
+    check_parent(me, parent_ns, parent_rank);
+    CHECK(gethostname(host, sizeof host - 1) == 0, "gethostname");
+    snprintf(key, sizeof key, "xchild-%d", rank);
+    PMIX_VALUE_LOAD(&val, host, PMIX_STRING);
+    CHECK(PMIx_Put(PMIX_GLOBAL, key, &val) == PMIX_SUCCESS && PMIx_Commit() == PMIX_SUCCESS,
+          "put/commit");
+    PMIX_VALUE_DESTRUCT(&val);
+    fence_collecting("fence with the siblings");
+    printf("pmix_spawn xchild %d on %s: ok\n", rank, host);
+}
+
+static pthread_mutex_t end_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t end_cond = PTHREAD_COND_INITIALIZER;
+static pmix_nspace_t ended_ns;
+static pmix_status_t ended_status = PMIX_ERROR;
+
+static void on_job_end(size_t id, pmix_status_t status, const pmix_proc_t *source,
+                       pmix_info_t info[], size_t ninfo, pmix_info_t *results, size_t nresults,
+                       pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata)
+{
+    (void)id;
+    (void)results;
+    (void)nresults;
+    pthread_mutex_lock(&end_lock);
+    for (size_t i = 0; i < ninfo; i++) {
+        if (PMIX_CHECK_KEY(&info[i], PMIX_JOB_TERM_STATUS) && info[i].value.type == PMIX_STATUS)
+            ended_status = info[i].value.data.status;
+    }
+    if (status == PMIX_EVENT_JOB_END && source != NULL)
+        PMIX_LOAD_NSPACE(ended_ns, source->nspace);
+    pthread_cond_broadcast(&end_cond);
+    pthread_mutex_unlock(&end_lock);
+    if (cbfunc != NULL)
+        cbfunc(PMIX_SUCCESS, NULL, 0, NULL, NULL, cbdata);
+}
+
+/* Rank 1 spawns n children over the job's nodes, hears of their end, then
+ * reads what each put (its host) across nodes. */
+static void xparent(const char *self, const pmix_proc_t *me, int n)
+{
+    char myrank[16], hosts[1024] = "";
+    char *argv[] = { (char *)self, "xchild", (char *)me->nspace, myrank, NULL };
+    pmix_app_t app = { .cmd = (char *)self, .argv = argv, .maxprocs = n };
+    pmix_status_t code = PMIX_EVENT_JOB_END;
+    pmix_info_t notify;
+    pmix_nspace_t ns;
+    pmix_proc_t peers;
+    struct timespec until;
+
+    snprintf(myrank, sizeof myrank, "%u", me->rank);
+    CHECK(PMIx_Register_event_handler(&code, 1, NULL, 0, on_job_end, NULL, NULL) > 0,
+          "register for PMIX_EVENT_JOB_END");
+    PMIX_INFO_LOAD(&notify, PMIX_NOTIFY_COMPLETION, NULL, PMIX_BOOL);
+    CHECK(PMIx_Spawn(&notify, 1, &app, 1, ns) == PMIX_SUCCESS && ns[0] != '\0', "PMIx_Spawn");
+    PMIX_INFO_DESTRUCT(&notify);
+    PMIX_LOAD_PROCID(&peers, ns, PMIX_RANK_WILDCARD);
+    CHECK(PMIx_Connect(&peers, 1, NULL, 0) == PMIX_SUCCESS, "PMIx_Connect to %s", ns);
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 60;
+    pthread_mutex_lock(&end_lock);
+    while (strcmp(ended_ns, ns) != 0 && pthread_cond_timedwait(&end_cond, &end_lock, &until) == 0)
+        ;
+    pthread_mutex_unlock(&end_lock);
+    CHECK(strcmp(ended_ns, ns) == 0, "no PMIX_EVENT_JOB_END for %s", ns);
+    CHECK(ended_status == PMIX_SUCCESS, "%s ended with status %d", ns, ended_status);
+    for (int r = 0; r < n; r++) {
+        char key[32];
+        pmix_proc_t p;
+        pmix_value_t *v = NULL;
+
+        PMIX_LOAD_PROCID(&p, ns, (pmix_rank_t)r);
+        snprintf(key, sizeof key, "xchild-%d", r);
+        CHECK(PMIx_Get(&p, key, NULL, 0, &v) == PMIX_SUCCESS && v != NULL &&
+                  v->type == PMIX_STRING,
+              "%s of %s after connect", key, ns);
+        snprintf(hosts + strlen(hosts), sizeof hosts - strlen(hosts), "%s%s", r ? "," : "",
+                 v->data.string);
+        PMIX_VALUE_RELEASE(v);
+    }
+    CHECK(PMIx_Disconnect(&peers, 1, NULL, 0) == PMIX_SUCCESS, "PMIx_Disconnect");
+    printf("pmix_spawn xnodes: ok nspace=%s hosts=%s\n", ns, hosts);
 }
 
 static pthread_mutex_t nb_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -152,6 +269,12 @@ int main(int argc, char **argv)
     rank = (int)me.rank;
     if (argc > 3 && strcmp(argv[1], "child") == 0) {
         child(&me, argv[2], (pmix_rank_t)strtoul(argv[3], NULL, 10));
+    } else if (argc > 3 && strcmp(argv[1], "xchild") == 0) {
+        xchild(&me, argv[2], (pmix_rank_t)strtoul(argv[3], NULL, 10));
+    } else if (argc > 2 && strcmp(argv[1], "xnodes") == 0) {
+        if (rank == 1)
+            xparent(argv[0], &me, atoi(argv[2]));
+        fence_collecting("fence"); /* the other ranks stay until rank 1 is done */
     } else {
         if (rank == 1)
             parent(argv[0], &me);
