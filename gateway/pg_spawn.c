@@ -442,6 +442,27 @@ static int build_segments(spawn_call_t *c)
     return PMIX_SUCCESS;
 }
 
+/* The call's options, working directories and segments, from its
+ * request (c->errcodes allocated before).  PMIX_SUCCESS, PMIX_ERR_NOMEM,
+ * or build_segments' refusal (c->errmsg says why). */
+static int build_call(spawn_call_t *c)
+{
+    const pg_run_opts_t *ro = pg_run_opts(pg_job_owner(c->parent));
+    int ncmds = c->req->ncmds;
+
+    c->so = calloc(1, sizeof(*c->so));
+    c->wdirs = calloc((size_t)ncmds, sizeof(*c->wdirs));
+    if (c->errcodes == NULL || c->so == NULL || c->wdirs == NULL)
+        return PMIX_ERR_NOMEM;
+    c->so->opts = (pg_run_opts_t){ .nsegments = ncmds, .nprocs = c->total,
+                                   .genv = ro->genv, .ngenv = ro->ngenv,
+                                   .tag_output = ro->tag_output, .verbose = ro->verbose };
+    c->so->opts.segments = calloc((size_t)ncmds, sizeof(pg_segment_t));
+    if (c->so->opts.segments == NULL)
+        return PMIX_ERR_NOMEM;
+    return build_segments(c);
+}
+
 /* ---- over several nodes ---- */
 
 /* A request the hub answers: the spawner's completion, said as here. */
@@ -502,7 +523,6 @@ void pg_spawn_share(pg_job_t *parent, int rank, int jobno, const pg_job_node_t *
                     const pg_spawn_req_t *req, pg_spawn_share_fn done, void *arg)
 {
     spawn_call_t *c = calloc(1, sizeof(*c));
-    const pg_run_opts_t *ro = pg_run_opts(pg_job_owner(parent));
     const char *why = "out of memory";
     spawn_opts_t *so;
     char **wdirs;
@@ -517,15 +537,7 @@ void pg_spawn_share(pg_job_t *parent, int rank, int jobno, const pg_job_node_t *
     if (check_request(c) != 0)
         goto refuse;
     c->errcodes = calloc((size_t)c->total, sizeof(*c->errcodes));
-    c->so = calloc(1, sizeof(*c->so));
-    c->wdirs = calloc((size_t)req->ncmds, sizeof(*c->wdirs));
-    if (c->errcodes == NULL || c->so == NULL || c->wdirs == NULL)
-        goto refuse;
-    c->so->opts = (pg_run_opts_t){ .nsegments = req->ncmds, .nprocs = c->total,
-                                   .genv = ro->genv, .ngenv = ro->ngenv,
-                                   .tag_output = ro->tag_output, .verbose = ro->verbose };
-    c->so->opts.segments = calloc((size_t)req->ncmds, sizeof(pg_segment_t));
-    if (c->so->opts.segments == NULL || build_segments(c) != PMIX_SUCCESS)
+    if (build_call(c) != PMIX_SUCCESS)
         goto refuse;
     so = c->so;
     wdirs = c->wdirs;
@@ -550,7 +562,6 @@ void pg_spawn_start(pg_job_t *parent, int rank, const pg_spawn_req_t *req, pg_sp
                     void *cbdata)
 {
     spawn_call_t *c = calloc(1, sizeof(*c));
-    const pg_run_opts_t *ro = pg_run_opts(pg_job_owner(parent));
     const char *why = NULL;
     spawn_opts_t *so;
     char **wdirs;
@@ -576,15 +587,7 @@ void pg_spawn_start(pg_job_t *parent, int rank, const pg_spawn_req_t *req, pg_sp
         rc = PMIX_ERR_OUT_OF_RESOURCE;
         goto refuse;
     }
-    c->so = calloc(1, sizeof(*c->so));
-    c->wdirs = calloc((size_t)req->ncmds, sizeof(*c->wdirs));
-    if (c->errcodes == NULL || c->so == NULL || c->wdirs == NULL)
-        goto refuse;
-    c->so->opts = (pg_run_opts_t){ .nsegments = req->ncmds, .nprocs = c->total,
-                                   .genv = ro->genv, .ngenv = ro->ngenv,
-                                   .tag_output = ro->tag_output, .verbose = ro->verbose };
-    c->so->opts.segments = calloc((size_t)req->ncmds, sizeof(pg_segment_t));
-    if (c->so->opts.segments == NULL || (rc = build_segments(c)) != PMIX_SUCCESS)
+    if ((rc = build_call(c)) != PMIX_SUCCESS)
         goto refuse;
     if (c->node != NULL) { /* checked: the hub takes it from here */
         if (forward(c) == 0) {

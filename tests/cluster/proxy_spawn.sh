@@ -71,31 +71,32 @@ for how in slurm mpirun; do
 done
 
 # -- PMI-1 spawn, --max-procs for the whole job --------------------------------------
-SPAWN1='raw mcmd=spawn\nnprocs=2\nexecname=/bin/true\ntotspawns=1\nspawnssofar=1\nargcnt=0\npreput_num=0\ninfo_num=0\nendcmd\n'
-cat >"$WORK/spawn.0" <<EOF
-send1 cmd=init pmi_version=1 pmi_subversion=1
-expect rc=0
-$SPAWN1
-expect cmd=spawn_result rc=0
-send1 cmd=barrier_in
-expect barrier_out
-send1 cmd=barrier_in
-expect barrier_out
-send1 cmd=finalize
-expect finalize_ack
-EOF
-cat >"$WORK/spawn.1" <<EOF
-send1 cmd=init pmi_version=1 pmi_subversion=1
-expect rc=0
-send1 cmd=barrier_in
-expect barrier_out
-$SPAWN1
-expect cmd=spawn_result rc=-1 errcodes=11,11
-send1 cmd=barrier_in
-expect barrier_out
-send1 cmd=finalize
-expect finalize_ack
-EOF
+# pmi1_script FILE LINES...: a PMI-1 rank's script (pmi_script): init,
+# LINES (the word "barrier" stands for a barrier), finalize.
+pmi1_script() {
+    f=$1
+    shift
+    {
+        printf '%s\n' "send1 cmd=init pmi_version=1 pmi_subversion=1" "expect rc=0"
+        for line in "$@"; do
+            if [ "$line" = barrier ]; then
+                printf '%s\n' "send1 cmd=barrier_in" "expect barrier_out"
+            else
+                printf '%s\n' "$line"
+            fi
+        done
+        printf '%s\n' "send1 cmd=finalize" "expect finalize_ack"
+    } >"$f"
+}
+# spawn1 NPROCS PROGRAM [INFO_KEY INFO_VAL]: a PMI-1 spawn block, raw.
+spawn1() {
+    info='info_num=0'
+    [ $# -gt 2 ] && info="info_num=1\ninfo_key_0=$3\ninfo_val_0=$4"
+    printf '%s\n' "raw mcmd=spawn\nnprocs=$1\nexecname=$2\ntotspawns=1\nspawnssofar=1\nargcnt=0\npreput_num=0\n$info\nendcmd\n"
+}
+pmi1_script "$WORK/spawn.0" "$(spawn1 2 /bin/true)" "expect cmd=spawn_result rc=0" barrier barrier
+pmi1_script "$WORK/spawn.1" barrier "$(spawn1 2 /bin/true)" \
+    "expect cmd=spawn_result rc=-1 errcodes=11,11" barrier
 for how in slurm mpirun; do
     job $how 60 --max-procs 3 -n 2 "$SCRIPT_PROG" "$WORK/spawn.%r"
     if [ $rc -eq 0 ] &&
@@ -109,26 +110,10 @@ done
 
 # -- PMI-1 spawn, host= ------------------------------------------------------------
 HOST2=$(cluster_on 2 hostname)
-cat >"$WORK/host.0" <<EOF
-send1 cmd=init pmi_version=1 pmi_subversion=1
-expect rc=0
-raw mcmd=spawn\nnprocs=2\nexecname=/bin/hostname\ntotspawns=1\nspawnssofar=1\nargcnt=0\npreput_num=0\ninfo_num=1\ninfo_key_0=host\ninfo_val_0=$HOST2\nendcmd\n
-expect cmd=spawn_result rc=0
-raw mcmd=spawn\nnprocs=2\nexecname=/bin/true\ntotspawns=1\nspawnssofar=1\nargcnt=0\npreput_num=0\ninfo_num=1\ninfo_key_0=host\ninfo_val_0=pg-no-such-host\nendcmd\n
-expect cmd=spawn_result rc=-1 errcodes=113,113
-send1 cmd=barrier_in
-expect barrier_out
-send1 cmd=finalize
-expect finalize_ack
-EOF
-cat >"$WORK/host.1" <<EOF
-send1 cmd=init pmi_version=1 pmi_subversion=1
-expect rc=0
-send1 cmd=barrier_in
-expect barrier_out
-send1 cmd=finalize
-expect finalize_ack
-EOF
+pmi1_script "$WORK/host.0" "$(spawn1 2 /bin/hostname host "$HOST2")" "expect cmd=spawn_result rc=0" \
+    "$(spawn1 2 /bin/true host pg-no-such-host)" "expect cmd=spawn_result rc=-1 errcodes=113,113" \
+    barrier
+pmi1_script "$WORK/host.1" barrier
 for how in slurm mpirun; do
     job $how 60 --tag-output -n 2 "$SCRIPT_PROG" "$WORK/host.%r"
     on2=$(grep -c "^\[1\.[01]\] $HOST2\$" "$WORK/out")
