@@ -3,9 +3,13 @@
 # PMI2_Job_Spawn request to its reply, for 1, 8 and 64 children of the same
 # Slurm-libpmi2 program (tests/progs/pmi2_spawn bench N: rank 0 of a 1-rank
 # job spawns N children of itself, which init, read the preput, put, fence
-# and finalize), under `pmigate run` and under mpiexec.hydra, in one run.
-# Prints the median of BENCH_REPS runs of each and the ratio pmigate/hydra;
-# writes the table to $PG_BUILD/bench/spawn.txt.
+# and finalize), under `pmigate run` and under mpiexec.hydra, in one run;
+# and across nodes: rank 0 of a 2-rank job over 2 hosts of the cluster in a
+# box (tests/cluster/cluster.sh; `pmigate proxy` under mpirun, one per
+# host), whose children node 0 places over both hosts and both proxies
+# start.  Prints the median of BENCH_REPS runs of each and the ratios
+# pmigate/hydra and 2 nodes/1 node; writes the table to
+# $PG_BUILD/bench/spawn.txt.  BENCH_SPAWN_NODES=0 leaves the cluster out.
 #
 # The two replies do not promise the same thing: pmigate answers once every
 # child has exec'd (or failed, with its errno in errcodes), hydra once it
@@ -46,15 +50,32 @@ median() {
     sort -g | awk '{a[NR]=$1} END {if (NR) {m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; printf "%.0f\n", m}}'
 }
 
+ratio() {
+    awk -v a="${1:-0}" -v b="${2:-0}" 'BEGIN {if (a > 0 && b > 0) printf "%.2f", a / b; else print "-"}'
+}
+
+# the cluster in a box, 2 hosts (needs root and its tools; else no column)
+nodes=${BENCH_SPAWN_NODES-1}
+if [ "$nodes" != 0 ]; then
+    top=$(cd "$(dirname "$0")/../.." && pwd)
+    . "$top/tests/cluster/cluster.sh"
+    cluster_up 2 >/dev/null 2>&1 || { nodes=0; echo "spawn: the cluster in a box does not start: no 2-node column"; }
+fi
+
 {
     printf '# spawn latency (PMI2_Job_Spawn request -> reply), Slurm libpmi2, median of %s\n' "$reps"
-    printf '%8s | %12s | %12s | %8s\n' "children" "pmigate us" "hydra us" "ratio"
+    printf '%8s | %12s | %12s | %8s | %14s | %8s\n' "children" "pmigate us" "hydra us" "ratio" \
+        "2 nodes us" "2n/1n"
 } | tee "$results"
 for n in $counts; do
     pg=$(for r in $(seq "$reps"); do one_run "$pmigate" run --max-procs "$n" -n 1 "$prog" bench "$n"; done | median)
-    hy=""
+    hy="" xn=""
     [ -n "$hydra" ] && hy=$(for r in $(seq "$reps"); do one_run "$hydra" -n 1 "$prog" bench "$n"; done | median)
-    ratio=$(awk -v a="${pg:-0}" -v b="${hy:-0}" 'BEGIN {if (a > 0 && b > 0) printf "%.2f", a / b; else print "-"}')
-    printf '%8s | %12s | %12s | %8s\n' "$n" "${pg:--}" "${hy:--}" "$ratio" | tee -a "$results"
+    [ "$nodes" != 0 ] && xn=$(for r in $(seq "$reps"); do
+        one_run "$CLUSTER_MPIRUN" -np 2 --map-by ppr:1:node "$pmigate" proxy --max-procs "$n" -n 2 \
+            "$prog" bench "$n"
+    done | median)
+    printf '%8s | %12s | %12s | %8s | %14s | %8s\n' "$n" "${pg:--}" "${hy:--}" "$(ratio "$pg" "$hy")" \
+        "${xn:--}" "$(ratio "$xn" "$pg")" | tee -a "$results"
 done
 [ -n "$hydra" ] || echo "(mpiexec.hydra not installed: ./dev deps brings mpich)" | tee -a "$results"
