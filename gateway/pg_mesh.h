@@ -57,8 +57,7 @@ enum pg_mesh_type {
     /* job data (direct modex, subset fences): 112.. */
     PG_MESH_DATA_FIRST = 112,
 
-    /* dynamic jobs (groups, spawn, connect): 144.. (pg_proxy_spawn.c,
-     * pg_proxy_group.c) */
+    /* dynamic jobs (groups, spawn, connect): 144.. (pg_proxy_spawn.c) */
     PG_MESH_DYN_FIRST = 144,
     PG_MESH_SPAWN_REQ = PG_MESH_DYN_FIRST, /* a rank's spawn, to the hub */
     PG_MESH_SPAWN_START,    /* placed by the hub: every running node builds its share */
