@@ -136,16 +136,16 @@ static int queue_here(proxy_dyn_t *d, unsigned type, const void *body, size_t le
     return evtimer_add(d->drain, &now);
 }
 
-int proxy_dyn_send(proxy_t *p, uint32_t dst, unsigned type, const pg_wbuf_t *b)
+int proxy_dyn_send(proxy_t *p, uint32_t dst, unsigned type, const pg_mesh_wr_t *b)
 {
     int rc = 0;
 
-    if (p->dyn == NULL || b->failed)
+    if (p->dyn == NULL || b->bad)
         return -1;
     if (dst == PG_MESH_ALL || dst == (uint32_t)p->nodeid)
-        rc = queue_here(p->dyn, type, b->data, b->len);
+        rc = queue_here(p->dyn, type, b->buf, b->len);
     if (rc == 0 && dst != (uint32_t)p->nodeid && p->mesh != NULL)
-        rc = pg_mesh_send(p->mesh, dst, type, b->data, b->len);
+        rc = pg_mesh_send(p->mesh, dst, type, b->buf, b->len);
     else if (dst != (uint32_t)p->nodeid && dst != PG_MESH_ALL && p->mesh == NULL)
         rc = -1; /* one node: nobody else */
     return rc;

@@ -117,7 +117,7 @@ int proxy_dyn_on(proxy_t *p, unsigned type, proxy_msg_fn fn);
 /* b's body to node `dst`, this one included (queued for the loop's next
  * turn), or to every node with PG_MESH_ALL (this one too).  0, or -1 when
  * it cannot go (b failed, dst unreachable). */
-int proxy_dyn_send(proxy_t *p, uint32_t dst, unsigned type, const pg_wbuf_t *b);
+int proxy_dyn_send(proxy_t *p, uint32_t dst, unsigned type, const pg_mesh_wr_t *b);
 
 /* pg_proxy_spawn.c: spawn across nodes.  Set up before the mesh comes
  * up, after pg_proxy_dyn.c (0 or -1); the node's ranks are all gone (pending spawns fail, the hub

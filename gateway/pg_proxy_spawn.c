@@ -122,7 +122,7 @@ void proxy_spawn_request(void *ctx, pg_job_t *parent, int rank, const pg_spawn_r
     proxy_t *p = ctx;
     proxy_spawn_t *s = p->spawn;
     pending_t *pd = calloc(1, sizeof(*pd));
-    pg_wbuf_t b = { 0 };
+    pg_mesh_wr_t b = { 0 };
 
     if (pd == NULL) {
         pg_spawn_result_t res = { .rc = PMIX_ERR_NOMEM, .errmsg = "out of memory" };
@@ -133,10 +133,10 @@ void proxy_spawn_request(void *ctx, pg_job_t *parent, int rank, const pg_spawn_r
     *pd = (pending_t){ .id = ++s->next_req, .done = done, .cbdata = cbdata };
     for (int i = 0; i < req->ncmds; i++)
         pd->nprocs += req->cmds[i].maxprocs;
-    pg_wbuf_u32(&b, pd->id);
-    pg_wbuf_str(&b, pg_job_kvsname(parent));
-    pg_wbuf_i32(&b, rank);
-    pg_wbuf_blob(&b, on_nodes, on_nodes != NULL ? (size_t)p->nnodes : 0);
+    pg_mesh_wr_u32(&b, pd->id);
+    pg_msgbuf_wr_nstr(&b, pg_job_kvsname(parent));
+    pg_msgbuf_wr_i32(&b, rank);
+    pg_mesh_wr_bytes(&b, on_nodes, on_nodes != NULL ? (size_t)p->nnodes : 0);
     pg_spawn_wire_pack(&b, req);
     if (proxy_dyn_send(p, 0, PG_MESH_SPAWN_REQ, &b) != 0) {
         answer_failed(pd, PMIX_ERR_UNREACH, "the job's hub (node 0) cannot be reached",
@@ -145,7 +145,7 @@ void proxy_spawn_request(void *ctx, pg_job_t *parent, int rank, const pg_spawn_r
         pd->next = s->pending;
         s->pending = pd;
     }
-    pg_wbuf_free(&b);
+    pg_mesh_wr_free(&b);
 }
 
 static pending_t *pending_take(proxy_spawn_t *s, uint32_t id)
@@ -169,19 +169,19 @@ static pending_t *pending_take(proxy_spawn_t *s, uint32_t id)
 static void hub_refuse(proxy_t *p, uint32_t requester, uint32_t reqid, int rc, int nprocs,
                        int err, const char *errmsg)
 {
-    pg_wbuf_t b = { 0 };
+    pg_mesh_wr_t b = { 0 };
 
-    pg_wbuf_u32(&b, 0);
-    pg_wbuf_u32(&b, requester);
-    pg_wbuf_u32(&b, reqid);
-    pg_wbuf_i32(&b, rc);
-    pg_wbuf_str(&b, errmsg);
-    pg_wbuf_str(&b, NULL);
-    pg_wbuf_u32(&b, (uint32_t)nprocs);
+    pg_mesh_wr_u32(&b, 0);
+    pg_mesh_wr_u32(&b, requester);
+    pg_mesh_wr_u32(&b, reqid);
+    pg_msgbuf_wr_i32(&b, rc);
+    pg_msgbuf_wr_nstr(&b, errmsg);
+    pg_msgbuf_wr_nstr(&b, NULL);
+    pg_mesh_wr_u32(&b, (uint32_t)nprocs);
     for (int i = 0; i < nprocs; i++)
-        pg_wbuf_i32(&b, err);
+        pg_msgbuf_wr_i32(&b, err);
     (void)proxy_dyn_send(p, requester, PG_MESH_SPAWN_SETTLED, &b);
-    pg_wbuf_free(&b);
+    pg_mesh_wr_free(&b);
 }
 
 /* The children over the running nodes `allowed` (NULL: all) lets: each
@@ -232,24 +232,24 @@ static hjob_t *hjob_new(proxy_spawn_t *s, int nprocs)
     return h;
 }
 
-/* START to every running node: the job, its layout, the request as sent. */
+/* START to every running node: the job, its layout, the request. */
 static int hub_start(proxy_t *p, hjob_t *h, const char *parent, int parent_rank,
-                     const void *req, size_t reqlen)
+                     const pg_spawn_req_t *req)
 {
     proxy_spawn_t *s = p->spawn;
-    pg_wbuf_t b = { 0 };
+    pg_mesh_wr_t b = { 0 };
     int rc = 0;
 
-    pg_wbuf_u32(&b, (uint32_t)h->jobno);
-    pg_wbuf_str(&b, h->kvsname);
-    pg_wbuf_u32(&b, h->requester);
-    pg_wbuf_u32(&b, h->reqid);
-    pg_wbuf_str(&b, parent);
-    pg_wbuf_i32(&b, parent_rank);
-    pg_wbuf_u32(&b, (uint32_t)p->nnodes);
+    pg_mesh_wr_u32(&b, (uint32_t)h->jobno);
+    pg_msgbuf_wr_nstr(&b, h->kvsname);
+    pg_mesh_wr_u32(&b, h->requester);
+    pg_mesh_wr_u32(&b, h->reqid);
+    pg_msgbuf_wr_nstr(&b, parent);
+    pg_msgbuf_wr_i32(&b, parent_rank);
+    pg_mesh_wr_u32(&b, (uint32_t)p->nnodes);
     for (int n = 0; n < p->nnodes; n++)
-        pg_wbuf_u32(&b, (uint32_t)h->counts[n]);
-    pg_wbuf_raw(&b, req, reqlen);
+        pg_mesh_wr_u32(&b, (uint32_t)h->counts[n]);
+    pg_spawn_wire_pack(&b, req);
     for (int n = 0; n < p->nnodes; n++) {
         if (!s->running[n])
             continue;
@@ -260,7 +260,7 @@ static int hub_start(proxy_t *p, hjob_t *h, const char *parent, int parent_rank,
             rc = -1;
         }
     }
-    pg_wbuf_free(&b);
+    pg_mesh_wr_free(&b);
     return rc;
 }
 
@@ -269,21 +269,17 @@ static void hub_settle(proxy_t *p, hjob_t *h);
 static void on_req(proxy_t *p, int src, const void *body, size_t len)
 {
     proxy_spawn_t *s = p->spawn;
-    pg_rbuf_t r = pg_rbuf(body, len);
-    uint32_t reqid = pg_rbuf_u32(&r);
-    char *parent = pg_rbuf_str(&r), errmsg[ERRMSG_MAX];
-    int parent_rank = pg_rbuf_i32(&r);
-    size_t masklen, reqlen;
-    const unsigned char *mask = pg_rbuf_blob(&r, &masklen);
-    const void *reqbytes;
-    pg_rbuf_t rr;
+    pg_mesh_rd_t r = pg_mesh_rd(body, len);
+    uint32_t reqid = pg_mesh_rd_u32(&r);
+    char *parent = pg_msgbuf_rd_nstr(&r), errmsg[ERRMSG_MAX];
+    int parent_rank = pg_msgbuf_rd_i32(&r);
+    size_t masklen;
+    const unsigned char *mask = pg_mesh_rd_bytes(&r, &masklen);
     pg_spawn_wire_t w;
     hjob_t *h = NULL;
 
-    reqbytes = pg_rbuf_rest(&r, &reqlen);
-    rr = pg_rbuf(reqbytes, reqlen);
-    if (p->nodeid != 0 || r.failed || parent == NULL ||
-        (masklen != 0 && masklen != (size_t)p->nnodes) || pg_spawn_wire_unpack(&rr, &w) != 0) {
+    if (p->nodeid != 0 || r.bad || parent == NULL ||
+        (masklen != 0 && masklen != (size_t)p->nnodes) || pg_spawn_wire_unpack(&r, &w) != 0) {
         spawn_log_node(p, "%s", "a spawn request from another node could not be read: refused");
         hub_refuse(p, (uint32_t)src, reqid, PMIX_ERR_BAD_PARAM, 0, 0, "unreadable request");
         goto out_parent;
@@ -316,7 +312,7 @@ static void on_req(proxy_t *p, int src, const void *body, size_t len)
         s->load[n] += h->counts[n];
     h->next = s->hjobs;
     s->hjobs = h;
-    if (hub_start(p, h, parent, parent_rank, reqbytes, reqlen) != 0) {
+    if (hub_start(p, h, parent, parent_rank, &w.req) != 0) {
         h->failed = true;
         snprintf(h->errmsg, sizeof(h->errmsg), "a node of the job cannot be reached");
     }
@@ -344,7 +340,7 @@ static bool hjob_all_ended(const proxy_t *p, const hjob_t *h)
 static void hub_settle(proxy_t *p, hjob_t *h)
 {
     proxy_spawn_t *s = p->spawn;
-    pg_wbuf_t b = { 0 };
+    pg_mesh_wr_t b = { 0 };
     int rc = h->failed ? (h->exec_failed ? PMIX_ERR_NOT_FOUND : PMIX_ERROR) : PMIX_SUCCESS;
 
     h->settled = true;
@@ -361,15 +357,15 @@ static void hub_settle(proxy_t *p, hjob_t *h)
         if (h->errmsg[0] == '\0')
             snprintf(h->errmsg, sizeof(h->errmsg), "the spawn failed on a node of the job");
     }
-    pg_wbuf_u32(&b, (uint32_t)h->jobno);
-    pg_wbuf_u32(&b, h->requester);
-    pg_wbuf_u32(&b, h->reqid);
-    pg_wbuf_i32(&b, rc);
-    pg_wbuf_str(&b, h->failed ? h->errmsg : NULL);
-    pg_wbuf_str(&b, h->kvsname);
-    pg_wbuf_u32(&b, (uint32_t)h->nprocs);
+    pg_mesh_wr_u32(&b, (uint32_t)h->jobno);
+    pg_mesh_wr_u32(&b, h->requester);
+    pg_mesh_wr_u32(&b, h->reqid);
+    pg_msgbuf_wr_i32(&b, rc);
+    pg_msgbuf_wr_nstr(&b, h->failed ? h->errmsg : NULL);
+    pg_msgbuf_wr_nstr(&b, h->kvsname);
+    pg_mesh_wr_u32(&b, (uint32_t)h->nprocs);
     for (int i = 0; i < h->nprocs; i++)
-        pg_wbuf_i32(&b, h->errcodes[i]);
+        pg_msgbuf_wr_i32(&b, h->errcodes[i]);
     if (!h->failed) {
         (void)proxy_dyn_send(p, h->requester, PG_MESH_SPAWN_SETTLED, &b);
         if (hjob_all_ended(p, h)) /* it ran and ended before the last node answered */
@@ -379,13 +375,13 @@ static void hub_settle(proxy_t *p, hjob_t *h)
             if (n == (int)h->requester || (s->running[n] && h->counts[n] > 0))
                 (void)proxy_dyn_send(p, (uint32_t)n, PG_MESH_SPAWN_SETTLED, &b);
     }
-    pg_wbuf_free(&b);
+    pg_mesh_wr_free(&b);
 }
 
 /* Node `src` answered START: its share's errcodes, and how many of its
  * processes it forked. */
 static void hub_launched(proxy_t *p, hjob_t *h, int src, int rc, int started, const char *errmsg,
-                         uint32_t first, uint32_t n, pg_rbuf_t *r)
+                         uint32_t first, uint32_t n, pg_mesh_rd_t *r)
 {
     if (!h->asked[src])
         return;
@@ -393,9 +389,9 @@ static void hub_launched(proxy_t *p, hjob_t *h, int src, int rc, int started, co
     h->nasked--;
     h->started += started;
     for (uint32_t i = 0; i < n && first + i < (uint32_t)h->nprocs; i++) {
-        int err = pg_rbuf_i32(r);
+        int err = pg_msgbuf_rd_i32(r);
 
-        if (err != 0 && !r->failed)
+        if (err != 0 && !r->bad)
             h->errcodes[first + i] = err;
     }
     if (rc != 0) {
@@ -410,14 +406,14 @@ static void hub_launched(proxy_t *p, hjob_t *h, int src, int rc, int started, co
 
 static void on_launched(proxy_t *p, int src, const void *body, size_t len)
 {
-    pg_rbuf_t r = pg_rbuf(body, len);
-    int jobno = (int)pg_rbuf_u32(&r);
-    int rc = pg_rbuf_i32(&r), started = pg_rbuf_i32(&r);
-    char *errmsg = pg_rbuf_str(&r);
-    uint32_t first = pg_rbuf_u32(&r), n = pg_rbuf_count(&r, 4);
+    pg_mesh_rd_t r = pg_mesh_rd(body, len);
+    int jobno = (int)pg_mesh_rd_u32(&r);
+    int rc = pg_msgbuf_rd_i32(&r), started = pg_msgbuf_rd_i32(&r);
+    char *errmsg = pg_msgbuf_rd_nstr(&r);
+    uint32_t first = pg_mesh_rd_u32(&r), n = pg_msgbuf_rd_count(&r, 4);
     hjob_t *h = spawn_hjob_find(p->spawn, jobno);
 
-    if (h != NULL && !r.failed && p->nodeid == 0)
+    if (h != NULL && !r.bad && p->nodeid == 0)
         hub_launched(p, h, src, rc, started, errmsg, first, n, &r);
     free(errmsg);
 }
@@ -430,18 +426,18 @@ static void on_launched(proxy_t *p, int src, const void *body, size_t len)
 static void report_launched(proxy_t *p, int jobno, int rc, int started, const char *errmsg,
                             const int *errcodes, int first, int n)
 {
-    pg_wbuf_t b = { 0 };
+    pg_mesh_wr_t b = { 0 };
 
-    pg_wbuf_u32(&b, (uint32_t)jobno);
-    pg_wbuf_i32(&b, rc);
-    pg_wbuf_i32(&b, started);
-    pg_wbuf_str(&b, errmsg);
-    pg_wbuf_u32(&b, (uint32_t)first);
-    pg_wbuf_u32(&b, errcodes != NULL ? (uint32_t)n : 0);
+    pg_mesh_wr_u32(&b, (uint32_t)jobno);
+    pg_msgbuf_wr_i32(&b, rc);
+    pg_msgbuf_wr_i32(&b, started);
+    pg_msgbuf_wr_nstr(&b, errmsg);
+    pg_mesh_wr_u32(&b, (uint32_t)first);
+    pg_mesh_wr_u32(&b, errcodes != NULL ? (uint32_t)n : 0);
     for (int i = 0; errcodes != NULL && i < n; i++)
-        pg_wbuf_i32(&b, errcodes[first + i]);
+        pg_msgbuf_wr_i32(&b, errcodes[first + i]);
     (void)proxy_dyn_send(p, 0, PG_MESH_SPAWN_LAUNCHED, &b);
-    pg_wbuf_free(&b);
+    pg_mesh_wr_free(&b);
 }
 
 /* pg_spawn_share's answer. */
@@ -483,13 +479,13 @@ static xjob_t *xjob_new(proxy_t *p, int jobno, const char *kvsname, const int *c
 
 static void on_start(proxy_t *p, int src, const void *body, size_t len)
 {
-    pg_rbuf_t r = pg_rbuf(body, len);
-    int jobno = (int)pg_rbuf_u32(&r);
-    char *kvsname = pg_rbuf_str(&r);
-    uint32_t requester = pg_rbuf_u32(&r), reqid = pg_rbuf_u32(&r);
-    char *parent_name = pg_rbuf_str(&r);
-    int parent_rank = pg_rbuf_i32(&r);
-    uint32_t nnodes = pg_rbuf_count(&r, 4);
+    pg_mesh_rd_t r = pg_mesh_rd(body, len);
+    int jobno = (int)pg_mesh_rd_u32(&r);
+    char *kvsname = pg_msgbuf_rd_nstr(&r);
+    uint32_t requester = pg_mesh_rd_u32(&r), reqid = pg_mesh_rd_u32(&r);
+    char *parent_name = pg_msgbuf_rd_nstr(&r);
+    int parent_rank = pg_msgbuf_rd_i32(&r);
+    uint32_t nnodes = pg_msgbuf_rd_count(&r, 4);
     int *counts = calloc(nnodes > 0 ? nnodes : 1, sizeof(*counts));
     pg_job_t *parent = NULL;
     pg_spawn_wire_t w = { 0 };
@@ -498,8 +494,8 @@ static void on_start(proxy_t *p, int src, const void *body, size_t len)
     (void)requester;
     (void)reqid;
     for (uint32_t n = 0; counts != NULL && n < nnodes; n++)
-        counts[n] = (int)pg_rbuf_u32(&r);
-    if (src != 0 || r.failed || kvsname == NULL || parent_name == NULL || counts == NULL ||
+        counts[n] = (int)pg_mesh_rd_u32(&r);
+    if (src != 0 || r.bad || kvsname == NULL || parent_name == NULL || counts == NULL ||
         nnodes != (uint32_t)p->nnodes || pg_spawn_wire_unpack(&r, &w) != 0) {
         spawn_log_node(p, "%s", "a spawn from the hub could not be read");
         if (jobno > 0)
@@ -528,19 +524,19 @@ out:
 static void on_settled(proxy_t *p, int src, const void *body, size_t len)
 {
     proxy_spawn_t *s = p->spawn;
-    pg_rbuf_t r = pg_rbuf(body, len);
-    int jobno = (int)pg_rbuf_u32(&r);
-    uint32_t requester = pg_rbuf_u32(&r), reqid = pg_rbuf_u32(&r);
-    int rc = pg_rbuf_i32(&r);
-    char *errmsg = pg_rbuf_str(&r), *jobid = pg_rbuf_str(&r);
-    uint32_t nprocs = pg_rbuf_count(&r, 4);
+    pg_mesh_rd_t r = pg_mesh_rd(body, len);
+    int jobno = (int)pg_mesh_rd_u32(&r);
+    uint32_t requester = pg_mesh_rd_u32(&r), reqid = pg_mesh_rd_u32(&r);
+    int rc = pg_msgbuf_rd_i32(&r);
+    char *errmsg = pg_msgbuf_rd_nstr(&r), *jobid = pg_msgbuf_rd_nstr(&r);
+    uint32_t nprocs = pg_msgbuf_rd_count(&r, 4);
     int *codes = calloc(nprocs > 0 ? nprocs : 1, sizeof(*codes));
     xjob_t *x = jobno > 0 ? spawn_xjob_find(s, jobno) : NULL;
     pending_t *pd;
 
     for (uint32_t i = 0; codes != NULL && i < nprocs; i++)
-        codes[i] = pg_rbuf_i32(&r);
-    if (src != 0 || r.failed || codes == NULL)
+        codes[i] = pg_msgbuf_rd_i32(&r);
+    if (src != 0 || r.bad || codes == NULL)
         goto out;
     if (rc != 0 && x != NULL && x->job != NULL && p->run != NULL)
         pg_job_take_back(x->job);
@@ -563,20 +559,20 @@ out:
 void proxy_spawn_ended(void *ctx, pg_job_t *job, int failed_rank, int failed_code)
 {
     proxy_t *p = ctx;
-    pg_wbuf_t b = { 0 };
+    pg_mesh_wr_t b = { 0 };
 
-    pg_wbuf_u32(&b, (uint32_t)pg_job_jobno(job));
-    pg_wbuf_i32(&b, failed_rank);
-    pg_wbuf_i32(&b, failed_code);
+    pg_mesh_wr_u32(&b, (uint32_t)pg_job_jobno(job));
+    pg_msgbuf_wr_i32(&b, failed_rank);
+    pg_msgbuf_wr_i32(&b, failed_code);
     (void)proxy_dyn_send(p, 0, PG_MESH_SPAWN_ENDED, &b);
-    pg_wbuf_free(&b);
+    pg_mesh_wr_free(&b);
 }
 
 /* Every node's share of h ended: PMIX_EVENT_JOB_END, when asked for, to
  * every node (each tells its own processes of the spawner's job). */
 static void hub_job_over(proxy_t *p, hjob_t *h)
 {
-    pg_wbuf_t b = { 0 };
+    pg_mesh_wr_t b = { 0 };
     int status = h->failed_rank < 0 ? 0
                  : h->failed_code != 0 ? h->failed_code
                                        : PMIX_ERR_JOB_TERM_WO_SYNC;
@@ -584,12 +580,12 @@ static void hub_job_over(proxy_t *p, hjob_t *h)
     h->end_told = true;
     if (!h->notify_end || (status == 0 && h->silent_ok) || h->failed)
         return;
-    pg_wbuf_u32(&b, (uint32_t)h->jobno);
-    pg_wbuf_i32(&b, status);
-    pg_wbuf_i32(&b, h->failed_rank);
-    pg_wbuf_i32(&b, h->failed_code);
+    pg_mesh_wr_u32(&b, (uint32_t)h->jobno);
+    pg_msgbuf_wr_i32(&b, status);
+    pg_msgbuf_wr_i32(&b, h->failed_rank);
+    pg_msgbuf_wr_i32(&b, h->failed_code);
     (void)proxy_dyn_send(p, PG_MESH_ALL, PG_MESH_SPAWN_JOB_END, &b);
-    pg_wbuf_free(&b);
+    pg_mesh_wr_free(&b);
 }
 
 /* Node n's share of h ended (first failure `rank`, `code`, or -1). */
@@ -609,26 +605,26 @@ static void hub_share_ended(proxy_t *p, hjob_t *h, int n, int rank, int code)
 
 static void on_ended(proxy_t *p, int src, const void *body, size_t len)
 {
-    pg_rbuf_t r = pg_rbuf(body, len);
-    int jobno = (int)pg_rbuf_u32(&r), rank = pg_rbuf_i32(&r), code = pg_rbuf_i32(&r);
+    pg_mesh_rd_t r = pg_mesh_rd(body, len);
+    int jobno = (int)pg_mesh_rd_u32(&r), rank = pg_msgbuf_rd_i32(&r), code = pg_msgbuf_rd_i32(&r);
     hjob_t *h = spawn_hjob_find(p->spawn, jobno);
 
-    if (p->nodeid == 0 && !r.failed && h != NULL && h->counts[src] > 0)
+    if (p->nodeid == 0 && !r.bad && h != NULL && h->counts[src] > 0)
         hub_share_ended(p, h, src, rank, code);
 }
 
 static void on_job_end(proxy_t *p, int src, const void *body, size_t len)
 {
-    pg_rbuf_t r = pg_rbuf(body, len);
-    int jobno = (int)pg_rbuf_u32(&r);
-    pg_job_engine_end_t end = { .status = pg_rbuf_i32(&r) };
+    pg_mesh_rd_t r = pg_mesh_rd(body, len);
+    int jobno = (int)pg_mesh_rd_u32(&r);
+    pg_job_engine_end_t end = { .status = pg_msgbuf_rd_i32(&r) };
     xjob_t *x = spawn_xjob_find(p->spawn, jobno);
     pg_job_t *parent;
     const pg_job_node_t *pn;
 
-    end.failed_rank = pg_rbuf_i32(&r);
-    end.failed_code = pg_rbuf_i32(&r);
-    if (src != 0 || r.failed || x == NULL || x->job == NULL || p->run == NULL)
+    end.failed_rank = pg_msgbuf_rd_i32(&r);
+    end.failed_code = pg_msgbuf_rd_i32(&r);
+    if (src != 0 || r.bad || x == NULL || x->job == NULL || p->run == NULL)
         return;
     end.notify_nspace = pg_job_parent(x->job);
     parent = end.notify_nspace != NULL ? pg_run_find_job(p->run, end.notify_nspace) : NULL;
@@ -649,7 +645,7 @@ static void hub_node_done(proxy_t *p, int n)
     s->running[n] = 0;
     for (hjob_t *h = s->hjobs; h != NULL; h = h->next) {
         if (h->asked[n]) {
-            pg_rbuf_t none = pg_rbuf(NULL, 0);
+            pg_mesh_rd_t none = pg_mesh_rd(NULL, 0);
 
             hub_launched(p, h, n, h->counts[n] > 0 ? -1 : 0, 0,
                          "a node of the job has no ranks left to start children beside", 0, 0,
@@ -672,7 +668,7 @@ static void on_node_done(proxy_t *p, int src, const void *body, size_t len)
 void proxy_spawn_run_ended(proxy_t *p)
 {
     proxy_spawn_t *s = p->spawn;
-    pg_wbuf_t b = { 0 };
+    pg_mesh_wr_t b = { 0 };
 
     if (s == NULL || s->run_over)
         return;
@@ -688,7 +684,7 @@ void proxy_spawn_run_ended(proxy_t *p)
         hub_node_done(p, 0);
     else
         (void)proxy_dyn_send(p, 0, PG_MESH_DYN_NODE_DONE, &b);
-    pg_wbuf_free(&b);
+    pg_mesh_wr_free(&b);
 }
 
 /* ---------------------------------------------------------------- */

@@ -29,24 +29,24 @@ void spawn_xjob_fence(void *ctx, pg_job_engine_t *je, uint64_t id, bool collect,
                        const void *data, size_t size)
 {
     xjob_t *x = ctx;
-    pg_wbuf_t b = { 0 };
+    pg_mesh_wr_t b = { 0 };
 
     x->je = je;
     x->fence_id = id;
-    pg_wbuf_u32(&b, (uint32_t)x->jobno);
-    pg_wbuf_u64(&b, x->fences + 1);
-    pg_wbuf_blob(&b, collect ? data : NULL, collect ? size : 0);
+    pg_mesh_wr_u32(&b, (uint32_t)x->jobno);
+    pg_mesh_wr_u64(&b, x->fences + 1);
+    pg_mesh_wr_bytes(&b, collect ? data : NULL, collect ? size : 0);
     if (proxy_dyn_send(x->p, 0, PG_MESH_SPAWN_FENCE, &b) != 0) {
         x->fence_id = 0;
         pg_job_engine_xfence_done(je, id, -1, NULL, NULL);
     }
-    pg_wbuf_free(&b);
+    pg_mesh_wr_free(&b);
 }
 
 /* FENCED to every running node: the parts (status 0), or why not. */
 static void hub_fenced(proxy_t *p, gather_t *g, int status, const char *why)
 {
-    pg_wbuf_t b = { 0 };
+    pg_mesh_wr_t b = { 0 };
     size_t total = 0;
 
     for (int n = 0; n < p->nnodes; n++)
@@ -56,15 +56,15 @@ static void hub_fenced(proxy_t *p, gather_t *g, int status, const char *why)
         why = "the spawned job's fence data is more than the proxies' channel carries in one "
               "fence (16 MiB)";
     }
-    pg_wbuf_u32(&b, (uint32_t)g->jobno);
-    pg_wbuf_u64(&b, g->seq);
-    pg_wbuf_i32(&b, status);
-    pg_wbuf_str(&b, why);
-    pg_wbuf_u32(&b, (uint32_t)p->nnodes);
+    pg_mesh_wr_u32(&b, (uint32_t)g->jobno);
+    pg_mesh_wr_u64(&b, g->seq);
+    pg_msgbuf_wr_i32(&b, status);
+    pg_msgbuf_wr_nstr(&b, why);
+    pg_mesh_wr_u32(&b, (uint32_t)p->nnodes);
     for (int n = 0; n < p->nnodes; n++)
-        pg_wbuf_blob(&b, status == 0 ? g->blobs[n] : NULL, status == 0 ? g->lens[n] : 0);
+        pg_mesh_wr_bytes(&b, status == 0 ? g->blobs[n] : NULL, status == 0 ? g->lens[n] : 0);
     (void)proxy_dyn_send(p, PG_MESH_ALL, PG_MESH_SPAWN_FENCED, &b);
-    pg_wbuf_free(&b);
+    pg_mesh_wr_free(&b);
 }
 
 static void gather_free(const proxy_t *p, gather_t *g)
@@ -116,15 +116,15 @@ static void gather_drop(proxy_t *p, gather_t *g)
 
 static void on_fence(proxy_t *p, int src, const void *body, size_t len)
 {
-    pg_rbuf_t r = pg_rbuf(body, len);
-    int jobno = (int)pg_rbuf_u32(&r);
-    uint64_t seq = pg_rbuf_u64(&r);
+    pg_mesh_rd_t r = pg_mesh_rd(body, len);
+    int jobno = (int)pg_mesh_rd_u32(&r);
+    uint64_t seq = pg_mesh_rd_u64(&r);
     size_t size;
-    const void *data = pg_rbuf_blob(&r, &size);
+    const void *data = pg_mesh_rd_bytes(&r, &size);
     hjob_t *h = spawn_hjob_find(p->spawn, jobno);
     gather_t *g;
 
-    if (p->nodeid != 0 || r.failed || h == NULL || h->counts[src] == 0 ||
+    if (p->nodeid != 0 || r.bad || h == NULL || h->counts[src] == 0 ||
         (g = gather_get(p, h, seq)) == NULL || g->got[src])
         return;
     g->got[src] = 1;
@@ -145,19 +145,19 @@ static void on_fence(proxy_t *p, int src, const void *body, size_t len)
 
 static void on_fenced(proxy_t *p, int src, const void *body, size_t len)
 {
-    pg_rbuf_t r = pg_rbuf(body, len);
-    int jobno = (int)pg_rbuf_u32(&r);
-    uint64_t seq = pg_rbuf_u64(&r);
-    int status = pg_rbuf_i32(&r);
-    char *why = pg_rbuf_str(&r);
-    uint32_t nnodes = pg_rbuf_count(&r, 4);
+    pg_mesh_rd_t r = pg_mesh_rd(body, len);
+    int jobno = (int)pg_mesh_rd_u32(&r);
+    uint64_t seq = pg_mesh_rd_u64(&r);
+    int status = pg_msgbuf_rd_i32(&r);
+    char *why = pg_msgbuf_rd_nstr(&r);
+    uint32_t nnodes = pg_msgbuf_rd_count(&r, 4);
     xjob_t *x = spawn_xjob_find(p->spawn, jobno);
     void **blobs = calloc(nnodes > 0 ? nnodes : 1, sizeof(*blobs));
     size_t *lens = calloc(nnodes > 0 ? nnodes : 1, sizeof(*lens));
 
     for (uint32_t n = 0; blobs != NULL && lens != NULL && n < nnodes; n++)
-        blobs[n] = (void *)pg_rbuf_blob(&r, &lens[n]);
-    if (src != 0 || r.failed || x == NULL || nnodes != (uint32_t)p->nnodes || blobs == NULL ||
+        blobs[n] = (void *)pg_mesh_rd_bytes(&r, &lens[n]);
+    if (src != 0 || r.bad || x == NULL || nnodes != (uint32_t)p->nnodes || blobs == NULL ||
         lens == NULL || p->run == NULL)
         goto out;
     if (x->fence_id != 0 && seq == x->fences + 1) { /* this node's ranks wait for it */

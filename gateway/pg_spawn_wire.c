@@ -9,32 +9,32 @@
 
 #include <stdlib.h>
 
-static void pack_kvs(pg_wbuf_t *b, const pg_kv_t *kv, int n)
+static void pack_kvs(pg_mesh_wr_t *b, const pg_kv_t *kv, int n)
 {
-    pg_wbuf_u32(b, (uint32_t)n);
+    pg_mesh_wr_u32(b, (uint32_t)n);
     for (int i = 0; i < n; i++) {
-        pg_wbuf_str(b, kv[i].key);
-        pg_wbuf_str(b, kv[i].val);
+        pg_msgbuf_wr_nstr(b, kv[i].key);
+        pg_msgbuf_wr_nstr(b, kv[i].val);
     }
 }
 
-void pg_spawn_wire_pack(pg_wbuf_t *b, const pg_spawn_req_t *req)
+void pg_spawn_wire_pack(pg_mesh_wr_t *b, const pg_spawn_req_t *req)
 {
-    pg_wbuf_u32(b, (uint32_t)req->ncmds);
+    pg_mesh_wr_u32(b, (uint32_t)req->ncmds);
     for (int i = 0; i < req->ncmds; i++) {
         const pg_spawn_cmd_t *c = &req->cmds[i];
 
-        pg_wbuf_str(b, c->command);
-        pg_wbuf_i32(b, c->maxprocs);
-        pg_wbuf_u32(b, (uint32_t)c->argc);
+        pg_msgbuf_wr_nstr(b, c->command);
+        pg_msgbuf_wr_i32(b, c->maxprocs);
+        pg_mesh_wr_u32(b, (uint32_t)c->argc);
         for (int a = 0; a < c->argc; a++)
-            pg_wbuf_str(b, c->argv[a] != NULL ? c->argv[a] : "");
+            pg_msgbuf_wr_nstr(b, c->argv[a] != NULL ? c->argv[a] : "");
         pack_kvs(b, c->info, c->ninfo);
     }
     pack_kvs(b, req->preput, req->npreput);
     pack_kvs(b, req->env, req->nenv);
-    pg_wbuf_u32(b, (uint32_t)req->notify_end);
-    pg_wbuf_u32(b, (uint32_t)req->end_silent_ok);
+    pg_mesh_wr_u32(b, (uint32_t)req->notify_end);
+    pg_mesh_wr_u32(b, (uint32_t)req->end_silent_ok);
 }
 
 void pg_spawn_wire_free(pg_spawn_wire_t *w)
@@ -53,16 +53,16 @@ void pg_spawn_wire_free(pg_spawn_wire_t *w)
 }
 
 /* A string of the request, kept with it; NULL only for a NULL string. */
-static char *take_str(pg_spawn_wire_t *w, pg_rbuf_t *r)
+static char *take_str(pg_spawn_wire_t *w, pg_mesh_rd_t *r)
 {
-    char *s = pg_rbuf_str(r);
+    char *s = pg_msgbuf_rd_nstr(r);
     char **grown;
 
     if (s == NULL)
         return NULL;
     if ((grown = realloc(w->strs, (w->nstrs + 1) * sizeof(*grown))) == NULL) {
         free(s);
-        r->failed = 1;
+        r->bad = true;
         return NULL;
     }
     w->strs = grown;
@@ -71,9 +71,9 @@ static char *take_str(pg_spawn_wire_t *w, pg_rbuf_t *r)
 }
 
 /* An array of key/value pairs, kept with the request (NULL: none). */
-static const pg_kv_t *take_kvs(pg_spawn_wire_t *w, pg_rbuf_t *r, int *n)
+static const pg_kv_t *take_kvs(pg_spawn_wire_t *w, pg_mesh_rd_t *r, int *n)
 {
-    uint32_t count = pg_rbuf_count(r, 8);
+    uint32_t count = pg_msgbuf_rd_count(r, 8);
     pg_kv_t **grown, *kv;
 
     *n = 0;
@@ -85,44 +85,44 @@ static const pg_kv_t *take_kvs(pg_spawn_wire_t *w, pg_rbuf_t *r, int *n)
         w->kvs = grown;
     if (grown == NULL || kv == NULL) {
         free(kv);
-        r->failed = 1;
+        r->bad = true;
         return NULL;
     }
     w->kvs[w->nkvs++] = kv;
-    for (uint32_t i = 0; i < count && !r->failed; i++) {
+    for (uint32_t i = 0; i < count && !r->bad; i++) {
         if ((kv[i].key = take_str(w, r)) == NULL)
-            r->failed = 1; /* a key is never NULL */
+            r->bad = true; /* a key is never NULL */
         kv[i].val = take_str(w, r);
     }
     *n = (int)count;
     return kv;
 }
 
-int pg_spawn_wire_unpack(pg_rbuf_t *r, pg_spawn_wire_t *w)
+int pg_spawn_wire_unpack(pg_mesh_rd_t *r, pg_spawn_wire_t *w)
 {
-    uint32_t ncmds = pg_rbuf_count(r, 16);
+    uint32_t ncmds = pg_msgbuf_rd_count(r, 16);
 
     *w = (pg_spawn_wire_t){ 0 };
     if (ncmds == 0 || (w->cmds = calloc(ncmds, sizeof(*w->cmds))) == NULL) {
-        r->failed = 1;
+        r->bad = true;
         return -1;
     }
     w->req.ncmds = (int)ncmds;
-    for (uint32_t i = 0; i < ncmds && !r->failed; i++) {
+    for (uint32_t i = 0; i < ncmds && !r->bad; i++) {
         pg_spawn_cmd_t *c = &w->cmds[i];
         uint32_t argc;
         const char **argv;
 
         c->command = take_str(w, r);
-        c->maxprocs = pg_rbuf_i32(r);
-        argc = pg_rbuf_count(r, 4);
+        c->maxprocs = pg_msgbuf_rd_i32(r);
+        argc = pg_msgbuf_rd_count(r, 4);
         if ((argv = calloc((size_t)argc + 1, sizeof(*argv))) == NULL)
             goto fail;
         c->argv = argv;
         c->argc = (int)argc;
-        for (uint32_t a = 0; a < argc && !r->failed; a++)
+        for (uint32_t a = 0; a < argc && !r->bad; a++)
             if ((argv[a] = take_str(w, r)) == NULL)
-                r->failed = 1; /* the sender writes none */
+                r->bad = true; /* the sender writes none */
         c->info = take_kvs(w, r, &c->ninfo);
         if (c->command == NULL || c->maxprocs < 1 ||
             c->maxprocs > PG_SPAWN_WIRE_MAX_PROCS - w->total)
@@ -131,14 +131,14 @@ int pg_spawn_wire_unpack(pg_rbuf_t *r, pg_spawn_wire_t *w)
     }
     w->req.preput = take_kvs(w, r, &w->req.npreput);
     w->req.env = take_kvs(w, r, &w->req.nenv);
-    w->req.notify_end = pg_rbuf_u32(r) != 0;
-    w->req.end_silent_ok = pg_rbuf_u32(r) != 0;
+    w->req.notify_end = pg_mesh_rd_u32(r) != 0;
+    w->req.end_silent_ok = pg_mesh_rd_u32(r) != 0;
     w->req.cmds = w->cmds;
-    if (r->failed)
+    if (r->bad)
         goto fail;
     return 0;
 fail:
-    r->failed = 1;
+    r->bad = true;
     pg_spawn_wire_free(w);
     return -1;
 }

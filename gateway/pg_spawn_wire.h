@@ -24,11 +24,11 @@ typedef struct pg_spawn_wire {
     int total;      /* its processes, every command's maxprocs */
 } pg_spawn_wire_t;
 
-void pg_spawn_wire_pack(pg_wbuf_t *b, const pg_spawn_req_t *req);
+void pg_spawn_wire_pack(pg_mesh_wr_t *b, const pg_spawn_req_t *req);
 /* 0 with *w filled (free it with pg_spawn_wire_free), or -1 with nothing
  * kept: r failed, or the request has no command, a command of no
  * processes, or more than PG_SPAWN_WIRE_MAX_PROCS processes in all. */
-int pg_spawn_wire_unpack(pg_rbuf_t *r, pg_spawn_wire_t *w);
+int pg_spawn_wire_unpack(pg_mesh_rd_t *r, pg_spawn_wire_t *w);
 void pg_spawn_wire_free(pg_spawn_wire_t *w);
 
 enum { PG_SPAWN_WIRE_MAX_PROCS = 1 << 20 };

@@ -1,6 +1,7 @@
 /*
- * test_msgbuf: the proxies' message bodies (gateway/pg_msgbuf.c) and a
- * spawn request on their wire (gateway/pg_spawn_wire.c).  A body comes from
+ * test_msgbuf: the dynamic jobs' message fields (gateway/pg_msgbuf.c, on
+ * the mesh's pg_mesh_msg) and a spawn request on that wire
+ * (gateway/pg_spawn_wire.c).  A body comes from
  * another node: every prefix of a good one, and bodies that lie about their
  * counts, must be refused without a crash or a leak (valgrind runs these
  * suites), and a good one must come back as it was sent.
@@ -16,58 +17,55 @@
 
 static void test_fields_round_trip(void)
 {
-    pg_wbuf_t b = { 0 };
-    pg_rbuf_t r;
-    size_t len;
-    char *s, *none;
-    const void *blob;
+    pg_mesh_wr_t b = { 0 };
+    pg_mesh_rd_t r;
+    char *s, *none, *empty;
 
-    pg_wbuf_u32(&b, 0xdeadbeefu);
-    pg_wbuf_i32(&b, -7);
-    pg_wbuf_u64(&b, 0x0102030405060708ull);
-    pg_wbuf_str(&b, "node");
-    pg_wbuf_str(&b, NULL);
-    pg_wbuf_blob(&b, "\0\1\2", 3);
-    CU_ASSERT_FATAL(!b.failed);
-    r = pg_rbuf(b.data, b.len);
-    CU_ASSERT_EQUAL(pg_rbuf_u32(&r), 0xdeadbeefu);
-    CU_ASSERT_EQUAL(pg_rbuf_i32(&r), -7);
-    CU_ASSERT_EQUAL(pg_rbuf_u64(&r), 0x0102030405060708ull);
-    s = pg_rbuf_str(&r);
-    none = pg_rbuf_str(&r);
-    blob = pg_rbuf_blob(&r, &len);
+    pg_msgbuf_wr_i32(&b, -7);
+    pg_msgbuf_wr_nstr(&b, "node");
+    pg_msgbuf_wr_nstr(&b, NULL);
+    pg_msgbuf_wr_nstr(&b, "");
+    pg_mesh_wr_u32(&b, 2);
+    CU_ASSERT_FATAL(!b.bad);
+    r = pg_mesh_rd(b.buf, b.len);
+    CU_ASSERT_EQUAL(pg_msgbuf_rd_i32(&r), -7);
+    s = pg_msgbuf_rd_nstr(&r);
+    none = pg_msgbuf_rd_nstr(&r);
+    empty = pg_msgbuf_rd_nstr(&r);
     CU_ASSERT(s != NULL && strcmp(s, "node") == 0);
     CU_ASSERT_PTR_NULL(none);
-    CU_ASSERT(len == 3 && blob != NULL && memcmp(blob, "\0\1\2", 3) == 0);
-    CU_ASSERT(!r.failed && r.left == 0);
+    CU_ASSERT(empty != NULL && empty[0] == '\0');
+    CU_ASSERT_EQUAL(pg_msgbuf_rd_count(&r, 0), 2);
+    CU_ASSERT(pg_mesh_rd_done(&r));
     /* past the end: zeros, and the reader says so */
-    CU_ASSERT_EQUAL(pg_rbuf_u32(&r), 0);
-    CU_ASSERT(r.failed);
+    CU_ASSERT_EQUAL(pg_msgbuf_rd_i32(&r), 0);
+    CU_ASSERT(r.bad);
     free(s);
-    pg_wbuf_free(&b);
+    free(empty);
+    pg_mesh_wr_free(&b);
 }
 
 static void test_lying_counts(void)
 {
-    pg_wbuf_t b = { 0 };
-    pg_rbuf_t r;
+    pg_mesh_wr_t b = { 0 };
+    pg_mesh_rd_t r;
     char *s;
 
-    pg_wbuf_u32(&b, 1000000); /* a string "of" a million bytes, then 4 */
-    pg_wbuf_u32(&b, 0);
-    r = pg_rbuf(b.data, b.len);
-    s = pg_rbuf_str(&r);
+    pg_mesh_wr_u32(&b, 1000000); /* a string "of" a million bytes, then 4 */
+    pg_mesh_wr_u32(&b, 0);
+    r = pg_mesh_rd(b.buf, b.len);
+    s = pg_msgbuf_rd_nstr(&r);
     CU_ASSERT_PTR_NULL(s);
-    CU_ASSERT(r.failed);
-    r = pg_rbuf(b.data, b.len); /* a count of 8-byte items larger than the body */
-    CU_ASSERT_EQUAL(pg_rbuf_count(&r, 8), 0);
-    CU_ASSERT(r.failed);
-    pg_wbuf_free(&b);
-    pg_wbuf_u32(&b, 3); /* a NUL inside a string is refused on reading */
-    pg_wbuf_raw(&b, "a\0b", 3);
-    r = pg_rbuf(b.data, b.len);
-    CU_ASSERT_PTR_NULL(pg_rbuf_str(&r));
-    pg_wbuf_free(&b);
+    CU_ASSERT(r.bad);
+    r = pg_mesh_rd(b.buf, b.len); /* a count of 8-byte items larger than the body */
+    CU_ASSERT_EQUAL(pg_msgbuf_rd_count(&r, 8), 0);
+    CU_ASSERT(r.bad);
+    pg_mesh_wr_free(&b);
+    pg_mesh_wr_bytes(&b, "a\0b", 3); /* a NUL inside a string is bad */
+    r = pg_mesh_rd(b.buf, b.len);
+    CU_ASSERT_PTR_NULL(pg_msgbuf_rd_nstr(&r));
+    CU_ASSERT(r.bad);
+    pg_mesh_wr_free(&b);
 }
 
 /* Two commands, infos, preput, env, the end flags. */
@@ -83,13 +81,13 @@ static const pg_spawn_req_t req = { 2, cmds, 1, preput, env, 2, 1, 0 };
 
 static void test_request_round_trip(void)
 {
-    pg_wbuf_t b = { 0 };
-    pg_rbuf_t r;
+    pg_mesh_wr_t b = { 0 };
+    pg_mesh_rd_t r;
     pg_spawn_wire_t w;
 
     pg_spawn_wire_pack(&b, &req);
-    CU_ASSERT_FATAL(!b.failed);
-    r = pg_rbuf(b.data, b.len);
+    CU_ASSERT_FATAL(!b.bad);
+    r = pg_mesh_rd(b.buf, b.len);
     CU_ASSERT_FATAL(pg_spawn_wire_unpack(&r, &w) == 0);
     CU_ASSERT_EQUAL(w.total, 5);
     CU_ASSERT_EQUAL(w.req.ncmds, 2);
@@ -107,24 +105,24 @@ static void test_request_round_trip(void)
     CU_ASSERT_STRING_EQUAL(w.req.env[1].val, "");
     CU_ASSERT(w.req.notify_end == 1 && w.req.end_silent_ok == 0);
     pg_spawn_wire_free(&w);
-    pg_wbuf_free(&b);
+    pg_mesh_wr_free(&b);
 }
 
 /* Every prefix of a good request is refused, whole (nothing kept). */
 static void test_request_prefixes(void)
 {
-    pg_wbuf_t b = { 0 };
+    pg_mesh_wr_t b = { 0 };
     pg_spawn_wire_t w;
 
     pg_spawn_wire_pack(&b, &req);
-    CU_ASSERT_FATAL(!b.failed);
+    CU_ASSERT_FATAL(!b.bad);
     for (size_t len = 0; len < b.len; len++) {
-        pg_rbuf_t r = pg_rbuf(b.data, len);
+        pg_mesh_rd_t r = pg_mesh_rd(b.buf, len);
 
         CU_ASSERT(pg_spawn_wire_unpack(&r, &w) == -1);
         CU_ASSERT(w.cmds == NULL && w.strs == NULL && w.kvs == NULL);
     }
-    pg_wbuf_free(&b);
+    pg_mesh_wr_free(&b);
 }
 
 /* A command of no processes, or of a negative number, is no request. */
@@ -135,14 +133,14 @@ static void test_request_bad_counts(void)
     for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
         pg_spawn_cmd_t bad = { "/bin/true", counts[i], 0, NULL, 0, NULL };
         pg_spawn_req_t one = { 1, &bad, 0, NULL, NULL, 0, 0, 0 };
-        pg_wbuf_t b = { 0 };
-        pg_rbuf_t r;
+        pg_mesh_wr_t b = { 0 };
+        pg_mesh_rd_t r;
         pg_spawn_wire_t w;
 
         pg_spawn_wire_pack(&b, &one);
-        r = pg_rbuf(b.data, b.len);
+        r = pg_mesh_rd(b.buf, b.len);
         CU_ASSERT(pg_spawn_wire_unpack(&r, &w) == -1);
-        pg_wbuf_free(&b);
+        pg_mesh_wr_free(&b);
     }
 }
 
