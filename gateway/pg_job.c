@@ -522,6 +522,8 @@ int pg_job_layout(const pg_job_t *job, pg_job_engine_layout_t *l, uint32_t **ran
     l->xfence_ctx = job->node->xfence_ctx;
     l->name_ops = job->node->name_ops;
     l->name_ctx = job->node->name_ctx;
+    l->data_ops = job->node->data_ops;
+    l->data_ctx = job->node->data_ctx;
     return 0;
 }
 

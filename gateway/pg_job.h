@@ -43,10 +43,12 @@ typedef struct pg_job_node {
     const char *kvsname;            /* the job's namespace, equal on every node */
     char *const *base_env;          /* the ranks' environment starts from this
                                        (NULL: pmigate's own) */
-    pg_job_engine_xfence_fn xfence; /* the cross-node part of whole-job fences */
+    pg_job_engine_xfence_fn xfence; /* the cross-node part of fences */
     void *xfence_ctx;
     const struct pg_host_ops *name_ops; /* names across nodes, NULL: node-local */
     void *name_ctx;
+    const struct pg_host_ops *data_ops; /* direct modex across nodes, NULL: none */
+    void *data_ctx;
     pg_verdict_watch_fn failed;     /* the node's first failure (NULL: none) */
     void *failed_ctx;
     /* dynamic jobs across nodes (gateway/pg_proxy_spawn.c), called with

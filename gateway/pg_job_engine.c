@@ -41,10 +41,13 @@ struct pg_job_engine {
     void *xfence_ctx;
     const pg_host_ops_t *name_ops; /* borrowed; NULL: node-local names and events */
     void *name_ctx;
+    const pg_host_ops_t *data_ops; /* borrowed; NULL: no direct modex */
+    void *data_ctx;
     pg_job_engine_doomed_fn doomed;
     void *doomed_ctx;
     /* the last cross-node fence's merge of the peers' keys and segment write */
     uint64_t xfence_ingest_ns, xfence_segment_ns;
+    uint64_t whole_xfence;   /* the id of the running cross-node whole-job fence */
     bool borrowed;       /* a spawned job's: the engine is another job's */
     /* the root's list of the spawned jobs attached to its engine (a
      * spawned job over several nodes has its own cross-node fence) */
@@ -144,25 +147,26 @@ static pg_job_engine_t *spawned_whole_job(const pg_job_engine_t *je, const pg_ho
     return NULL;
 }
 
-/* Several nodes: a whole-job fence goes through the other nodes; a fence
- * among this node's ranks only completes here; any other subset would need
- * the host to fence a subset of the proxies, which it cannot do for ranks
- * (not proxies), so it fails with PMIX_ERR_NOT_SUPPORTED. */
+/* Several nodes: a fence among this node's ranks only completes here; a
+ * spawned job's whole-job fence crosses the nodes its own way; any other
+ * (the whole job, or a subset with ranks on other nodes) goes through the
+ * nodes of its members. */
 static void on_fence_nodes(pg_job_engine_t *je, const pg_host_fence_t *f)
 {
     pg_job_engine_t *sub = spawned_whole_job(je, f);
 
+    if (fence_is_node_local(je, f)) {
+        pg_fence_host_done(je->engine, f->id, PMIX_SUCCESS, NULL, 0);
+        return;
+    }
     if (sub != NULL) {
-        sub->xfence(sub->xfence_ctx, sub, f->id, f->collect, f->data, f->size);
+        sub->whole_xfence = f->id;
+        sub->xfence(sub->xfence_ctx, sub, f);
         return;
     }
-    if (fence_is_whole_job(je, f)) {
-        je->xfence(je->xfence_ctx, je, f->id, f->collect, f->data, f->size);
-        return;
-    }
-    pg_fence_host_done(je->engine, f->id,
-                       fence_is_node_local(je, f) ? PMIX_SUCCESS : PMIX_ERR_NOT_SUPPORTED,
-                       NULL, 0);
+    if (fence_is_whole_job(je, f))
+        je->whole_xfence = f->id;
+    je->xfence(je->xfence_ctx, je, f);
 }
 
 /* The other nodes' blobs into the engine (this node's own is skipped). */
@@ -193,7 +197,7 @@ void pg_job_engine_xfence_done(pg_job_engine_t *je, uint64_t id, int ok, void *c
     if (st == PMIX_SUCCESS)
         st = ingest_nodes(je, blobs, lens);
     t1 = pg_clock_now();
-    if (st == PMIX_SUCCESS) {
+    if (st == PMIX_SUCCESS && id == je->whole_xfence) { /* the segment holds its keys */
         je->fences++;
         shm_publish(je);
     }
@@ -219,6 +223,21 @@ static void on_fence(void *ctx, const pg_host_fence_t *f)
         shm_publish(je);
     }
     pg_fence_host_done(je->engine, f->id, PMIX_SUCCESS, NULL, 0);
+}
+
+/* Direct modex: passed on to the multi-node host. */
+static void on_dmodex(void *ctx, const pg_host_dmodex_t *d)
+{
+    pg_job_engine_t *je = ctx;
+
+    je->data_ops->dmodex(je->data_ctx, d);
+}
+
+static void on_dmodex_cancel(void *ctx, uint64_t id)
+{
+    pg_job_engine_t *je = ctx;
+
+    je->data_ops->dmodex_cancel(je->data_ctx, id);
 }
 
 /* The name service and event hooks: passed on to the multi-node host. */
@@ -338,6 +357,8 @@ pg_job_engine_t *pg_job_engine_new(struct event_base *base, const pg_job_engine_
     je->name_ops = l->name_ops;
     je->name_ctx = l->name_ctx;
     nodes = je->name_ops != NULL;
+    je->data_ops = l->data_ops;
+    je->data_ctx = l->data_ctx;
     je->doomed = l->doomed;
     je->doomed_ctx = l->doomed_ctx;
     je->engine = pg_engine_new(&(pg_host_ops_t){
@@ -350,6 +371,9 @@ pg_job_engine_t *pg_job_engine_new(struct event_base *base, const pg_job_engine_
                                    .lookup_cancel = nodes ? on_lookup_cancel : NULL,
                                    .names_drop = nodes ? on_names_drop : NULL,
                                    .event = nodes ? on_event : NULL,
+                                   .dmodex = je->data_ops != NULL ? on_dmodex : NULL,
+                                   .dmodex_cancel = je->data_ops != NULL ? on_dmodex_cancel
+                                                                         : NULL,
                                },
                                je);
     je->timer = evtimer_new(base, on_deadline, je);

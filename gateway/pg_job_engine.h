@@ -17,18 +17,21 @@
 #include <stdint.h>
 
 struct event_base;
+struct pg_host_fence;
 struct pg_host_ops;
 typedef struct pg_kv pg_kv_t;
 typedef struct pg_engine pg_engine_t;
 typedef struct pg_job_engine pg_job_engine_t;
 
-/* The cross-node part of a whole-job fence (`pmigate proxy`): every local
- * rank joined; `data` is this node's new keys, those committed since the
- * last such fence (the engine's modex blob,
- * borrowed for the call) when the fence collects.  Complete it, later or
- * inline, with pg_job_engine_xfence_done(). */
-typedef void (*pg_job_engine_xfence_fn)(void *ctx, pg_job_engine_t *je, uint64_t id,
-                                        bool collect, const void *data, size_t size);
+/* The cross-node part of a fence whose members are on several nodes
+ * (`pmigate proxy`): a whole-job fence, or one over ranks of other nodes
+ * too.  Every local member joined; f is the engine's (pg_engine.h:
+ * participants, sequence number, collect flag, and the local members'
+ * keys new since their last whole-job fence as a modex blob), borrowed for
+ * the call.  Complete it, later or inline, with
+ * pg_job_engine_xfence_done(). */
+typedef void (*pg_job_engine_xfence_fn)(void *ctx, pg_job_engine_t *je,
+                                        const struct pg_host_fence *f);
 
 /* A fence of the job can never complete: ranks[0..n) of it are gone
  * without joining (pmix/engine: fence_doomed).  Its joiners get an error
@@ -52,6 +55,11 @@ typedef struct pg_job_engine_layout {
      * pg_job_engine_get()'s engine.  NULL: node-local names and events */
     const struct pg_host_ops *name_ops;
     void *name_ctx;
+    /* direct modex across nodes: only the dmodex and dmodex_cancel hooks
+     * are used, called with data_ctx; NULL: a get of another node's key
+     * before a fence brought it is PMIX_ERR_NOT_FOUND */
+    const struct pg_host_ops *data_ops;
+    void *data_ctx;
     pg_job_engine_doomed_fn doomed; /* NULL: not told */
     void *doomed_ctx;
     const uint32_t *appnum;     /* [size] */
@@ -132,8 +140,8 @@ size_t pg_job_engine_alert(pg_job_engine_t *je, int rank, int code, int range, c
 
 /* Completes cross-node fence `id`: ok = 0 ingests the other nodes' blobs
  * (blobs[i] for node i; this node's own entry is skipped, NULL entries are
- * empty), writes the node's key segment, then answers the local ranks;
- * ok = -1 fails the fence for them. */
+ * empty), writes the node's key segment after a whole-job fence, then
+ * answers the local ranks; ok = -1 fails the fence for them. */
 void pg_job_engine_xfence_done(pg_job_engine_t *je, uint64_t id, int ok, void *const *blobs,
                                const size_t *lens);
 

@@ -56,6 +56,10 @@ enum pg_mesh_type {
 
     /* job data (direct modex, subset fences): 112.. */
     PG_MESH_DATA_FIRST = 112,
+    PG_MESH_DATA_FENCE = PG_MESH_DATA_FIRST, /* a node's part of a fence (pg_proxy_fence) */
+    PG_MESH_DATA_GET,                        /* a direct-modex get, to the owner (pg_proxy_modex) */
+    PG_MESH_DATA_GOT,                        /* its answer, from the owner */
+    PG_MESH_DATA_DROP,                       /* the getter no longer waits */
 
     /* dynamic jobs (groups, spawn, connect): 144.. (pg_proxy_spawn.c) */
     PG_MESH_DYN_FIRST = 144,

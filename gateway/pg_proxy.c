@@ -12,11 +12,8 @@
  * node's job runs in pg_run, and pg_proxy_end.c sees that it ends as the
  * whole job does.
  *
- * Fences: the engine asks for the cross-node part of every whole-job fence
- * once all local ranks joined (pg_job_engine's xfence hook); the proxy puts
- * the node's blob of new keys to the host, fences (collecting data or not,
- * as the ranks' fence does) and gets every peer's blob, non-blocking; the
- * glue ingests them, writes the key segment and answers the ranks.
+ * Fences across nodes and their data are pg_proxy_fence.c's, direct
+ * modex across nodes pg_proxy_modex.c's.
  */
 #include "gateway/pg_proxy.h"
 
@@ -229,88 +226,6 @@ static int mesh_up(proxy_t *p, char *err, size_t errlen)
     return pg_mesh_wait_ready(p->mesh, err, errlen);
 }
 
-/* ---- the cross-node part of a fence ---- */
-
-/* One line per cross-node fence: where its time went (µs).  out: the
- * node's blob; host_out: the bytes its commit carried to the host (the
- * slots of both banks, what every collecting fence costs the host); in:
- * the peers' blobs.  The host's part: put + commit of the node's blob,
- * its fence, the gets of the peers' blobs; handoff: from the host's part to the event loop taking over
- * (waiting for a CPU); ours after it: merge (ingesting the peers' keys),
- * segment (writing the node's key segment), reply (answering the local
- * ranks).  total runs from the last local rank's join to the answers.
- * ours_cpu: the proxy's own CPU time in merge + segment + reply; the rest
- * of their wall time is waiting for a CPU, which on one machine running
- * every simulated node's ranks is most of it. */
-static void print_times(const proxy_t *p, uint64_t host_done, uint64_t replied, uint64_t cpu)
-{
-    pg_hostpmix_times_t t;
-    uint64_t ingest, segment;
-
-    pg_hostpmix_last_times(p->host, &t);
-    pg_job_engine_xfence_times(p->je, &ingest, &segment);
-    fprintf(stderr,
-            "pmigate: node %d: cross-node fence %u: out=%zu host_out=%llu in=%zu put_us=%llu "
-            "fence_us=%llu get_us=%llu handoff_us=%llu merge_us=%llu segment_us=%llu "
-            "reply_us=%llu total_us=%llu ours_cpu_us=%llu\n",
-            p->nodeid, p->fences, t.bytes_out, (unsigned long long)t.commit_bytes, t.bytes_in,
-            (unsigned long long)t.put_ns / 1000,
-            (unsigned long long)t.fence_ns / 1000, (unsigned long long)t.get_ns / 1000,
-            (unsigned long long)t.handoff_ns / 1000,
-            (unsigned long long)ingest / 1000, (unsigned long long)segment / 1000,
-            (unsigned long long)(replied - host_done - ingest - segment) / 1000,
-            (unsigned long long)(replied - p->fence_started) / 1000,
-            (unsigned long long)cpu / 1000);
-}
-
-/* Merging the peers' blobs and writing the segment hold the loop for a
- * time that grows with the bytes: the mesh is told first, so a long merge
- * is not taken for a lost node (counted at 20 MB/s, on a loaded machine). */
-static void announce_merge(const proxy_t *p, const size_t *lens)
-{
-    uint64_t bytes = 0;
-
-    for (int n = 0; lens != NULL && n < p->nnodes; n++)
-        bytes += lens[n];
-    if (p->mesh != NULL && bytes >= (1u << 20))
-        pg_mesh_quiet(p->mesh, 2000000000ull + bytes * 50);
-}
-
-static void on_exchange_done(void *arg, int status, const char *msg, void *const *blobs,
-                             const size_t *lens)
-{
-    proxy_t *p = arg;
-    uint64_t host_done = pg_clock_now(), cpu0 = p->say_times ? pg_clock_thread_cpu() : 0;
-
-    if (p->run == NULL) /* the run ended meanwhile (the host went away): its engine too */
-        return;
-    p->fences++;
-    pg_trace_recorder_xfence(pg_run_trace(p->run), p->fences, status, p->nnodes, p->nodeid,
-                             blobs, lens);
-    announce_merge(p, lens);
-    pg_job_engine_xfence_done(p->je, p->fence_id, status, blobs, lens);
-    if (status != 0) /* the host cannot carry the job on: it ends */
-        proxy_fail(p, PG_EXIT_INTERNAL, msg);
-    if (p->say_times && status == 0)
-        print_times(p, host_done, pg_clock_now(), pg_clock_thread_cpu() - cpu0);
-}
-
-static void on_xfence(void *ctx, pg_job_engine_t *je, uint64_t id, bool collect, const void *data,
-                      size_t size)
-{
-    proxy_t *p = ctx;
-    char err[400];
-
-    p->je = je;
-    p->fence_id = id;
-    p->fence_started = pg_clock_now();
-    if (pg_hostpmix_exchange(p->host, collect, data, size, on_exchange_done, p, err,
-                             sizeof(err)) != 0) {
-        pg_job_engine_xfence_done(je, id, -1, NULL, NULL);
-        proxy_fail(p, PG_EXIT_INTERNAL, err);
-    }
-}
-
 /* The engine's hooks for what crosses nodes through the mesh: names
  * (pg_proxy_names.c) and events (pg_proxy_events.c). */
 static const pg_host_ops_t node_ops = {
@@ -331,6 +246,8 @@ static void proxy_free(proxy_t *p)
     proxy_end_free(p);
     proxy_names_free(p);
     proxy_status_free(p);
+    proxy_fence_free(p);
+    proxy_modex_free(p);
     pg_mesh_free(p->mesh);
     for (int n = 0; p->hostnames != NULL && n < p->nnodes; n++)
         free(p->hostnames[n]);
@@ -366,8 +283,9 @@ static int run_node(proxy_t *p, const pg_run_opts_t *opts, const pg_handler_tabl
     pg_job_node_t node = {
         .nnodes = p->nnodes, .nodeid = p->nodeid, .counts = p->counts,
         .hostnames = (const char *const *)p->hostnames, .kvsname = p->kvsname,
-        .base_env = p->env, .xfence = on_xfence, .xfence_ctx = p,
+        .base_env = p->env, .xfence = proxy_on_xfence, .xfence_ctx = p,
         .name_ops = p->mesh != NULL ? &node_ops : NULL, .name_ctx = p,
+        .data_ops = p->mesh != NULL ? &proxy_modex_ops : NULL, .data_ctx = p,
         .failed = proxy_on_verdict, .failed_ctx = p,
         .spawn = proxy_spawn_request, .ended = proxy_spawn_ended, .dyn_ctx = p,
     };
@@ -384,6 +302,7 @@ static int run_node(proxy_t *p, const pg_run_opts_t *opts, const pg_handler_tabl
         status = pg_run_dispatch(run);
     }
     proxy_spawn_run_ended(p); /* before the run's jobs go */
+    p->ran = true;
     *signalled = run != NULL && pg_run_ended_by_signal(run);
     p->run = NULL;
     pg_run_free(run); /* the run's directories are gone, its keeper dismissed */
@@ -433,7 +352,8 @@ int pg_proxy_run(struct event_base *base, pg_run_opts_t *opts, const pg_handler_
      * first starts its ranks, and what they cause (a failure, a publish)
      * reaches the nodes still waiting for the rest of the mesh */
     if (proxy_end_setup(&p) != 0 || proxy_names_setup(&p) != 0 || proxy_events_setup(&p) != 0 ||
-        proxy_status_setup(&p) != 0 || proxy_dyn_setup(&p) != 0 || proxy_spawn_setup(&p, opts) != 0)
+        proxy_status_setup(&p) != 0 || proxy_fence_setup(&p) != 0 || proxy_modex_setup(&p) != 0 ||
+        proxy_dyn_setup(&p) != 0 || proxy_spawn_setup(&p, opts) != 0)
         return start_failed(&p, "out of resources", false);
     if (mesh_up(&p, err, sizeof(err)) != 0)
         return start_failed(&p, err, false);

@@ -1,9 +1,11 @@
 /*
  * pg_proxy_int: what the files of `pmigate proxy` share (pg_proxy.c:
- * start-up, fences; pg_proxy_end.c: how the job ends across nodes;
+ * start-up; pg_proxy_end.c: how the job ends across nodes;
  * pg_proxy_names.c: the name service; pg_proxy_events.c: events;
- * pg_proxy_status.c: `pmigate status` of the whole job; pg_proxy_dyn.c,
- * pg_proxy_spawn*.c: dynamic jobs across nodes).  Not for anyone else.
+ * pg_proxy_status.c: `pmigate status` of the whole job; pg_proxy_fence.c:
+ * fences across nodes; pg_proxy_modex.c: direct modex across nodes;
+ * pg_proxy_dyn.c, pg_proxy_spawn*.c: dynamic jobs across nodes).  Not for
+ * anyone else.
  */
 #ifndef PG_PROXY_INT_H
 #define PG_PROXY_INT_H
@@ -24,6 +26,10 @@
 struct event;
 typedef struct proxy_dyn proxy_dyn_t;
 typedef struct proxy_spawn proxy_spawn_t;
+struct pg_host_fence;
+typedef struct xfence xfence_t;
+typedef struct dmodex_out dmodex_out_t;
+typedef struct dmodex_in dmodex_in_t;
 
 typedef struct proxy {
     pg_hostpmix_t *host;
@@ -33,12 +39,15 @@ typedef struct proxy {
     char kvsname[64];
     char **env;            /* the ranks' base environment (NULL-terminated) */
     struct event_base *base;
-    /* the running cross-node fence */
-    pg_job_engine_t *je;
-    uint64_t fence_id;
-    uint64_t fence_started;  /* pg_clock_now() when the local ranks had joined */
-    unsigned fences;         /* cross-node fences so far */
+    /* fences across nodes (pg_proxy_fence.c) */
+    xfence_t *xfences;       /* running, or announced by another node */
+    unsigned fences;         /* cross-node fences started so far */
     bool say_times;          /* --verbose or PMIGATE_PROXY_TIMES: one line per fence */
+    /* direct modex across nodes (pg_proxy_modex.c) */
+    dmodex_out_t *gets_out;  /* this node's gets, waiting for another node */
+    dmodex_in_t *gets_in;    /* other nodes' gets, held here */
+    struct event *gets_retry; /* gets that came before the node's engine */
+    bool ran;                /* the node's run is over */
     char *trace_path;      /* --trace FILE as FILE.<node>, owned */
     /* several nodes: the mesh and the job's one end (NULL with one node) */
     pg_mesh_t *mesh;
@@ -62,6 +71,20 @@ typedef struct proxy {
     proxy_dyn_t *dyn;
     proxy_spawn_t *spawn;
 } proxy_t;
+
+/* pg_proxy_fence.c: the engine's xfence hook; the mesh's frames of fence
+ * data (before the mesh comes up); freeing what is left.  proxy_node_of: the
+ * node of a global rank, -1 out of range. */
+void proxy_on_xfence(void *ctx, pg_job_engine_t *je, const struct pg_host_fence *f);
+int proxy_fence_setup(proxy_t *p);
+void proxy_fence_free(proxy_t *p);
+int proxy_node_of(const proxy_t *p, uint32_t rank);
+
+/* pg_proxy_modex.c: the engine's direct-modex hooks (their ctx is the
+ * proxy); the mesh's frames of gets (before the mesh comes up); freeing. */
+extern const struct pg_host_ops proxy_modex_ops;
+int proxy_modex_setup(proxy_t *p);
+void proxy_modex_free(proxy_t *p);
 
 /* pg_proxy_end.c: set up the node's part in the job's end (before the
  * mesh comes up, like every reader of the mesh's frames: a node up first

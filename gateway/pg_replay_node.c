@@ -3,7 +3,8 @@
  * other nodes' recorded fence contributions.  See pg_replay_node.h.
  *
  * The cross-node fences are answered in the order they come: the node's
- * k-th cross-node fence gets the records of fence k (its ranks fence in the
+ * k-th cross-node fence (whole-job or over a subset, counted as they
+ * start) gets the records of fence k (its ranks fence in the
  * recorded order, as the replayer keeps that order).  A fence the trace
  * has no record of, or one that failed, fails here too.
  */
@@ -16,6 +17,7 @@
 #include "gateway/pg_job_engine.h"
 #include "gateway/pg_run.h"
 #include "gateway/pg_status.h"
+#include "pmix/engine/pg_engine.h"
 #include "trace/pg_trace.h"
 
 typedef struct replay_node {
@@ -55,17 +57,12 @@ static int recorded_fence(replay_node_t *rn, unsigned k)
     return found ? 0 : -1;
 }
 
-static void on_xfence(void *ctx, pg_job_engine_t *je, uint64_t id, bool collect, const void *data,
-                      size_t size)
+static void on_xfence(void *ctx, pg_job_engine_t *je, const pg_host_fence_t *f)
 {
     replay_node_t *rn = ctx;
-    int ok;
+    int ok = recorded_fence(rn, ++rn->fences);
 
-    (void)collect;
-    (void)data;
-    (void)size;
-    ok = recorded_fence(rn, ++rn->fences);
-    pg_job_engine_xfence_done(je, id, ok, rn->blobs, rn->lens);
+    pg_job_engine_xfence_done(je, f->id, ok, rn->blobs, rn->lens);
 }
 
 static void replay_node_free(replay_node_t *rn)

@@ -160,6 +160,13 @@ void pg_req_complete(pg_engine_t *e, pg_req_t *r, pmix_status_t status, const pg
     if (r->kind == PG_REQ_LOOKUP && r->name_id != 0 && e->ops.lookup_cancel != NULL)
         e->ops.lookup_cancel(e->host_ctx, r->name_id);
     r->name_id = 0;
+    if (r->dmodex_id != 0) { /* ended before the host answered */
+        uint64_t id = r->dmodex_id;
+
+        r->dmodex_id = 0;
+        if (e->ops.dmodex_cancel != NULL)
+            e->ops.dmodex_cancel(e->host_ctx, id);
+    }
     r->status = status;
     if (value != NULL && status == PMIX_SUCCESS) {
         pg_value_t v = pg_kv_value(value);

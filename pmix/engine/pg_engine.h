@@ -102,6 +102,17 @@ typedef struct pg_host_fence {
 struct pg_event;
 typedef struct pg_event pg_event_t; /* below, "Events" */
 
+/* A direct-modex request (pg_host_ops_t.dmodex). */
+typedef struct pg_host_dmodex {
+    uint64_t id;                     /* pass back to pg_dmodex_host_done() */
+    pg_proc_t requester;             /* who asks */
+    pg_proc_t target;                /* whose data */
+    const char *key;                 /* the key the requester waits for */
+    bool blocks;                     /* the requester waits in it (not a
+                                        PMIx_Get_nb): the serving engine's
+                                        hang detection weighs it */
+} pg_host_dmodex_t;
+
 typedef struct pg_host_ops {
     /* The distributed part of a fence.  Called exactly once per fence, after
      * every local participant joined.  The host completes it (possibly
@@ -113,12 +124,18 @@ typedef struct pg_host_ops {
     void (*fence)(void *host_ctx, const pg_host_fence_t *f);
 
     /* Direct modex: fetch the committed data of a process this engine does
-     * not serve.  The host completes it with pg_dmodex_host_done(engine, id,
-     * status, blob, size), blob = pg_proc_modex() of the target on the
-     * serving engine.  `key` is the key the requester waits for
+     * not serve.  The host completes it with pg_dmodex_host_done(engine,
+     * d->id, status, blob, size), blob = pg_proc_modex() of the target on
+     * the serving engine.  `d->key` is the key the requester waits for
      * (PMIX_REQUIRED_KEY).  NULL hook: such gets end with PMIX_ERR_NOT_FOUND
      * (the Standard's rule for hosts without direct modex). */
-    void (*dmodex)(void *host_ctx, uint64_t id, const pg_proc_t *target, const char *key);
+    void (*dmodex)(void *host_ctx, const pg_host_dmodex_t *d);
+
+    /* A direct-modex request ended here before the host answered it (its
+     * timeout, the key brought by a fence, its job's end): the host may
+     * stop fetching.  Called while the engine completes requests: it must
+     * not call into the engine.  NULL: not needed. */
+    void (*dmodex_cancel)(void *host_ctx, uint64_t id);
 
     /* Name service across servers (`pmigate proxy`): the names live at the
      * host, which answers every call with pg_name_host_done(engine, id,
@@ -366,8 +383,13 @@ typedef void (*pg_get_cb_t)(pmix_status_t status, const pg_value_t *value,
  * A held request that can no longer be satisfied (hang detection: every
  * process that could post the key is finalized, lost, or itself blocked in a
  * held request or fence that only it could release) ends with
- * PMIX_ERR_NOT_FOUND.  A process always reads back its own values, even
- * before commit (unless PG_PUT_HIDDEN).  Reserved keys ("pmix*") are
+ * PMIX_ERR_NOT_FOUND.  A get may be made for a requester this engine does
+ * not serve (the host's, for another server's direct-modex request): it
+ * is judged the same way, and while a blocking one is held its requester
+ * counts as blocked here, so a fence it is a member of cannot complete
+ * (its target waiting in such a fence, uncommitted, ends the get:
+ * NOT_FOUND, as on one server).  A process always reads back its own
+ * values, even before commit (unless PG_PUT_HIDDEN).  Reserved keys ("pmix*") are
  * answered from the job layout and never block (missing -> NOT_FOUND).
  *
  * Returns PMIX_SUCCESS when the callback already ran, PMIX_OPERATION_IN_PROGRESS
@@ -377,6 +399,13 @@ typedef void (*pg_get_cb_t)(pmix_status_t status, const pg_value_t *value,
  * request, so a PG_GET_IMMEDIATE get (never held) may pass 0. */
 pmix_status_t pg_get(pg_engine_t *engine, const pg_get_req_t *req, pg_time_t now,
                      pg_get_cb_t cb, void *cbdata);
+
+/* Ends the held get started with (cb, cbdata) with `status` (its callback
+ * runs): the host's way to drop a get it made for a process it does not
+ * serve (a direct-modex request from another node, cancelled there).
+ * PMIX_ERR_NOT_FOUND when no such get is held. */
+pmix_status_t pg_get_cancel(pg_engine_t *engine, pg_get_cb_t cb, void *cbdata,
+                            pmix_status_t status);
 
 /* ------------------------------------------------------------------ */
 /* Fences                                                               */

@@ -302,8 +302,10 @@ static void members_collected(const pg_fence_t *f)
 }
 
 /* The REMOTE+GLOBAL data every local participant (all jobs) committed
- * since its last fence with the host: a fence's blob is that fence's own
- * data, however many came before it. */
+ * since its last whole-job fence: a whole-job fence's blob is that fence's
+ * own data, however many came before it.  A fence over a subset does not
+ * close the epoch: its data reaches only the subset's nodes, and the next
+ * whole-job fence must still carry it to the others. */
 static pmix_status_t fence_collect(pg_engine_t *e, const pg_fence_t *f, void **blob, size_t *size)
 {
     char *all = NULL;
@@ -327,7 +329,8 @@ static pmix_status_t fence_collect(pg_engine_t *e, const pg_fence_t *f, void **b
         len += n;
         free(b);
     }
-    members_collected(f);
+    if (f->whole_job) /* a subset's data went to its members' nodes only */
+        members_collected(f);
     *blob = all;
     *size = len;
     return PMIX_SUCCESS;
@@ -587,8 +590,24 @@ static bool proc_unable(const pg_procst_t *p)
     return !p->able;
 }
 
+/* A member served elsewhere that is blocked here (waiting in a get made
+ * for it: another server's direct modex) has not joined, and will not
+ * while that get is held. */
+static bool remote_member_blocked(const pg_fence_t *f)
+{
+    for (size_t i = 0; i < f->nparts; i++) {
+        const pg_ns_t *job = f->pjob[i];
+        for (uint32_t r = part_first(f, i); r < part_end(f, i); r++)
+            if (!member_local(job, r) && !job->procs[r].able)
+                return true;
+    }
+    return false;
+}
+
 bool pg_fence_can_complete(const pg_fence_t *f)
 {
+    if (remote_member_blocked(f))
+        return false;
     if (f->host_pending)
         return true; /* the host decides */
     return !missing_local_member(f, proc_unable);

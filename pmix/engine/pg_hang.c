@@ -16,8 +16,12 @@
  * then completed -- all at once, so in a deadlock (two ranks each waiting
  * for the other's key) every waiter is released, not an arbitrary one.
  *
- * Nonblocking direct modex requests are the host's business and are never
- * judged here.  Name-service lookups do not block their requester (anyone
+ * A process served elsewhere is able, unless it waits in a blocking get
+ * made for it here (another server's direct modex): then it is blocked
+ * like a local one, and a fence it is a member of (even one handed to the
+ * host) cannot complete before that get is released.  This server's own
+ * direct-modex requests are the host's business and are never judged
+ * here.  Name-service lookups do not block their requester (anyone
  * may publish).
  */
 #include "pmix/engine/pg_engine_int.h"
@@ -35,8 +39,11 @@ static void able_init(pg_engine_t *e)
         for (uint32_t r = 0; r < job->size; r++) {
             pg_procst_t *p = &job->procs[r];
             bool running = p->state == PG_PROC_NEW || p->state == PG_PROC_CONNECTED;
-            p->able = !job->node_served[job->rank_node[r]] ||
-                      (running && p->nheld == 0 && p->nfences == 0);
+            /* a process served elsewhere is blocked here only by a get
+             * made for it (another server's direct modex) */
+            p->able = job->node_served[job->rank_node[r]]
+                          ? running && p->nheld == 0 && p->nfences == 0
+                          : p->nheld == 0;
         }
     }
 }

@@ -183,6 +183,7 @@ pmix_status_t pg_dmodex_host_done(pg_engine_t *e, uint64_t id, pmix_status_t sta
             break;
     if (r == NULL)
         return PMIX_ERR_NOT_FOUND; /* stale: timed out or its job ended */
+    r->dmodex_id = 0; /* answered: nothing to cancel when it completes */
     if (status == PMIX_SUCCESS && data != NULL && size > 0)
         status = pg_modex_ingest(e, data, size);
     if (r->held) /* the ingest did not bring the key */

@@ -444,10 +444,26 @@ static pmix_status_t get_remote(pg_engine_t *e, const pg_get_req_t *q, pg_ns_t *
     r->dmodex_id = e->next_id++;
     DL_APPEND2(s->waiters, r, wprev, wnext);
     pg_req_hold(e, r, now, q->timeout);
-    pg_proc_t t = { tjob->nspace, q->target.rank };
-    e->ops.dmodex(e->host_ctx, r->dmodex_id, &t, q->key);
+    pg_host_dmodex_t d = { r->dmodex_id, { rjob->nspace, q->requester.rank },
+                           { tjob->nspace, q->target.rank }, q->key, r->blocks };
+    e->ops.dmodex(e->host_ctx, &d);
     pg_engine_flush(e);
     return PMIX_OPERATION_IN_PROGRESS;
+}
+
+pmix_status_t pg_get_cancel(pg_engine_t *e, pg_get_cb_t cb, void *cbdata, pmix_status_t status)
+{
+    pg_req_t *r;
+    if (e == NULL)
+        return PMIX_ERR_BAD_PARAM;
+    DL_FOREACH(e->held, r)
+        if (r->kind == PG_REQ_GET && r->cb.get == cb && r->cbdata == cbdata)
+            break;
+    if (r == NULL)
+        return PMIX_ERR_NOT_FOUND;
+    pg_req_complete(e, r, status, NULL);
+    pg_engine_flush(e);
+    return PMIX_SUCCESS;
 }
 
 static pmix_status_t get_hold(pg_engine_t *e, const pg_get_req_t *q, pg_ns_t *rjob,

@@ -215,13 +215,13 @@ typedef struct {
     char key[64];
 } dmx_t;
 
-static void dmodex_hook(void *ctx, uint64_t id, const pg_proc_t *target, const char *key)
+static void dmodex_hook(void *ctx, const pg_host_dmodex_t *dm)
 {
     dmx_t *d = ctx;
-    d->id = id;
+    d->id = dm->id;
     d->calls++;
-    snprintf(d->key, sizeof(d->key), "%s", key);
-    CU_ASSERT_EQUAL(target->rank, 3);
+    snprintf(d->key, sizeof(d->key), "%s", dm->key);
+    CU_ASSERT_EQUAL(dm->target.rank, 3);
 }
 
 static void test_retrieval_remote_target_direct_modex(void)
