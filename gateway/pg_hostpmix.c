@@ -335,9 +335,16 @@ int pg_hostpmix_attach(pg_hostpmix_t *h, struct event_base *base)
     return 0;
 }
 
+/* The fence asks for data collection although no proxy puts anything
+ * for it (the host sends again the one card each proxy put at start):
+ * Slurm's pmix plugin (22.05) answers a fence without PMIX_COLLECT_DATA at
+ * once, before the other proxies joined, unless its PMIxFenceBarrier is
+ * set -- no synchronisation at all. */
 int pg_hostpmix_fence(pg_hostpmix_t *h, pg_hostpmix_done_fn done, void *arg, char *err,
                       size_t errlen)
 {
+    pmix_info_t info;
+    bool yes = true;
     pmix_status_t st;
 
     if (h->busy || h->ev == NULL) {
@@ -350,7 +357,9 @@ int pg_hostpmix_fence(pg_hostpmix_t *h, pg_hostpmix_done_fn done, void *arg, cha
     h->busy = true;
     h->done = done;
     h->done_arg = arg;
-    st = PMIx_Fence_nb(NULL, 0, NULL, 0, on_fence_done, h);
+    PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
+    st = PMIx_Fence_nb(NULL, 0, &info, 1, on_fence_done, h);
+    PMIX_INFO_DESTRUCT(&info);
     if (st == PMIX_OPERATION_SUCCEEDED) { /* done inline: no callback comes */
         on_fence_done(PMIX_SUCCESS, h);
         return 0;

@@ -55,7 +55,9 @@ typedef void (*pg_hostpmix_done_fn)(void *arg, int status, const char *msg);
  * report to.  Returns 0/-1. */
 int pg_hostpmix_attach(pg_hostpmix_t *h, struct event_base *base);
 
-/* Non-blocking fence of every proxy, without data.  One at a time:
+/* Non-blocking fence of every proxy, without data of its own (it asks for
+ * collection: Slurm's pmix plugin does not wait for the others in a fence
+ * without it).  One at a time:
  * returns -1 with err set when one is running or the host refuses it --
  * done is not called then. */
 int pg_hostpmix_fence(pg_hostpmix_t *h, pg_hostpmix_done_fn done, void *arg, char *err,
