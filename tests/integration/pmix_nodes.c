@@ -4,11 +4,10 @@
  * PMIX_LOCAL_SIZE / PMIX_LOCAL_RANK / PMIX_NODE_RANK / PMIX_LOCAL_PEERS of
  * its node, the PMIX_HOSTNAME of every rank (equal for ranks of one node,
  * different across nodes), then a fence with collect and gets of every
- * rank's key, by rank and with PMIX_RANK_UNDEF; on several nodes a get of
- * a remote rank's key before that fence is PMIX_ERR_NOT_FOUND at once
- * (pmigate proxy has no direct modex: the Standard's answer for such a
- * host; holding it would deadlock, the owner's fence waiting for the
- * getter); and a PMIx_Lookup with PMIX_WAIT on rank 0 is woken by the last
+ * rank's key, by rank and with PMIX_RANK_UNDEF; on several nodes rank
+ * 0's get of the last rank's key before that fence is answered with its
+ * value (direct modex across nodes: held until the last rank committed
+ * it, whichever comes first); and a PMIx_Lookup with PMIX_WAIT on rank 0 is woken by the last
  * rank's later PMIx_Publish (on another node under the proxy; not tried
  * with PG_SKIP_NAMESERV=1).  With
  * PG_REAL_HOSTNAME=1 (one node per host) PMIX_HOSTNAME is gethostname()'s.
@@ -55,14 +54,14 @@ static unsigned get_uint(const pmix_proc_t *p, const char *key)
     return u;
 }
 
-/* A remote rank's key before any fence: NOT_FOUND (see the top). */
-static void early_get_is_not_found(const pmix_proc_t *me, int remote)
+/* A remote rank's key before any fence: its value (see the top). */
+static void early_get_is_answered(const pmix_proc_t *me, int remote, int node)
 {
     pmix_proc_t peer;
     pmix_value_t *got = NULL;
     pmix_info_t timeout;
     int secs = 30;
-    char key[64];
+    char key[64], want[128];
     pmix_status_t st;
 
     snprintf(key, sizeof(key), "card-%d", remote);
@@ -70,8 +69,12 @@ static void early_get_is_not_found(const pmix_proc_t *me, int remote)
     PMIX_INFO_LOAD(&timeout, PMIX_TIMEOUT, &secs, PMIX_INT);
     st = PMIx_Get(&peer, key, &timeout, 1, &got);
     PMIX_INFO_DESTRUCT(&timeout);
-    CHECK(st == PMIX_ERR_NOT_FOUND, "get of remote %s before the fence: %s, expected NOT_FOUND",
-          key, PMIx_Error_string(st));
+    CHECK(st == PMIX_SUCCESS && got != NULL, "get of remote %s before the fence: %s", key,
+          PMIx_Error_string(st));
+    snprintf(want, sizeof(want), "card of rank %d on node %d", remote, node);
+    CHECK(got->type == PMIX_STRING && strcmp(got->data.string, want) == 0,
+          "get of remote %s before the fence is not '%s'", key, want);
+    PMIX_VALUE_RELEASE(got);
 }
 
 /* Rank 0 looks up with PMIX_WAIT a name that rank `last` publishes a
@@ -181,7 +184,7 @@ int main(int argc, char **argv)
     PMIX_VALUE_DESTRUCT(&v);
     CHECK(PMIx_Commit() == PMIX_SUCCESS, "commit");
     if (nnodes > 1 && node_of[0] != node_of[size - 1] && rank == 0)
-        early_get_is_not_found(&me, size - 1);
+        early_get_is_answered(&me, size - 1, node_of[size - 1]);
     if (getenv("PG_SKIP_NAMESERV") == NULL) /* names not tried at all */
         wait_for_late_name(&me, size - 1);
     PMIX_INFO_LOAD(&collect, PMIX_COLLECT_DATA, &yes, PMIX_BOOL);

@@ -1,0 +1,246 @@
+/*
+ * pmix_xdata: job data across nodes, checked from inside a job of
+ * pmigate's libpmix under `pmigate proxy` (tests/cluster/proxy_xdata.sh):
+ * fences over subsets of ranks on several nodes, and direct modex.
+ *
+ * Fences over subsets ("fences"; F = the first node's first rank, L = the
+ * last node's last rank, F2 and L2 the ranks beside them):
+ *   - {F, L} collecting: each puts a key first; after the fence each reads
+ *     the other's with PMIX_IMMEDIATE (the fence brought it);
+ *   - {F, L} without data: L joins 300 ms late, F's fence lasts that long;
+ *   - {F, L2} and {F2, L} at once, over the same nodes, joined in opposite
+ *     orders: L2 joins late; F2 waits (a get held until L2 commits a key
+ *     after its fence) before it joins {F2, L}, so the two fences must not
+ *     be taken for one, nor wait for each other;
+ *   - {F, F2} collecting, on one node: its data still reaches the other
+ *     nodes with the next whole-job fence;
+ *   - a whole-job collecting fence last: every rank reads every rank's
+ *     card with PMIX_IMMEDIATE.
+ * Direct modex ("dmodex"):
+ *   - F gets L's key that L commits 500 ms later: the value, after >= 0.4 s;
+ *   - F gets L's key that L never commits, PMIX_TIMEOUT 1 s: TIMEOUT,
+ *     after 0.9 s or more;
+ *   - F gets L's key while L waits in a whole-job fence without it: not a
+ *     deadlock, NOT_FOUND (as on one node), then F joins the fence.
+ * argv[1] is the rank count of every node ("2,2,2"; every node at least 2
+ * ranks, at least 2 nodes), argv[2] "fences", "dmodex" or "all".  Prints
+ * "pmix_xdata rank R: ok" or names the broken rule and exits 1.
+ */
+#include <pmix.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static int rank = -1;
+static pmix_proc_t me;
+
+#define CHECK(cond, ...)                                                       \
+    do {                                                                       \
+        if (!(cond)) {                                                         \
+            fprintf(stderr, "pmix_xdata rank %d: ", rank);                     \
+            fprintf(stderr, __VA_ARGS__);                                      \
+            fputc('\n', stderr);                                               \
+            exit(1);                                                           \
+        }                                                                      \
+    } while (0)
+
+static double now(void)
+{
+    struct timespec t;
+
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static pmix_proc_t proc(int r)
+{
+    pmix_proc_t p;
+
+    PMIX_LOAD_PROCID(&p, me.nspace, (pmix_rank_t)r);
+    return p;
+}
+
+static void put(const char *key, const char *val)
+{
+    pmix_value_t v;
+
+    PMIX_VALUE_LOAD(&v, val, PMIX_STRING);
+    CHECK(PMIx_Put(PMIX_GLOBAL, key, &v) == PMIX_SUCCESS, "put %s", key);
+    PMIX_VALUE_DESTRUCT(&v);
+    CHECK(PMIx_Commit() == PMIX_SUCCESS, "commit of %s", key);
+}
+
+/* A get of rank r's key: its status, the value compared with want (when
+ * the get succeeds); immediate: PMIX_IMMEDIATE; secs > 0: PMIX_TIMEOUT. */
+static pmix_status_t get(int r, const char *key, const char *want, int immediate, int secs)
+{
+    pmix_proc_t p = proc(r);
+    pmix_info_t info[2];
+    size_t n = 0;
+    pmix_value_t *v = NULL;
+    bool yes = true;
+    pmix_status_t st;
+
+    if (immediate)
+        PMIX_INFO_LOAD(&info[n++], PMIX_IMMEDIATE, &yes, PMIX_BOOL);
+    if (secs > 0)
+        PMIX_INFO_LOAD(&info[n++], PMIX_TIMEOUT, &secs, PMIX_INT);
+    st = PMIx_Get(&p, key, n > 0 ? info : NULL, n, &v);
+    if (st == PMIX_SUCCESS && want != NULL)
+        CHECK(v != NULL && v->type == PMIX_STRING && strcmp(v->data.string, want) == 0,
+              "%s of rank %d is not '%s'", key, r, want);
+    if (v != NULL)
+        PMIX_VALUE_RELEASE(v);
+    for (size_t i = 0; i < n; i++)
+        PMIX_INFO_DESTRUCT(&info[i]);
+    return st;
+}
+
+static void fence(const int *ranks, size_t n, int collect)
+{
+    pmix_proc_t procs[8];
+    pmix_info_t info;
+    bool yes = true;
+    pmix_status_t st;
+
+    for (size_t i = 0; i < n; i++)
+        procs[i] = proc(ranks[i]);
+    PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
+    st = PMIx_Fence(n > 0 ? procs : NULL, n, collect ? &info : NULL, collect ? 1 : 0);
+    PMIX_INFO_DESTRUCT(&info);
+    CHECK(st == PMIX_SUCCESS, "fence over %zu rank%s (%s): %s", n, n == 1 ? "" : "s",
+          collect ? "collecting" : "no data", PMIx_Error_string(st));
+}
+
+static void fences(int size, int f, int f2, int l2, int l)
+{
+    char key[64], want[64];
+    int pair[2] = { l, f }; /* listed in any order */
+    double t0;
+
+    /* {F, L} collecting: the other's key came with the fence */
+    if (rank == f || rank == l) {
+        int other = rank == f ? l : f;
+
+        snprintf(want, sizeof(want), "sub from %d", rank);
+        put("sub", want);
+        fence(pair, 2, 1);
+        snprintf(want, sizeof(want), "sub from %d", other);
+        CHECK(get(other, "sub", want, 1, 0) == PMIX_SUCCESS,
+              "after a collecting fence over {%d, %d}: rank %d's key is not here", f, l, other);
+    }
+    /* {F, L} without data: a synchronisation */
+    if (rank == l)
+        usleep(300 * 1000);
+    if (rank == f || rank == l) {
+        t0 = now();
+        fence(pair, 2, 0);
+        CHECK(rank != f || now() - t0 > 0.25,
+              "a fence over {%d, %d} ended after %.3f s, before rank %d (300 ms late) joined", f,
+              l, now() - t0, l);
+    }
+    /* {F, L2} and {F2, L} at once over the same nodes */
+    {
+        int a[2] = { f, l2 }, b[2] = { f2, l };
+
+        if (rank == l2) {
+            usleep(300 * 1000);
+            put("a-ready", "ready");
+            fence(a, 2, 1);
+            put("after-a", "done");
+        } else if (rank == f) {
+            fence(a, 2, 1);
+            CHECK(get(l2, "a-ready", "ready", 1, 0) == PMIX_SUCCESS,
+                  "fence {%d, %d} ended without rank %d's key", f, l2, l2);
+        } else if (rank == f2) {
+            pmix_status_t st = get(l2, "after-a", "done", 0, 60);
+
+            CHECK(st == PMIX_SUCCESS, "rank %d's key put after its fence {%d, %d}: %s", l2, f,
+                  l2, PMIx_Error_string(st));
+            put("b-ready", "ready");
+            fence(b, 2, 1);
+        } else if (rank == l) {
+            put("b-ready", "ready");
+            fence(b, 2, 1);
+            CHECK(get(f2, "b-ready", "ready", 1, 0) == PMIX_SUCCESS,
+                  "fence {%d, %d} ended without rank %d's key", f2, l, f2);
+        }
+    }
+    /* every rank's card; {F, F2} collecting on one node first */
+    snprintf(key, sizeof(key), "card-%d", rank);
+    snprintf(want, sizeof(want), "card of rank %d", rank);
+    put(key, want);
+    if (rank == f || rank == f2) {
+        int local[2] = { f, f2 };
+
+        fence(local, 2, 1);
+    }
+    fence(NULL, 0, 1);
+    for (int r = 0; r < size; r++) {
+        snprintf(key, sizeof(key), "card-%d", r);
+        snprintf(want, sizeof(want), "card of rank %d", r);
+        CHECK(get(r, key, want, 1, 0) == PMIX_SUCCESS,
+              "after the whole-job fence: %s is not here", key);
+    }
+}
+
+static void dmodex(int f, int l)
+{
+    double t0;
+    pmix_status_t st;
+
+    if (rank == l) {
+        usleep(500 * 1000);
+        put("late", "committed late");
+        /* F's next get must find "never" uncommitted, and L not fenced:
+         * L waits (a get held until F commits) until F is done with it */
+        CHECK(get(f, "timed-out", "yes", 0, 60) == PMIX_SUCCESS, "rank %d's key", f);
+    } else if (rank == f) {
+        t0 = now();
+        st = get(l, "late", "committed late", 0, 60);
+        CHECK(st == PMIX_SUCCESS && now() - t0 > 0.4,
+              "a get of rank %d's key it commits 500 ms later: %s after %.3f s", l,
+              PMIx_Error_string(st), now() - t0);
+        t0 = now();
+        st = get(l, "never", NULL, 0, 1);
+        CHECK(st == PMIX_ERR_TIMEOUT && now() - t0 > 0.9 && now() - t0 < 10,
+              "a get of a key rank %d never commits, PMIX_TIMEOUT 1 s: %s after %.3f s", l,
+              PMIx_Error_string(st), now() - t0);
+        put("timed-out", "yes");
+        /* L is in the whole-job fence without "nokey", waiting for F */
+        usleep(200 * 1000);
+        t0 = now();
+        st = get(l, "nokey", NULL, 0, 0);
+        CHECK(st == PMIX_ERR_NOT_FOUND,
+              "a get of a key rank %d, in a fence that waits for this rank, never commits: "
+              "%s after %.3f s, expected NOT_FOUND",
+              l, PMIx_Error_string(st), now() - t0);
+    }
+    fence(NULL, 0, 0);
+}
+
+int main(int argc, char **argv)
+{
+    int counts[64], nnodes = 0, size = 0;
+    const char *what;
+
+    CHECK(argc == 3, "usage: pmix_xdata COUNTS fences|dmodex|all");
+    what = argv[2];
+    for (char *p = argv[1]; *p && nnodes < 64; p = strchr(p, ',') ? strchr(p, ',') + 1 : "") {
+        counts[nnodes] = atoi(p);
+        CHECK(counts[nnodes] >= 2, "every node needs 2 ranks at least");
+        size += counts[nnodes++];
+    }
+    CHECK(nnodes >= 2, "2 nodes at least");
+    CHECK(PMIx_Init(&me, NULL, 0) == PMIX_SUCCESS, "PMIx_Init");
+    rank = (int)me.rank;
+    if (strcmp(what, "fences") == 0 || strcmp(what, "all") == 0)
+        fences(size, 0, 1, size - 2, size - 1);
+    if (strcmp(what, "dmodex") == 0 || strcmp(what, "all") == 0)
+        dmodex(0, size - 1);
+    CHECK(PMIx_Finalize(NULL, 0) == PMIX_SUCCESS, "finalize");
+    printf("pmix_xdata rank %d: ok\n", rank);
+    return 0;
+}
