@@ -1,15 +1,16 @@
 /*
  * pmix_bigdata: a job that moves a lot of modex data through its fences,
- * for `pmigate proxy` across nodes (tests/integration/proxy_limits.sh).
+ * for `pmigate proxy` across nodes (tests/cluster/proxy_data.sh).
  * Every rank puts KB kilobytes per fence (in keys of at most 1 MiB, each
  * byte a function of the rank, the fence and the key), commits, fences
  * with PMIX_COLLECT_DATA, and checks every byte of the same keys of one
  * rank on another node (rank + size/2: the other half of the job), for
- * FENCES fences, each with keys of its own.  Prints "pmix_bigdata rank R:
- * ok" or what was wrong, and exits 1; with LINGER, sleeps that many
+ * FENCES fences, each with keys of its own (KB "FIRST:REST": the first
+ * fence FIRST kilobytes, every later one REST).  Prints "pmix_bigdata rank
+ * R: ok" or what was wrong, and exits 1; with LINGER, sleeps that many
  * seconds after the line (a test reads the proxies' counters meanwhile).
  *
- * Usage: pmix_bigdata KB FENCES [LINGER]
+ * Usage: pmix_bigdata KB[:REST] FENCES [LINGER]
  */
 #include <pmix.h>
 #include <stdio.h>
@@ -47,16 +48,18 @@ int main(int argc, char **argv)
     pmix_proc_t me, wild, peer;
     pmix_value_t *v = NULL;
     pmix_info_t info;
-    size_t total, nkeys;
+    size_t first, rest, total, nkeys;
     int fences, size;
+    char *end;
     unsigned char *buf;
     bool yes = true;
 
     if (argc != 3 && argc != 4) {
-        fprintf(stderr, "usage: pmix_bigdata KB FENCES [LINGER]\n");
+        fprintf(stderr, "usage: pmix_bigdata KB[:REST] FENCES [LINGER]\n");
         return 2;
     }
-    total = strtoul(argv[1], NULL, 10) * 1024;
+    first = strtoul(argv[1], &end, 10) * 1024;
+    rest = *end == ':' ? strtoul(end + 1, NULL, 10) * 1024 : first;
     fences = atoi(argv[2]);
     CHECK(PMIx_Init(&me, NULL, 0) == PMIX_SUCCESS, "PMIx_Init failed");
     rank = (int)me.rank;
@@ -65,10 +68,11 @@ int main(int argc, char **argv)
     size = (int)v->data.uint32;
     PMIX_VALUE_RELEASE(v);
     PMIX_LOAD_PROCID(&peer, me.nspace, (pmix_rank_t)((rank + size / 2) % size));
-    nkeys = (total + KEY_MAX - 1) / KEY_MAX;
     buf = malloc(KEY_MAX);
     CHECK(buf != NULL, "out of memory");
     for (int f = 1; f <= fences; f++) {
+        total = f == 1 ? first : rest;
+        nkeys = (total + KEY_MAX - 1) / KEY_MAX;
         for (size_t k = 0; k < nkeys; k++) {
             size_t len = k + 1 < nkeys || total % KEY_MAX == 0 ? KEY_MAX : total % KEY_MAX;
             pmix_value_t val;
