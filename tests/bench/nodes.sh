@@ -44,6 +44,8 @@
 # (tests/cluster/pmix_events time: rank 0 raises a NAMESPACE event, the
 # rank on the other node answers with a CUSTOM one, timed by rank 0);
 # medians and p99 over every sample of every run.
+# Table 4 (tests/bench/nodes_dmodex.sh): a direct-modex get of another
+# node's key, median and p99, beside the same get under `pmigate run`.
 # Numbers, not a timed test: a missed goal is reported, never an error.
 #
 # Where: "machine" is the K proxies on this one machine (mpirun
@@ -142,6 +144,8 @@ floor_run() {
     [ -s "$work/floor" ] || return 0
     echo "$(cut -d' ' -f1 "$work/floor" | median) $(cut -d' ' -f2 "$work/floor" | median)"
 }
+
+. "$top/tests/bench/nodes_dmodex.sh"
 
 median() { # [printf format]
     sort -g | awk -v fmt="${1:-%.0f}" '{a[NR]=$1} END {if (NR) {m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; printf fmt "\n", m}}'
@@ -279,5 +283,6 @@ for where in $wheres; do
         echo | tee -a "$results"
         bench_names
     fi
+    bench_dmodex
     echo | tee -a "$results"
 done
