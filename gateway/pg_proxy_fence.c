@@ -1,7 +1,8 @@
 /*
  * pg_proxy_fence: the fences of `pmigate proxy` whose members are on
  * several nodes -- the whole job's, or any subset of ranks -- and their
- * data (docs/architecture.md, "Fence data across nodes").
+ * data (docs/architecture.md, "Fence data through the host" and "Fences
+ * over a subset of ranks").
  *
  * Why the data crosses the proxies' mesh and not the host: OpenPMIx's
  * store keeps every key a proxy ever put and sends all of them again with
