@@ -16,18 +16,11 @@
 BIG=$top_builddir/tests/integration/pmix_bigdata
 proxy_cluster_up pg_data 2 "$BIG"
 
-# job HOW SECONDS ARGS...: `pmigate proxy ARGS` once on each host under HOW
-# (slurm, mpirun); output in $WORK/out, status in $rc.  PMIGATE_PROXY_TIMES
-# goes along when it is set.
+# job HOW SECONDS ARGS...: the job on both hosts (proxy_lib.sh)
 job() {
-    launcher=$1 t=$2
+    j_how=$1 j_secs=$2
     shift 2
-    case $launcher in
-    slurm) timeout -k 5 "$t" "$CLUSTER_ON" 1 srun -N 2 --mpi=pmix "$PMIGATE" proxy "$@" ;;
-    mpirun) timeout -k 5 "$t" "$CLUSTER_MPIRUN" -np 2 --map-by ppr:1:node \
-        ${PMIGATE_PROXY_TIMES:+-x PMIGATE_PROXY_TIMES} "$PMIGATE" proxy "$@" ;;
-    esac >"$WORK/out" 2>&1
-    rc=$?
+    proxy_job "$j_how" "$j_secs" 2 "$@"
 }
 
 oks() {

@@ -38,3 +38,18 @@ proxy_on() {
         [ "$(cat "/proc/$pp/comm" 2>/dev/null)" = pmigate ] || echo "$p"
     done
 }
+
+# proxy_job HOW SECONDS K ARGS...: `pmigate proxy ARGS` once on each of K
+# hosts under HOW (slurm: srun --mpi=pmix; mpirun), at most SECONDS;
+# output in $WORK/out, status in $rc.  PMIGATE_PROXY_TIMES goes along when
+# it is set.
+proxy_job() {
+    launcher=$1 t=$2 k=$3
+    shift 3
+    case $launcher in
+    slurm) timeout -k 5 "$t" "$CLUSTER_ON" 1 srun -N "$k" --mpi=pmix "$PMIGATE" proxy "$@" ;;
+    mpirun) timeout -k 5 "$t" "$CLUSTER_MPIRUN" -np "$k" --map-by ppr:1:node \
+        ${PMIGATE_PROXY_TIMES:+-x PMIGATE_PROXY_TIMES} "$PMIGATE" proxy "$@" ;;
+    esac >"$WORK/out" 2>&1
+    rc=$?
+}

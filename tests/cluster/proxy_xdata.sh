@@ -15,36 +15,23 @@
 XDATA=$top_builddir/tests/integration/pmix_xdata
 proxy_cluster_up pg_xdata 3 "$XDATA"
 
-# job HOW SECONDS ARGS...: `pmigate proxy ARGS` once on each host under HOW
-# (slurm, mpirun); output in $WORK/out, status in $rc.
-job() {
-    launcher=$1 t=$2
-    shift 2
-    case $launcher in
-    slurm) timeout -k 5 "$t" "$CLUSTER_ON" 1 srun -N 3 --mpi=pmix "$PMIGATE" proxy "$@" ;;
-    mpirun) timeout -k 5 "$t" "$CLUSTER_MPIRUN" -np 3 --map-by ppr:1:node "$PMIGATE" proxy "$@" ;;
-    esac >"$WORK/out" 2>&1
-    rc=$?
-}
-
 oks() {
     grep -c ': ok$' "$WORK/out" 2>/dev/null
 }
 
+# check HOW PART WHAT: pmix_xdata's PART on 2 ranks of each host under HOW
+check() {
+    proxy_job "$1" 120 3 -n 6 "$XDATA" 2,2,2 "$2"
+    if [ $rc -eq 0 ] && [ "$(oks)" -eq 6 ]; then
+        pass "$1: $3"
+    else
+        fail "$1: $3: exit $rc, $(oks) of 6 ranks ok"
+        grep -v ': ok$' "$WORK/out" | head -n 10
+    fi
+}
+
 for how in slurm mpirun; do
-    job $how 120 -n 6 "$XDATA" 2,2,2 fences
-    if [ $rc -eq 0 ] && [ "$(oks)" -eq 6 ]; then
-        pass "$how: fences over subsets of ranks on 3 hosts (with and without data, two at once over the same hosts), a node-local one's keys reach every host"
-    else
-        fail "$how: subset fences: exit $rc, $(oks) of 6 ranks ok"
-        grep -v ': ok$' "$WORK/out" | head -n 10
-    fi
-    job $how 120 -n 6 "$XDATA" 2,2,2 dmodex
-    if [ $rc -eq 0 ] && [ "$(oks)" -eq 6 ]; then
-        pass "$how: direct modex across hosts: held until committed, PMIX_TIMEOUT, no deadlock with a fence"
-    else
-        fail "$how: direct modex: exit $rc, $(oks) of 6 ranks ok"
-        grep -v ': ok$' "$WORK/out" | head -n 10
-    fi
+    check $how fences "fences over subsets of ranks on 3 hosts (with and without data, two at once over the same hosts), a node-local one's keys reach every host"
+    check $how dmodex "direct modex across hosts: held until committed, PMIX_TIMEOUT, no deadlock with a fence"
 done
 finish
