@@ -246,10 +246,13 @@ int pg_mesh_start(pg_mesh_t *m, const char *const *cards, char *err, size_t errl
     return 0;
 }
 
+/* A leaf is ready once the hub has every leaf (READY): before, the hub
+ * could not relay a frame to a leaf that is not linked yet, and would
+ * drop it -- a fence's data sent by the first leaf up, say. */
 static bool mesh_ready(const pg_mesh_t *m)
 {
     if (m->nodeid != 0)
-        return m->peers[0] != NULL;
+        return m->peers[0] != NULL && m->hub_ready;
     for (int n = 1; n < m->nnodes; n++)
         if (m->peers[n] == NULL)
             return false;
@@ -276,6 +279,15 @@ static void wait_gone(void *arg, int node, int orderly, const char *why)
         snprintf(m->refused_why, sizeof(m->refused_why), "node %d: %s", node, why);
     }
     event_base_loopbreak(m->base);
+}
+
+void pg_mesh_hub_check_ready(pg_mesh_t *m)
+{
+    if (m->nodeid != 0 || m->ready_sent || !mesh_ready(m))
+        return;
+    m->ready_sent = true;
+    for (int n = 1; n < m->nnodes; n++)
+        pg_mesh_link_say(m->peers[n], T_READY, NULL, 0);
 }
 
 int pg_mesh_wait_ready(pg_mesh_t *m, char *err, size_t errlen)

@@ -47,6 +47,7 @@ enum {
     T_HEARTBEAT = 4,
     T_BYE = 5,
     T_QUIET = 6,
+    T_READY = 7, /* hub -> leaf: every leaf is linked, the start-up is over */
 };
 
 typedef enum link_state {
@@ -105,6 +106,8 @@ struct pg_mesh {
     void *gone_arg;
     bool leaving;
     bool refused;                   /* a link was refused at start (wait_ready fails) */
+    bool hub_ready;                 /* a leaf: the hub said READY */
+    bool ready_sent;                /* the hub: it said READY to every leaf */
     char refused_why[160];
 };
 
@@ -119,6 +122,10 @@ static inline struct timeval ns_tv(uint64_t ns)
 
     return tv;
 }
+
+/* pg_mesh.c: the hub, once every leaf is linked, says READY to each
+ * (a leaf's start-up waits for it). */
+void pg_mesh_hub_check_ready(pg_mesh_t *m);
 
 /* pg_mesh_link.c: one link */
 int pg_mesh_random(unsigned char *buf, size_t len);

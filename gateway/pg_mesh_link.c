@@ -196,6 +196,7 @@ static void link_up(link_t *l, int node)
     l->state = L_UP;
     m->peers[node] = l;
     m->joined[node] = true;
+    pg_mesh_hub_check_ready(m);
 }
 
 /* Acceptor: HELLO (magic, node, nonce) -> CHALLENGE. */
@@ -274,7 +275,9 @@ static int on_frame(link_t *l, unsigned type, uint32_t src, uint32_t dst,
         }
         if (type == T_QUIET && len == 4)
             l->quiet_until = pg_clock_now() + ms_ns(pg_be32_get(body));
-        return type == T_HEARTBEAT || type == T_QUIET ? 0 : -1;
+        if (type == T_READY && l->node == 0)
+            m->hub_ready = true;
+        return type == T_HEARTBEAT || type == T_QUIET || type == T_READY ? 0 : -1;
     }
     if (type >= PG_MESH_TYPE_MAX || src >= (uint32_t)m->nnodes || (int)src == m->nodeid)
         return -1;
