@@ -6,9 +6,9 @@
  * different across nodes), then a fence with collect and gets of every
  * rank's key, by rank and with PMIX_RANK_UNDEF; on several nodes rank
  * 0's get of the last rank's key before that fence is answered with its
- * value (direct modex across nodes: held until the last rank committed
- * it, whichever comes first); and a PMIx_Lookup with PMIX_WAIT on rank 0 is woken by the last
- * rank's later PMIx_Publish (on another node under the proxy; not tried
+ * value (direct modex across nodes: held, if need be, until the last
+ * rank committed it); and a PMIx_Lookup with PMIX_WAIT on rank 0 is woken
+ * by the last rank's later PMIx_Publish (on another node under the proxy; not tried
  * with PG_SKIP_NAMESERV=1).  With
  * PG_REAL_HOSTNAME=1 (one node per host) PMIX_HOSTNAME is gethostname()'s.
  * argv[1] is the rank count of every node, "3,2" (ranks numbered node after node, as `pmigate proxy`
