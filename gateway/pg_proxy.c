@@ -295,6 +295,7 @@ static int run_node(proxy_t *p, const pg_run_opts_t *opts, const pg_handler_tabl
     p->run = run;
     if (run != NULL && pg_run_set_node(run, &node) == 0) {
         proxy_status_attach(p);
+        proxy_dyn_run_started(p);
         if (p->host_lost) /* gone while the mesh came up */
             pg_job_abort(pg_run_root(run), -1, PG_EXIT_INTERNAL, "the host runtime is gone");
         else if (proxy_end_decided(p)) /* by a node whose ranks ran first */

@@ -15,6 +15,11 @@
  * Messages from one sender reach each node in the order they were sent:
  * the mesh keeps a link's order (the hub relays in order) and the queue
  * is first in, first out.
+ *
+ * A message from another node that comes before this node's run began
+ * (the hub's ranks may start, and spawn, before a leaf's) waits in the
+ * same queue, which is drained only once the run exists: its handlers
+ * need the node's jobs.
  */
 #include <event2/event.h>
 #include <stdlib.h>
@@ -32,6 +37,7 @@ typedef struct dyn_reg {
 typedef struct dyn_msg {
     struct dyn_msg *next;
     unsigned type;
+    int src;
     size_t len;
     unsigned char body[];
 } dyn_msg_t;
@@ -40,16 +46,28 @@ struct proxy_dyn {
     proxy_t *p;
     proxy_msg_fn fns[PG_MESH_TYPE_MAX];
     dyn_reg_t regs[PG_MESH_TYPE_MAX];
-    dyn_msg_t *head, **tail; /* this node's own messages, in order */
+    dyn_msg_t *head, **tail; /* this node's own messages, and others' before the run */
     struct event *drain;
 };
+
+static int queue_here(proxy_dyn_t *d, unsigned type, int src, const void *body, size_t len);
+
+/* The node's run has not begun yet: what comes waits for it. */
+static bool before_run(const proxy_t *p)
+{
+    return p->run == NULL && !p->ran;
+}
 
 static void on_mesh_frame(void *arg, int src, const void *body, size_t len)
 {
     const dyn_reg_t *reg = arg;
     proxy_dyn_t *d = reg->p->dyn;
 
-    if (d != NULL && d->fns[reg->type] != NULL)
+    if (d == NULL || d->fns[reg->type] == NULL)
+        return;
+    if (before_run(reg->p) || d->head != NULL) /* behind what waits already */
+        (void)queue_here(d, reg->type, src, body, len);
+    else
         d->fns[reg->type](reg->p, src, body, len);
 }
 
@@ -59,6 +77,8 @@ static void on_drain(evutil_socket_t fd, short what, void *arg)
 
     (void)fd;
     (void)what;
+    if (before_run(d->p)) /* proxy_dyn_run_started drains it */
+        return;
     /* one at a time: a handler may queue more, and may free nothing here */
     while (d->head != NULL) {
         dyn_msg_t *m = d->head;
@@ -67,7 +87,7 @@ static void on_drain(evutil_socket_t fd, short what, void *arg)
         if (d->head == NULL)
             d->tail = &d->head;
         if (d->fns[m->type] != NULL)
-            d->fns[m->type](d->p, d->p->nodeid, m->body, m->len);
+            d->fns[m->type](d->p, m->src, m->body, m->len);
         free(m);
     }
 }
@@ -118,8 +138,9 @@ int proxy_dyn_on(proxy_t *p, unsigned type, proxy_msg_fn fn)
     return p->mesh != NULL ? pg_mesh_on(p->mesh, type, on_mesh_frame, &p->dyn->regs[type]) : 0;
 }
 
-/* Into this node's queue, drained on the loop's next turn. */
-static int queue_here(proxy_dyn_t *d, unsigned type, const void *body, size_t len)
+/* Into this node's queue, drained on the loop's next turn (once the run
+ * began). */
+static int queue_here(proxy_dyn_t *d, unsigned type, int src, const void *body, size_t len)
 {
     static const struct timeval now = { 0, 0 };
     dyn_msg_t *m = malloc(sizeof(*m) + len);
@@ -128,6 +149,7 @@ static int queue_here(proxy_dyn_t *d, unsigned type, const void *body, size_t le
         return -1;
     m->next = NULL;
     m->type = type;
+    m->src = src;
     m->len = len;
     if (len > 0)
         memcpy(m->body, body, len);
@@ -143,10 +165,18 @@ int proxy_dyn_send(proxy_t *p, uint32_t dst, unsigned type, const pg_mesh_wr_t *
     if (p->dyn == NULL || b->bad)
         return -1;
     if (dst == PG_MESH_ALL || dst == (uint32_t)p->nodeid)
-        rc = queue_here(p->dyn, type, b->buf, b->len);
+        rc = queue_here(p->dyn, type, p->nodeid, b->buf, b->len);
     if (rc == 0 && dst != (uint32_t)p->nodeid && p->mesh != NULL)
         rc = pg_mesh_send(p->mesh, dst, type, b->buf, b->len);
     else if (dst != (uint32_t)p->nodeid && dst != PG_MESH_ALL && p->mesh == NULL)
         rc = -1; /* one node: nobody else */
     return rc;
+}
+
+void proxy_dyn_run_started(proxy_t *p)
+{
+    static const struct timeval now = { 0, 0 };
+
+    if (p->dyn != NULL && p->dyn->head != NULL)
+        (void)evtimer_add(p->dyn->drain, &now);
 }

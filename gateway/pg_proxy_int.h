@@ -141,6 +141,8 @@ int proxy_dyn_on(proxy_t *p, unsigned type, proxy_msg_fn fn);
  * turn), or to every node with PG_MESH_ALL (this one too).  0, or -1 when
  * it cannot go (b failed, dst unreachable). */
 int proxy_dyn_send(proxy_t *p, uint32_t dst, unsigned type, const pg_mesh_wr_t *b);
+/* The node's run exists: the messages that came before it are handled. */
+void proxy_dyn_run_started(proxy_t *p);
 
 /* pg_proxy_spawn.c: spawn across nodes.  Set up before the mesh comes
  * up, after pg_proxy_dyn.c (0 or -1); the node's ranks are all gone (pending spawns fail, the hub
