@@ -90,7 +90,8 @@ static int make_actors(replay_t *rp)
             int rank = b * rp->nrec + t->conns[c].rank;
             actor_t *a;
 
-            if (!conn_replayable(&t->conns[c]) || rank >= rp->nranks) {
+            if (!conn_replayable(&t->conns[c]) || t->conns[c].rank >= rp->nrec ||
+                rank >= rp->nranks) {
                 mark_absent(rp, b, c);
                 continue;
             }
@@ -143,12 +144,19 @@ static int plan_exits(replay_t *rp)
 
 static void warn_skipped(const replay_t *rp)
 {
+    int past = 0;
+
     for (int c = 0; c < rp->t->nconns; c++) {
         const pg_trace_conn_t *k = &rp->t->conns[c];
 
         if (k->nevents > 0 && k->rank < 0)
             fprintf(stderr, "pmigate replay: connection %d never said its rank: skipped\n", c);
+        past += k->nevents > 0 && k->rank >= rp->nrec;
     }
+    if (past > 0)
+        fprintf(stderr, "pmigate replay: %d connection%s of ranks past the job's %d (spawned "
+                        "jobs'): not replayed\n",
+                past, past == 1 ? "" : "s", rp->nrec);
 }
 
 
@@ -173,10 +181,10 @@ int pg_replay_plan(replay_t *rp)
 {
     const pg_trace_t *t = rp->t;
 
+    /* the root job's ranks, as the header says: spawned jobs' ranks are
+     * numbered after them and not replayed, and a rank number in a file is
+     * no reason to start that many stub processes */
     rp->nrec = t->header.size;
-    for (int c = 0; c < t->nconns; c++)
-        if (t->conns[c].rank >= rp->nrec)
-            rp->nrec = t->conns[c].rank + 1;
     if (rp->nrec <= 0) {
         fprintf(stderr, "pmigate replay: %s has no ranks to replay\n", rp->o->file);
         return -1;

@@ -2,7 +2,9 @@
 # A replay must catch what changed: a deliberately altered reply is reported
 # with its rank, command, expected and received message (exit 1); a reply
 # the gateway never sends is a hang (exit 124, naming who waits); a job that
-# was stopped with ranks still connected replays as such (exit 0).
+# was stopped with ranks still connected replays as such (exit 0); a rank
+# number past the job's size (a spawned job's, or a damaged file's) is not
+# replayed and starts no stub processes for the ranks up to it.
 . "$top_srcdir/tests/trace/trace_lib.sh"
 need_prog pmi2_wireup
 
@@ -45,4 +47,15 @@ echo "not a trace" >"$TMP/junk"
 "$PMIGATE" replay "$TMP/junk" 2>"$TMP/err"
 expect_status 1 $? "replay of junk"
 expect_grep "not a pmigate trace" "$TMP/err" "junk"
+
+# a connection of rank 700000 in a 2-rank job's trace: the 2 ranks replay,
+# the stranger is named and left out (not 700001 stub processes)
+awk '!done && $1 == "#!" && $3 == "end" {
+         print $2 " 99 700000 pmi1 C cmd=init pmi_version=1 pmi_subversion=1\\n"; done = 1 }
+     { print }' "$TMP/wireup.trace" >"$TMP/stranger.trace"
+grep -q ' 700000 pmi1 C' "$TMP/stranger.trace" || fail "could not add a stranger to the trace"
+"$PMIGATE" replay --fast --timeout 30 "$TMP/stranger.trace" 2>"$TMP/err"
+expect_status 0 $? "a rank past the job's size"
+expect_grep "1 connection of ranks past the job's 2 (spawned jobs'): not replayed" "$TMP/err" \
+    "a rank past the job's size"
 exit 0
