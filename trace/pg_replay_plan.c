@@ -177,6 +177,19 @@ void pg_replay_plan_free(replay_t *rp)
     free(rp->exits);
 }
 
+/* How many of the job's ranks have a connection in the recording: a
+ * header's size far beyond it is no job that ran, and would only start
+ * stub processes by the thousand. */
+static int ranks_heard(const replay_t *rp)
+{
+    const pg_trace_t *t = rp->t;
+    int n = 0;
+
+    for (int c = 0; c < t->nconns; c++)
+        n += t->conns[c].rank >= 0 && t->conns[c].rank < rp->nrec && t->conns[c].nevents > 0;
+    return n;
+}
+
 int pg_replay_plan(replay_t *rp)
 {
     const pg_trace_t *t = rp->t;
@@ -187,6 +200,12 @@ int pg_replay_plan(replay_t *rp)
     rp->nrec = t->header.size;
     if (rp->nrec <= 0) {
         fprintf(stderr, "pmigate replay: %s has no ranks to replay\n", rp->o->file);
+        return -1;
+    }
+    if (rp->nrec > 4 * ranks_heard(rp) + 64) {
+        fprintf(stderr, "pmigate replay: %s says its job had %d ranks, but only %d of them "
+                        "spoke: not a recording to replay (a damaged file?)\n",
+                rp->o->file, rp->nrec, ranks_heard(rp));
         return -1;
     }
     rp->nranks = rp->o->ranks > 0 ? rp->o->ranks : rp->nrec;

@@ -4,7 +4,8 @@
 # the gateway never sends is a hang (exit 124, naming who waits); a job that
 # was stopped with ranks still connected replays as such (exit 0); a rank
 # number past the job's size (a spawned job's, or a damaged file's) is not
-# replayed and starts no stub processes for the ranks up to it.
+# replayed and starts no stub processes for the ranks up to it; a header
+# whose size is far past the ranks that spoke is refused.
 . "$top_srcdir/tests/trace/trace_lib.sh"
 need_prog pmi2_wireup
 
@@ -58,4 +59,11 @@ grep -q ' 700000 pmi1 C' "$TMP/stranger.trace" || fail "could not add a stranger
 expect_status 0 $? "a rank past the job's size"
 expect_grep "1 connection of ranks past the job's 2 (spawned jobs'): not replayed" "$TMP/err" \
     "a rank past the job's size"
+
+# a header claiming 100000 ranks where 2 spoke: refused, nothing started
+sed '1s/ size=2 / size=100000 /' "$TMP/wireup.trace" >"$TMP/huge.trace"
+grep -q ' size=100000 ' "$TMP/huge.trace" || fail "could not change the trace's size"
+"$PMIGATE" replay --fast --timeout 30 "$TMP/huge.trace" 2>"$TMP/err"
+expect_status 1 $? "a header's size far past the ranks that spoke"
+expect_grep "says its job had 100000 ranks, but only 2 of them spoke" "$TMP/err" "huge size"
 exit 0
