@@ -285,6 +285,35 @@ static void on_event(void *ctx, const pg_event_t *ev)
     je->name_ops->event(je->name_ctx, ev);
 }
 
+static void on_group(void *ctx, const pg_host_group_t *g)
+{
+    pg_job_engine_t *je = ctx;
+
+    je->name_ops->group(je->name_ctx, g);
+}
+
+static void on_group_left(void *ctx, const pg_proc_t *proc, const char *name)
+{
+    pg_job_engine_t *je = ctx;
+
+    je->name_ops->group_left(je->name_ctx, proc, name);
+}
+
+static void on_group_invite(void *ctx, const char *name, const pg_proc_t *leader,
+                            const pg_proc_t *members, size_t nmembers)
+{
+    pg_job_engine_t *je = ctx;
+
+    je->name_ops->group_invite(je->name_ctx, name, leader, members, nmembers);
+}
+
+static void on_group_cancel(void *ctx, uint64_t id)
+{
+    pg_job_engine_t *je = ctx;
+
+    je->name_ops->group_cancel(je->name_ctx, id);
+}
+
 /* The segment is an optimisation: without it the job runs as before. */
 static void shm_start(pg_job_engine_t *je, const pg_job_engine_layout_t *l)
 {
@@ -374,6 +403,12 @@ pg_job_engine_t *pg_job_engine_new(struct event_base *base, const pg_job_engine_
                                    .dmodex = je->data_ops != NULL ? on_dmodex : NULL,
                                    .dmodex_cancel = je->data_ops != NULL ? on_dmodex_cancel
                                                                          : NULL,
+                                   .group = nodes && je->name_ops->group ? on_group : NULL,
+                                   .group_left = nodes && je->name_ops->group ? on_group_left : NULL,
+                                   .group_invite = nodes && je->name_ops->group ? on_group_invite
+                                                                               : NULL,
+                                   .group_cancel = nodes && je->name_ops->group ? on_group_cancel
+                                                                               : NULL,
                                },
                                je);
     je->timer = evtimer_new(base, on_deadline, je);

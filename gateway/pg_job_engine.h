@@ -51,8 +51,10 @@ typedef struct pg_job_engine_layout {
     void *xfence_ctx;
     /* the name service and events across nodes: the name hooks (publish,
      * unpublish, lookup, lookup_cancel, names_drop: every one) and the
-     * event hook are used, called with name_ctx; they answer through
-     * pg_job_engine_get()'s engine.  NULL: node-local names and events */
+     * event hook are used, called with name_ctx, and the group hooks
+     * (group, group_left, group_invite, group_cancel) when group is set; they answer through
+     * pg_job_engine_get()'s engine.  NULL: node-local names, events and
+     * groups */
     const struct pg_host_ops *name_ops;
     void *name_ctx;
     /* direct modex across nodes: only the dmodex and dmodex_cancel hooks

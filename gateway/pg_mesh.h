@@ -61,7 +61,7 @@ enum pg_mesh_type {
     PG_MESH_DATA_GOT,                        /* its answer, from the owner */
     PG_MESH_DATA_DROP,                       /* the getter no longer waits */
 
-    /* dynamic jobs (groups, spawn, connect): 144.. (pg_proxy_spawn.c) */
+    /* dynamic jobs (groups, spawn, connect): 144.. (pg_proxy_spawn.c, pg_proxy_group.c) */
     PG_MESH_DYN_FIRST = 144,
     PG_MESH_SPAWN_REQ = PG_MESH_DYN_FIRST, /* a rank's spawn, to the hub */
     PG_MESH_SPAWN_START,    /* placed by the hub: every running node builds its share */
@@ -72,6 +72,12 @@ enum pg_mesh_type {
     PG_MESH_SPAWN_ENDED,    /* a node's ranks of a spawned job are all gone, to the hub */
     PG_MESH_SPAWN_JOB_END,  /* a spawned job is over everywhere (PMIX_EVENT_JOB_END) */
     PG_MESH_DYN_NODE_DONE,  /* a node's ranks are all gone: nothing more starts there */
+    /* groups (pg_proxy_group.c): 160.. */
+    PG_MESH_GROUP_ARRIVE = PG_MESH_DYN_FIRST + 16, /* a node's members of a collective, to the hub */
+    PG_MESH_GROUP_SETTLED,  /* ...its outcome and context id, from the hub */
+    PG_MESH_GROUP_LEFT,     /* a member left a group, to every node */
+    PG_MESH_GROUP_INVITE,   /* a leader's invitation, to every node */
+    PG_MESH_GROUP_CANCEL,   /* a node gave a collective up (its timeout), to the hub */
 
     /* the job's status across nodes (pmigate status): 192.. */
     PG_MESH_STATUS_FIRST = 192,

@@ -227,7 +227,8 @@ static int mesh_up(proxy_t *p, char *err, size_t errlen)
 }
 
 /* The engine's hooks for what crosses nodes through the mesh: names
- * (pg_proxy_names.c) and events (pg_proxy_events.c). */
+ * (pg_proxy_names.c), events (pg_proxy_events.c), groups
+ * (pg_proxy_group.c). */
 static const pg_host_ops_t node_ops = {
     .publish = proxy_name_publish,
     .unpublish = proxy_name_unpublish,
@@ -235,6 +236,10 @@ static const pg_host_ops_t node_ops = {
     .lookup_cancel = proxy_name_cancel,
     .names_drop = proxy_names_drop,
     .event = proxy_event,
+    .group = proxy_group,
+    .group_left = proxy_group_left,
+    .group_invite = proxy_group_invite,
+    .group_cancel = proxy_group_cancel,
 };
 
 /* ---- the whole proxy ---- */
@@ -242,6 +247,7 @@ static const pg_host_ops_t node_ops = {
 static void proxy_free(proxy_t *p)
 {
     proxy_spawn_free(p);
+    proxy_group_free(p);
     proxy_dyn_free(p);
     proxy_end_free(p);
     proxy_names_free(p);
@@ -354,7 +360,8 @@ int pg_proxy_run(struct event_base *base, pg_run_opts_t *opts, const pg_handler_
      * reaches the nodes still waiting for the rest of the mesh */
     if (proxy_end_setup(&p) != 0 || proxy_names_setup(&p) != 0 || proxy_events_setup(&p) != 0 ||
         proxy_status_setup(&p) != 0 || proxy_fence_setup(&p) != 0 || proxy_modex_setup(&p) != 0 ||
-        proxy_dyn_setup(&p) != 0 || proxy_spawn_setup(&p, opts) != 0)
+        proxy_dyn_setup(&p) != 0 || proxy_spawn_setup(&p, opts) != 0 ||
+        proxy_group_setup(&p) != 0)
         return start_failed(&p, "out of resources", false);
     if (mesh_up(&p, err, sizeof(err)) != 0)
         return start_failed(&p, err, false);

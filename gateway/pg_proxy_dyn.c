@@ -1,6 +1,6 @@
 /*
  * pg_proxy_dyn: how the dynamic jobs of `pmigate proxy` (spawn across
- * nodes: pg_proxy_spawn.c; later groups) send their messages.
+ * nodes: pg_proxy_spawn.c; groups: pg_proxy_group.c) send their messages.
  *
  * Why a layer over the mesh: those protocols are coordinated by the hub
  * (node 0), which is also a node with ranks of its own, and a message from

@@ -4,8 +4,8 @@
  * pg_proxy_names.c: the name service; pg_proxy_events.c: events;
  * pg_proxy_status.c: `pmigate status` of the whole job; pg_proxy_fence.c:
  * fences across nodes; pg_proxy_modex.c: direct modex across nodes;
- * pg_proxy_dyn.c, pg_proxy_spawn*.c: dynamic jobs across nodes).  Not for
- * anyone else.
+ * pg_proxy_dyn.c, pg_proxy_spawn*.c: dynamic jobs across nodes;
+ * pg_proxy_group.c: groups across nodes).  Not for anyone else.
  */
 #ifndef PG_PROXY_INT_H
 #define PG_PROXY_INT_H
@@ -55,6 +55,7 @@ typedef struct proxy {
     char **mesh_cards;     /* [nnodes] from the start-up allgather, owned */
     struct proxy_names *names; /* the job's names (held at the hub) */
     struct proxy_status *status; /* `pmigate status` answers gathering the nodes' reports */
+    struct proxy_group *group; /* groups' collectives (settled at the hub) */
     /* the host runtime: the parent process and OpenPMIx's connection */
     pid_t parent;
     char parent_name[32];
@@ -143,6 +144,17 @@ int proxy_dyn_on(proxy_t *p, unsigned type, proxy_msg_fn fn);
 int proxy_dyn_send(proxy_t *p, uint32_t dst, unsigned type, const pg_mesh_wr_t *b);
 /* The node's run exists: the messages that came before it are handled. */
 void proxy_dyn_run_started(proxy_t *p);
+
+/* pg_proxy_group.c: groups across nodes, settled at the hub (set up
+ * before the mesh comes up, after pg_proxy_dyn.c; 0 or -1).  The engine's
+ * group hooks (pg_host_ops_t), called with the proxy. */
+int proxy_group_setup(proxy_t *p);
+void proxy_group_free(proxy_t *p);
+void proxy_group(void *ctx, const pg_host_group_t *g);
+void proxy_group_left(void *ctx, const pg_proc_t *proc, const char *name);
+void proxy_group_invite(void *ctx, const char *name, const pg_proc_t *leader,
+                        const pg_proc_t *members, size_t nmembers);
+void proxy_group_cancel(void *ctx, uint64_t id);
 
 /* pg_proxy_spawn.c: spawn across nodes.  Set up before the mesh comes
  * up, after pg_proxy_dyn.c (0 or -1); the node's ranks are all gone (pending spawns fail, the hub

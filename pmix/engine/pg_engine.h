@@ -113,6 +113,20 @@ typedef struct pg_host_dmodex {
                                         hang detection weighs it */
 } pg_host_dmodex_t;
 
+/* A group collective for the host (pg_host_ops_t.group). */
+typedef struct pg_host_group {
+    uint64_t id;                     /* pass back to pg_group_host_done() */
+    const char *tag;                 /* "c:<group>" construct, "d:<group>" destruct,
+                                        "i:<group>" invite */
+    size_t nmembers;                 /* processes in it, every server's */
+    size_t nlocal;                   /* of them, served by this engine */
+    const void *shares;              /* construct: what this engine's members
+                                        shared (PMIX_GROUP_INFO); invite: their
+                                        answers.  An opaque blob; NULL when
+                                        nothing */
+    size_t size;
+} pg_host_group_t;
+
 typedef struct pg_host_ops {
     /* The distributed part of a fence.  Called exactly once per fence, after
      * every local participant joined.  The host completes it (possibly
@@ -181,6 +195,31 @@ typedef struct pg_host_ops {
      * the call; the fence's joiners are failed with PMIX_ERR_LOST_CONNECTION
      * (their completions run after the hook).  NULL: not needed. */
     void (*fence_doomed)(void *host_ctx, const pg_proc_t *gone, size_t ngone);
+
+    /* Groups across servers (`pmigate proxy`): with this hook a group may
+     * have members served elsewhere, and every construct and destruct is
+     * settled by the host -- which also hands out the context ids, so one
+     * id names a group on every server.  group: this engine's members of
+     * collective `g` all joined (borrowed for the call); the host answers
+     * with pg_group_host_done once every server's members did.
+     * group_left: `proc`, served here, left group `name`; the other
+     * servers apply it with pg_group_member_left.
+     * group_invite: `leader`, served here, invites members[] (the leader
+     * among them) to group `name`; the other servers record the
+     * invitation with pg_group_invited before their invitees hear
+     * PMIX_GROUP_INVITED.
+     * group_cancel: the engine gave collective `id` up before the host
+     * answered (its PMIX_TIMEOUT): the host forgets this server's part (a
+     * member joining again starts afresh).  Called while the engine
+     * completes requests: it must not call into the engine.
+     * A collective is named by its tag alone: a group has one construct,
+     * destruct or invite running at a time.  NULL group hook: groups span
+     * this engine (then the other group hooks are ignored). */
+    void (*group)(void *host_ctx, const pg_host_group_t *g);
+    void (*group_left)(void *host_ctx, const pg_proc_t *proc, const char *name);
+    void (*group_invite)(void *host_ctx, const char *name, const pg_proc_t *leader,
+                         const pg_proc_t *members, size_t nmembers);
+    void (*group_cancel)(void *host_ctx, uint64_t id);
 } pg_host_ops_t;
 
 /* ------------------------------------------------------------------ */
@@ -475,7 +514,7 @@ typedef void (*pg_group_cb_t)(pmix_status_t status, uint64_t context_id, void *c
  * or over-long name, no members, proc not a member, another member set
  * than the joins before), PMIX_ERR_EXISTS (the group exists, or proc
  * already joined), PMIX_ERR_NOT_SUPPORTED (a member this engine does not
- * serve: groups span one engine), PMIX_ERR_NOT_FOUND (unknown proc). */
+ * serve, and no host group hook), PMIX_ERR_NOT_FOUND (unknown proc). */
 pmix_status_t pg_group_construct(pg_engine_t *engine, const pg_proc_t *proc, const char *name,
                                  const pg_proc_t *members, size_t nmembers, const void *share,
                                  size_t size, pg_time_t timeout, pg_time_t now, pg_group_cb_t cb,
@@ -519,7 +558,9 @@ const pg_proc_t *pg_group_members(pg_engine_t *engine, const char *name, size_t 
  * (callback NOT called): PMIX_ERR_BAD_PARAM (bad name, nobody but the
  * leader, a wildcard, someone named twice), PMIX_ERR_EXISTS
  * (the name is taken), PMIX_ERR_NOT_SUPPORTED (an invitee served
- * elsewhere), PMIX_ERR_NOT_FOUND (unknown leader). */
+ * elsewhere, and no host group hook), PMIX_ERR_NOT_FOUND (unknown
+ * leader).  With the hook, invitees may be served anywhere: the host
+ * hears of the invitation (group_invite) and settles it (group). */
 pmix_status_t pg_group_invite(pg_engine_t *engine, const pg_proc_t *leader, const char *name,
                               const pg_proc_t *invitees, size_t ninvitees, pg_time_t timeout,
                               pg_time_t now, pg_group_cb_t cb, void *cbdata);
@@ -543,6 +584,28 @@ pmix_status_t pg_group_join(pg_engine_t *engine, const pg_proc_t *proc, const ch
  * group.  PMIX_ERR_NOT_FOUND (no such group), PMIX_ERR_BAD_PARAM (proc is
  * not a member), PMIX_ERR_RESOURCE_BUSY (a destruct of the group runs). */
 pmix_status_t pg_group_leave(pg_engine_t *engine, const pg_proc_t *proc, const char *name);
+
+/* The host settles group collective `id` (pg_host_ops_t.group): status as
+ * pg_group_cb_t's; `cid` (non-zero) is the context id of the group a
+ * construct makes; `shares` the concatenation of every engine's
+ * pg_host_group_t.shares (NULL/0: none), which this engine's members then
+ * read too (a malformed blob fails the construct here with
+ * PMIX_ERR_BAD_PARAM).  PMIX_ERR_NOT_FOUND for an unknown or settled id. */
+pmix_status_t pg_group_host_done(pg_engine_t *engine, uint64_t id, pmix_status_t status,
+                                 uint64_t cid, const void *shares, size_t size);
+
+/* `proc`, served by another engine, left group `name` there (its engine
+ * raised PMIX_GROUP_LEFT): the member list here follows, without a second
+ * event.  Errors as pg_group_leave. */
+pmix_status_t pg_group_member_left(pg_engine_t *engine, const pg_proc_t *proc, const char *name);
+
+/* `leader`, served by another engine, invited members[] (the leader among
+ * them) to group `name` there: this engine's invitees may answer
+ * (pg_group_join); nothing is raised here (the leader's engine raised
+ * PMIX_GROUP_INVITED).  An engine that serves none of them keeps nothing.
+ * PMIX_ERR_EXISTS (the name is taken here), as pg_group_invite else. */
+pmix_status_t pg_group_invited(pg_engine_t *engine, const char *name, const pg_proc_t *leader,
+                               const pg_proc_t *members, size_t nmembers);
 
 /* ------------------------------------------------------------------ */
 /* Snapshots of committed data (the host's per-node shared segment)    */

@@ -177,7 +177,7 @@ typedef struct pg_fence {
     size_t nmembers, nlocal, njoined;
     uint8_t *joined;              /* [nmembers] */
     bool collect, mismatch, host_pending, whole_job;
-    bool tagged;                  /* a group collective (pg_group.c): local only */
+    bool tagged;                  /* a group collective (pg_group.c) */
     pg_time_t deadline;
     pg_time_t started;            /* `now` of the running instance's first join */
     pg_req_t *joiners;            /* utlist DL on wprev/wnext */
@@ -288,6 +288,10 @@ pg_time_t pg_fence_next_deadline(const pg_engine_t *e);
 void pg_fence_keys_unref(pg_engine_t *e, struct pg_fence_keys *k);
 size_t pg_fence_mem(const pg_engine_t *e);
 bool pg_fence_can_complete(const pg_fence_t *f);
+/* A group collective's tag ("c:<group>"...), NULL for a plain fence. */
+const char *pg_fence_tag(const pg_fence_t *f);
+/* The fence whose instance `id` waits for the host, or NULL. */
+pg_fence_t *pg_fence_host_pending(pg_engine_t *e, uint64_t id);
 /* pg_fence_join whose signature also carries `tag` (NULL = a plain fence):
  * joins with another tag, or none, never meet.  A tagged collective is
  * completed locally (its caller checks every member is served here) and
@@ -304,6 +308,9 @@ pmix_status_t pg_fence_join_tagged(pg_engine_t *e, const pg_proc_t *proc, const 
 pmix_status_t pg_group_expand(pg_engine_t *e, const pg_proc_t *procs, size_t n, pg_proc_t **out,
                               size_t *nout);
 void pg_groups_drop_job(pg_engine_t *e, pg_ns_t *job);
+/* Hands a group collective to the host's group hook, with what the
+ * members shared when it is a construct. */
+void pg_group_to_host(pg_engine_t *e, pg_host_group_t *hg);
 void pg_groups_free_all(pg_engine_t *e);
 
 /* pg_hang.c */

@@ -336,6 +336,21 @@ static pmix_status_t fence_collect(pg_engine_t *e, const pg_fence_t *f, void **b
     return PMIX_SUCCESS;
 }
 
+/* A group collective's local members all joined: without the host's
+ * group hook every member is local and it is done; with it the host
+ * settles it (and times it: the engine keeps its deadline, so a member
+ * that never comes still ends it with PMIX_ERR_TIMEOUT here). */
+static void fence_group_local_done(pg_engine_t *e, pg_fence_t *f)
+{
+    if (e->ops.group == NULL) {
+        fence_finish(e, f, PMIX_SUCCESS);
+        return;
+    }
+    pg_host_group_t hg = { f->id, pg_fence_tag(f), f->nmembers, f->nlocal, NULL, 0 };
+    f->host_pending = true;
+    pg_group_to_host(e, &hg);
+}
+
 /* Every local participant joined: one host upcall (or local completion). */
 static void fence_local_done(pg_engine_t *e, pg_fence_t *f)
 {
@@ -343,7 +358,11 @@ static void fence_local_done(pg_engine_t *e, pg_fence_t *f)
         fence_finish(e, f, PMIX_ERR_INVALID_ARG);
         return;
     }
-    if (e->ops.fence == NULL || f->tagged) { /* tagged: every member is local */
+    if (f->tagged) {
+        fence_group_local_done(e, f);
+        return;
+    }
+    if (e->ops.fence == NULL) {
         fence_finish(e, f, PMIX_SUCCESS);
         return;
     }
@@ -519,10 +538,7 @@ pmix_status_t pg_fence_host_done(pg_engine_t *e, uint64_t id, pmix_status_t stat
     pg_fence_t *f;
     if (e == NULL || id == 0)
         return PMIX_ERR_BAD_PARAM;
-    for (f = e->fences; f != NULL; f = f->hh.next)
-        if (f->id == id && f->host_pending)
-            break;
-    if (f == NULL)
+    if ((f = pg_fence_host_pending(e, id)) == NULL)
         return PMIX_ERR_NOT_FOUND; /* stale or duplicate completion */
     if (status == PMIX_SUCCESS && f->collect && data != NULL && size > 0)
         status = pg_modex_ingest(e, data, size);
@@ -532,6 +548,21 @@ pmix_status_t pg_fence_host_done(pg_engine_t *e, uint64_t id, pmix_status_t stat
 }
 
 /* ---- hooks for the rest of the engine ---- */
+
+const char *pg_fence_tag(const pg_fence_t *f)
+{
+    return f->tagged ? f->sig + 1 : NULL; /* the signature opens with "\0tag\0" */
+}
+
+pg_fence_t *pg_fence_host_pending(pg_engine_t *e, uint64_t id)
+{
+    pg_fence_t *f;
+
+    for (f = e->fences; f != NULL; f = f->hh.next)
+        if (id != 0 && f->id == id && f->host_pending)
+            return f;
+    return NULL;
+}
 
 /* A process finalized or was lost: fail the running fences it dooms. */
 void pg_fence_proc_gone(pg_engine_t *e)
@@ -558,12 +589,24 @@ void pg_fence_drop_job(pg_engine_t *e, pg_ns_t *job)
     }
 }
 
+/* Does the engine time f?  A plain fence with the host is the host's to
+ * time; a group collective keeps its PMIX_TIMEOUT while the host settles
+ * it. */
+static bool fence_timed(const pg_fence_t *f)
+{
+    return f->id != 0 && (!f->host_pending || f->tagged);
+}
+
 void pg_fence_expire(pg_engine_t *e, pg_time_t now)
 {
     pg_fence_t *f;
-    for (f = e->fences; f != NULL; f = f->hh.next)
-        if (f->id != 0 && !f->host_pending && f->deadline <= now)
-            fence_finish(e, f, PMIX_ERR_TIMEOUT);
+    for (f = e->fences; f != NULL; f = f->hh.next) {
+        if (!fence_timed(f) || f->deadline > now)
+            continue;
+        if (f->host_pending && e->ops.group_cancel != NULL) /* a group's, at the host */
+            e->ops.group_cancel(e->host_ctx, f->id);
+        fence_finish(e, f, PMIX_ERR_TIMEOUT);
+    }
 }
 
 pg_time_t pg_fence_next_deadline(const pg_engine_t *e)
@@ -571,7 +614,7 @@ pg_time_t pg_fence_next_deadline(const pg_engine_t *e)
     pg_time_t next = PG_TIME_NEVER;
     const pg_fence_t *f;
     for (f = e->fences; f != NULL; f = f->hh.next)
-        if (f->id != 0 && !f->host_pending && f->deadline < next)
+        if (fence_timed(f) && f->deadline < next)
             next = f->deadline;
     return next;
 }

@@ -29,8 +29,18 @@
  * Leave: a member drops out of an ACTIVE group on its own; the others get
  * PMIX_GROUP_LEFT, and later collectives (destruct) span those left.
  *
- * Groups span the processes one engine serves: a member served elsewhere
- * is refused (PMIX_ERR_NOT_SUPPORTED) rather than left to hang.
+ * Groups span the processes one engine serves, unless the host has the
+ * group hook (`pmigate proxy`, docs/architecture.md "Groups across
+ * nodes"): then a construct or destruct may have members served
+ * elsewhere, the host settles every such collective once every server's
+ * members joined (pg_group_host_done) and hands out the context id, so one
+ * id names the group everywhere; a leave is passed on (group_left) and
+ * applied by the other servers without a second event; an invitation is
+ * passed on (group_invite) and recorded by the servers of invitees
+ * (pg_group_invited), and the invite's collective carries every server's
+ * answers (as a construct's carries the shares).  Without the hook a
+ * member served elsewhere is refused (PMIX_ERR_NOT_SUPPORTED) rather than
+ * left to hang.
  */
 #include "pmix/engine/pg_engine_int.h"
 
@@ -182,9 +192,13 @@ static bool same_members(const pg_group_t *a, const pg_group_t *b)
     return true;
 }
 
-/* Every rank the member list names is served by this engine. */
-static pmix_status_t members_local(pg_engine_t *e, const pg_group_t *g)
+/* Where g's members are served: *here (by this engine), *elsewhere (by
+ * another).  PMIX_ERR_BAD_PARAM when the list names a rank that does not
+ * exist. */
+static pmix_status_t members_where(pg_engine_t *e, const pg_group_t *g, bool *here,
+                                   bool *elsewhere)
 {
+    *here = *elsewhere = false;
     for (size_t i = 0; i < g->nmembers; i++) {
         const pg_ns_t *job = pg_ns_find(e, g->members[i].nspace);
         pmix_rank_t r = g->members[i].rank;
@@ -192,11 +206,39 @@ static pmix_status_t members_local(pg_engine_t *e, const pg_group_t *g)
             return PMIX_ERR_BAD_PARAM;
         uint32_t first = r == PMIX_RANK_WILDCARD ? 0 : r;
         uint32_t end = r == PMIX_RANK_WILDCARD ? job->size : r + 1;
-        for (uint32_t k = first; k < end; k++)
-            if (!job->node_served[job->rank_node[k]])
-                return PMIX_ERR_NOT_SUPPORTED;
+        for (uint32_t k = first; k < end; k++) {
+            bool served = job->node_served[job->rank_node[k]];
+            *here |= served;
+            *elsewhere |= !served;
+        }
     }
     return PMIX_SUCCESS;
+}
+
+/* Does this engine serve one of g's members? */
+static bool serves_member(pg_engine_t *e, const pg_group_t *g)
+{
+    bool here, elsewhere;
+
+    return members_where(e, g, &here, &elsewhere) == PMIX_SUCCESS && here;
+}
+
+/* Does this engine serve p? */
+static bool proc_served(pg_engine_t *e, const pg_proc_t *p)
+{
+    const pg_ns_t *job = pg_ns_find(e, p->nspace);
+
+    return job != NULL && p->rank < job->size && job->node_served[job->rank_node[p->rank]];
+}
+
+/* Every rank the member list names exists, and is served by this engine
+ * unless `anywhere` (the host settles the group's collectives). */
+static pmix_status_t members_known(pg_engine_t *e, const pg_group_t *g, bool anywhere)
+{
+    bool here, elsewhere;
+    pmix_status_t rc = members_where(e, g, &here, &elsewhere);
+
+    return rc == PMIX_SUCCESS && elsewhere && !anywhere ? PMIX_ERR_NOT_SUPPORTED : rc;
 }
 
 static void join_free(group_join_t *j)
@@ -283,11 +325,14 @@ static void invite_settle(pg_engine_t *e, pg_group_t *g, pmix_status_t status)
 
         if (keep_accepted(e, g) == PMIX_SUCCESS) {
             g->state = GROUP_ACTIVE;
-            g->cid = ++e->next_cid;
+            if (g->cid == 0) /* the host's, when it settled the invite */
+                g->cid = ++e->next_cid;
             /* what the Standard has the leader announce, and programs wait
-             * for: the group is assembled (the leader is never told back) */
-            group_notify_cid(e, PMIX_GROUP_CONSTRUCT_COMPLETE, g->name, g->cid, &leader,
-                             g->members, g->nmembers);
+             * for: the group is assembled (the leader is never told back).
+             * Across servers the leader's raises it, once. */
+            if (e->ops.group == NULL || proc_served(e, &leader))
+                group_notify_cid(e, PMIX_GROUP_CONSTRUCT_COMPLETE, g->name, g->cid, &leader,
+                                 g->members, g->nmembers);
             return;
         }
     }
@@ -334,12 +379,19 @@ static void join_done(pmix_status_t status, const pg_fence_keys_t *keys, void *c
     } else if (g != NULL && status == PMIX_SUCCESS) {
         if (g->state == GROUP_PENDING) {
             g->state = GROUP_ACTIVE;
-            g->cid = ++j->e->next_cid;
+            if (g->cid == 0) /* the host's, when it settled the construct */
+                g->cid = ++j->e->next_cid;
         }
         cid = g->cid;
     } else if (g != NULL && g->state == GROUP_PENDING) {
         group_remove(j->e, g);
     }
+    /* an invite that kept none of this server's processes (they declined)
+     * is the other servers' group */
+    if (j->kind == JOIN_INVITE && j->e->ops.group != NULL &&
+        (g = group_find(j->e, j->name)) != NULL && g->state == GROUP_ACTIVE &&
+        !serves_member(j->e, g))
+        group_remove(j->e, g);
     if (j->cb != NULL)
         j->cb(status, cid, j->cbdata);
     join_free(j);
@@ -482,7 +534,7 @@ pmix_status_t pg_group_construct(pg_engine_t *e, const pg_proc_t *proc, const ch
     else if (g != NULL && !same_members(g, want))
         rc = PMIX_ERR_BAD_PARAM;
     else
-        rc = members_local(e, want);
+        rc = members_known(e, want, e->ops.group != NULL);
     if (rc != PMIX_SUCCESS || !created) {
         group_free(e, want);
     } else {
@@ -542,7 +594,7 @@ static pmix_status_t invited_ok(pg_engine_t *e, const pg_group_t *g)
         if (g->members[i].rank == PMIX_RANK_WILDCARD ||
             (i > 0 && member_cmp(&g->members[i - 1], &g->members[i]) == 0))
             return PMIX_ERR_BAD_PARAM;
-    return members_local(e, g);
+    return members_known(e, g, e->ops.group != NULL);
 }
 
 static bool is_leader(const pg_proc_t *p, const pg_proc_t *leader)
@@ -605,6 +657,9 @@ pmix_status_t pg_group_invite(pg_engine_t *e, const pg_proc_t *leader, const cha
     if (g == NULL)
         return rc;
     DL_APPEND(e->groups, g);
+    /* the other servers hold the invitation before their invitees hear it */
+    if (e->ops.group != NULL && e->ops.group_invite != NULL)
+        e->ops.group_invite(e->host_ctx, name, leader, g->members, g->nmembers);
     rc = group_join(e, leader, g, JOIN_INVITE, true, timeout, now, cb, cbdata);
     g = group_find(e, name);
     if (rc != PMIX_SUCCESS && g != NULL && g->state == GROUP_INVITING)
@@ -613,6 +668,28 @@ pmix_status_t pg_group_invite(pg_engine_t *e, const pg_proc_t *leader, const cha
     if (rc == PMIX_SUCCESS && g != NULL && g->state == GROUP_INVITING)
         group_notify(e, PMIX_GROUP_INVITED, name, leader, g->members, g->nmembers);
     return rc;
+}
+
+pmix_status_t pg_group_invited(pg_engine_t *e, const char *name, const pg_proc_t *leader,
+                               const pg_proc_t *members, size_t nmembers)
+{
+    pmix_status_t rc;
+
+    if (members == NULL || nmembers == 0)
+        return PMIX_ERR_BAD_PARAM;
+    if ((rc = call_check(e, leader, name)) != PMIX_SUCCESS)
+        return rc;
+    if (group_find(e, name) != NULL)
+        return PMIX_ERR_EXISTS;
+    pg_group_t *g = invite_group_new(e, name, leader, members, nmembers, &rc);
+    if (g == NULL)
+        return rc;
+    if (!serves_member(e, g)) {
+        group_free(e, g);
+        return PMIX_SUCCESS;
+    }
+    DL_APPEND(e->groups, g);
+    return PMIX_SUCCESS;
 }
 
 /* Why proc cannot answer an invitation to g (PMIX_SUCCESS: it can). */
@@ -718,7 +795,30 @@ static pmix_status_t members_drop(pg_engine_t *e, pg_group_t *g, const pg_proc_t
     return PMIX_SUCCESS;
 }
 
-pmix_status_t pg_group_leave(pg_engine_t *e, const pg_proc_t *proc, const char *name)
+/* proc leaves g (checked by the caller); `announce`: raise
+ * PMIX_GROUP_LEFT and tell the host (proc is served here). */
+static pmix_status_t group_drop(pg_engine_t *e, pg_group_t *g, const pg_proc_t *proc,
+                                bool announce)
+{
+    pmix_status_t rc = members_drop(e, g, proc);
+    char name[PG_GROUP_NAME_MAX + 1];
+
+    if (rc != PMIX_SUCCESS)
+        return rc;
+    snprintf(name, sizeof(name), "%s", g->name); /* g may go while events are raised */
+    if (announce && e->ops.group != NULL && e->ops.group_left != NULL)
+        e->ops.group_left(e->host_ctx, proc, name);
+    if (announce && g->nmembers > 0)
+        group_notify(e, PMIX_GROUP_LEFT, name, proc, g->members, g->nmembers);
+    if ((g = group_find(e, name)) != NULL && (g->nmembers == 0 || !serves_member(e, g)))
+        group_remove(e, g); /* none of it here: the other servers keep it */
+    return PMIX_SUCCESS;
+}
+
+/* What a leave checks first: an ACTIVE group proc is a member of, no
+ * destruct running.  *out: the group. */
+static pmix_status_t leave_check(pg_engine_t *e, const pg_proc_t *proc, const char *name,
+                                 pg_group_t **out)
 {
     pmix_status_t rc;
 
@@ -731,12 +831,159 @@ pmix_status_t pg_group_leave(pg_engine_t *e, const pg_proc_t *proc, const char *
         return PMIX_ERR_BAD_PARAM;
     if (g->destructing)
         return PMIX_ERR_RESOURCE_BUSY; /* its destruct counts on this member */
-    rc = members_drop(e, g, proc);
-    if (rc == PMIX_SUCCESS && g->nmembers == 0)
-        group_remove(e, g);
-    else if (rc == PMIX_SUCCESS)
-        group_notify(e, PMIX_GROUP_LEFT, name, proc, g->members, g->nmembers);
-    return rc;
+    *out = g;
+    return PMIX_SUCCESS;
+}
+
+pmix_status_t pg_group_leave(pg_engine_t *e, const pg_proc_t *proc, const char *name)
+{
+    pg_group_t *g = NULL;
+    pmix_status_t rc = leave_check(e, proc, name, &g);
+
+    return rc != PMIX_SUCCESS ? rc : group_drop(e, g, proc, true);
+}
+
+pmix_status_t pg_group_member_left(pg_engine_t *e, const pg_proc_t *proc, const char *name)
+{
+    pg_group_t *g = NULL;
+    pmix_status_t rc = leave_check(e, proc, name, &g);
+
+    return rc != PMIX_SUCCESS ? rc : group_drop(e, g, proc, false);
+}
+
+/* ---- across servers (the host's group hook) ---------------------------- */
+
+/* What an engine gives the host with a collective, as one blob of entries
+ * (u32 nspace length, the nspace, u32 rank, u32 size, the bytes;
+ * big-endian): for a construct what its members shared, for an invite
+ * their answers (one byte each). */
+static void put_u32(unsigned char **w, uint32_t v)
+{
+    (*w)[0] = (unsigned char)(v >> 24);
+    (*w)[1] = (unsigned char)(v >> 16);
+    (*w)[2] = (unsigned char)(v >> 8);
+    (*w)[3] = (unsigned char)v;
+    *w += 4;
+}
+
+static bool get_u32(const unsigned char **r, size_t *left, uint32_t *v)
+{
+    if (*left < 4)
+        return false;
+    *v = (uint32_t)(*r)[0] << 24 | (uint32_t)(*r)[1] << 16 | (uint32_t)(*r)[2] << 8 | (*r)[3];
+    *r += 4;
+    *left -= 4;
+    return true;
+}
+
+/* Appends one entry at *w (NULL: only counts its size into *size). */
+static void entry_put(unsigned char **w, size_t *size, const pg_proc_t *who, const void *data,
+                      size_t n)
+{
+    size_t len = strlen(who->nspace);
+
+    *size += 12 + len + n;
+    if (*w == NULL)
+        return;
+    put_u32(w, (uint32_t)len);
+    memcpy(*w, who->nspace, len);
+    *w += len;
+    put_u32(w, who->rank);
+    put_u32(w, (uint32_t)n);
+    memcpy(*w, data, n);
+    *w += n;
+}
+
+/* g's entries for the host: its shares (construct) or the answers of the
+ * members served here (invite).  Two passes: sizes, then bytes. */
+static void entries_walk(pg_engine_t *e, const pg_group_t *g, unsigned char **w, size_t *size)
+{
+    for (size_t i = 0; g->answers == NULL && i < g->nshares; i++)
+        entry_put(w, size, &g->shares[i].proc, g->shares[i].data, g->shares[i].size);
+    for (size_t i = 0; g->answers != NULL && i < g->nmembers; i++)
+        if (g->answers[i] != ANSWER_NONE && proc_served(e, &g->members[i]))
+            entry_put(w, size, &g->members[i], &g->answers[i], 1);
+}
+
+static unsigned char *entries_pack(pg_engine_t *e, const pg_group_t *g, size_t *size)
+{
+    unsigned char *blob = NULL, *w = NULL;
+
+    *size = 0;
+    entries_walk(e, g, &w, size);
+    if (*size == 0 || (blob = malloc(*size)) == NULL) {
+        *size = 0;
+        return NULL;
+    }
+    w = blob;
+    *size = 0;
+    entries_walk(e, g, &w, size);
+    return blob;
+}
+
+/* Every server's entries into g: the shares it lacks (construct), the
+ * answers (invite). */
+static pmix_status_t entries_unpack(pg_engine_t *e, pg_group_t *g, const unsigned char *r,
+                                    size_t left)
+{
+    char nspace[PMIX_MAX_NSLEN + 1];
+    uint32_t n, rank, size;
+    bool added;
+
+    while (left > 0) {
+        if (!get_u32(&r, &left, &n) || n > PMIX_MAX_NSLEN || n > left)
+            return PMIX_ERR_BAD_PARAM;
+        memcpy(nspace, r, n);
+        nspace[n] = '\0';
+        r += n;
+        left -= n;
+        if (!get_u32(&r, &left, &rank) || !get_u32(&r, &left, &size) || size > left)
+            return PMIX_ERR_BAD_PARAM;
+        pg_proc_t who = { nspace, rank };
+        size_t at = member_at(g, &who);
+        pmix_status_t rc = PMIX_ERR_BAD_PARAM;
+        if (g->answers == NULL && is_member(g, &who))
+            rc = share_add(e, g, &who, r, size, &added);
+        else if (g->answers != NULL && at != SIZE_MAX && size == 1 && r[0] != ANSWER_NONE) {
+            g->answers[at] = r[0];
+            rc = PMIX_SUCCESS;
+        }
+        if (rc != PMIX_SUCCESS)
+            return rc;
+        r += size;
+        left -= size;
+    }
+    return PMIX_SUCCESS;
+}
+
+void pg_group_to_host(pg_engine_t *e, pg_host_group_t *hg)
+{
+    pg_group_t *g = hg->tag[0] != 'd' ? group_find(e, hg->tag + 2) : NULL; /* "c:<group>" */
+    unsigned char *blob = g != NULL ? entries_pack(e, g, &hg->size) : NULL;
+
+    hg->shares = blob;
+    e->ops.group(e->host_ctx, hg);
+    free(blob);
+}
+
+pmix_status_t pg_group_host_done(pg_engine_t *e, uint64_t id, pmix_status_t status, uint64_t cid,
+                                 const void *shares, size_t size)
+{
+    pg_fence_t *f = e != NULL ? pg_fence_host_pending(e, id) : NULL;
+    const char *tag = f != NULL ? pg_fence_tag(f) : NULL;
+    pg_group_t *g;
+
+    if (tag == NULL)
+        return PMIX_ERR_NOT_FOUND;
+    g = group_find(e, tag + 2);
+    if (status == PMIX_SUCCESS && g != NULL &&
+        ((tag[0] == 'c' && g->state == GROUP_PENDING) ||
+         (tag[0] == 'i' && g->state == GROUP_INVITING))) {
+        g->cid = cid;
+        if (shares != NULL)
+            status = entries_unpack(e, g, shares, size);
+    }
+    return pg_fence_host_done(e, id, status, NULL, 0);
 }
 
 bool pg_group_shared_next(pg_engine_t *e, const char *name, size_t *cursor, pg_proc_t *proc,

@@ -5,7 +5,9 @@
  * the last member joined, all get the same context id, a member that goes
  * away fails the others (no hang), a group collective never meets a plain
  * fence of the same processes, and a group over processes another engine
- * serves is refused up front.  An invite reaches the invitees as an event,
+ * serves is refused up front -- unless the host has the group hook: then
+ * each engine hands its members' part to the host, which settles it with
+ * one context id and every engine's shares, and a leave is passed on.  An invite reaches the invitees as an event,
  * their answers reach the leader as events, and it completes once all
  * answered with a group of the leader and the accepters; a lost invitee or
  * a timeout fails it; a member that leaves is out of later collectives and
@@ -254,6 +256,241 @@ static void test_member_served_elsewhere_is_refused(void)
     pg_engine_free(e);
 }
 
+/* ---- across engines (the host's group hook) -------------------------------- */
+
+/* What one engine's host saw: the collectives handed to it (the last one
+ * kept, its shares copied) and the leaves passed on. */
+typedef struct {
+    int groups;
+    pg_host_group_t last;
+    char tag[32];
+    char shares[256];
+    int lefts;
+    pmix_rank_t left;
+    int invites;
+    size_t ninvited;
+    int cancels;
+    uint64_t cancelled;
+} xhost_t;
+
+static void xhost_group(void *ctx, const pg_host_group_t *g)
+{
+    xhost_t *h = ctx;
+
+    h->groups++;
+    h->last = *g;
+    snprintf(h->tag, sizeof(h->tag), "%s", g->tag);
+    CU_ASSERT_FATAL(g->size <= sizeof(h->shares));
+    if (g->size > 0)
+        memcpy(h->shares, g->shares, g->size);
+}
+
+static void xhost_left(void *ctx, const pg_proc_t *proc, const char *name)
+{
+    xhost_t *h = ctx;
+
+    (void)name;
+    h->lefts++;
+    h->left = proc->rank;
+}
+
+static void xhost_invite(void *ctx, const char *name, const pg_proc_t *leader,
+                         const pg_proc_t *members, size_t nmembers)
+{
+    xhost_t *h = ctx;
+
+    (void)name;
+    (void)leader;
+    (void)members;
+    h->invites++;
+    h->ninvited = nmembers;
+}
+
+static void xhost_cancel(void *ctx, uint64_t id)
+{
+    xhost_t *h = ctx;
+
+    h->cancels++;
+    h->cancelled = id;
+}
+
+static const pg_host_ops_t xhost_ops = { .group = xhost_group, .group_left = xhost_left,
+                                         .group_invite = xhost_invite,
+                                         .group_cancel = xhost_cancel };
+
+/* Two engines of one job: node 0 serves ranks 0-1, node 1 ranks 2-3. */
+static void xengines(pg_engine_t **e, xhost_t *h)
+{
+    static const bool served[2][2] = { { true, false }, { false, true } };
+
+    for (int n = 0; n < 2; n++) {
+        memset(&h[n], 0, sizeof(h[n]));
+        e[n] = pg_engine_new(&xhost_ops, &h[n]);
+        CU_ASSERT_EQUAL_FATAL(job_block(e[n], "ns", 4, 2, served[n]), PMIX_SUCCESS);
+    }
+}
+
+/* The host settles both engines' last collective with `cid` and both
+ * engines' blobs, as the hub does (node 1 first: the order is the host's). */
+static void xhost_settle(pg_engine_t **e, xhost_t *h, uint64_t cid)
+{
+    char all[512];
+    size_t size = h[0].last.size + h[1].last.size;
+
+    memcpy(all, h[0].shares, h[0].last.size);
+    memcpy(all + h[0].last.size, h[1].shares, h[1].last.size);
+    CU_ASSERT_EQUAL(pg_group_host_done(e[1], h[1].last.id, PMIX_SUCCESS, cid, all, size),
+                    PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(pg_group_host_done(e[0], h[0].last.id, PMIX_SUCCESS, cid, all, size),
+                    PMIX_SUCCESS);
+}
+
+static void test_group_across_engines_settled_by_the_host(void)
+{
+    pg_engine_t *e[2];
+    xhost_t h[2];
+    grouped_t a, b, c, d;
+    pg_proc_t members[3] = { P("ns", 0), P("ns", 1), P("ns", 2) };
+    pg_proc_t r0 = P("ns", 0), r1 = P("ns", 1), r2 = P("ns", 2), who;
+    size_t n = 0, cursor = 0, size;
+    const void *data;
+
+    xengines(e, h);
+    memset(&a, 0, sizeof(a));
+    memset(&b, 0, sizeof(b));
+    memset(&c, 0, sizeof(c));
+    CU_ASSERT_EQUAL(pg_group_construct(e[0], &r0, "g", members, 3, "s0", 3, 0, 0, grouped_cb, &a),
+                    PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(h[0].groups, 0); /* rank 1, also served here, has not joined */
+    CU_ASSERT_EQUAL(pg_group_construct(e[0], &r1, "g", members, 3, NULL, 0, 0, 0, grouped_cb, &b),
+                    PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(pg_group_construct(e[1], &r2, "g", members, 3, "s2", 3, 0, 0, grouped_cb, &c),
+                    PMIX_SUCCESS);
+    /* each engine hands its part to the host once; nobody is answered yet */
+    CU_ASSERT(h[0].groups == 1 && h[1].groups == 1);
+    CU_ASSERT_STRING_EQUAL(h[0].tag, "c:g");
+    CU_ASSERT(h[0].last.nmembers == 3 && h[0].last.nlocal == 2 && h[1].last.nlocal == 1);
+    CU_ASSERT(a.calls == 0 && b.calls == 0 && c.calls == 0);
+    /* the host settles both with its id and every engine's shares */
+    xhost_settle(e, h, 77);
+    CU_ASSERT_EQUAL(pg_group_host_done(e[1], h[1].last.id, PMIX_SUCCESS, 77, NULL, 0),
+                    PMIX_ERR_NOT_FOUND); /* settled already */
+    CU_ASSERT(a.calls == 1 && a.status == PMIX_SUCCESS && a.cid == 77);
+    CU_ASSERT(b.calls == 1 && b.cid == 77 && c.calls == 1 && c.cid == 77);
+    /* node 1 reads rank 0's share too */
+    int found = 0;
+    while (pg_group_shared_next(e[1], "g", &cursor, &who, &data, &size))
+        found += (who.rank == 0 && strcmp(data, "s0") == 0) + (who.rank == 2 && strcmp(data, "s2") == 0);
+    CU_ASSERT_EQUAL(found, 2);
+    /* rank 1 leaves on node 0: the host hears, node 1 follows silently */
+    CU_ASSERT_EQUAL(pg_group_leave(e[0], &r1, "g"), PMIX_SUCCESS);
+    CU_ASSERT(h[0].lefts == 1 && h[0].left == 1);
+    CU_ASSERT_EQUAL(pg_group_member_left(e[1], &r1, "g"), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(h[1].lefts, 0);
+    CU_ASSERT(pg_group_members(e[1], "g", &n) != NULL && n == 2);
+    /* the destruct spans ranks 0 and 2, through the host again */
+    memset(&d, 0, sizeof(d));
+    CU_ASSERT_EQUAL(destruct(e[0], 0, "g", &a), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(destruct(e[1], 2, "g", &d), PMIX_SUCCESS);
+    CU_ASSERT(h[0].groups == 2 && h[1].groups == 2 && h[1].last.nmembers == 2);
+    CU_ASSERT_STRING_EQUAL(h[1].tag, "d:g");
+    CU_ASSERT_EQUAL(pg_group_host_done(e[0], h[0].last.id, PMIX_SUCCESS, 0, NULL, 0), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(pg_group_host_done(e[1], h[1].last.id, PMIX_SUCCESS, 0, NULL, 0), PMIX_SUCCESS);
+    CU_ASSERT(a.calls == 1 && a.status == PMIX_SUCCESS && d.calls == 1 && d.status == PMIX_SUCCESS);
+    CU_ASSERT_PTR_NULL(pg_group_members(e[0], "g", &n));
+    CU_ASSERT_PTR_NULL(pg_group_members(e[1], "g", &n));
+    /* node 1's only member leaves: node 1 forgets the group (it takes no
+     * part in the destruct), and its name is free there again */
+    const pmix_rank_t across[2] = { 0, 2 };
+    CU_ASSERT_EQUAL(construct(e[0], 0, "k", across, 2, &a), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(construct(e[1], 2, "k", across, 2, &c), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(pg_group_host_done(e[0], h[0].last.id, PMIX_SUCCESS, 78, NULL, 0), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(pg_group_host_done(e[1], h[1].last.id, PMIX_SUCCESS, 78, NULL, 0), PMIX_SUCCESS);
+    CU_ASSERT(a.cid == 78 && c.cid == 78);
+    CU_ASSERT_EQUAL(pg_group_leave(e[1], &r2, "k"), PMIX_SUCCESS);
+    CU_ASSERT_PTR_NULL(pg_group_members(e[1], "k", &n));
+    CU_ASSERT_EQUAL(pg_group_member_left(e[0], &r2, "k"), PMIX_SUCCESS);
+    CU_ASSERT(pg_group_members(e[0], "k", &n) != NULL && n == 1);
+    CU_ASSERT_EQUAL(construct(e[1], 2, "k", across, 2, &c), PMIX_SUCCESS);
+    pg_engine_free(e[0]);
+    pg_engine_free(e[1]);
+}
+
+static void test_invite_across_engines_settled_by_the_host(void)
+{
+    pg_engine_t *e[2];
+    xhost_t h[2];
+    grouped_t lead, one, two;
+    pg_proc_t r0 = P("ns", 0), r1 = P("ns", 1), r2 = P("ns", 2);
+    pg_proc_t invitees[2] = { P("ns", 1), P("ns", 2) };
+    size_t n = 0;
+
+    xengines(e, h);
+    memset(&lead, 0, sizeof(lead));
+    CU_ASSERT_EQUAL(pg_group_invite(e[0], &r0, "inv", invitees, 2, 0, 0, grouped_cb, &lead),
+                    PMIX_SUCCESS);
+    CU_ASSERT(h[0].invites == 1 && h[0].ninvited == 3); /* the leader and both invitees */
+    /* node 1 holds the invitation its invitee answers */
+    CU_ASSERT_EQUAL(pg_group_invited(e[1], "inv", &r0, invitees, 2), PMIX_SUCCESS);
+    memset(&one, 0, sizeof(one));
+    memset(&two, 0, sizeof(two));
+    CU_ASSERT_EQUAL(pg_group_join(e[0], &r1, "inv", &r0, false, 0, 0, grouped_cb, &one),
+                    PMIX_SUCCESS);
+    CU_ASSERT(one.calls == 1 && one.status == PMIX_SUCCESS); /* a decline: at once */
+    CU_ASSERT_EQUAL(pg_group_join(e[1], &r2, "inv", &r0, true, 0, 0, grouped_cb, &two),
+                    PMIX_SUCCESS);
+    CU_ASSERT(h[0].groups == 1 && h[1].groups == 1 && h[0].tag[0] == 'i');
+    CU_ASSERT(lead.calls == 0 && two.calls == 0);
+    /* the answers travel with the collective: each engine learns the other's */
+    xhost_settle(e, h, 90);
+    CU_ASSERT(lead.calls == 1 && lead.status == PMIX_ERR_PARTIAL_SUCCESS && lead.cid == 90);
+    CU_ASSERT(two.calls == 1 && two.status == PMIX_SUCCESS && two.cid == 90);
+    for (int k = 0; k < 2; k++) {
+        const pg_proc_t *m = pg_group_members(e[k], "inv", &n);
+        CU_ASSERT(m != NULL && n == 2 && m[0].rank == 0 && m[1].rank == 2);
+    }
+    /* an engine serving no invitee keeps no invitation */
+    CU_ASSERT_EQUAL(pg_group_invited(e[1], "other", &r0, invitees, 1), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(pg_group_invited(e[1], "other", &r0, invitees, 1), PMIX_SUCCESS); /* not EXISTS */
+    pg_engine_free(e[0]);
+    pg_engine_free(e[1]);
+}
+
+static void test_group_across_engines_failed_by_the_host(void)
+{
+    pg_engine_t *e[2];
+    xhost_t h[2];
+    grouped_t a;
+    const pmix_rank_t across[2] = { 0, 3 };
+
+    xengines(e, h);
+    CU_ASSERT_EQUAL(construct(e[0], 0, "g", across, 2, &a), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(h[0].groups, 1);
+    /* a malformed share blob fails the construct, leaving no group */
+    CU_ASSERT_EQUAL(pg_group_host_done(e[0], h[0].last.id, PMIX_SUCCESS, 5, "\0\0\0\x40", 4),
+                    PMIX_SUCCESS);
+    CU_ASSERT(a.calls == 1 && a.status == PMIX_ERR_BAD_PARAM);
+    CU_ASSERT_EQUAL(pg_group_next(e[0], &(size_t){ 0 }), NULL);
+    /* the host's failure reaches the joiner; the name is free again */
+    CU_ASSERT_EQUAL(construct(e[0], 0, "g", across, 2, &a), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(pg_group_host_done(e[0], h[0].last.id, PMIX_ERR_UNREACH, 0, NULL, 0),
+                    PMIX_SUCCESS);
+    CU_ASSERT(a.calls == 1 && a.status == PMIX_ERR_UNREACH);
+    /* PMIX_TIMEOUT still bounds it while the host settles it */
+    pg_proc_t r0 = P("ns", 0), members[2] = { P("ns", 0), P("ns", 3) };
+    memset(&a, 0, sizeof(a));
+    CU_ASSERT_EQUAL(pg_group_construct(e[0], &r0, "g", members, 2, NULL, 0, 1000, 0, grouped_cb,
+                                       &a), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(pg_engine_next_deadline(e[0]), 1000);
+    pg_engine_expire(e[0], 1000);
+    CU_ASSERT(a.calls == 1 && a.status == PMIX_ERR_TIMEOUT);
+    CU_ASSERT(h[0].cancels == 1 && h[0].cancelled == h[0].last.id); /* the host forgets it */
+    CU_ASSERT_EQUAL(pg_group_host_done(e[0], h[0].last.id, PMIX_SUCCESS, 9, NULL, 0),
+                    PMIX_ERR_NOT_FOUND); /* too late */
+    CU_ASSERT_EQUAL(pg_group_next(e[0], &(size_t){ 0 }), NULL);
+    pg_engine_free(e[0]);
+    pg_engine_free(e[1]);
+}
 
 /* ---- invite / join / leave ------------------------------------------------ */
 
@@ -550,6 +787,10 @@ static const pg_cunit_test_t tests[] = {
     { "member_lost_fails_the_others", test_member_lost_fails_the_others },
     { "group_never_meets_a_plain_fence", test_group_never_meets_a_plain_fence },
     { "member_served_elsewhere_is_refused", test_member_served_elsewhere_is_refused },
+    { "group_across_engines_settled_by_the_host", test_group_across_engines_settled_by_the_host },
+    { "group_across_engines_failed_by_the_host", test_group_across_engines_failed_by_the_host },
+    { "invite_across_engines_settled_by_the_host",
+      test_invite_across_engines_settled_by_the_host },
     { "fence_over_a_group_name_spans_its_members",
       test_fence_over_a_group_name_spans_its_members },
     { "invite_makes_group_of_leader_and_accepters",
