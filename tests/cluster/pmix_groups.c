@@ -19,8 +19,9 @@
  *      declines (PMIx_Group_join); rank 0 hears both answers and completes
  *      with PMIX_ERR_PARTIAL_SUCCESS, a group of ranks 0 and 3 under one
  *      id (rank 3's join gets the same, and rank 3 hears
- *      PMIX_GROUP_CONSTRUCT_COMPLETE from rank 0), which the two
- *      destruct;
+ *      PMIX_GROUP_CONSTRUCT_COMPLETE from rank 0); the two fence over the
+ *      group's name (PMIx_Fence of "ig", PMIX_RANK_WILDCARD) and destruct
+ *      it;
  *   5. rank 1 constructs "tg" with rank 4 (another host), which does not
  *      join, under a PMIX_TIMEOUT of 2 s: PMIX_ERR_TIMEOUT; then both
  *      construct it (a timed-out attempt leaves nothing behind).
@@ -193,6 +194,21 @@ static size_t cid_of(const pmix_info_t *results, size_t n)
     return cid;
 }
 
+/* The members fence over the group's name (its members, wherever they
+ * run), then destruct it. */
+static void fence_group(const char *grp)
+{
+    pmix_proc_t all;
+    pmix_status_t rc;
+
+    PMIX_LOAD_PROCID(&all, grp, PMIX_RANK_WILDCARD);
+    rc = PMIx_Fence(&all, 1, NULL, 0);
+    CHECK(rc == PMIX_SUCCESS, "fence over group %s: %s", grp, PMIx_Error_string(rc));
+    rc = PMIx_Group_destruct(grp, NULL, 0);
+    CHECK(rc == PMIX_SUCCESS, "destruct %s: %s", grp, PMIx_Error_string(rc));
+    printf("pmix_groups rank %u on %s: fenced over %s, destructed\n", (unsigned)me.rank, host, grp);
+}
+
 /* Rank 0 invites ranks 3 and 5: 3 accepts, 5 declines. */
 static void lead_invite(void)
 {
@@ -213,8 +229,7 @@ static void lead_invite(void)
           "the answers: accepted %d (by %u), declined %d (by %u)", heard.accepted,
           (unsigned)heard.accepted_by, heard.declined, (unsigned)heard.declined_by);
     printf("pmix_groups rank %u on %s: ig cid=%zu\n", (unsigned)me.rank, host, cid);
-    rc = PMIx_Group_destruct("ig", NULL, 0);
-    CHECK(rc == PMIX_SUCCESS, "destruct ig: %s", PMIx_Error_string(rc));
+    fence_group("ig");
 }
 
 /* Ranks 3 and 5 answer rank 0's invitation. */
@@ -238,8 +253,7 @@ static void answer_invite(bool accept)
     CHECK(wait_heard(&heard.complete) == 1 && heard.complete_by == 0,
           "PMIX_GROUP_CONSTRUCT_COMPLETE from rank 0: heard %d times", heard.complete);
     printf("pmix_groups rank %u on %s: ig cid=%zu\n", (unsigned)me.rank, host, cid);
-    rc = PMIx_Group_destruct("ig", NULL, 0);
-    CHECK(rc == PMIX_SUCCESS, "destruct ig: %s", PMIx_Error_string(rc));
+    fence_group("ig");
 }
 
 static bool among(pmix_rank_t r, const pmix_rank_t *ranks, size_t n)

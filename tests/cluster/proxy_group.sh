@@ -16,7 +16,8 @@
 #   - rank 0 invites ranks 3 and 5 (PMIx_Group_invite): both hear
 #     PMIX_GROUP_INVITED, 3 accepts and 5 declines, rank 0 hears both
 #     answers and gets a group of ranks 0 and 3 with one id, which rank 3's
-#     join gets too, and rank 3 hears PMIX_GROUP_CONSTRUCT_COMPLETE;
+#     join gets too, and rank 3 hears PMIX_GROUP_CONSTRUCT_COMPLETE; the
+#     two fence over the group's name across their hosts;
 #   - a construct with a member on another host that does not join ends
 #     with PMIX_ERR_TIMEOUT under PMIX_TIMEOUT, and leaves nothing behind:
 #     the two construct it next, with one id.
@@ -26,18 +27,11 @@
 PROG=$top_builddir/tests/cluster/pmix_groups
 proxy_cluster_up pg_group 3 "$PROG"
 
-# job HOW SECONDS ARGS...: `pmigate proxy ARGS` once on each host under HOW
-# (slurm, mpirun); output in $WORK/out, status in $rc.
+# job HOW: the program over the 3 hosts under HOW (proxy_job); a job that
+# timed out leaves Slurm as it found it.
 job() {
-    launcher=$1 t=$2
-    shift 2
-    case $launcher in
-    slurm)
-        cluster_wait_idle
-        timeout -k 5 "$t" "$CLUSTER_ON" 1 srun -N 3 --mpi=pmix "$PMIGATE" proxy "$@" ;;
-    mpirun) timeout -k 5 "$t" "$CLUSTER_MPIRUN" -np 3 --map-by ppr:1:node "$PMIGATE" proxy "$@" ;;
-    esac >"$WORK/out" 2>&1
-    rc=$?
+    [ "$1" = slurm ] && cluster_wait_idle
+    proxy_job "$1" 120 3 -n 6 "$PROG"
     [ $rc -ne 124 ] && [ $rc -ne 137 ] || cluster_reset
 }
 
@@ -57,7 +51,7 @@ one_id() {
 }
 
 for how in slurm mpirun; do
-    job $how 120 -n 6 "$PROG"
+    job $how
     hosts=$(sed -n 's/^pmix_groups rank [035] on \([^:]*\): xg cid=.*/\1/p' "$WORK/out" | sort -u | wc -l)
     first=$(one_id xg 3)
     if [ $rc -eq 0 ] && [ "$(grep -c 'pmix_groups rank [0-5]: ok$' "$WORK/out")" -eq 6 ] &&
@@ -91,8 +85,9 @@ for how in slurm mpirun; do
         fail "$how: constructed again: ids '$(ids 'xg again' | tr '\n' ' ')' (first '$first')"
     fi
     ig=$(one_id ig 2)
-    if [ $rc -eq 0 ] && [ -n "$ig" ] && [ "$ig" != "$first" ] && [ "$ig" != "$again" ]; then
-        pass "$how: an invitation from host 1 to hosts 2 and 3: heard, one accept and one decline heard by the leader, a group of the leader and the accepter under one id ($ig), PMIX_GROUP_CONSTRUCT_COMPLETE heard"
+    if [ $rc -eq 0 ] && [ -n "$ig" ] && [ "$ig" != "$first" ] && [ "$ig" != "$again" ] &&
+        [ "$(grep -c '^pmix_groups rank [03] on [^:]*: fenced over ig, destructed$' "$WORK/out")" -eq 2 ]; then
+        pass "$how: an invitation from host 1 to hosts 2 and 3: heard, one accept and one decline heard by the leader, a group of the leader and the accepter under one id ($ig), PMIX_GROUP_CONSTRUCT_COMPLETE heard, a fence over the group's name"
     else
         fail "$how: invite across hosts: exit $rc, ids '$(ids ig | tr '\n' ' ')'"
         grep -v ': ok$' "$WORK/out" | grep -v ' cid=' | head -n 10
