@@ -1,8 +1,8 @@
 /*
  * pg_proxy_group: process groups of a job over several nodes
- * (PMIx_Group_construct / _destruct / _leave with members on several
- * nodes), carried by the proxies' mesh (docs/architecture.md, "Groups
- * across nodes").
+ * (PMIx_Group_construct / _destruct / _leave / _invite / _join with
+ * members on several nodes), carried by the proxies' mesh
+ * (docs/architecture.md, "Groups across nodes").
  *
  * Why: neither host runtime has groups, and a group is a collective over
  * its members wherever they run, with one context id every member agrees
@@ -11,26 +11,23 @@
  * hands the collective to the host (the engine's group hook) and this
  * file settles it at the hub (node 0): the hub counts the members that
  * arrived from every node under the collective's tag (a group runs one
- * construct, destruct or invite at a time), and
- * once they are all in, answers every node that had members -- with a
- * fresh context id for a construct, and what every member shared
- * (PMIX_GROUP_INFO, an engine's blob each, concatenated).  The hub settles every construct, a
- * node-local one too, so the ids are the job's: no two groups share one.
- * A member's leave is applied on its node (which raises PMIX_GROUP_LEFT;
- * the event crosses nodes as every event does) and passed to the other
- * nodes, whose engines drop the member silently.  An invitation
- * (PMIx_Group_invite) goes from the leader's node to every node before the
- * invitees hear PMIX_GROUP_INVITED, so an invitee anywhere can answer; the
- * answers travel with the invite's collective (as a construct's shares
- * do), the hub gives it its context id, and every node keeps the leader
- * and the accepters.  A node's message to
- * itself takes the loop's next turn (pg_proxy_dyn.c): the engine is never
- * answered inside its own hook.
+ * construct, destruct or invite at a time) and, once they are all in,
+ * answers every node that had members -- with a fresh context id for a
+ * construct or an invite, and every node's blob (what the members shared,
+ * PMIX_GROUP_INFO; for an invite, the invitees' answers).  The hub settles
+ * every construct, a node-local one too, so the ids are the job's: no two
+ * groups share one.  A member's leave is applied on its node (which raises
+ * PMIX_GROUP_LEFT; the event crosses nodes as every event does) and passed
+ * to the other nodes, whose engines drop the member silently.  An
+ * invitation goes from the leader's node to every node before the
+ * invitees hear PMIX_GROUP_INVITED, so an invitee anywhere can answer.  A
+ * node's message to itself takes the loop's next turn (pg_proxy_dyn.c):
+ * the engine is never answered inside its own hook.
  *
  * Frames (bodies in pg_mesh_msg's format):
  *   ARRIVE   node -> hub  str tag, u64 id, u64 nmembers, u64 nlocal,
- *                         bytes shares (a construct's: what the node's members shared)
- *   SETTLED  hub -> node  u64 id, u32 status, u64 cid, bytes shares (every node's)
+ *                         bytes blob (the node's members' shares or answers)
+ *   SETTLED  hub -> node  u64 id, u32 status, u64 cid, bytes blob (every node's)
  *   CANCEL   node -> hub  u64 id   (the node's engine gave the collective up: PMIX_TIMEOUT)
  *   LEFT     node -> all  str group, str nspace, u32 rank
  *   INVITE   node -> all  str group, str leader nspace, u32 leader rank, u32 n,
