@@ -38,43 +38,14 @@
  * applied by the other servers without a second event; an invitation is
  * passed on (group_invite) and recorded by the servers of invitees
  * (pg_group_invited), and the invite's collective carries every server's
- * answers (as a construct's carries the shares).  Without the hook a
- * member served elsewhere is refused (PMIX_ERR_NOT_SUPPORTED) rather than
- * left to hang.
+ * answers (as a construct's carries the shares; pg_group_xnode.c).
+ * Without the hook a member served elsewhere is refused
+ * (PMIX_ERR_NOT_SUPPORTED) rather than left to hang.
  */
-#include "pmix/engine/pg_engine_int.h"
+#include "pmix/engine/pg_group_int.h"
 
 #include <stdlib.h>
 #include <utlist.h>
-
-enum { PG_GROUP_NAME_MAX = PMIX_MAX_NSLEN };
-
-typedef enum { GROUP_PENDING, GROUP_INVITING, GROUP_ACTIVE } group_state_t;
-
-/* An invitee's answer (INVITING groups). */
-enum { ANSWER_NONE = 0, ANSWER_ACCEPT, ANSWER_DECLINE };
-
-/* What one member shared at construction (PMIX_GROUP_INFO). */
-typedef struct group_share {
-    pg_proc_t proc; /* nspace owned */
-    void *data;
-    size_t size;
-} group_share_t;
-
-typedef struct pg_group {
-    struct pg_group *prev, *next;
-    char *name;
-    pg_proc_t *members;     /* sorted; nspace strings owned.  INVITING: everyone invited */
-    size_t nmembers;
-    group_state_t state;
-    bool destructing;
-    bool partial;           /* made by an invite that someone declined */
-    uint64_t cid;
-    uint8_t *answers;       /* INVITING: [nmembers] ANSWER_* (the leader's: ACCEPT) */
-    size_t leader;          /* INVITING: the leader's index in members */
-    group_share_t *shares;  /* construct: what the members shared, in join order */
-    size_t nshares;
-} pg_group_t;
 
 /* Which collective a join waits for. */
 typedef enum { JOIN_CONSTRUCT, JOIN_DESTRUCT, JOIN_INVITE } join_kind_t;
@@ -99,7 +70,7 @@ static int member_cmp(const void *a, const void *b)
     return x->rank < y->rank ? -1 : x->rank > y->rank;
 }
 
-static pg_group_t *group_find(pg_engine_t *e, const char *name)
+pg_group_t *pg_group_find(pg_engine_t *e, const char *name)
 {
     pg_group_t *g;
     DL_FOREACH(e->groups, g)
@@ -173,7 +144,7 @@ static pg_group_t *group_new(pg_engine_t *e, const char *name, const pg_proc_t *
 }
 
 /* Is proc one of g's members (by rank or by a wildcard entry)? */
-static bool is_member(const pg_group_t *g, const pg_proc_t *proc)
+bool pg_group_is_member(const pg_group_t *g, const pg_proc_t *proc)
 {
     for (size_t i = 0; i < g->nmembers; i++)
         if (strcmp(g->members[i].nspace, proc->nspace) == 0 &&
@@ -224,7 +195,7 @@ static bool serves_member(pg_engine_t *e, const pg_group_t *g)
 }
 
 /* Does this engine serve p? */
-static bool proc_served(pg_engine_t *e, const pg_proc_t *p)
+bool pg_group_proc_served(pg_engine_t *e, const pg_proc_t *p)
 {
     const pg_ns_t *job = pg_ns_find(e, p->nspace);
 
@@ -330,7 +301,7 @@ static void invite_settle(pg_engine_t *e, pg_group_t *g, pmix_status_t status)
             /* what the Standard has the leader announce, and programs wait
              * for: the group is assembled (the leader is never told back).
              * Across servers the leader's raises it, once. */
-            if (e->ops.group == NULL || proc_served(e, &leader))
+            if (e->ops.group == NULL || pg_group_proc_served(e, &leader))
                 group_notify_cid(e, PMIX_GROUP_CONSTRUCT_COMPLETE, g->name, g->cid, &leader,
                                  g->members, g->nmembers);
             return;
@@ -346,13 +317,13 @@ static void invite_settle(pg_engine_t *e, pg_group_t *g, pmix_status_t status)
  * PMIX_GROUP_INVITE_FAILED. */
 static pmix_status_t invite_done(group_join_t *j, pmix_status_t status, uint64_t *cid)
 {
-    pg_group_t *g = group_find(j->e, j->name);
+    pg_group_t *g = pg_group_find(j->e, j->name);
 
     if (g != NULL && g->state == GROUP_INVITING)
         invite_settle(j->e, g, status);
     if (status != PMIX_SUCCESS)
         return status == PMIX_ERR_LOST_CONNECTION ? PMIX_GROUP_INVITE_FAILED : status;
-    g = group_find(j->e, j->name);
+    g = pg_group_find(j->e, j->name);
     if (g == NULL || g->state != GROUP_ACTIVE)
         return PMIX_ERR_NOMEM; /* the settling could not allocate */
     *cid = g->cid;
@@ -365,7 +336,7 @@ static pmix_status_t invite_done(group_join_t *j, pmix_status_t status, uint64_t
 static void join_done(pmix_status_t status, const pg_fence_keys_t *keys, void *cbdata)
 {
     group_join_t *j = cbdata;
-    pg_group_t *g = group_find(j->e, j->name);
+    pg_group_t *g = pg_group_find(j->e, j->name);
     uint64_t cid = 0;
 
     (void)keys;
@@ -389,7 +360,7 @@ static void join_done(pmix_status_t status, const pg_fence_keys_t *keys, void *c
     /* an invite that kept none of this server's processes (they declined)
      * is the other servers' group */
     if (j->kind == JOIN_INVITE && j->e->ops.group != NULL &&
-        (g = group_find(j->e, j->name)) != NULL && g->state == GROUP_ACTIVE &&
+        (g = pg_group_find(j->e, j->name)) != NULL && g->state == GROUP_ACTIVE &&
         !serves_member(j->e, g))
         group_remove(j->e, g);
     if (j->cb != NULL)
@@ -464,7 +435,7 @@ static size_t share_of(const pg_group_t *g, const pg_proc_t *proc)
 /* Keeps what proc shares with the other members, before its join can
  * complete the construct (the members' answers carry it).  A second join
  * of the same process keeps the first one's: that join is refused. */
-static pmix_status_t share_add(pg_engine_t *e, pg_group_t *g, const pg_proc_t *proc,
+pmix_status_t pg_group_share_add(pg_engine_t *e, pg_group_t *g, const pg_proc_t *proc,
                                const void *data, size_t size, bool *added)
 {
     group_share_t *grown;
@@ -525,9 +496,9 @@ pmix_status_t pg_group_construct(pg_engine_t *e, const pg_proc_t *proc, const ch
     pg_group_t *want = group_new(e, name, proc, members, nmembers);
     if (want == NULL)
         return PMIX_ERR_NOMEM;
-    pg_group_t *g = group_find(e, name);
+    pg_group_t *g = pg_group_find(e, name);
     bool created = g == NULL;
-    if (!is_member(want, proc))
+    if (!pg_group_is_member(want, proc))
         rc = PMIX_ERR_BAD_PARAM; /* a non-member learns nothing about the group */
     else if (g != NULL && g->state != GROUP_PENDING)
         rc = PMIX_ERR_EXISTS; /* constructed, or being built by invitation */
@@ -543,14 +514,14 @@ pmix_status_t pg_group_construct(pg_engine_t *e, const pg_proc_t *proc, const ch
         DL_APPEND(e->groups, g);
     }
     if (rc == PMIX_SUCCESS)
-        rc = share_add(e, g, proc, share, size, &shared);
+        rc = pg_group_share_add(e, g, proc, share, size, &shared);
     if (rc == PMIX_SUCCESS)
         rc = group_join(e, proc, g, JOIN_CONSTRUCT, false, timeout, now, cb, cbdata);
-    if (rc != PMIX_SUCCESS && shared && (g = group_find(e, name)) != NULL)
+    if (rc != PMIX_SUCCESS && shared && (g = pg_group_find(e, name)) != NULL)
         share_drop(e, g, proc);
     /* a refused first join leaves no pending group behind; a completed one
      * has already settled it (inline completion) */
-    if (rc != PMIX_SUCCESS && created && (g = group_find(e, name)) != NULL &&
+    if (rc != PMIX_SUCCESS && created && (g = pg_group_find(e, name)) != NULL &&
         g->state == GROUP_PENDING)
         group_remove(e, g);
     return rc;
@@ -566,11 +537,11 @@ pmix_status_t pg_group_destruct(pg_engine_t *e, const pg_proc_t *proc, const cha
         return PMIX_ERR_BAD_PARAM;
     if ((rc = call_check(e, proc, name)) != PMIX_SUCCESS)
         return rc;
-    pg_group_t *g = group_find(e, name);
+    pg_group_t *g = pg_group_find(e, name);
     if (g == NULL || g->state != GROUP_ACTIVE)
         return PMIX_ERR_NOT_FOUND;
     rc = group_join(e, proc, g, JOIN_DESTRUCT, false, timeout, now, cb, cbdata);
-    if (rc == PMIX_SUCCESS && (g = group_find(e, name)) != NULL)
+    if (rc == PMIX_SUCCESS && (g = pg_group_find(e, name)) != NULL)
         g->destructing = true;
     return rc;
 }
@@ -578,7 +549,7 @@ pmix_status_t pg_group_destruct(pg_engine_t *e, const pg_proc_t *proc, const cha
 /* ---- invite / join / leave ---------------------------------------------- */
 
 /* g's member list index of exactly proc (no wildcard), or SIZE_MAX. */
-static size_t member_at(const pg_group_t *g, const pg_proc_t *proc)
+size_t pg_group_member_at(const pg_group_t *g, const pg_proc_t *proc)
 {
     for (size_t i = 0; i < g->nmembers; i++)
         if (strcmp(g->members[i].nspace, proc->nspace) == 0 && g->members[i].rank == proc->rank)
@@ -635,7 +606,7 @@ static pg_group_t *invite_group_new(pg_engine_t *e, const char *name, const pg_p
         return NULL;
     }
     memset(g->answers, ANSWER_NONE, g->nmembers);
-    g->leader = member_at(g, leader);
+    g->leader = pg_group_member_at(g, leader);
     g->answers[g->leader] = ANSWER_ACCEPT;
     g->state = GROUP_INVITING;
     return g;
@@ -651,7 +622,7 @@ pmix_status_t pg_group_invite(pg_engine_t *e, const pg_proc_t *leader, const cha
         return PMIX_ERR_BAD_PARAM;
     if ((rc = call_check(e, leader, name)) != PMIX_SUCCESS)
         return rc;
-    if (group_find(e, name) != NULL)
+    if (pg_group_find(e, name) != NULL)
         return PMIX_ERR_EXISTS;
     pg_group_t *g = invite_group_new(e, name, leader, invitees, ninvitees, &rc);
     if (g == NULL)
@@ -661,7 +632,7 @@ pmix_status_t pg_group_invite(pg_engine_t *e, const pg_proc_t *leader, const cha
     if (e->ops.group != NULL && e->ops.group_invite != NULL)
         e->ops.group_invite(e->host_ctx, name, leader, g->members, g->nmembers);
     rc = group_join(e, leader, g, JOIN_INVITE, true, timeout, now, cb, cbdata);
-    g = group_find(e, name);
+    g = pg_group_find(e, name);
     if (rc != PMIX_SUCCESS && g != NULL && g->state == GROUP_INVITING)
         group_remove(e, g);
     /* an invitee already gone has failed the invite inline: nobody to invite */
@@ -679,7 +650,7 @@ pmix_status_t pg_group_invited(pg_engine_t *e, const char *name, const pg_proc_t
         return PMIX_ERR_BAD_PARAM;
     if ((rc = call_check(e, leader, name)) != PMIX_SUCCESS)
         return rc;
-    if (group_find(e, name) != NULL)
+    if (pg_group_find(e, name) != NULL)
         return PMIX_ERR_EXISTS;
     pg_group_t *g = invite_group_new(e, name, leader, members, nmembers, &rc);
     if (g == NULL)
@@ -697,11 +668,11 @@ static pmix_status_t join_refusal(const pg_group_t *g, const pg_proc_t *proc,
                                   const pg_proc_t *leader, size_t *at)
 {
     if (g == NULL || g->state == GROUP_PENDING ||
-        (g->state == GROUP_ACTIVE && !is_member(g, proc)))
+        (g->state == GROUP_ACTIVE && !pg_group_is_member(g, proc)))
         return PMIX_ERR_NOT_FOUND; /* no invitation under that name */
     if (g->state != GROUP_INVITING)
         return PMIX_ERR_EXISTS; /* in the group already */
-    *at = member_at(g, proc);
+    *at = pg_group_member_at(g, proc);
     if (*at == SIZE_MAX || *at == g->leader)
         return PMIX_ERR_BAD_PARAM; /* not invited (or the leader itself) */
     if (leader != NULL && member_cmp(leader, &g->members[g->leader]) != 0)
@@ -720,7 +691,7 @@ pmix_status_t pg_group_join(pg_engine_t *e, const pg_proc_t *proc, const char *n
         return PMIX_ERR_BAD_PARAM;
     if ((rc = call_check(e, proc, name)) != PMIX_SUCCESS)
         return rc;
-    pg_group_t *g = group_find(e, name);
+    pg_group_t *g = pg_group_find(e, name);
     rc = join_refusal(g, proc, leader, &at);
     if (rc != PMIX_SUCCESS)
         return rc;
@@ -731,7 +702,7 @@ pmix_status_t pg_group_join(pg_engine_t *e, const pg_proc_t *proc, const char *n
                  proc, &to, 1);
     /* a decliner only counts as having answered: it is answered at once */
     rc = group_join(e, proc, g, JOIN_INVITE, false, timeout, now, accept ? cb : NULL, cbdata);
-    if (rc != PMIX_SUCCESS && (g = group_find(e, name)) != NULL && g->state == GROUP_INVITING)
+    if (rc != PMIX_SUCCESS && (g = pg_group_find(e, name)) != NULL && g->state == GROUP_INVITING)
         g->answers[at] = ANSWER_NONE;
     if (rc == PMIX_SUCCESS && !accept)
         cb(PMIX_SUCCESS, 0, cbdata);
@@ -810,7 +781,7 @@ static pmix_status_t group_drop(pg_engine_t *e, pg_group_t *g, const pg_proc_t *
         e->ops.group_left(e->host_ctx, proc, name);
     if (announce && g->nmembers > 0)
         group_notify(e, PMIX_GROUP_LEFT, name, proc, g->members, g->nmembers);
-    if ((g = group_find(e, name)) != NULL && (g->nmembers == 0 || !serves_member(e, g)))
+    if ((g = pg_group_find(e, name)) != NULL && (g->nmembers == 0 || !serves_member(e, g)))
         group_remove(e, g); /* none of it here: the other servers keep it */
     return PMIX_SUCCESS;
 }
@@ -824,10 +795,10 @@ static pmix_status_t leave_check(pg_engine_t *e, const pg_proc_t *proc, const ch
 
     if ((rc = call_check(e, proc, name)) != PMIX_SUCCESS)
         return rc;
-    pg_group_t *g = group_find(e, name);
+    pg_group_t *g = pg_group_find(e, name);
     if (g == NULL || g->state != GROUP_ACTIVE)
         return PMIX_ERR_NOT_FOUND;
-    if (!is_member(g, proc))
+    if (!pg_group_is_member(g, proc))
         return PMIX_ERR_BAD_PARAM;
     if (g->destructing)
         return PMIX_ERR_RESOURCE_BUSY; /* its destruct counts on this member */
@@ -851,145 +822,10 @@ pmix_status_t pg_group_member_left(pg_engine_t *e, const pg_proc_t *proc, const 
     return rc != PMIX_SUCCESS ? rc : group_drop(e, g, proc, false);
 }
 
-/* ---- across servers (the host's group hook) ---------------------------- */
-
-/* What an engine gives the host with a collective, as one blob of entries
- * (u32 nspace length, the nspace, u32 rank, u32 size, the bytes;
- * big-endian): for a construct what its members shared, for an invite
- * their answers (one byte each). */
-static void put_u32(unsigned char **w, uint32_t v)
-{
-    (*w)[0] = (unsigned char)(v >> 24);
-    (*w)[1] = (unsigned char)(v >> 16);
-    (*w)[2] = (unsigned char)(v >> 8);
-    (*w)[3] = (unsigned char)v;
-    *w += 4;
-}
-
-static bool get_u32(const unsigned char **r, size_t *left, uint32_t *v)
-{
-    if (*left < 4)
-        return false;
-    *v = (uint32_t)(*r)[0] << 24 | (uint32_t)(*r)[1] << 16 | (uint32_t)(*r)[2] << 8 | (*r)[3];
-    *r += 4;
-    *left -= 4;
-    return true;
-}
-
-/* Appends one entry at *w (NULL: only counts its size into *size). */
-static void entry_put(unsigned char **w, size_t *size, const pg_proc_t *who, const void *data,
-                      size_t n)
-{
-    size_t len = strlen(who->nspace);
-
-    *size += 12 + len + n;
-    if (*w == NULL)
-        return;
-    put_u32(w, (uint32_t)len);
-    memcpy(*w, who->nspace, len);
-    *w += len;
-    put_u32(w, who->rank);
-    put_u32(w, (uint32_t)n);
-    memcpy(*w, data, n);
-    *w += n;
-}
-
-/* g's entries for the host: its shares (construct) or the answers of the
- * members served here (invite).  Two passes: sizes, then bytes. */
-static void entries_walk(pg_engine_t *e, const pg_group_t *g, unsigned char **w, size_t *size)
-{
-    for (size_t i = 0; g->answers == NULL && i < g->nshares; i++)
-        entry_put(w, size, &g->shares[i].proc, g->shares[i].data, g->shares[i].size);
-    for (size_t i = 0; g->answers != NULL && i < g->nmembers; i++)
-        if (g->answers[i] != ANSWER_NONE && proc_served(e, &g->members[i]))
-            entry_put(w, size, &g->members[i], &g->answers[i], 1);
-}
-
-static unsigned char *entries_pack(pg_engine_t *e, const pg_group_t *g, size_t *size)
-{
-    unsigned char *blob = NULL, *w = NULL;
-
-    *size = 0;
-    entries_walk(e, g, &w, size);
-    if (*size == 0 || (blob = malloc(*size)) == NULL) {
-        *size = 0;
-        return NULL;
-    }
-    w = blob;
-    *size = 0;
-    entries_walk(e, g, &w, size);
-    return blob;
-}
-
-/* Every server's entries into g: the shares it lacks (construct), the
- * answers (invite). */
-static pmix_status_t entries_unpack(pg_engine_t *e, pg_group_t *g, const unsigned char *r,
-                                    size_t left)
-{
-    char nspace[PMIX_MAX_NSLEN + 1];
-    uint32_t n, rank, size;
-    bool added;
-
-    while (left > 0) {
-        if (!get_u32(&r, &left, &n) || n > PMIX_MAX_NSLEN || n > left)
-            return PMIX_ERR_BAD_PARAM;
-        memcpy(nspace, r, n);
-        nspace[n] = '\0';
-        r += n;
-        left -= n;
-        if (!get_u32(&r, &left, &rank) || !get_u32(&r, &left, &size) || size > left)
-            return PMIX_ERR_BAD_PARAM;
-        pg_proc_t who = { nspace, rank };
-        size_t at = member_at(g, &who);
-        pmix_status_t rc = PMIX_ERR_BAD_PARAM;
-        if (g->answers == NULL && is_member(g, &who))
-            rc = share_add(e, g, &who, r, size, &added);
-        else if (g->answers != NULL && at != SIZE_MAX && size == 1 && r[0] != ANSWER_NONE) {
-            g->answers[at] = r[0];
-            rc = PMIX_SUCCESS;
-        }
-        if (rc != PMIX_SUCCESS)
-            return rc;
-        r += size;
-        left -= size;
-    }
-    return PMIX_SUCCESS;
-}
-
-void pg_group_to_host(pg_engine_t *e, pg_host_group_t *hg)
-{
-    pg_group_t *g = hg->tag[0] != 'd' ? group_find(e, hg->tag + 2) : NULL; /* "c:<group>" */
-    unsigned char *blob = g != NULL ? entries_pack(e, g, &hg->size) : NULL;
-
-    hg->shares = blob;
-    e->ops.group(e->host_ctx, hg);
-    free(blob);
-}
-
-pmix_status_t pg_group_host_done(pg_engine_t *e, uint64_t id, pmix_status_t status, uint64_t cid,
-                                 const void *shares, size_t size)
-{
-    pg_fence_t *f = e != NULL ? pg_fence_host_pending(e, id) : NULL;
-    const char *tag = f != NULL ? pg_fence_tag(f) : NULL;
-    pg_group_t *g;
-
-    if (tag == NULL)
-        return PMIX_ERR_NOT_FOUND;
-    g = group_find(e, tag + 2);
-    if (status == PMIX_SUCCESS && g != NULL &&
-        ((tag[0] == 'c' && g->state == GROUP_PENDING) ||
-         (tag[0] == 'i' && g->state == GROUP_INVITING))) {
-        g->cid = cid;
-        if (shares != NULL)
-            status = entries_unpack(e, g, shares, size);
-    }
-    return pg_fence_host_done(e, id, status, NULL, 0);
-}
-
 bool pg_group_shared_next(pg_engine_t *e, const char *name, size_t *cursor, pg_proc_t *proc,
                           const void **data, size_t *size)
 {
-    pg_group_t *g = name != NULL ? group_find(e, name) : NULL;
+    pg_group_t *g = name != NULL ? pg_group_find(e, name) : NULL;
 
     if (g == NULL || g->state != GROUP_ACTIVE || *cursor >= g->nshares)
         return false;
@@ -1018,7 +854,7 @@ const char *pg_group_next(pg_engine_t *e, size_t *cursor)
 
 const pg_proc_t *pg_group_members(pg_engine_t *e, const char *name, size_t *nmembers)
 {
-    pg_group_t *g = name != NULL ? group_find(e, name) : NULL;
+    pg_group_t *g = name != NULL ? pg_group_find(e, name) : NULL;
 
     if (g == NULL || g->state != GROUP_ACTIVE)
         return NULL;
@@ -1034,7 +870,7 @@ static const pg_group_t *group_named_by(pg_engine_t *e, const pg_proc_t *p)
 
     if (p->nspace == NULL || p->nspace[0] == '\0' || pg_ns_find(e, p->nspace) != NULL)
         return NULL;
-    g = group_find(e, p->nspace);
+    g = pg_group_find(e, p->nspace);
     return g != NULL && g->state == GROUP_ACTIVE ? g : NULL;
 }
 
