@@ -27,7 +27,9 @@
  * Prints "pmix_events rank R: ok" (notify, time) or names the broken rule
  * and exits 1.
  */
-#include <pmix.h>
+#define CL_PROG "pmix_events"
+#include "tests/cluster/cl_pmix.h"
+
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,18 +52,6 @@ static const struct {
     { PMIX_RANGE_CUSTOM, "CUSTOM" },       { PMIX_RANGE_LOCAL, "LOCAL" },
     { PMIX_RANGE_PROC_LOCAL, "PROC_LOCAL" }, { PMIX_RANGE_NAMESPACE, "NAMESPACE (the last)" },
 };
-
-static int rank = -1;
-
-#define CHECK(cond, ...)                                                       \
-    do {                                                                       \
-        if (!(cond)) {                                                         \
-            fprintf(stderr, "pmix_events rank %d: ", rank);                    \
-            fprintf(stderr, __VA_ARGS__);                                      \
-            fputc('\n', stderr);                                               \
-            exit(1);                                                           \
-        }                                                                      \
-    } while (0)
 
 /* What the handler heard, per test code, and the last other event. */
 static struct {
@@ -232,14 +222,6 @@ static void run_hear(pmix_status_t code, const char *what)
         pause();
 }
 
-static long long now_us(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 static int pings_heard(void *arg)
 {
     return heard.count[0] >= *(int *)arg;
@@ -266,20 +248,6 @@ static void run_time(const pmix_proc_t *me, int size, int n)
             notify(me, BASE - 99, PMIX_RANGE_CUSTOM, "answer", &back, 1);
         }
     }
-}
-
-/* A barrier of the whole job.  With PMIX_COLLECT_DATA: under Slurm 22.05
- * a `pmigate proxy` fence without it is not (yet) a barrier across nodes
- * -- the host's fence without data let one node through before another
- * joined -- and the reach of events, not fences, is tested here. */
-static void barrier(void)
-{
-    pmix_info_t collect;
-    bool yes = true;
-
-    PMIX_INFO_LOAD(&collect, PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
-    CHECK(PMIx_Fence(NULL, 0, &collect, 1) == PMIX_SUCCESS, "fence");
-    PMIX_INFO_DESTRUCT(&collect);
 }
 
 int main(int argc, char **argv)

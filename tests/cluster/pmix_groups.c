@@ -29,7 +29,9 @@
  * (the ids), and "pmix_groups rank R: ok", or names the broken rule and
  * exits 1.
  */
-#include <pmix.h>
+#define CL_PROG "pmix_groups"
+#include "tests/cluster/cl_pmix.h"
+
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,16 +43,6 @@ enum { WAIT_S = 30 };
 
 static pmix_proc_t me;
 static char host[64];
-
-#define CHECK(cond, ...)                                                       \
-    do {                                                                       \
-        if (!(cond)) {                                                         \
-            fprintf(stderr, "pmix_groups rank %u: ", (unsigned)me.rank);       \
-            fprintf(stderr, __VA_ARGS__);                                      \
-            fputc('\n', stderr);                                               \
-            exit(1);                                                           \
-        }                                                                      \
-    } while (0)
 
 static struct {
     pthread_mutex_t lock;
@@ -107,16 +99,6 @@ static int wait_heard(const int *count)
     got = *count;
     pthread_mutex_unlock(&heard.lock);
     return got;
-}
-
-static void barrier(void)
-{
-    pmix_info_t collect;
-    bool yes = true;
-
-    PMIX_INFO_LOAD(&collect, PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
-    CHECK(PMIx_Fence(NULL, 0, &collect, 1) == PMIX_SUCCESS, "fence");
-    PMIX_INFO_DESTRUCT(&collect);
 }
 
 static pmix_proc_t proc_of(pmix_rank_t r)
@@ -274,6 +256,7 @@ int main(void)
     setvbuf(stdout, NULL, _IOLBF, 0);
     gethostname(host, sizeof(host) - 1);
     CHECK(PMIx_Init(&me, NULL, 0) == PMIX_SUCCESS, "PMIx_Init");
+    rank = (int)me.rank;
     CHECK(PMIx_Register_event_handler(codes, 5, NULL, 0, on_event, NULL, NULL) > 0,
           "register the handler");
     barrier();

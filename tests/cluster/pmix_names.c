@@ -16,7 +16,9 @@
  * (argv[2], default 200), printing "pmix_names lookup_us=T" for each.
  * Prints "pmix_names rank R: ok" or names the broken rule and exits 1.
  */
-#include <pmix.h>
+#define CL_PROG "pmix_names"
+#include "tests/cluster/cl_pmix.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,40 +26,6 @@
 #include <unistd.h>
 
 enum { WAKE_MS = 300 };
-
-static int rank = -1;
-
-#define CHECK(cond, ...)                                                       \
-    do {                                                                       \
-        if (!(cond)) {                                                         \
-            fprintf(stderr, "pmix_names rank %d: ", rank);                     \
-            fprintf(stderr, __VA_ARGS__);                                      \
-            fputc('\n', stderr);                                               \
-            exit(1);                                                           \
-        }                                                                      \
-    } while (0)
-
-static long long now_us(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
-/* A barrier of the whole job.  With PMIX_COLLECT_DATA: under Slurm 22.05
- * a `pmigate proxy` fence without it is not (yet) a barrier across nodes
- * -- the host's fence without data let one node through before another
- * joined -- and the order of names, not fences, is tested here. */
-static void fence(void)
-{
-    pmix_info_t collect;
-    bool yes = true;
-
-    PMIX_INFO_LOAD(&collect, PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
-    CHECK(PMIx_Fence(NULL, 0, &collect, 1) == PMIX_SUCCESS, "fence");
-    PMIX_INFO_DESTRUCT(&collect);
-}
 
 /* Looks `key` up (waiting up to `wait_s` when > 0); the status. */
 static pmix_status_t lookup(const char *key, int wait_s, pmix_pdata_t *pd)
@@ -102,7 +70,7 @@ int main(int argc, char **argv)
         PMIX_INFO_DESTRUCT(&pub[0]);
         PMIX_INFO_DESTRUCT(&pub[1]);
     }
-    fence();
+    barrier();
     CHECK(lookup("pg-pmix-port", 0, &pd) == PMIX_SUCCESS && pd.value.type == PMIX_STRING &&
               strcmp(pd.value.data.string, "port of the last rank") == 0 &&
               pd.proc.rank == (pmix_rank_t)last && strcmp(pd.proc.nspace, me.nspace) == 0,
@@ -125,7 +93,7 @@ int main(int argc, char **argv)
         printf("pmix_names lookup_us=%lld\n", now_us() - t0);
         PMIX_PDATA_DESTRUCT(&pd);
     }
-    fence();
+    barrier();
 
     /* 2. a waiting lookup, woken at once by a publish on another node */
     if (rank == last) {
@@ -150,17 +118,17 @@ int main(int argc, char **argv)
             printf("pmix_names wake_us=%lld\n", woke - published);
         PMIX_PDATA_DESTRUCT(&pd);
     }
-    fence();
+    barrier();
 
     /* 3. everything the last rank published goes */
     if (rank == last)
         CHECK(PMIx_Unpublish(NULL, NULL, 0) == PMIX_SUCCESS, "unpublish everything");
-    fence();
+    barrier();
     CHECK(lookup("pg-pmix-port", 0, &pd) == PMIX_ERR_NOT_FOUND, "found after unpublish");
     PMIX_PDATA_DESTRUCT(&pd);
     CHECK(lookup("pg-pmix-late", 0, &pd) == PMIX_ERR_NOT_FOUND, "late name after unpublish");
     PMIX_PDATA_DESTRUCT(&pd);
-    fence();
+    barrier();
     CHECK(PMIx_Finalize(NULL, 0) == PMIX_SUCCESS, "finalize");
     printf("pmix_names rank %d: ok\n", rank);
     return 0;
