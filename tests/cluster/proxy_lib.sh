@@ -20,11 +20,15 @@ proxy_cluster_up() {
 }
 
 # job_procs I: the job's processes on host I (proxies, keepers, ranks of
-# the test programs).
+# the test programs).  Zombies are not among them: they have ended, and
+# when a proxy dies its keeper and ranks are reaped by init, which may take
+# its time.
 job_procs() {
     for p in $(cluster_node_pids "$1"); do
         case $(cat "/proc/$p/comm" 2>/dev/null) in
-        pmigate | gw_testprog | mpi_hello | pmix_bigdata) echo "$p" ;;
+        pmigate | gw_testprog | mpi_hello | pmix_bigdata)
+            [ "$(awk '{ print $3 }' "/proc/$p/stat" 2>/dev/null)" = Z ] || echo "$p"
+            ;;
         esac
     done
 }
