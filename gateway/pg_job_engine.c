@@ -314,6 +314,15 @@ static void on_group_cancel(void *ctx, uint64_t id)
     je->name_ops->group_cancel(je->name_ctx, id);
 }
 
+/* A fence timed out while other nodes' parts were awaited: the proxy
+ * takes it back if it can. */
+static bool on_fence_cancel(void *ctx, uint64_t id)
+{
+    pg_job_engine_t *je = ctx;
+
+    return je->name_ops->fence_cancel(je->name_ctx, id);
+}
+
 /* The segment is an optimisation: without it the job runs as before. */
 static void shm_start(pg_job_engine_t *je, const pg_job_engine_layout_t *l)
 {
@@ -392,6 +401,9 @@ pg_job_engine_t *pg_job_engine_new(struct event_base *base, const pg_job_engine_
     je->doomed_ctx = l->doomed_ctx;
     je->engine = pg_engine_new(&(pg_host_ops_t){
                                    .fence = on_fence,
+                                   .fence_cancel = nodes && je->name_ops->fence_cancel
+                                                       ? on_fence_cancel
+                                                       : NULL,
                                    .commit = on_commit,
                                    .fence_doomed = on_fence_doomed,
                                    .publish = nodes ? on_publish : NULL,

@@ -52,7 +52,9 @@ typedef struct pg_job_engine_layout {
     /* the name service and events across nodes: the name hooks (publish,
      * unpublish, lookup, lookup_cancel, names_drop: every one) and the
      * event hook are used, called with name_ctx, and the group hooks
-     * (group, group_left, group_invite, group_cancel) when group is set; they answer through
+     * (group, group_left, group_invite, group_cancel) when group is set,
+     * fence_cancel when set (fences over ranks of several nodes then keep
+     * their PMIX_TIMEOUT); they answer through
      * pg_job_engine_get()'s engine.  NULL: node-local names, events and
      * groups */
     const struct pg_host_ops *name_ops;

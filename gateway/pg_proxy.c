@@ -228,7 +228,7 @@ static int mesh_up(proxy_t *p, char *err, size_t errlen)
 
 /* The engine's hooks for what crosses nodes through the mesh: names
  * (pg_proxy_names.c), events (pg_proxy_events.c), groups
- * (pg_proxy_group.c). */
+ * (pg_proxy_group.c), a timed-out fence taken back (pg_proxy_fence.c). */
 static const pg_host_ops_t node_ops = {
     .publish = proxy_name_publish,
     .unpublish = proxy_name_unpublish,
@@ -240,6 +240,7 @@ static const pg_host_ops_t node_ops = {
     .group_left = proxy_group_left,
     .group_invite = proxy_group_invite,
     .group_cancel = proxy_group_cancel,
+    .fence_cancel = proxy_fence_cancel,
 };
 
 /* ---- the whole proxy ---- */

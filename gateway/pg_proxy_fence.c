@@ -28,7 +28,10 @@
  * Another node's frames may come before this node's members joined: they
  * wait in the fence's entry.  The fence completes here once every member
  * node's contribution is in (and, for a whole-job fence, the host's fence
- * is over).
+ * is over).  A member's PMIX_TIMEOUT takes a subset fence back
+ * (proxy_fence_cancel): the entry keeps the parts that came, and when the
+ * members join again the same name is sent again, flagged AGAIN, so the
+ * other nodes replace the part they had.
  */
 #include "gateway/pg_proxy_int.h"
 
@@ -49,6 +52,7 @@ enum {
     FRAME_HEAD = NAME_LEN + 4 + 8 + 8,
     CHUNK_MAX = 1 << 20, /* the hub relays a frame once it has it whole */
     FLAG_COLLECT = 1,
+    FLAG_AGAIN = 2, /* the node's part again, after a timeout took it back */
 };
 
 /* One node's contribution to a fence. */
@@ -68,6 +72,8 @@ struct xfence {
     bool exchange;        /* contributions cross (all but a whole-job fence
                              without data, which is the host's alone) */
     bool host_running, host_done;
+    bool again;           /* this node's part was taken back once: the next
+                             one replaces it at the other nodes */
     bool *member;         /* [nnodes] nodes with members */
     part_t *parts;        /* [nnodes] */
     size_t out, in;
@@ -261,7 +267,7 @@ static int send_part(proxy_t *p, xfence_t *x, bool collect, const void *data, si
     if (frame == NULL)
         return -1;
     memcpy(frame, x->name, NAME_LEN);
-    pg_be32_put(frame + NAME_LEN, collect ? FLAG_COLLECT : 0);
+    pg_be32_put(frame + NAME_LEN, (collect ? FLAG_COLLECT : 0) | (x->again ? FLAG_AGAIN : 0));
     pg_be64_put(frame + NAME_LEN + 4, size);
     do {
         size_t n = size - off < CHUNK_MAX ? size - off : CHUNK_MAX;
@@ -277,6 +283,15 @@ static int send_part(proxy_t *p, xfence_t *x, bool collect, const void *data, si
     } while (off < size && rc == 0);
     free(frame);
     return rc;
+}
+
+/* A node's part, as if none of it had come. */
+static void part_forget(xfence_t *x, part_t *pt)
+{
+    if (pt->done)
+        x->in -= (size_t)pt->total;
+    free(pt->data);
+    *pt = (part_t){ 0 };
 }
 
 /* A frame of another node's contribution. */
@@ -300,6 +315,8 @@ static void on_fence_frame(void *arg, int src, const void *body, size_t len)
         return;
     }
     pt = &x->parts[src];
+    if ((pg_be32_get(b + NAME_LEN) & FLAG_AGAIN) && off == 0 && pt->begun)
+        part_forget(x, pt); /* its fence timed out there, and is joined again */
     if (pt->done || (pt->begun && total != pt->total) || off > total || n > total - off ||
         total > SIZE_MAX / 2) {
         fprintf(stderr, "pmigate: node %d: node %d sent fence data that does not fit: dropped\n",
@@ -390,6 +407,29 @@ void proxy_on_xfence(void *ctx, pg_job_engine_t *je, const pg_host_fence_t *f)
     }
     if (!x->whole) /* the contributions may all be in already */
         xfence_check(p, x);
+}
+
+/* The engine's fence_cancel hook: a member's PMIX_TIMEOUT passed while
+ * fence `id` waited for other nodes.  A fence over a subset is taken back:
+ * its entry stays, without this node's members, so the other nodes' parts
+ * that came (and come) meet the next fence of the same ranks, which takes
+ * the same name; this node's part then replaces the one sent before.  A
+ * whole-job fence is the host's too, and a host's fence cannot be left: it
+ * runs on. */
+bool proxy_fence_cancel(void *ctx, uint64_t id)
+{
+    proxy_t *p = ctx;
+
+    for (xfence_t *x = p->xfences; x != NULL; x = x->next) {
+        if (x->id != id)
+            continue;
+        if (x->whole)
+            return false;
+        x->id = 0;
+        x->again = true;
+        return true;
+    }
+    return false;
 }
 
 int proxy_fence_setup(proxy_t *p)

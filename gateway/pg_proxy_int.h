@@ -73,10 +73,12 @@ typedef struct proxy {
     proxy_spawn_t *spawn;
 } proxy_t;
 
-/* pg_proxy_fence.c: the engine's xfence hook; the mesh's frames of fence
- * data (before the mesh comes up); freeing what is left.  proxy_node_of: the
+/* pg_proxy_fence.c: the engine's xfence hook and its fence_cancel hook (a
+ * fence over a subset timed out); the mesh's frames of fence data (before
+ * the mesh comes up); freeing what is left.  proxy_node_of: the
  * node of a global rank, -1 out of range. */
 void proxy_on_xfence(void *ctx, pg_job_engine_t *je, const struct pg_host_fence *f);
+bool proxy_fence_cancel(void *ctx, uint64_t id);
 int proxy_fence_setup(proxy_t *p);
 void proxy_fence_free(proxy_t *p);
 int proxy_node_of(const proxy_t *p, uint32_t rank);

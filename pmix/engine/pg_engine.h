@@ -137,6 +137,15 @@ typedef struct pg_host_ops {
      * locally (single-node host). */
     void (*fence)(void *host_ctx, const pg_host_fence_t *f);
 
+    /* A member's PMIX_TIMEOUT passed while fence `id` is at the host: true
+     * when the host takes it back (forgets this server's part; the members
+     * get PMIX_ERR_TIMEOUT and the next fence of the same participants
+     * takes the same seq, to meet the other servers' instance), false when
+     * it cannot (the fence then runs to the host's end, untimed).  Called
+     * while the engine completes requests: it must not call into the
+     * engine.  NULL: the host times its fences. */
+    bool (*fence_cancel)(void *host_ctx, uint64_t id);
+
     /* Direct modex: fetch the committed data of a process this engine does
      * not serve.  The host completes it with pg_dmodex_host_done(engine,
      * d->id, status, blob, size), blob = pg_proc_modex() of the target on

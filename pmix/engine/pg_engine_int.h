@@ -169,7 +169,7 @@ typedef struct pg_fence {
     char *sig;                    /* hash key */
     size_t siglen;
     uint64_t id;                  /* current instance, 0 when idle */
-    uint64_t seq;                 /* instances started so far */
+    uint64_t seq;                 /* instances so far, but those failed before the host saw them */
     pg_ns_t **pjob;              /* [nparts] participant jobs (referenced) */
     pmix_rank_t *prank;           /* [nparts] rank or WILDCARD */
     size_t nparts;

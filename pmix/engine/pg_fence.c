@@ -3,8 +3,10 @@
  * participants, one host upcall per fence, fan-out of the completion.
  *
  * A tracker exists per signature (the sorted participant list) and is
- * reused by the next fence of the same set; `seq` counts its instances and
- * `id` names the running one, so a late or duplicate host completion (an
+ * reused by the next fence of the same set; `seq` counts its instances (but
+ * those that failed before the host saw them: the host names a fence by
+ * signature and seq on every server) and `id` names
+ * the running one, so a late or duplicate host completion (an
  * old id) can never complete the next fence, and a process joining twice
  * before completion is refused instead of being counted for the next one.
  */
@@ -261,6 +263,13 @@ static void fence_finish(pg_engine_t *e, pg_fence_t *f, pmix_status_t status)
         keys->refs = 1;
         pg_fence_keys_unref(e, keys);
     }
+    /* An instance that failed before the host saw it (a timeout, a doomed
+     * or mismatched fence) gives its number back: the host names a fence
+     * by signature and number on every server, and the servers whose
+     * members never joined this one do not count it, so this server's
+     * next instance must take the same number to meet theirs. */
+    if (!f->host_pending && status != PMIX_SUCCESS)
+        f->seq--;
     f->id = 0;
     f->host_pending = false;
     f->mismatch = false;
@@ -385,7 +394,8 @@ static void fence_local_done(pg_engine_t *e, pg_fence_t *f)
         parts[i] = (pg_proc_t){ f->pjob[i]->nspace, f->prank[i] };
     pg_host_fence_t hf = { f->id, f->seq, parts, f->nparts, f->collect, blob, size };
     f->host_pending = true;
-    f->deadline = PG_TIME_NEVER; /* the host owns timing from here on */
+    if (e->ops.fence_cancel == NULL)
+        f->deadline = PG_TIME_NEVER; /* the host owns timing from here on */
     e->ops.fence(e->host_ctx, &hf);
     free(parts);
     free(blob);
@@ -589,12 +599,29 @@ void pg_fence_drop_job(pg_engine_t *e, pg_ns_t *job)
     }
 }
 
-/* Does the engine time f?  A plain fence with the host is the host's to
- * time; a group collective keeps its PMIX_TIMEOUT while the host settles
- * it. */
+/* Does the engine time f?  A group collective keeps its PMIX_TIMEOUT while
+ * the host settles it, and so does a plain fence when the host can take
+ * one back (fence_cancel); else the host's fence is the host's to time
+ * (its deadline went with it). */
 static bool fence_timed(const pg_fence_t *f)
 {
-    return f->id != 0 && (!f->host_pending || f->tagged);
+    return f->id != 0 && f->deadline != PG_TIME_NEVER;
+}
+
+/* f, at the host, is past its deadline: does the host let it go?  A
+ * group's always; a plain fence's when fence_cancel says so -- then it is
+ * as if the host never saw it (its number is given back, fence_finish). */
+static bool host_lets_go(pg_engine_t *e, pg_fence_t *f)
+{
+    if (f->tagged) {
+        if (e->ops.group_cancel != NULL)
+            e->ops.group_cancel(e->host_ctx, f->id);
+        return true;
+    }
+    if (e->ops.fence_cancel == NULL || !e->ops.fence_cancel(e->host_ctx, f->id))
+        return false;
+    f->host_pending = false;
+    return true;
 }
 
 void pg_fence_expire(pg_engine_t *e, pg_time_t now)
@@ -603,8 +630,10 @@ void pg_fence_expire(pg_engine_t *e, pg_time_t now)
     for (f = e->fences; f != NULL; f = f->hh.next) {
         if (!fence_timed(f) || f->deadline > now)
             continue;
-        if (f->host_pending && e->ops.group_cancel != NULL) /* a group's, at the host */
-            e->ops.group_cancel(e->host_ctx, f->id);
+        if (f->host_pending && !host_lets_go(e, f)) {
+            f->deadline = PG_TIME_NEVER; /* it runs to the host's end */
+            continue;
+        }
         fence_finish(e, f, PMIX_ERR_TIMEOUT);
     }
 }

@@ -5,6 +5,10 @@
 #   - fences over subsets of ranks on several hosts, collecting and not,
 #     two at once over the same hosts joined in opposite orders, and a
 #     node-local collecting one whose keys still reach the other hosts;
+#   - PMIX_TIMEOUT on a subset fence across hosts, ending it before and
+#     after the node handed it on: PMIX_ERR_TIMEOUT, and the next fence
+#     over the same ranks meets the late rank's (instead of both waiting
+#     forever for fences the other side numbers differently);
 #   - direct modex: a get of another host's rank's key before any fence is
 #     answered once committed, ends at its PMIX_TIMEOUT, and never
 #     deadlocks with a fence the getter must join
@@ -31,7 +35,7 @@ check() {
 }
 
 for how in slurm mpirun; do
-    check $how fences "fences over subsets of ranks on 3 hosts (with and without data, two at once over the same hosts), a node-local one's keys reach every host"
+    check $how fences "fences over subsets of ranks on 3 hosts (with and without data, two at once over the same hosts, PMIX_TIMEOUT and a fence again), a node-local one's keys reach every host"
     check $how dmodex "direct modex across hosts: held until committed, PMIX_TIMEOUT, no deadlock with a fence"
 done
 finish

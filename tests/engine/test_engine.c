@@ -524,6 +524,95 @@ static void test_fence_one_host_upcall_and_sequence_numbers(void)
     teardown();
 }
 
+/* The host names a fence by signature and sequence number on every
+ * server: an instance that fails here before the host sees it (a timeout
+ * of a member's PMIX_TIMEOUT while another local member is still away) was
+ * never seen by the other servers, so the next one takes its number, or
+ * the two sides would wait for each other's fence forever. */
+static void test_fence_failed_before_host_gives_its_number_back(void)
+{
+    hostf_t h = { 0 };
+    pg_host_ops_t ops = { .fence = fence_hook };
+    fenced_t f[4];
+    bool served[2] = { true, false }; /* ranks 2 and 3 are another server's */
+    eng = pg_engine_new(&ops, &h);
+    job_block(eng, NS, 4, 2, served);
+    pg_proc_t p0 = P(NS, 0), p1 = P(NS, 1);
+    memset(f, 0, sizeof(f));
+    pg_fence_join(eng, &p0, NULL, 0, 0, 50, 10, fenced_cb, &f[0]);
+    pg_engine_expire(eng, 60);
+    CU_ASSERT_EQUAL(f[0].status, PMIX_ERR_TIMEOUT);
+    CU_ASSERT_EQUAL(h.calls, 0);
+    pg_fence_join(eng, &p0, NULL, 0, 0, 0, 0, fenced_cb, &f[0]);
+    pg_fence_join(eng, &p1, NULL, 0, 0, 0, 0, fenced_cb, &f[1]);
+    CU_ASSERT_EQUAL(h.calls, 1);
+    CU_ASSERT_EQUAL(h.seq[0], 1);
+    /* one the host saw keeps its number, whatever its end */
+    CU_ASSERT_EQUAL(pg_fence_host_done(eng, h.id[0], PMIX_ERR_LOST_CONNECTION, NULL, 0),
+                    PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(f[1].status, PMIX_ERR_LOST_CONNECTION);
+    pg_fence_join(eng, &p0, NULL, 0, 0, 0, 0, fenced_cb, &f[0]);
+    pg_fence_join(eng, &p1, NULL, 0, 0, 0, 0, fenced_cb, &f[1]);
+    CU_ASSERT_EQUAL(h.calls, 2);
+    CU_ASSERT_EQUAL(h.seq[1], 2);
+    teardown();
+}
+
+/* A fence at the host keeps its PMIX_TIMEOUT when the host can take it
+ * back: at the deadline the host is asked; when it lets go the members get
+ * PMIX_ERR_TIMEOUT and the next fence takes the same number; when it
+ * cannot, the fence runs to the host's end and the host is not asked
+ * again. */
+static int cancels;
+static bool cancel_answer;
+
+static bool fence_cancel_hook(void *ctx, uint64_t id)
+{
+    (void)ctx;
+    (void)id;
+    cancels++;
+    return cancel_answer;
+}
+
+static void test_fence_at_host_timed_when_host_lets_go(void)
+{
+    hostf_t h = { 0 };
+    pg_host_ops_t ops = { .fence = fence_hook, .fence_cancel = fence_cancel_hook };
+    fenced_t f[2];
+    bool served[2] = { true, false };
+    eng = pg_engine_new(&ops, &h);
+    job_block(eng, NS, 4, 2, served);
+    pg_proc_t p0 = P(NS, 0), p1 = P(NS, 1);
+    memset(f, 0, sizeof(f));
+    cancels = 0;
+    cancel_answer = true;
+    pg_fence_join(eng, &p0, NULL, 0, 0, 50, 10, fenced_cb, &f[0]);
+    pg_fence_join(eng, &p1, NULL, 0, 0, 0, 10, fenced_cb, &f[1]);
+    CU_ASSERT_EQUAL(h.calls, 1); /* at the host */
+    CU_ASSERT_EQUAL(pg_engine_next_deadline(eng), 60);
+    pg_engine_expire(eng, 60);
+    CU_ASSERT_EQUAL(cancels, 1);
+    CU_ASSERT_EQUAL(f[0].status, PMIX_ERR_TIMEOUT);
+    CU_ASSERT_EQUAL(f[1].status, PMIX_ERR_TIMEOUT);
+    /* a late answer for it completes nothing */
+    CU_ASSERT_EQUAL(pg_fence_host_done(eng, h.id[0], PMIX_SUCCESS, NULL, 0), PMIX_ERR_NOT_FOUND);
+    pg_fence_join(eng, &p0, NULL, 0, 0, 50, 100, fenced_cb, &f[0]);
+    pg_fence_join(eng, &p1, NULL, 0, 0, 0, 100, fenced_cb, &f[1]);
+    CU_ASSERT_EQUAL(h.calls, 2);
+    CU_ASSERT_EQUAL(h.seq[1], h.seq[0]); /* the same fence, for the other servers */
+    cancel_answer = false;
+    pg_engine_expire(eng, 150);
+    CU_ASSERT_EQUAL(cancels, 2);
+    CU_ASSERT_EQUAL(f[0].calls, 1); /* still waiting for the host */
+    CU_ASSERT_EQUAL(pg_engine_next_deadline(eng), PG_TIME_NEVER);
+    pg_engine_expire(eng, 1000);
+    CU_ASSERT_EQUAL(cancels, 2);
+    CU_ASSERT_EQUAL(pg_fence_host_done(eng, h.id[1], PMIX_SUCCESS, NULL, 0), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(f[0].status, PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(f[1].status, PMIX_SUCCESS);
+    teardown();
+}
+
 static void test_fence_duplicate_join_before_completion_refused(void)
 {
     fenced_t f[2];
@@ -1289,6 +1378,9 @@ static const pg_cunit_test_t tests[] = {
       test_fence_collect_data_mismatch_fails_everyone },
     { "fence_one_host_upcall_and_sequence_numbers",
       test_fence_one_host_upcall_and_sequence_numbers },
+    { "fence_failed_before_host_gives_its_number_back",
+      test_fence_failed_before_host_gives_its_number_back },
+    { "fence_at_host_timed_when_host_lets_go", test_fence_at_host_timed_when_host_lets_go },
     { "fence_duplicate_join_before_completion_refused",
       test_fence_duplicate_join_before_completion_refused },
     { "many_jobs_each_found_by_name", test_many_jobs_each_found_by_name },

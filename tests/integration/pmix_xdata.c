@@ -8,6 +8,12 @@
  *   - {F, L} collecting: each puts a key first; after the fence each reads
  *     the other's with PMIX_IMMEDIATE (the fence brought it);
  *   - {F, L} without data: L joins 300 ms late, F's fence lasts that long;
+ *   - {F, F2, L}: F's fence under PMIX_TIMEOUT 1 s ends with
+ *     PMIX_ERR_TIMEOUT before F2 joins (L waits in it all along); then F,
+ *     F2 and L fence over the same ranks, which must meet L's fence;
+ *   - {F, L} with L 1.5 s late: F's fence under PMIX_TIMEOUT 1 s ends
+ *     with PMIX_ERR_TIMEOUT though its node already sent its part; F's
+ *     next fence over {F, L} meets L's;
  *   - {F, L2} and {F2, L} at once, over the same nodes, joined in opposite
  *     orders: L2 joins late; F2 waits (a get held until L2 commits a key
  *     after its fence) before it joins {F2, L}, so the two fences must not
@@ -114,6 +120,21 @@ static void fence(const int *ranks, size_t n, int collect)
           collect ? "collecting" : "no data", PMIx_Error_string(st));
 }
 
+/* A fence over ranks[] without data under PMIX_TIMEOUT secs: its status. */
+static pmix_status_t fence_timed(const int *ranks, size_t n, int secs)
+{
+    pmix_proc_t procs[8];
+    pmix_info_t info;
+    pmix_status_t st;
+
+    for (size_t i = 0; i < n; i++)
+        procs[i] = proc(ranks[i]);
+    PMIX_INFO_LOAD(&info, PMIX_TIMEOUT, &secs, PMIX_INT);
+    st = PMIx_Fence(procs, n, &info, 1);
+    PMIX_INFO_DESTRUCT(&info);
+    return st;
+}
+
 static void fences(int size, int f, int f2, int l2, int l)
 {
     char key[64], want[64];
@@ -140,6 +161,42 @@ static void fences(int size, int f, int f2, int l2, int l)
         CHECK(rank != f || now() - t0 > 0.25,
               "a fence over {%d, %d} ended after %.3f s, before rank %d (300 ms late) joined", f,
               l, now() - t0, l);
+    }
+    /* {F, F2, L}: F's first try ends at its PMIX_TIMEOUT before F2 joins;
+     * the try was never this node's part, so the next fence over the
+     * same ranks meets L's, which waited all along */
+    {
+        int three[3] = { f, f2, l };
+        pmix_status_t st;
+
+        if (rank == f) {
+            t0 = now();
+            st = fence_timed(three, 3, 1);
+            CHECK(st == PMIX_ERR_TIMEOUT && now() - t0 > 0.9,
+                  "a fence over {%d, %d, %d} without rank %d, PMIX_TIMEOUT 1 s: %s after %.3f s",
+                  f, f2, l, f2, PMIx_Error_string(st), now() - t0);
+        } else if (rank == f2) {
+            usleep(1500 * 1000);
+        }
+        if (rank == f || rank == f2 || rank == l)
+            fence(three, 3, 0);
+    }
+    /* {F, L} again: L is 1.5 s late, F's fence under PMIX_TIMEOUT 1 s was
+     * already with the other nodes when it ended; F's next fence over
+     * {F, L} still meets L's */
+    if (rank == f) {
+        pmix_status_t st;
+
+        t0 = now();
+        st = fence_timed(pair, 2, 1);
+        CHECK(st == PMIX_ERR_TIMEOUT && now() - t0 > 0.9,
+              "a fence over {%d, %d} that rank %d joins 1.5 s late, PMIX_TIMEOUT 1 s: %s after "
+              "%.3f s",
+              f, l, l, PMIx_Error_string(st), now() - t0);
+        fence(pair, 2, 0);
+    } else if (rank == l) {
+        usleep(1500 * 1000);
+        fence(pair, 2, 0);
     }
     /* {F, L2} and {F2, L} at once over the same nodes */
     {
