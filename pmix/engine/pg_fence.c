@@ -3,12 +3,12 @@
  * participants, one host upcall per fence, fan-out of the completion.
  *
  * A tracker exists per signature (the sorted participant list) and is
- * reused by the next fence of the same set; `seq` counts its instances (but
+ * reused by the next fence of the same set; `seq` counts its instances (not
  * those that failed before the host saw them: the host names a fence by
- * signature and seq on every server) and `id` names
- * the running one, so a late or duplicate host completion (an
- * old id) can never complete the next fence, and a process joining twice
- * before completion is refused instead of being counted for the next one.
+ * signature and seq on every server) and `id` names the running one, so a
+ * late or duplicate host completion (an old id) can never complete the
+ * next fence, and a process joining twice before completion is refused
+ * instead of being counted for the next one.
  */
 #include "pmix/engine/pg_engine_int.h"
 
