@@ -252,18 +252,12 @@ static void run_time(const pmix_proc_t *me, int size, int n)
 
 int main(int argc, char **argv)
 {
-    pmix_proc_t me, wild;
-    pmix_value_t *got;
+    pmix_proc_t me;
     int size;
 
     CHECK(argc >= 3, "usage: pmix_events notify|abort|lost|time RAISER [COUNTS|CODE|N]");
     raiser = (pmix_rank_t)atoi(argv[2]);
-    CHECK(PMIx_Init(&me, NULL, 0) == PMIX_SUCCESS, "PMIx_Init");
-    rank = (int)me.rank;
-    PMIX_LOAD_PROCID(&wild, me.nspace, PMIX_RANK_WILDCARD);
-    CHECK(PMIx_Get(&wild, PMIX_JOB_SIZE, NULL, 0, &got) == PMIX_SUCCESS, "job size");
-    size = (int)got->data.uint32;
-    PMIX_VALUE_RELEASE(got);
+    size = cl_init(&me);
     CHECK(PMIx_Register_event_handler(NULL, 0, NULL, 0, handler, NULL, NULL) > 0,
           "register the handler");
     barrier(); /* every handler registered before anyone raises */

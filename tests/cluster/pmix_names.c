@@ -46,19 +46,13 @@ static pmix_status_t lookup(const char *key, int wait_s, pmix_pdata_t *pd)
 
 int main(int argc, char **argv)
 {
-    pmix_proc_t me, wild;
-    pmix_value_t *got;
+    pmix_proc_t me;
     pmix_info_t pub[2];
     pmix_pdata_t pd;
     int size, last, answer = 42;
     bool say_time = argc > 1 && strcmp(argv[1], "time") == 0;
 
-    CHECK(PMIx_Init(&me, NULL, 0) == PMIX_SUCCESS, "PMIx_Init");
-    rank = (int)me.rank;
-    PMIX_LOAD_PROCID(&wild, me.nspace, PMIX_RANK_WILDCARD);
-    CHECK(PMIx_Get(&wild, PMIX_JOB_SIZE, NULL, 0, &got) == PMIX_SUCCESS, "job size");
-    size = (int)got->data.uint32;
-    PMIX_VALUE_RELEASE(got);
+    size = cl_init(&me);
     last = size - 1;
     CHECK(size >= 2, "needs 2 ranks or more");
 
