@@ -413,6 +413,8 @@ typedef struct {
     bool complete_inline;
     void *blob[8]; /* copies, owned */
     size_t size[8];
+    int cancels;        /* fence_cancel calls */
+    bool cancel_answer; /* what fence_cancel says */
 } hostf_t;
 
 static void fence_hook(void *ctx, const pg_host_fence_t *f)
@@ -563,15 +565,12 @@ static void test_fence_failed_before_host_gives_its_number_back(void)
  * PMIX_ERR_TIMEOUT and the next fence takes the same number; when it
  * cannot, the fence runs to the host's end and the host is not asked
  * again. */
-static int cancels;
-static bool cancel_answer;
-
 static bool fence_cancel_hook(void *ctx, uint64_t id)
 {
-    (void)ctx;
+    hostf_t *h = ctx;
     (void)id;
-    cancels++;
-    return cancel_answer;
+    h->cancels++;
+    return h->cancel_answer;
 }
 
 static void test_fence_at_host_timed_when_host_lets_go(void)
@@ -584,14 +583,13 @@ static void test_fence_at_host_timed_when_host_lets_go(void)
     job_block(eng, NS, 4, 2, served);
     pg_proc_t p0 = P(NS, 0), p1 = P(NS, 1);
     memset(f, 0, sizeof(f));
-    cancels = 0;
-    cancel_answer = true;
+    h.cancel_answer = true;
     pg_fence_join(eng, &p0, NULL, 0, 0, 50, 10, fenced_cb, &f[0]);
     pg_fence_join(eng, &p1, NULL, 0, 0, 0, 10, fenced_cb, &f[1]);
     CU_ASSERT_EQUAL(h.calls, 1); /* at the host */
     CU_ASSERT_EQUAL(pg_engine_next_deadline(eng), 60);
     pg_engine_expire(eng, 60);
-    CU_ASSERT_EQUAL(cancels, 1);
+    CU_ASSERT_EQUAL(h.cancels, 1);
     CU_ASSERT_EQUAL(f[0].status, PMIX_ERR_TIMEOUT);
     CU_ASSERT_EQUAL(f[1].status, PMIX_ERR_TIMEOUT);
     /* a late answer for it completes nothing */
@@ -600,13 +598,13 @@ static void test_fence_at_host_timed_when_host_lets_go(void)
     pg_fence_join(eng, &p1, NULL, 0, 0, 0, 100, fenced_cb, &f[1]);
     CU_ASSERT_EQUAL(h.calls, 2);
     CU_ASSERT_EQUAL(h.seq[1], h.seq[0]); /* the same fence, for the other servers */
-    cancel_answer = false;
+    h.cancel_answer = false;
     pg_engine_expire(eng, 150);
-    CU_ASSERT_EQUAL(cancels, 2);
+    CU_ASSERT_EQUAL(h.cancels, 2);
     CU_ASSERT_EQUAL(f[0].calls, 1); /* still waiting for the host */
     CU_ASSERT_EQUAL(pg_engine_next_deadline(eng), PG_TIME_NEVER);
     pg_engine_expire(eng, 1000);
-    CU_ASSERT_EQUAL(cancels, 2);
+    CU_ASSERT_EQUAL(h.cancels, 2);
     CU_ASSERT_EQUAL(pg_fence_host_done(eng, h.id[1], PMIX_SUCCESS, NULL, 0), PMIX_SUCCESS);
     CU_ASSERT_EQUAL(f[0].status, PMIX_SUCCESS);
     CU_ASSERT_EQUAL(f[1].status, PMIX_SUCCESS);

@@ -104,35 +104,34 @@ static pmix_status_t get(int r, const char *key, const char *want, int immediate
     return st;
 }
 
-static void fence(const int *ranks, size_t n, int collect)
+/* A fence over ranks[] (NULL, 0: the whole job), collecting or not,
+ * under PMIX_TIMEOUT secs when secs > 0: its status. */
+static pmix_status_t fence_st(const int *ranks, size_t n, int collect, int secs)
 {
     pmix_proc_t procs[8];
-    pmix_info_t info;
+    pmix_info_t info[2];
+    size_t ninfo = 0;
     bool yes = true;
     pmix_status_t st;
 
     for (size_t i = 0; i < n; i++)
         procs[i] = proc(ranks[i]);
-    PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
-    st = PMIx_Fence(n > 0 ? procs : NULL, n, collect ? &info : NULL, collect ? 1 : 0);
-    PMIX_INFO_DESTRUCT(&info);
-    CHECK(st == PMIX_SUCCESS, "fence over %zu rank%s (%s): %s", n, n == 1 ? "" : "s",
-          collect ? "collecting" : "no data", PMIx_Error_string(st));
+    if (collect)
+        PMIX_INFO_LOAD(&info[ninfo++], PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
+    if (secs > 0)
+        PMIX_INFO_LOAD(&info[ninfo++], PMIX_TIMEOUT, &secs, PMIX_INT);
+    st = PMIx_Fence(n > 0 ? procs : NULL, n, ninfo > 0 ? info : NULL, ninfo);
+    for (size_t i = 0; i < ninfo; i++)
+        PMIX_INFO_DESTRUCT(&info[i]);
+    return st;
 }
 
-/* A fence over ranks[] without data under PMIX_TIMEOUT secs: its status. */
-static pmix_status_t fence_timed(const int *ranks, size_t n, int secs)
+static void fence(const int *ranks, size_t n, int collect)
 {
-    pmix_proc_t procs[8];
-    pmix_info_t info;
-    pmix_status_t st;
+    pmix_status_t st = fence_st(ranks, n, collect, 0);
 
-    for (size_t i = 0; i < n; i++)
-        procs[i] = proc(ranks[i]);
-    PMIX_INFO_LOAD(&info, PMIX_TIMEOUT, &secs, PMIX_INT);
-    st = PMIx_Fence(procs, n, &info, 1);
-    PMIX_INFO_DESTRUCT(&info);
-    return st;
+    CHECK(st == PMIX_SUCCESS, "fence over %zu rank%s (%s): %s", n, n == 1 ? "" : "s",
+          collect ? "collecting" : "no data", PMIx_Error_string(st));
 }
 
 static void fences(int size, int f, int f2, int l2, int l)
@@ -171,7 +170,7 @@ static void fences(int size, int f, int f2, int l2, int l)
 
         if (rank == f) {
             t0 = now();
-            st = fence_timed(three, 3, 1);
+            st = fence_st(three, 3, 0, 1);
             CHECK(st == PMIX_ERR_TIMEOUT && now() - t0 > 0.9,
                   "a fence over {%d, %d, %d} without rank %d, PMIX_TIMEOUT 1 s: %s after %.3f s",
                   f, f2, l, f2, PMIx_Error_string(st), now() - t0);
@@ -188,7 +187,7 @@ static void fences(int size, int f, int f2, int l2, int l)
         pmix_status_t st;
 
         t0 = now();
-        st = fence_timed(pair, 2, 1);
+        st = fence_st(pair, 2, 0, 1);
         CHECK(st == PMIX_ERR_TIMEOUT && now() - t0 > 0.9,
               "a fence over {%d, %d} that rank %d joins 1.5 s late, PMIX_TIMEOUT 1 s: %s after "
               "%.3f s",
