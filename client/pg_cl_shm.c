@@ -14,7 +14,7 @@
  * Nothing is mapped that could shrink under the mapping (a reader touching
  * a page cut off by a truncation would die of SIGBUS): the segment must be
  * sealed against writes and shrinking, the commit table against shrinking
- * (gateway/pg_shm.c makes both as sealed memfds); anything else -- a file
+ * (gateway/io/pg_shm.c makes both as sealed memfds); anything else -- a file
  * PMIGATE_SHM names that any process of the user could truncate -- is
  * treated as absent.
  *

@@ -1,7 +1,7 @@
 /*
  * pg_handler: the seam between the protocol handlers (pmi1/, pmi2/,
  * pmix/server/) and the host that runs them (the gateway's connection layer,
- * gateway/pg_conn.c; a test harness; later a per-node proxy or a replay
+ * gateway/io/pg_conn.c; a test harness; later a per-node proxy or a replay
  * gateway).  It sits below both, so the handlers include nothing of their
  * host and any host can serve them, the way the engine is given its host
  * (pg_engine_new(ops, ctx)) and flux-core's simple PMI server its client

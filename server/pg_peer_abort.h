@@ -20,7 +20,7 @@
 
 #include <string.h>
 
-#include "pmix/engine/pg_engine.h"
+#include "engine/pg_engine.h"
 #include "server/pg_handler.h"
 
 /* Raises the abort event for `peer` (a rank of a job with a store), then

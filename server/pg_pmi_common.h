@@ -26,7 +26,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "pmix/engine/pg_engine.h"
+#include "engine/pg_engine.h"
 #include "server/pg_handler.h"
 #include "wire/pg_enc.h"
 #include "wire/pg_wire.h"

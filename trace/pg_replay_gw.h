@@ -30,7 +30,7 @@ typedef struct pg_replay_gw_job {
     const char *apps;        /* "2,2,2", the recorded MPMD layout; NULL or "": one application */
     const char *trace_path;  /* passed on as --trace (to record the replay itself), or NULL */
     const char *node_trace;  /* a node's trace of a proxy job: the gateway serves that node
-                              * (`pmigate __replay-node`, gateway/pg_replay_node.h); NULL:
+                              * (`pmigate __replay-node`, gateway/proxy/pg_replay_node.h); NULL:
                               * `pmigate run`, every rank here */
     int nstubs;              /* the ranks started here (nranks without node_trace) */
 } pg_replay_gw_job_t;

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "pmix/transport/pg_pmix_msg.h"
+#include "wire/pg_pmix_msg.h"
 
 
 static int conn_replayable(const pg_trace_conn_t *c)

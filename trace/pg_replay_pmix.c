@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pmix/pack/pg_pack.h"
-#include "pmix/transport/pg_pmix_msg.h"
+#include "wire/pack/pg_pack.h"
+#include "wire/pg_pmix_msg.h"
 #include "trace/pg_trace_pmix.h"
 #include "wire/pg_pmix_frame.h"
 

@@ -17,7 +17,7 @@
 #include <sys/wait.h>
 
 #include "parser/pg_parse.h"
-#include "pmix/transport/pg_pmix_msg.h"
+#include "wire/pg_pmix_msg.h"
 #include "wire/pg_escape.h"
 #include "wire/pg_frame.h"
 #include "wire/pg_pmix_frame.h"

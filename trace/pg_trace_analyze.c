@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pmix/transport/pg_pmix_msg.h"
+#include "wire/pg_pmix_msg.h"
 
 pg_trace_phase_t pg_trace_phase_of(pg_cmd_t cmd)
 {

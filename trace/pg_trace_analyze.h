@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "pmix/transport/pg_pmix_msg.h"
+#include "wire/pg_pmix_msg.h"
 #include "trace/pg_trace.h"
 
 /* Phases of a rank's life as the timeline colours them. */

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pmix/pack/pg_pack.h"
-#include "pmix/transport/pg_pmix_msg.h"
+#include "wire/pack/pg_pack.h"
+#include "wire/pg_pmix_msg.h"
 #include "wire/pg_escape.h"
 #include "wire/pg_pmix_frame.h"
 

@@ -7,7 +7,7 @@
  * it as escaped bytes; people and tools need it decoded — the command, the
  * request id, the arguments with their names (keys, procs, info keys and
  * values), the reply status.  Decoding goes through the transport's own
- * codec (pmix/transport/pg_pmix_msg.h) and the pack library, so the trace
+ * codec (wire/pg_pmix_msg.h) and the pack library, so the trace
  * reads exactly what the gateway read.
  *
  * A message decodes into a flat list of fields (an argument, or one element

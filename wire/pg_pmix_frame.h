@@ -17,10 +17,10 @@
  *     PMI_FD socketpair, whose rank the gateway already knows.
  *   then, both directions: frames
  *       u32 length (big-endian), then `length` payload bytes (a pg_pack
- *       buffer; see pmix/transport/pg_pmix_msg.h for what it holds).
+ *       buffer; see wire/pg_pmix_msg.h for what it holds).
  *
  * Header-only on purpose: the gateway's connection layer
- * (gateway/pg_conn.c) frames with wire/libpgwire.la alone, so the PMIx
+ * (gateway/io/pg_conn.c) frames with wire/libpgwire.la alone, so the PMIx
  * framer must not need another library.  Stateless, like pg_frame:
  * call it on the bytes buffered so far; it never reads past `len`.
  */

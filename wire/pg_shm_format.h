@@ -1,6 +1,6 @@
 /*
  * pg_shm_format: the layout of the node-shared key segment, the one
- * contract between its writer (gateway/pg_shm.c, run by pmigate after each
+ * contract between its writer (gateway/io/pg_shm.c, run by pmigate after each
  * whole-job fence) and its reader (client/pg_cl_shm.c, in libpmi and
  * libpmi2).  Kept in one header so the two ends cannot drift apart; the
  * rules around it are in docs/shm-segment.md.
@@ -25,7 +25,7 @@
  * posting rank's value: what the server answers for a get without a rank.
  * Each entry carries up to two encodings of its value: the text the PMI
  * servers would send (val_*), and the pmix_value_t the PMIx server would
- * send, in the Standard's pack encoding (pval_*, pmix/pack/).
+ * send, in the Standard's pack encoding (pval_*, wire/pack/).
  */
 #ifndef PG_SHM_FORMAT_H
 #define PG_SHM_FORMAT_H

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <uthash.h>
 
-#include "pmix/pack/pg_pack.h"
+#include "wire/pack/pg_pack.h"
 
 typedef struct own_put {
     char *key;

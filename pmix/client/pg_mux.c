@@ -26,8 +26,8 @@
 #include <unistd.h>
 #include <uthash.h>
 
-#include "pmix/pack/pg_pack.h"
-#include "pmix/transport/pg_pmix_msg.h"
+#include "wire/pack/pg_pack.h"
+#include "wire/pg_pmix_msg.h"
 #include "wire/pg_io.h"
 #include "wire/pg_pmix_frame.h"
 

@@ -13,7 +13,7 @@
  * started them.
  *
  * Wire: wire/pg_pmix_frame.h (preamble, frames) and
- * pmix/transport/pg_pmix_msg.h (message header).
+ * wire/pg_pmix_msg.h (message header).
  *
  * Threads: every function may be called from any thread, except
  * pg_mux_free (once, when no other call is in progress but callers

@@ -44,8 +44,8 @@
 #include "pmix/client/pg_pmix_api.h"
 #include "pmix/client/pg_pmix_compat.h"
 #include "pmix/client/pg_pmix_spawn.h"
-#include "pmix/pack/pg_pack.h"
-#include "pmix/transport/pg_pmix_msg.h"
+#include "wire/pack/pg_pack.h"
+#include "wire/pg_pmix_msg.h"
 #include "wire/pg_pmix_frame.h"
 
 typedef struct pg_client {

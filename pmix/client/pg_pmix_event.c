@@ -36,8 +36,8 @@
 #include <string.h>
 
 #include "pmix/client/pg_pmix_client_int.h"
-#include "pmix/pack/pg_pack.h"
-#include "pmix/transport/pg_pmix_msg.h"
+#include "wire/pack/pg_pack.h"
+#include "wire/pg_pmix_msg.h"
 
 /* Where a handler sits: the categories in chain order. */
 enum { CAT_FIRST, CAT_SINGLE, CAT_MULTI, CAT_DEFAULT, CAT_LAST, NCATS };

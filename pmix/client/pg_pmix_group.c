@@ -3,7 +3,7 @@
  *
  * Why it exists: groups let a set of processes agree on a name (and a
  * context id, which MPI uses for communicators) collectively.  The gateway
- * runs the collective in its engine (pmix/engine/pg_group.c): construct and
+ * runs the collective in its engine (engine/pg_group.c): construct and
  * destruct are requests answered when every member has joined, or with an
  * error when one was lost (never a hang).
  *
@@ -40,8 +40,8 @@
 #include <string.h>
 
 #include "pmix/client/pg_pmix_api.h"
-#include "pmix/pack/pg_pack.h"
-#include "pmix/transport/pg_pmix_msg.h"
+#include "wire/pack/pg_pack.h"
+#include "wire/pg_pmix_msg.h"
 
 static bool directive_true(const pmix_info_t info[], size_t n, const char *key)
 {

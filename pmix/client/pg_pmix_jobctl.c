@@ -23,8 +23,8 @@
 
 #include "pmix/client/pg_pmix_api.h"
 #include "pmix/client/pg_pmix_compat.h"
-#include "pmix/pack/pg_pack.h"
-#include "pmix/transport/pg_pmix_msg.h"
+#include "wire/pack/pg_pack.h"
+#include "wire/pg_pmix_msg.h"
 
 static void no_results(pmix_info_t **results, size_t *nresults)
 {

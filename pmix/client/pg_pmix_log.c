@@ -20,8 +20,8 @@
 #include <pmix.h>
 
 #include "pmix/client/pg_pmix_client_int.h"
-#include "pmix/pack/pg_pack.h"
-#include "pmix/transport/pg_pmix_msg.h"
+#include "wire/pack/pg_pack.h"
+#include "wire/pg_pmix_msg.h"
 
 static pmix_status_t log_request(const pmix_info_t data[], size_t ndata,
                                  const pmix_info_t directives[], size_t ndirs,

@@ -24,8 +24,8 @@
 #include <string.h>
 
 #include "pmix/client/pg_pmix_client_int.h"
-#include "pmix/pack/pg_pack.h"
-#include "pmix/transport/pg_pmix_msg.h"
+#include "wire/pack/pg_pack.h"
+#include "wire/pg_pmix_msg.h"
 
 /* The keys this library answers itself.  pmigate's <pmix.h> is OpenPMIx
  * 4.2's ABI, which claims no version of the Standard's ABI headers: "0.0",

@@ -1,7 +1,7 @@
 /*
  * pg_pmix_spawn: PMIx_Spawn / PMIx_Spawn_nb and PMIx_Connect /
  * PMIx_Disconnect (and their _nb forms) of libpmix, over the gateway's
- * spawn, connect and disconnect commands (pmix/transport/pg_pmix_msg.h).
+ * spawn, connect and disconnect commands (wire/pg_pmix_msg.h).
  * Kept apart from pg_pmix_client.c, which it reaches only for the
  * connection (pg_pmix_spawn_mux).
  *
@@ -20,8 +20,8 @@
 #include <pmix.h>
 
 #include "pmix/client/pg_pmix_spawn.h"
-#include "pmix/pack/pg_pack.h"
-#include "pmix/transport/pg_pmix_msg.h"
+#include "wire/pack/pg_pack.h"
+#include "wire/pg_pmix_msg.h"
 
 static pmix_status_t pack_app(pmix_data_buffer_t *req, const pmix_app_t *app)
 {

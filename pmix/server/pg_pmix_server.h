@@ -5,7 +5,7 @@
  * gateway as PMI-1 and PMI-2 ranks, over the same PMI_FD socketpair; the
  * connection layer recognises its preamble (wire/pg_pmix_frame.h) and hands
  * every frame's payload to this handler, which turns it into engine calls
- * (pmix/engine/pg_engine.h) one to one and answers with the engine's PMIx
+ * (engine/pg_engine.h) one to one and answers with the engine's PMIx
  * status unchanged.  The message layouts are in docs/pmix-transport.md.
  *
  * Requests the engine answers later (held gets, fences, waiting lookups)

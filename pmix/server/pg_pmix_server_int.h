@@ -27,7 +27,7 @@
 
 #include <pmix_common.h>
 
-#include "pmix/engine/pg_engine.h"
+#include "engine/pg_engine.h"
 #include "server/pg_handler.h"
 
 typedef struct pg_pmix_req pg_pmix_req_t;

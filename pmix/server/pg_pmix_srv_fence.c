@@ -7,11 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pmix/engine/pg_engine.h"
-#include "pmix/pack/pg_pack.h"
+#include "engine/pg_engine.h"
+#include "wire/pack/pg_pack.h"
 #include "pmix/server/pg_pmix_server_int.h"
 #include "pmix/server/pg_pmix_value.h"
-#include "pmix/transport/pg_pmix_msg.h"
+#include "wire/pg_pmix_msg.h"
 
 /* ---- get directives ---------------------------------------------------- */
 

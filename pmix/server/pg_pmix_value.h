@@ -1,7 +1,7 @@
 /*
  * pg_pmix_value: converts between the PMIx API's pmix_value_t and the
  * engine's pg_value_t (type tag + bytes), following the engine's
- * conventions (pmix/engine/pg_engine.h): strings as their characters, byte
+ * conventions (engine/pg_engine.h): strings as their characters, byte
  * objects as their bytes, fixed-size scalars and pmix_proc_t (no pointer
  * inside) in native representation, everything else as the pg_pack encoding of the whole value.
  *
@@ -15,7 +15,7 @@
 
 #include <pmix_common.h>
 
-#include "pmix/engine/pg_engine.h"
+#include "engine/pg_engine.h"
 
 /* *out describes `v` for an engine call.  It borrows v's storage, or
  * `scratch` (an empty buffer the caller destructs after the call) for

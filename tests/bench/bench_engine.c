@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "pmix/engine/pg_engine.h"
+#include "engine/pg_engine.h"
 
 #define RANKS 1024
 #define KEYS 16

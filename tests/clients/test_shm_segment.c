@@ -1,6 +1,6 @@
 /*
  * test_shm_segment: the node-shared key segment end to end in one process
- * -- the gateway's writer (gateway/pg_shm.c) publishes generations, the
+ * -- the gateway's writer (gateway/io/pg_shm.c) publishes generations, the
  * client libraries' reader (client/pg_cl_shm.c) maps and answers.
  * What a user relies on: a get answered from the segment gives exactly
  * what pmigate's server would (by rank, own value first, lowest poster for
@@ -27,10 +27,10 @@
 #include <unistd.h>
 
 #include "client/pg_cl_shm.h"
-#include "gateway/pg_shm.h"
-#include "pmix/pack/pg_pack.h"
+#include "gateway/io/pg_shm.h"
+#include "wire/pack/pg_pack.h"
 #include "pmix/server/pg_pmix_value.h"
-#include "pmix/transport/pg_pmix_msg.h"
+#include "wire/pg_pmix_msg.h"
 #include "wire/pg_shm_format.h"
 #include "tests/pg_cunit.h"
 

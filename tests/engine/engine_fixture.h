@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pmix/engine/pg_engine.h"
+#include "engine/pg_engine.h"
 
 typedef struct {
     int calls;

@@ -1,5 +1,5 @@
 /*
- * test_engine.c: one test per rule of the engine (pmix/engine/pg_engine.h):
+ * test_engine.c: one test per rule of the engine (engine/pg_engine.h):
  * scope table, retrieval order, reserved keys, fences, hang detection, name
  * service, the PMI-1/PMI-2 visibility rules and job teardown.
  */

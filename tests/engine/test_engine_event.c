@@ -1,6 +1,6 @@
 /*
  * test_engine_event: event subscriptions and delivery by range
- * (pmix/engine/pg_event.c), the event pg_proc_lost raises, and the
+ * (engine/pg_event.c), the event pg_proc_lost raises, and the
  * process table.  A process relies on these to hear of exactly the events
  * in its range: a peer's notification reaches its job and not another's,
  * a custom range reaches only its members, the sender never gets its own

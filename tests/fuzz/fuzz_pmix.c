@@ -4,7 +4,7 @@
  *   - the preamble and the frame cutter of wire/pg_pmix_frame.h (a prefix
  *     of a frame must only ever "need more");
  *   - pg_unpack of every packed group, walked by each group's own type tag,
- *     and the message layer of pmix/transport/pg_pmix_msg.c (header,
+ *     and the message layer of wire/pg_pmix_msg.c (header,
  *     unpack_one, unpack_array) on the argument layout of every request
  *     and reply.  A decode fails cleanly (nothing allocated, cursor still)
  *     or succeeds; a success must re-encode to exactly the bytes it read
@@ -24,11 +24,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pmix/engine/pg_engine.h"
-#include "pmix/pack/pg_pack.h"
+#include "engine/pg_engine.h"
+#include "wire/pack/pg_pack.h"
 #include "pmix/server/pg_pmix_server.h"
 #include "pmix/server/pg_pmix_value.h"
-#include "pmix/transport/pg_pmix_msg.h"
+#include "wire/pg_pmix_msg.h"
 #include "tests/pmix/pmix_handler_stubs.h"
 #include "wire/pg_clock.h"
 #include "wire/pg_pmix_frame.h"

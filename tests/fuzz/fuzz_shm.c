@@ -25,8 +25,8 @@
 #include <unistd.h>
 
 #include "client/pg_cl_shm.h"
-#include "pmix/pack/pg_pack.h"
-#include "pmix/transport/pg_pmix_msg.h"
+#include "wire/pack/pg_pack.h"
+#include "wire/pg_pmix_msg.h"
 #include "wire/pg_shm_format.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

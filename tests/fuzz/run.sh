@@ -57,8 +57,8 @@ fuzzflags=(-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined)
 wire_src=("$top/wire/pg_wire.c" "$top/wire/pg_frame.c" "$top/wire/pg_detect.c"
     "$top/wire/pg_enc.c" "$top/wire/pg_escape.c" "$top/parser/pg_parse.c"
     "$gen/parser/pg_pmi1_parser.c" "$gen/parser/pg_pmi2_parser.c")
-pack_src=("$top"/pmix/pack/pg_pack*.c "$top/pmix/transport/pg_pmix_msg.c")
-engine_src=("$top"/pmix/engine/pg_*.c) # the whole engine: it has no I/O
+pack_src=("$top"/wire/pack/pg_pack*.c "$top/wire/pg_pmix_msg.c")
+engine_src=("$top"/engine/pg_*.c) # the whole engine: it has no I/O
 trace_src=("$top"/trace/pg_trace{,_pmix,_analyze,_view,_svg}.c)
 shm_src=("$top/client/pg_cl_shm.c")
 
@@ -105,7 +105,7 @@ seeds_trace() {
 
 seeds_shm() {
     clang "${cflags[@]}" -o "$work/shm/shm_seeds" "$top/tests/fuzz/shm_seeds.c" \
-        "$top/gateway/pg_shm.c" "$top/pmix/server/pg_pmix_value.c" "${engine_src[@]}" \
+        "$top/gateway/io/pg_shm.c" "$top/pmix/server/pg_pmix_value.c" "${engine_src[@]}" \
         "${pack_src[@]}" "${wire_src[@]}" -lm
     "$work/shm/shm_seeds" "$1"
     ls "$1" | wc -l

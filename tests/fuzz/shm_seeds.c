@@ -1,7 +1,7 @@
 /*
  * shm_seeds OUTDIR: the starting corpus of fuzz_shm (tests/fuzz/run.sh
  * builds and runs it): segments written by the gateway's own writer
- * (gateway/pg_shm.c) for the namespace "ns" -- PMI cards by rank, a key
+ * (gateway/io/pg_shm.c) for the namespace "ns" -- PMI cards by rank, a key
  * every rank put, typed PMIx values, long values past the PMI limits, an
  * empty generation -- each behind fuzz_shm's control byte (whole, and cut
  * to half), so the fuzzer starts from what readers really map.
@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "gateway/pg_shm.h"
+#include "gateway/io/pg_shm.h"
 
 /* The bytes of the generation the writer published. */
 static char *seg_bytes(const pg_shm_t *w, size_t *len)

@@ -2,7 +2,7 @@
 # The pmigate executable exports none of its own functions (gateway/include.am,
 # PG_EXE_EXPORTS_NONE).  It links OpenPMIx's libpmix for `pmigate proxy`, and
 # that library calls PMIx_Value_load, PMIx_Info_xfer, ... through its PLT: had
-# pmigate its codec's copies of those names (pmix/pack/) in its dynamic symbol
+# pmigate its codec's copies of those names (wire/pack/) in its dynamic symbol
 # table, OpenPMIx would bind to them, which lack types OpenPMIx uses.  The
 # codec's public names stay exported by pmigate's libpmix.so.2.
 . "$top_srcdir/tests/gateway/gw_lib.sh"

@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gateway/pg_cli.h"
-#include "gateway/pg_run.h"
+#include "gateway/util/pg_cli.h"
+#include "gateway/run/pg_run.h"
 
 static int reply(pg_peer_t *peer, const char *line)
 {

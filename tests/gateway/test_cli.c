@@ -1,11 +1,11 @@
 /*
- * Unit tests for the `pmigate run` command line (gateway/pg_cli.c): the
+ * Unit tests for the `pmigate run` command line (gateway/util/pg_cli.c): the
  * mpiexec habits users type (-n/-np, MPMD segments after ':', per-segment
  * --env) and the usage errors that must stop pmigate before it forks.
  */
 #include <string.h>
 
-#include "gateway/pg_cli.h"
+#include "gateway/util/pg_cli.h"
 #include "tests/pg_cunit.h"
 
 #define ARGC(a) ((int)(sizeof(a) / sizeof((a)[0])))

@@ -1,5 +1,5 @@
 /*
- * Unit tests for the connection layer (gateway/pg_conn.c) through a real
+ * Unit tests for the connection layer (gateway/io/pg_conn.c) through a real
  * socketpair and a real libevent loop: protocol detection from the first
  * message, messages split into pieces, framing errors that close the
  * connection with a clear reason, PMI_PORT rank identification, finalize and
@@ -14,7 +14,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "gateway/pg_conn.h"
+#include "gateway/io/pg_conn.h"
 #include "tests/pg_cunit.h"
 
 /* What the fake handlers and owner saw. */

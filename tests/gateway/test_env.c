@@ -1,5 +1,5 @@
 /*
- * Unit tests for a rank's environment (gateway/pg_env.c): the variables
+ * Unit tests for a rank's environment (gateway/job/pg_env.c): the variables
  * MPICH and Slurm's libpmi2 need (docs/wire-protocol.md, "The rank's
  * environment"), the inherited
  * variables of other launchers that must not leak into a rank, and the
@@ -7,8 +7,8 @@
  */
 #include <string.h>
 
-#include "gateway/pg_env.h"
-#include "gateway/pg_env_pmix.h"
+#include "gateway/job/pg_env.h"
+#include "gateway/job/pg_env_pmix.h"
 #include "tests/pg_cunit.h"
 
 static void test_rank_variables_are_set(void)

@@ -1,5 +1,5 @@
 /*
- * Unit tests for placement and PMI_process_mapping (gateway/pg_mapping.c):
+ * Unit tests for placement and PMI_process_mapping (gateway/util/pg_mapping.c):
  * the strings hydra 4.0 writes for these layouts (docs/wire-protocol.md,
  * "PMI_process_mapping"), and
  * that every string decodes (with MPICH's wrap-around rule) to the placement
@@ -7,7 +7,7 @@
  */
 #include <string.h>
 
-#include "gateway/pg_mapping.h"
+#include "gateway/util/pg_mapping.h"
 #include "tests/pg_cunit.h"
 
 #define N(a) ((int)(sizeof(a) / sizeof((a)[0])))

@@ -1,15 +1,15 @@
 /*
- * Unit tests of the proxies' mesh (gateway/pg_mesh.c) and its hash
- * (gateway/pg_sha256.c), on loopback in one process: several meshes on one
+ * Unit tests of the proxies' mesh (gateway/mesh/pg_mesh.c) and its hash
+ * (gateway/mesh/pg_sha256.c), on loopback in one process: several meshes on one
  * event loop (or one loop each, to make a node fall silent), as the
  * proxies of a job would be.  What the proxies rely on: a frame reaches
  * its node directly or through the hub, and only that node (PG_MESH_ALL:
  * every node but the sender); a node that closes, says goodbye, or goes
  * silent is reported gone, once, saying which; a node that does not know
  * the job's secret, or a stranger, never joins and disturbs nothing.  And
- * the job's end on top of it (gateway/pg_jobend.c): whichever nodes fail,
+ * the job's end on top of it (gateway/proxy/pg_jobend.c): whichever nodes fail,
  * every node ends with one status, the first failure's.  The frames'
- * bodies (gateway/pg_mesh_msg.c): what is written reads back the same, and
+ * bodies (gateway/mesh/pg_mesh_msg.c): what is written reads back the same, and
  * a body cut short or lying about a length is refused, never overread.
  */
 #include <arpa/inet.h>
@@ -22,10 +22,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "gateway/pg_jobend.h"
-#include "gateway/pg_mesh_msg.h"
-#include "gateway/pg_mesh.h"
-#include "gateway/pg_sha256.h"
+#include "gateway/proxy/pg_jobend.h"
+#include "gateway/mesh/pg_mesh_msg.h"
+#include "gateway/mesh/pg_mesh.h"
+#include "gateway/mesh/pg_sha256.h"
 #include "tests/pg_cunit.h"
 #include "wire/pg_clock.h"
 

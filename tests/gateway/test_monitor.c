@@ -1,5 +1,5 @@
 /*
- * test_monitor: the gateway's watches of ranks (gateway/pg_monitor.c) on a
+ * test_monitor: the gateway's watches of ranks (gateway/job/pg_monitor.c) on a
  * real libevent loop and real files: a heartbeat watch alerts once after
  * more than DROPS missed periods and again only after life came back, a
  * file watch alerts when the file stops changing the way it was asked to,
@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gateway/pg_monitor.h"
+#include "gateway/job/pg_monitor.h"
 #include "tests/pg_cunit.h"
 
 typedef struct heard {

@@ -1,7 +1,7 @@
 /*
- * test_msgbuf: the dynamic jobs' message fields (gateway/pg_msgbuf.c, on
+ * test_msgbuf: the dynamic jobs' message fields (gateway/mesh/pg_msgbuf.c, on
  * the mesh's pg_mesh_msg) and a spawn request on that wire
- * (gateway/pg_spawn_wire.c).  A body comes from
+ * (gateway/proxy/pg_spawn_wire.c).  A body comes from
  * another node: every prefix of a good one, and bodies that lie about their
  * counts, must be refused without a crash or a leak (valgrind runs these
  * suites), and a good one must come back as it was sent.
@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gateway/pg_msgbuf.h"
-#include "gateway/pg_spawn_wire.h"
+#include "gateway/mesh/pg_msgbuf.h"
+#include "gateway/proxy/pg_spawn_wire.h"
 #include "tests/pg_cunit.h"
 
 static void test_fields_round_trip(void)

@@ -1,5 +1,5 @@
 /*
- * Unit tests for output forwarding (gateway/pg_output.c) through real pipes
+ * Unit tests for output forwarding (gateway/io/pg_output.c) through real pipes
  * and a real event loop: what a rank sent is made visible before pmigate
  * prints it as its own words; a last line without '\n' gets one; a line over
  * 64 KiB is cut into tagged lines; a reader that does not read makes the
@@ -16,7 +16,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "gateway/pg_output.h"
+#include "gateway/io/pg_output.h"
 #include "tests/pg_cunit.h"
 
 static char sanitized[256];

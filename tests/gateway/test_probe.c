@@ -1,5 +1,5 @@
 /*
- * Unit tests for `pmigate probe`'s logic (gateway/pg_probe.c): which
+ * Unit tests for `pmigate probe`'s logic (gateway/tools/pg_probe.c): which
  * interface an environment offers, the options, PMI_process_mapping's
  * facts, and what rank 0 reports -- the one line when every rank's
  * verdict is ok (with the slowest rank's times), the step and the rank
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gateway/pg_probe.h"
+#include "gateway/tools/pg_probe.h"
 #include "tests/pg_cunit.h"
 
 /* ---- the environment ---- */

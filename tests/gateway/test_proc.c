@@ -1,9 +1,9 @@
 /*
- * Unit tests for what containment rests on: gateway/pg_proc.c (whose
+ * Unit tests for what containment rests on: gateway/util/pg_proc.c (whose
  * process a pid is, by its parent chain; every descendant found and
- * signalled, setsid or not, but the one spared), gateway/pg_tmpdir.c (a
+ * signalled, setsid or not, but the one spared), gateway/util/pg_tmpdir.c (a
  * job directory is removed by a later sweep only once its owner is dead)
- * and gateway/pg_parent.c (a proxy hears of its host runtime's death).
+ * and gateway/util/pg_parent.c (a proxy hears of its host runtime's death).
  * Real processes, forked here.
  */
 #include <errno.h>
@@ -18,9 +18,9 @@
 
 #include <event2/event.h>
 
-#include "gateway/pg_parent.h"
-#include "gateway/pg_proc.h"
-#include "gateway/pg_tmpdir.h"
+#include "gateway/util/pg_parent.h"
+#include "gateway/util/pg_proc.h"
+#include "gateway/util/pg_tmpdir.h"
 #include "tests/pg_cunit.h"
 
 /* What a grandchild of fork_tree_with does before it sleeps; it calls

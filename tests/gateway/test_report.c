@@ -1,6 +1,6 @@
 /*
  * Unit tests for what `pmigate status` and the progress line say
- * (gateway/pg_report.c, pg_status_cli.c's options) and how the progress
+ * (gateway/tools/pg_report.c, pg_status_cli.c's options) and how the progress
  * line reaches a terminal (pg_output.c's pg_sink_status, on a real pty):
  * rank lists with ranges that stay bounded, the fence line naming the
  * missing ranks with the fence's age, a proxy's fence waiting for the other
@@ -23,10 +23,10 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "gateway/pg_output.h"
-#include "gateway/pg_report.h"
-#include "gateway/pg_status_cli.h"
-#include "gateway/pg_statusd.h"
+#include "gateway/io/pg_output.h"
+#include "gateway/tools/pg_report.h"
+#include "gateway/tools/pg_status_cli.h"
+#include "gateway/tools/pg_statusd.h"
 #include "tests/pg_cunit.h"
 
 #define SEC 1000000000ull

@@ -1,5 +1,5 @@
 /*
- * Unit tests for the exit status of `pmigate run` (gateway/pg_status.c):
+ * Unit tests for the exit status of `pmigate run` (gateway/util/pg_status.c):
  * the first failure decides, signals become 128+N, abort codes are taken
  * mod 256, and ranks killed during teardown change nothing.
  */
@@ -7,7 +7,7 @@
 #include <signal.h>
 #include <sys/wait.h>
 
-#include "gateway/pg_status.h"
+#include "gateway/util/pg_status.h"
 #include "tests/pg_cunit.h"
 
 /* Builds wait statuses the way the kernel encodes them. */

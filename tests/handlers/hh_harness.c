@@ -16,7 +16,7 @@
 #include "parser/pg_parse.h"
 #include "pmi1/pg_pmi1_server.h"
 #include "pmi2/pg_pmi2_server.h"
-#include "pmix/engine/pg_engine.h"
+#include "engine/pg_engine.h"
 #include "server/pg_handler.h"
 #include "wire/pg_clock.h"
 #include "wire/pg_frame.h"

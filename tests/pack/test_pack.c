@@ -1,5 +1,5 @@
 /*
- * test_pack: the rules of pmigate's pack/unpack encoding (pmix/pack/pg_pack).
+ * test_pack: the rules of pmigate's pack/unpack encoding (wire/pack/pg_pack).
  *
  * Each test is named after a behaviour a user of PMIx_Data_pack/unpack, the
  * engine or the gateway relies on: every type survives a round trip (with
@@ -9,7 +9,7 @@
  * overread, leak or huge allocation (this binary also runs under ASan/UBSan
  * and valgrind).
  */
-#include "pmix/pack/pg_pack.h"
+#include "wire/pack/pg_pack.h"
 #include "tests/pg_cunit.h"
 
 #include <pmix.h>

@@ -16,8 +16,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "pmix/engine/pg_engine.h"
-#include "pmix/transport/pg_pmix_msg.h"
+#include "engine/pg_engine.h"
+#include "wire/pg_pmix_msg.h"
 #include "server/pg_handler.h"
 #include "wire/pg_pmix_frame.h"
 

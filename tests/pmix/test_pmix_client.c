@@ -24,8 +24,8 @@
 #include "pmix/client/pg_cache.h"
 #include "pmix/client/pg_mux.h"
 #include "pmix/client/pg_pmix_compat.h"
-#include "pmix/pack/pg_pack.h"
-#include "pmix/transport/pg_pmix_msg.h"
+#include "wire/pack/pg_pack.h"
+#include "wire/pg_pmix_msg.h"
 #include "tests/pg_cunit.h"
 #include "wire/pg_pmix_frame.h"
 

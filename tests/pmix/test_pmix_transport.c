@@ -1,7 +1,7 @@
 /*
  * test_pmix_transport: CUnit tests of the PMIx transport codec both ends
  * share -- the preamble and frames of wire/pg_pmix_frame.h, the message
- * header and arrays of pmix/transport/pg_pmix_msg.c, and the handler's
+ * header and arrays of wire/pg_pmix_msg.c, and the handler's
  * pmix_value_t <-> engine value conversion, and the handler itself on
  * requests no honest client sends.  What a user relies on: the
  * gateway can tell a PMIx client from a PMI one by its first byte, bytes
@@ -13,10 +13,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "pmix/pack/pg_pack.h"
+#include "wire/pack/pg_pack.h"
 #include "pmix/server/pg_pmix_server.h"
 #include "pmix/server/pg_pmix_value.h"
-#include "pmix/transport/pg_pmix_msg.h"
+#include "wire/pg_pmix_msg.h"
 #include "tests/pg_cunit.h"
 #include "tests/pmix/pmix_handler_stubs.h"
 #include "wire/pg_frame.h"

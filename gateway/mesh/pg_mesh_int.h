@@ -1,0 +1,156 @@
+/*
+ * pg_mesh_int: what the mesh's three rooms share (the mesh itself, its
+ * links, its addresses), and nothing else includes.
+ *
+ * Why a header of its own: pg_mesh.c grew past what one file should hold,
+ * so the channel is split by what each part knows about --
+ *   pg_mesh.c       the API, the hub's relay and routing, liveness (ticks,
+ *                   heartbeats, silence, the start deadline), leaving;
+ *   pg_mesh_link.c  one link: framing, the handshake, reading and writing
+ *                   frames, dropping a link and reporting its node gone;
+ *   pg_mesh_net.c   addresses: listening and the card, accepting, reading
+ *                   the hub's card and dialing it.
+ * The struct below is the one state they share; a room changes only its
+ * own fields' meaning (see the comments on each).
+ */
+#ifndef PG_MESH_INT_H
+#define PG_MESH_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+
+#include <event2/util.h>
+
+#include "gateway/mesh/pg_mesh.h"
+#include "gateway/mesh/pg_sha256.h"
+
+struct bufferevent;
+struct event;
+struct evconnlistener;
+
+enum {
+    HDR_LEN = 16,
+    NONCE_LEN = 16,
+    TOKEN_LEN = 32,
+    ADDRS_MAX = 8,              /* addresses on a card */
+    PENDING_MAX = 64,           /* unauthenticated links held at once */
+    PG_MESH_HANDSHAKE_MS = 5000,
+    DIAL_ATTEMPT_MS = 2000,     /* one address's connect + handshake */
+    DIAL_RETRY_MS = 100,        /* after every address failed */
+    TICK_MS = 100,              /* heartbeats, silence, deadlines */
+    /* the channel's own frame types */
+    T_HELLO = 1,
+    T_CHALLENGE = 2,
+    T_PROOF = 3,
+    T_HEARTBEAT = 4,
+    T_BYE = 5,
+    T_QUIET = 6,
+    T_READY = 7, /* hub -> leaf: every leaf is linked, the start-up is over */
+};
+
+typedef enum link_state {
+    L_DIALING,    /* connect() in flight */
+    L_HELLO_SENT, /* dialer: waiting for CHALLENGE */
+    L_ACCEPTED,   /* acceptor: waiting for HELLO */
+    L_CHALLENGED, /* acceptor: waiting for PROOF */
+    L_UP,
+} link_state_t;
+
+typedef struct link {
+    pg_mesh_t *m;
+    struct bufferevent *bev;
+    link_state_t state;
+    int node;                       /* the peer, -1 until it said */
+    unsigned char my_nonce[NONCE_LEN];
+    unsigned char peer_nonce[NONCE_LEN];
+    uint64_t deadline;              /* of the handshake (or the dial attempt) */
+    uint64_t last_rx, last_tx;      /* pg_clock_now() */
+    uint64_t quiet_until;           /* the peer said it may be silent until */
+    bool bye;                       /* the peer said goodbye */
+    struct link *next;              /* in m->pending */
+} link_t;
+
+typedef struct handler {
+    pg_mesh_recv_fn fn;
+    void *arg;
+} handler_t;
+
+struct pg_mesh {
+    struct event_base *base;
+    int nodeid, nnodes;
+    uint64_t heartbeat_ns, timeout_ns, connect_ns;
+    struct evconnlistener *listener;
+    char card[PG_MESH_CARD_MAX];
+    unsigned char token[TOKEN_LEN];
+    unsigned char secret[PG_SHA256_LEN];
+    bool started;
+    uint64_t start_deadline;
+    link_t **peers;                 /* [nnodes] the link to each node, or NULL */
+    bool *gone;                     /* [nnodes] reported gone (once) */
+    bool *joined;                   /* [nnodes] was UP once */
+    link_t *pending;                /* accepted or dialing, not UP yet */
+    int npending;
+    /* a leaf dialing the hub */
+    struct sockaddr_storage hub_addr[ADDRS_MAX];
+    socklen_t hub_addrlen[ADDRS_MAX];
+    int nhub_addrs, dial_next;
+    link_t *dialing;
+    struct event *dial_timer;
+    char dial_err[160];
+    struct event *tick;
+    uint64_t last_tick;
+    handler_t handlers[PG_MESH_TYPE_MAX];
+    pg_mesh_gone_fn gone_fn;
+    void *gone_arg;
+    bool leaving;
+    bool refused;                   /* a link was refused at start (wait_ready fails) */
+    bool hub_ready;                 /* a leaf: the hub said READY */
+    bool ready_sent;                /* the hub: it said READY to every leaf */
+    char refused_why[160];
+};
+
+static inline uint64_t ms_ns(uint64_t ms)
+{
+    return ms * 1000000u;
+}
+
+static inline struct timeval ns_tv(uint64_t ns)
+{
+    struct timeval tv = { (time_t)(ns / 1000000000u), (suseconds_t)(ns % 1000000000u / 1000) };
+
+    return tv;
+}
+
+/* pg_mesh.c: the hub, once every leaf is linked, says READY to each
+ * (a leaf's start-up waits for it). */
+void pg_mesh_hub_check_ready(pg_mesh_t *m);
+
+/* pg_mesh_link.c: one link */
+int pg_mesh_random(unsigned char *buf, size_t len);
+link_t *pg_mesh_link_new(pg_mesh_t *m, evutil_socket_t fd, link_state_t state);
+void pg_mesh_pending_add(pg_mesh_t *m, link_t *l);
+/* Queues a frame on the link (header and copied body). */
+void pg_mesh_link_write(link_t *l, unsigned type, uint32_t src, uint32_t dst, const void *body,
+                        size_t len);
+/* A frame of the channel's own, from this node to the link's peer. */
+void pg_mesh_link_say(link_t *l, unsigned type, const void *body, size_t len);
+/* The same, written at once when nothing is queued before it. */
+void pg_mesh_link_say_now(link_t *l, unsigned type, const void *body, size_t len);
+/* Frees the link; a node's link reports the node gone. */
+void pg_mesh_link_drop(link_t *l, const char *why);
+void pg_mesh_report_gone(pg_mesh_t *m, int node, int orderly, const char *why);
+
+/* pg_mesh_net.c: addresses */
+int pg_mesh_listen(pg_mesh_t *m, const char *addr, char *err, size_t errlen);
+int pg_mesh_parse_card(pg_mesh_t *m, const char *card, unsigned char token[TOKEN_LEN],
+                       bool want_addrs);
+void pg_mesh_dial_next(pg_mesh_t *m);
+void pg_mesh_on_dial_timer(evutil_socket_t fd, short what, void *arg);
+
+/* pg_mesh.c: the hub passes on a frame for another node */
+void pg_mesh_relay(pg_mesh_t *m, link_t *from, unsigned type, uint32_t src, uint32_t dst,
+                   const unsigned char *body, size_t len);
+
+#endif

@@ -1,0 +1,396 @@
+/*
+ * pg_mesh_link: one link of the proxies' mesh -- its frames, its
+ * handshake, its reading -- and what happens when it drops.  The rest of
+ * the mesh is in pg_mesh.c (API, relay, liveness) and pg_mesh_net.c
+ * (listening, accepting, dialing); pg_mesh_int.h says why it is split.
+ *
+ * A link goes through these states: a leaf dials the hub (DIALING), sends
+ * HELLO (HELLO_SENT) and answers the CHALLENGE with a PROOF; the side that
+ * accepted waits for the HELLO (ACCEPTED), sends the CHALLENGE
+ * (CHALLENGED) and checks the PROOF.  Then the link is UP and carries
+ * frames both ways; until then nothing but the handshake is read, and a
+ * link that does not finish it within PG_MESH_HANDSHAKE_MS is closed.
+ */
+#include "gateway/mesh/pg_mesh_int.h"
+
+#include <errno.h>
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "gateway/util/pg_be.h"
+#include "wire/pg_clock.h"
+
+static const char hello_magic[4] = { 'P', 'G', 'M', '1' };
+
+int pg_mesh_random(unsigned char *buf, size_t len)
+{
+    while (len > 0) {
+        ssize_t n = getrandom(buf, len, 0);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        buf += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- */
+/* frames                                                             */
+/* ---------------------------------------------------------------- */
+
+static void frame_header(unsigned char hdr[HDR_LEN], size_t len, unsigned type, uint32_t src,
+                         uint32_t dst)
+{
+    pg_be32_put(hdr, (uint32_t)len);
+    hdr[4] = (unsigned char)(type >> 8);
+    hdr[5] = (unsigned char)type;
+    hdr[6] = hdr[7] = 0; /* flags: none defined */
+    pg_be32_put(hdr + 8, src);
+    pg_be32_put(hdr + 12, dst);
+}
+
+void pg_mesh_link_write(link_t *l, unsigned type, uint32_t src, uint32_t dst, const void *body,
+                       size_t len)
+{
+    struct evbuffer *out = bufferevent_get_output(l->bev);
+    unsigned char hdr[HDR_LEN];
+
+    frame_header(hdr, len, type, src, dst);
+    evbuffer_add(out, hdr, sizeof(hdr));
+    if (len > 0)
+        evbuffer_add(out, body, len);
+    l->last_tx = pg_clock_now();
+}
+
+/* A frame of the channel's own, from this node to the link's peer. */
+void pg_mesh_link_say(link_t *l, unsigned type, const void *body, size_t len)
+{
+    pg_mesh_link_write(l, type, (uint32_t)l->m->nodeid, l->node >= 0 ? (uint32_t)l->node : PG_MESH_ALL,
+               body, len);
+}
+
+/* ---------------------------------------------------------------- */
+/* links                                                              */
+/* ---------------------------------------------------------------- */
+
+static void link_on_read(struct bufferevent *bev, void *arg);
+static void link_on_event(struct bufferevent *bev, short what, void *arg);
+void pg_mesh_dial_next(pg_mesh_t *m);
+
+link_t *pg_mesh_link_new(pg_mesh_t *m, evutil_socket_t fd, link_state_t state)
+{
+    link_t *l = calloc(1, sizeof(*l));
+
+    if (l == NULL)
+        return NULL;
+    l->m = m;
+    l->node = -1;
+    l->state = state;
+    l->bev = bufferevent_socket_new(m->base, fd, BEV_OPT_CLOSE_ON_FREE);
+    if (l->bev == NULL || pg_mesh_random(l->my_nonce, sizeof(l->my_nonce)) != 0) {
+        if (l->bev != NULL)
+            bufferevent_free(l->bev);
+        else if (fd >= 0)
+            close(fd);
+        free(l);
+        return NULL;
+    }
+    l->last_rx = l->last_tx = pg_clock_now();
+    l->deadline = l->last_rx + ms_ns(state == L_DIALING ? DIAL_ATTEMPT_MS : PG_MESH_HANDSHAKE_MS);
+    bufferevent_setcb(l->bev, link_on_read, NULL, link_on_event, l);
+    bufferevent_enable(l->bev, EV_READ | EV_WRITE);
+    return l;
+}
+
+void pg_mesh_pending_add(pg_mesh_t *m, link_t *l)
+{
+    l->next = m->pending;
+    m->pending = l;
+    m->npending++;
+}
+
+static void pending_remove(pg_mesh_t *m, link_t *l)
+{
+    for (link_t **p = &m->pending; *p != NULL; p = &(*p)->next)
+        if (*p == l) {
+            *p = l->next;
+            l->next = NULL;
+            m->npending--;
+            return;
+        }
+}
+
+void pg_mesh_report_gone(pg_mesh_t *m, int node, int orderly, const char *why)
+{
+    if (node < 0 || node >= m->nnodes || node == m->nodeid || m->gone[node])
+        return;
+    m->gone[node] = true;
+    if (m->gone_fn != NULL && !m->leaving) /* a node that leaves asks nothing more */
+        m->gone_fn(m->gone_arg, node, orderly, why);
+}
+
+/* Frees the link (closing its socket) and, when it was a node's, reports
+ * the node gone -- a leaf that loses the hub has lost the relay too. */
+void pg_mesh_link_drop(link_t *l, const char *why)
+{
+    pg_mesh_t *m = l->m;
+    int node = l->state == L_UP ? l->node : -1;
+    int orderly = l->bye;
+    bool was_dialing = m->dialing == l;
+
+    if (node >= 0 && m->peers[node] == l)
+        m->peers[node] = NULL;
+    else
+        pending_remove(m, l);
+    if (was_dialing)
+        m->dialing = NULL;
+    bufferevent_free(l->bev);
+    free(l);
+    if (node >= 0)
+        pg_mesh_report_gone(m, node, orderly, why);
+    else if (was_dialing && !m->leaving)
+        pg_mesh_dial_next(m);
+}
+
+/* HMAC over what both ends of a handshake said, for one role: 'A' the
+ * accepting side, 'C' the connecting one. */
+static void handshake_mac(const pg_mesh_t *m, char role, const unsigned char *nonce_c,
+                          const unsigned char *nonce_a, uint32_t node_c, uint32_t node_a,
+                          unsigned char out[PG_SHA256_LEN])
+{
+    unsigned char ids[8];
+    const void *part[4] = { &role, nonce_c, nonce_a, ids };
+    size_t len[4] = { 1, NONCE_LEN, NONCE_LEN, sizeof(ids) };
+
+    pg_be32_put(ids, node_c);
+    pg_be32_put(ids + 4, node_a);
+    pg_hmac_sha256(m->secret, sizeof(m->secret), part, len, 4, out);
+}
+
+/* Is `node` a node this one may link with now? */
+static bool node_linkable(const pg_mesh_t *m, uint32_t node)
+{
+    return node < (uint32_t)m->nnodes && (int)node != m->nodeid && m->peers[node] == NULL &&
+           !m->gone[node];
+}
+
+static void link_up(link_t *l, int node)
+{
+    pg_mesh_t *m = l->m;
+
+    pending_remove(m, l);
+    if (m->dialing == l)
+        m->dialing = NULL;
+    l->node = node;
+    l->state = L_UP;
+    m->peers[node] = l;
+    m->joined[node] = true;
+    pg_mesh_hub_check_ready(m);
+}
+
+/* Acceptor: HELLO (magic, node, nonce) -> CHALLENGE. */
+static int on_hello(link_t *l, const unsigned char *b, size_t len)
+{
+    pg_mesh_t *m = l->m;
+    unsigned char body[4 + NONCE_LEN + PG_SHA256_LEN];
+    uint32_t node;
+
+    if (len != 4 + 4 + NONCE_LEN || memcmp(b, hello_magic, 4) != 0)
+        return -1;
+    node = pg_be32_get(b + 4);
+    if (!m->started || !node_linkable(m, node))
+        return -1;
+    l->node = (int)node;
+    memcpy(l->peer_nonce, b + 8, NONCE_LEN);
+    pg_be32_put(body, (uint32_t)m->nodeid);
+    memcpy(body + 4, l->my_nonce, NONCE_LEN);
+    handshake_mac(m, 'A', l->peer_nonce, l->my_nonce, node, (uint32_t)m->nodeid,
+                  body + 4 + NONCE_LEN);
+    pg_mesh_link_say(l, T_CHALLENGE, body, sizeof(body));
+    l->state = L_CHALLENGED;
+    return 0;
+}
+
+/* Dialer: CHALLENGE (node, nonce, mac) -> check -> PROOF, link up. */
+static int on_challenge(link_t *l, const unsigned char *b, size_t len)
+{
+    pg_mesh_t *m = l->m;
+    unsigned char want[PG_SHA256_LEN], proof[PG_SHA256_LEN];
+    uint32_t node;
+
+    if (len != 4 + NONCE_LEN + PG_SHA256_LEN)
+        return -1;
+    node = pg_be32_get(b);
+    if ((int)node != l->node)
+        return -1; /* not the node this address was for */
+    memcpy(l->peer_nonce, b + 4, NONCE_LEN);
+    handshake_mac(m, 'A', l->my_nonce, l->peer_nonce, (uint32_t)m->nodeid, node, want);
+    if (!pg_mem_equal_ct(want, b + 4 + NONCE_LEN, PG_SHA256_LEN))
+        return -1; /* does not know the job's secret */
+    if (m->peers[node] != NULL || m->gone[node])
+        return -1;
+    handshake_mac(m, 'C', l->my_nonce, l->peer_nonce, (uint32_t)m->nodeid, node, proof);
+    pg_mesh_link_say(l, T_PROOF, proof, sizeof(proof));
+    link_up(l, (int)node);
+    return 0;
+}
+
+/* Acceptor: PROOF -> check -> link up. */
+static int on_proof(link_t *l, const unsigned char *b, size_t len)
+{
+    pg_mesh_t *m = l->m;
+    unsigned char want[PG_SHA256_LEN];
+
+    if (len != PG_SHA256_LEN)
+        return -1;
+    handshake_mac(m, 'C', l->peer_nonce, l->my_nonce, (uint32_t)l->node, (uint32_t)m->nodeid,
+                  want);
+    if (!pg_mem_equal_ct(want, b, PG_SHA256_LEN) || !node_linkable(m, (uint32_t)l->node))
+        return -1;
+    link_up(l, l->node);
+    return 0;
+}
+/* A frame on an UP link.  0, 1 when the peer said goodbye, -1 when it
+ * broke the protocol. */
+static int on_frame(link_t *l, unsigned type, uint32_t src, uint32_t dst,
+                    const unsigned char *body, size_t len)
+{
+    pg_mesh_t *m = l->m;
+
+    if (type < PG_MESH_TYPE_USER) {
+        if (type == T_BYE) {
+            l->bye = true;
+            return 1;
+        }
+        if (type == T_QUIET && len == 4)
+            l->quiet_until = pg_clock_now() + ms_ns(pg_be32_get(body));
+        if (type == T_READY && l->node == 0)
+            m->hub_ready = true;
+        return type == T_HEARTBEAT || type == T_QUIET || type == T_READY ? 0 : -1;
+    }
+    if (type >= PG_MESH_TYPE_MAX || src >= (uint32_t)m->nnodes || (int)src == m->nodeid)
+        return -1;
+    /* a leaf speaks only for itself; the hub relays for everyone */
+    if (l->node != 0 && (int)src != l->node)
+        return -1;
+    if (m->nodeid == 0 && dst != 0)
+        pg_mesh_relay(m, l, type, src, dst, body, len);
+    if ((dst == (uint32_t)m->nodeid || dst == PG_MESH_ALL) && m->handlers[type].fn != NULL)
+        m->handlers[type].fn(m->handlers[type].arg, (int)src, body, len);
+    return 0;
+}
+
+/* One whole frame taken off the input: the handshake, or a frame.  0, 1
+ * (goodbye) or -1 (the link is to be dropped). */
+static int link_take(link_t *l, unsigned type, uint32_t src, uint32_t dst,
+                     const unsigned char *body, size_t len)
+{
+    switch (l->state) {
+    case L_ACCEPTED:
+        return type == T_HELLO ? on_hello(l, body, len) : -1;
+    case L_HELLO_SENT:
+        return type == T_CHALLENGE ? on_challenge(l, body, len) : -1;
+    case L_CHALLENGED:
+        return type == T_PROOF ? on_proof(l, body, len) : -1;
+    case L_UP:
+        return on_frame(l, type, src, dst, body, len);
+    default:
+        return -1;
+    }
+}
+
+static void link_on_read(struct bufferevent *bev, void *arg)
+{
+    link_t *l = arg;
+    struct evbuffer *in = bufferevent_get_input(bev);
+
+    l->last_rx = pg_clock_now();
+    while (evbuffer_get_length(in) >= HDR_LEN) {
+        unsigned char hdr[HDR_LEN];
+        unsigned char *body;
+        size_t len;
+        unsigned type;
+        int rc;
+
+        evbuffer_copyout(in, hdr, sizeof(hdr));
+        len = pg_be32_get(hdr);
+        type = (unsigned)hdr[4] << 8 | hdr[5];
+        if (len > PG_MESH_BODY_MAX || (l->state != L_UP && len > 256)) {
+            pg_mesh_link_drop(l, "sent a frame too big");
+            return;
+        }
+        if (evbuffer_get_length(in) < HDR_LEN + len)
+            return;
+        body = evbuffer_pullup(in, (ev_ssize_t)(HDR_LEN + len));
+        rc = body == NULL ? -1 : link_take(l, type, pg_be32_get(hdr + 8), pg_be32_get(hdr + 12),
+                                           body + HDR_LEN, len);
+        if (rc != 0) {
+            pg_mesh_link_drop(l, rc > 0                 ? "it said goodbye"
+                         : l->state == L_UP    ? "it broke the mesh protocol"
+                                               : "it failed the handshake");
+            return;
+        }
+        evbuffer_drain(in, HDR_LEN + len);
+    }
+}
+
+static void link_on_event(struct bufferevent *bev, short what, void *arg)
+{
+    link_t *l = arg;
+    pg_mesh_t *m = l->m;
+    char why[96];
+
+    (void)bev;
+    if ((what & BEV_EVENT_CONNECTED) && l->state == L_DIALING) {
+        unsigned char body[4 + 4 + NONCE_LEN];
+        int one = 1;
+
+        (void)setsockopt(bufferevent_getfd(l->bev), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        memcpy(body, hello_magic, 4);
+        pg_be32_put(body + 4, (uint32_t)m->nodeid);
+        memcpy(body + 8, l->my_nonce, NONCE_LEN);
+        pg_mesh_link_say(l, T_HELLO, body, sizeof(body));
+        l->state = L_HELLO_SENT;
+        l->deadline = pg_clock_now() + ms_ns(PG_MESH_HANDSHAKE_MS);
+        return;
+    }
+    if (what & BEV_EVENT_ERROR)
+        snprintf(why, sizeof(why), "its connection broke (%s)",
+                 evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
+    else
+        snprintf(why, sizeof(why), "its connection closed");
+    if (l->state == L_DIALING || l->state == L_HELLO_SENT)
+        snprintf(m->dial_err, sizeof(m->dial_err), "%s", why);
+    pg_mesh_link_drop(l, l->bye ? "it said goodbye" : why);
+}
+
+/* Writes the frame straight to the socket when nothing is queued before
+ * it (the loop is about to be held and would not write it); the rest, or
+ * all of it, is queued. */
+void pg_mesh_link_say_now(link_t *l, unsigned type, const void *body, size_t len)
+{
+    struct evbuffer *out = bufferevent_get_output(l->bev);
+    unsigned char frame[HDR_LEN + 16];
+    ssize_t n = 0;
+
+    frame_header(frame, len, type, (uint32_t)l->m->nodeid, (uint32_t)l->node);
+    memcpy(frame + HDR_LEN, body, len);
+    if (evbuffer_get_length(out) == 0)
+        n = send(bufferevent_getfd(l->bev), frame, HDR_LEN + len, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n < 0)
+        n = 0;
+    if ((size_t)n < HDR_LEN + len)
+        evbuffer_add(out, frame + n, HDR_LEN + len - (size_t)n);
+    l->last_tx = pg_clock_now();
+}

@@ -1,0 +1,448 @@
+/*
+ * pg_proxy_fence: the fences of `pmigate proxy` whose members are on
+ * several nodes -- the whole job's, or any subset of ranks -- and their
+ * data (docs/architecture.md, "Fence data through the host" and "Fences
+ * over a subset of ranks").
+ *
+ * Why the data crosses the proxies' mesh and not the host: OpenPMIx's
+ * store keeps every key a proxy ever put and sends all of them again with
+ * every commit and every collecting fence, and a key re-put with a value
+ * of another size is corrupted, so no way of putting fence data to the
+ * host keeps a fence's bytes to its own data.  A whole-job fence still is
+ * the host's fence (without data): the host stays the job's
+ * synchronisation.  A fence over a subset is the mesh's alone: the hosts
+ * tell their fences apart only by the proxies in them and hold one fence
+ * per set of proxies at a time, so two fences over different ranks of the
+ * same nodes would be taken for one, or wait for each other (a fence
+ * whose ranks wait for the other's to complete would never end).
+ *
+ * A fence is named alike on every node: SHA-256 of the engine's signature
+ * (its sorted participants) and the signature's sequence number (each
+ * engine counts a signature's instances, and every instance completes on
+ * every member node).  When this node's members all joined, the proxy
+ * sends its contribution -- the members' keys new since their last
+ * whole-job fence when the fence collects, else nothing -- to every other
+ * node with members, in frames of at most CHUNK_MAX bytes:
+ *   name (32-byte hash, u64 sequence), u32 flags, u64 total, u64 offset,
+ *   then the bytes [offset, offset + n) of the contribution.
+ * Another node's frames may come before this node's members joined: they
+ * wait in the fence's entry.  The fence completes here once every member
+ * node's contribution is in (and, for a whole-job fence, the host's fence
+ * is over).  A member's PMIX_TIMEOUT takes a subset fence back
+ * (pg_proxy_fence_cancel): the entry keeps the parts that came, and when the
+ * members join again the same name is sent again, flagged AGAIN, so the
+ * other nodes replace the part they had.
+ */
+#include "gateway/proxy/pg_proxy_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gateway/util/pg_be.h"
+#include "gateway/job/pg_job_engine.h"
+#include "gateway/run/pg_run.h"
+#include "gateway/mesh/pg_sha256.h"
+#include "gateway/tools/pg_trace_rec.h"
+#include "engine/pg_engine.h"
+#include "wire/pg_clock.h"
+
+enum {
+    NAME_LEN = PG_SHA256_LEN + 8, /* signature hash, sequence */
+    FRAME_HEAD = NAME_LEN + 4 + 8 + 8,
+    CHUNK_MAX = 1 << 20, /* the hub relays a frame once it has it whole */
+    FLAG_COLLECT = 1,
+    FLAG_AGAIN = 2, /* the node's part again, after a timeout took it back */
+};
+
+/* One node's contribution to a fence. */
+typedef struct part {
+    unsigned char *data;
+    uint64_t total, got;
+    bool begun, done;
+} part_t;
+
+struct xfence {
+    struct xfence *next;
+    unsigned char name[NAME_LEN];
+    pg_job_engine_t *je;
+    uint64_t id;          /* the engine's; 0 until this node's members joined */
+    unsigned number;      /* this node's cross-node fences, counted as they start */
+    bool whole;           /* the whole job's: the host's fence too */
+    bool exchange;        /* contributions cross (all but a whole-job fence
+                             without data, which is the host's alone) */
+    bool host_running, host_done;
+    bool again;           /* this node's part was taken back once: the next
+                             one replaces it at the other nodes */
+    bool *member;         /* [nnodes] nodes with members */
+    part_t *parts;        /* [nnodes] */
+    size_t out, in;
+    uint64_t started, sent, data_at;
+};
+
+/* ---- fences by name ---- */
+
+static void xfence_free(proxy_t *p, xfence_t *x)
+{
+    for (int n = 0; x->parts != NULL && n < p->nnodes; n++)
+        free(x->parts[n].data);
+    free(x->parts);
+    free(x->member);
+    free(x);
+}
+
+static void xfence_unlink(proxy_t *p, xfence_t *x)
+{
+    for (xfence_t **at = &p->xfences; *at != NULL; at = &(*at)->next)
+        if (*at == x) {
+            *at = x->next;
+            return;
+        }
+}
+
+static xfence_t *xfence_find(proxy_t *p, const unsigned char *name, bool create)
+{
+    xfence_t *x;
+
+    for (x = p->xfences; x != NULL; x = x->next)
+        if (memcmp(x->name, name, NAME_LEN) == 0)
+            return x;
+    if (!create || (x = calloc(1, sizeof(*x))) == NULL)
+        return NULL;
+    x->member = calloc((size_t)p->nnodes, sizeof(*x->member));
+    x->parts = calloc((size_t)p->nnodes, sizeof(*x->parts));
+    if (x->member == NULL || x->parts == NULL) {
+        xfence_free(p, x);
+        return NULL;
+    }
+    memcpy(x->name, name, NAME_LEN);
+    x->next = p->xfences;
+    p->xfences = x;
+    return x;
+}
+
+/* The fence's name: the hash of its participants, and its sequence. */
+static void fence_name(const pg_host_fence_t *f, unsigned char name[NAME_LEN])
+{
+    pg_sha256_t s;
+
+    pg_sha256_init(&s);
+    for (size_t i = 0; i < f->nparticipants; i++) {
+        unsigned char rank[4];
+
+        pg_sha256_update(&s, f->participants[i].nspace, strlen(f->participants[i].nspace) + 1);
+        pg_be32_put(rank, f->participants[i].rank);
+        pg_sha256_update(&s, rank, sizeof(rank));
+    }
+    pg_sha256_final(&s, name);
+    pg_be64_put(name + PG_SHA256_LEN, f->seq);
+}
+
+int pg_proxy_node_of(const proxy_t *p, uint32_t rank)
+{
+    uint32_t first = 0;
+
+    for (int n = 0; n < p->nnodes; n++) {
+        if (rank < first + (uint32_t)p->counts[n])
+            return n;
+        first += (uint32_t)p->counts[n];
+    }
+    return -1;
+}
+
+/* The nodes with members; ranks of another namespace (a job this node
+ * started) are this node's. */
+static void mark_members(proxy_t *p, xfence_t *x, const pg_host_fence_t *f)
+{
+    for (size_t i = 0; i < f->nparticipants; i++) {
+        const pg_proc_t *m = &f->participants[i];
+        int node = strcmp(m->nspace, p->kvsname) != 0 ? p->nodeid : pg_proxy_node_of(p, m->rank);
+
+        if (m->rank == PMIX_RANK_WILDCARD && strcmp(m->nspace, p->kvsname) == 0)
+            for (int n = 0; n < p->nnodes; n++)
+                x->member[n] = true;
+        else if (node >= 0)
+            x->member[node] = true;
+    }
+}
+
+/* ---- completion ---- */
+
+/* One line per cross-node fence: where its time went (µs).  out: this
+ * node's contribution; in: the other nodes'.  put: handing it to the
+ * mesh; fence: the host's fence (a whole-job fence; 0 for a subset);
+ * get: from the start until the last contribution was in (0 when all
+ * were in before); handoff: from the host's fence's end on OpenPMIx's
+ * thread to the event loop taking over.  Ours after: merge (ingesting the
+ * other nodes' keys), segment (writing the node's key segment), reply
+ * (answering the local ranks).  total runs from the last local member's
+ * join to the answers; ours_cpu is the proxy's CPU time in merge, segment
+ * and reply. */
+static void print_times(const proxy_t *p, const xfence_t *x, uint64_t done, uint64_t replied,
+                        uint64_t cpu)
+{
+    pg_hostpmix_times_t t = { 0 };
+    uint64_t ingest, segment;
+
+    if (x->whole)
+        pg_hostpmix_last_times(p->host, &t);
+    pg_job_engine_xfence_times(x->je, &ingest, &segment);
+    fprintf(stderr,
+            "pmigate: node %d: cross-node fence %u: out=%zu in=%zu put_us=%llu fence_us=%llu "
+            "get_us=%llu handoff_us=%llu merge_us=%llu segment_us=%llu reply_us=%llu "
+            "total_us=%llu ours_cpu_us=%llu\n",
+            p->nodeid, x->number, x->out, x->in,
+            (unsigned long long)(x->sent - x->started) / 1000,
+            (unsigned long long)t.fence_ns / 1000,
+            (unsigned long long)(x->data_at > x->started ? x->data_at - x->started : 0) / 1000,
+            (unsigned long long)t.handoff_ns / 1000, (unsigned long long)ingest / 1000,
+            (unsigned long long)segment / 1000,
+            (unsigned long long)(replied - done - ingest - segment) / 1000,
+            (unsigned long long)(replied - x->started) / 1000, (unsigned long long)cpu / 1000);
+}
+
+/* Merging the contributions and writing the segment hold the loop for a
+ * time that grows with the bytes: the mesh is told first, so a long merge
+ * is not taken for a lost node (counted at 20 MB/s, on a loaded machine). */
+static void announce_merge(const proxy_t *p, uint64_t bytes)
+{
+    if (bytes >= (1u << 20))
+        pg_mesh_quiet(p->mesh, 2000000000ull + bytes * 50);
+}
+
+/* The fence is over here: status 0 hands the contributions to the engine
+ * (which answers the local members), -1 fails it, and the job with it. */
+static void xfence_finish(proxy_t *p, xfence_t *x, int status, const char *why)
+{
+    uint64_t done = pg_clock_now(), cpu0 = p->say_times ? pg_clock_thread_cpu() : 0;
+    void **blobs = calloc((size_t)p->nnodes, sizeof(*blobs));
+    size_t *lens = calloc((size_t)p->nnodes, sizeof(*lens));
+
+    xfence_unlink(p, x);
+    if (blobs == NULL || lens == NULL) {
+        status = -1;
+        why = "out of memory";
+    }
+    for (int n = 0; status == 0 && n < p->nnodes; n++) {
+        blobs[n] = x->parts[n].data;
+        lens[n] = (size_t)x->parts[n].total;
+    }
+    if (p->run != NULL) { /* else the run ended meanwhile: its engine too */
+        pg_trace_recorder_xfence(pg_run_trace(p->run), x->number, status, p->nnodes, p->nodeid,
+                                 blobs, lens);
+        announce_merge(p, x->in);
+        pg_job_engine_xfence_done(x->je, x->id, status, status == 0 ? blobs : NULL,
+                                  status == 0 ? lens : NULL);
+        if (status != 0)
+            pg_proxy_fail(p, PG_EXIT_INTERNAL, why);
+        else if (p->say_times)
+            print_times(p, x, done, pg_clock_now(), pg_clock_thread_cpu() - cpu0);
+    }
+    free(blobs);
+    free(lens);
+    xfence_free(p, x);
+}
+
+/* Complete when this node's members joined, every other member node's
+ * contribution is in, and the host's fence (a whole-job one) is over. */
+static void xfence_check(proxy_t *p, xfence_t *x)
+{
+    if (x->id == 0 || (x->whole && !x->host_done))
+        return;
+    for (int n = 0; x->exchange && n < p->nnodes; n++)
+        if (n != p->nodeid && x->member[n] && !x->parts[n].done)
+            return;
+    xfence_finish(p, x, 0, NULL);
+}
+
+/* ---- frames ---- */
+
+/* This node's contribution to every other member node. */
+static int send_part(proxy_t *p, xfence_t *x, bool collect, const void *data, size_t size)
+{
+    size_t off = 0, max = size < CHUNK_MAX ? size : CHUNK_MAX;
+    unsigned char *frame = malloc(FRAME_HEAD + max);
+    int rc = 0;
+
+    if (frame == NULL)
+        return -1;
+    memcpy(frame, x->name, NAME_LEN);
+    pg_be32_put(frame + NAME_LEN, (collect ? FLAG_COLLECT : 0) | (x->again ? FLAG_AGAIN : 0));
+    pg_be64_put(frame + NAME_LEN + 4, size);
+    do {
+        size_t n = size - off < CHUNK_MAX ? size - off : CHUNK_MAX;
+
+        pg_be64_put(frame + NAME_LEN + 12, off);
+        if (n > 0)
+            memcpy(frame + FRAME_HEAD, (const char *)data + off, n);
+        for (int node = 0; node < p->nnodes && rc == 0; node++)
+            if (node != p->nodeid && x->member[node])
+                rc = pg_mesh_send(p->mesh, (uint32_t)node, PG_MESH_DATA_FENCE, frame,
+                                  FRAME_HEAD + n);
+        off += n;
+    } while (off < size && rc == 0);
+    free(frame);
+    return rc;
+}
+
+/* A node's part, as if none of it had come. */
+static void part_forget(xfence_t *x, part_t *pt)
+{
+    if (pt->done)
+        x->in -= (size_t)pt->total;
+    free(pt->data);
+    *pt = (part_t){ 0 };
+}
+
+/* A frame of another node's contribution. */
+static void on_fence_frame(void *arg, int src, const void *body, size_t len)
+{
+    proxy_t *p = arg;
+    const unsigned char *b = body;
+    uint64_t total, off;
+    size_t n;
+    xfence_t *x;
+    part_t *pt;
+
+    if (len < FRAME_HEAD || src < 0 || src >= p->nnodes || src == p->nodeid)
+        return;
+    total = pg_be64_get(b + NAME_LEN + 4);
+    off = pg_be64_get(b + NAME_LEN + 12);
+    n = len - FRAME_HEAD;
+    x = xfence_find(p, b, true);
+    if (x == NULL) {
+        pg_proxy_fail(p, PG_EXIT_INTERNAL, "out of memory for another node's fence data");
+        return;
+    }
+    pt = &x->parts[src];
+    if ((pg_be32_get(b + NAME_LEN) & FLAG_AGAIN) && off == 0 && pt->begun)
+        part_forget(x, pt); /* its fence timed out there, and is joined again */
+    if (pt->done || (pt->begun && total != pt->total) || off > total || n > total - off ||
+        total > SIZE_MAX / 2) {
+        fprintf(stderr, "pmigate: node %d: node %d sent fence data that does not fit: dropped\n",
+                p->nodeid, src);
+        return;
+    }
+    if (!pt->begun) {
+        pt->begun = true;
+        pt->total = total;
+        pt->data = total > 0 ? malloc((size_t)total) : NULL;
+        if (total > 0 && pt->data == NULL) {
+            pg_proxy_fail(p, PG_EXIT_INTERNAL, "out of memory for another node's fence data");
+            return;
+        }
+    }
+    if (n > 0)
+        memcpy(pt->data + off, b + FRAME_HEAD, n);
+    pt->got += n;
+    if (pt->got < pt->total)
+        return;
+    pt->done = true;
+    x->in += (size_t)pt->total;
+    x->data_at = pg_clock_now();
+    xfence_check(p, x);
+}
+
+/* ---- the host's fence (whole-job fences) ---- */
+
+static void on_host_fence(void *arg, int status, const char *msg)
+{
+    proxy_t *p = arg;
+    xfence_t *x;
+
+    for (x = p->xfences; x != NULL && !x->host_running; x = x->next)
+        ;
+    if (x == NULL)
+        return;
+    x->host_running = false;
+    x->host_done = true;
+    if (status != 0) /* the host cannot carry the job on: it ends */
+        xfence_finish(p, x, -1, msg);
+    else
+        xfence_check(p, x);
+}
+
+static bool is_whole_job(const proxy_t *p, const pg_host_fence_t *f)
+{
+    return f->nparticipants == 1 && f->participants[0].rank == PMIX_RANK_WILDCARD &&
+           strcmp(f->participants[0].nspace, p->kvsname) == 0;
+}
+
+/* The engine's xfence hook: every local member joined. */
+void pg_proxy_on_xfence(void *ctx, pg_job_engine_t *je, const pg_host_fence_t *f)
+{
+    proxy_t *p = ctx;
+    unsigned char name[NAME_LEN];
+    char err[400];
+    xfence_t *x;
+
+    fence_name(f, name);
+    x = xfence_find(p, name, true);
+    if (x == NULL || x->id != 0) { /* out of memory, or a name twice: never */
+        pg_job_engine_xfence_done(je, f->id, -1, NULL, NULL);
+        pg_proxy_fail(p, PG_EXIT_INTERNAL, "a fence across nodes could not start");
+        return;
+    }
+    x->je = je;
+    x->id = f->id;
+    x->number = ++p->fences;
+    x->started = pg_clock_now();
+    x->whole = is_whole_job(p, f);
+    x->out = f->collect ? f->size : 0;
+    x->exchange = !x->whole || f->collect;
+    mark_members(p, x, f);
+    if (x->exchange && send_part(p, x, f->collect, f->data, x->out) != 0) {
+        xfence_finish(p, x, -1, "a node of the fence cannot be reached");
+        return;
+    }
+    x->sent = pg_clock_now();
+    if (x->whole) {
+        if (pg_hostpmix_fence(p->host, on_host_fence, p, err, sizeof(err)) != 0) {
+            xfence_finish(p, x, -1, err);
+            return;
+        }
+        x->host_running = true;
+    } else {
+        x->host_done = true;
+    }
+    if (!x->whole) /* the contributions may all be in already */
+        xfence_check(p, x);
+}
+
+/* The engine's fence_cancel hook: a member's PMIX_TIMEOUT passed while
+ * fence `id` waited for other nodes.  A fence over a subset is taken back:
+ * its entry stays, without this node's members, so the other nodes' parts
+ * that came (and come) meet the next fence of the same ranks, which takes
+ * the same name; this node's part then replaces the one sent before.  A
+ * whole-job fence is the host's too, and a host's fence cannot be left: it
+ * runs on. */
+bool pg_proxy_fence_cancel(void *ctx, uint64_t id)
+{
+    proxy_t *p = ctx;
+
+    for (xfence_t *x = p->xfences; x != NULL; x = x->next) {
+        if (x->id != id)
+            continue;
+        if (x->whole)
+            return false;
+        x->id = 0;
+        x->again = true;
+        return true;
+    }
+    return false;
+}
+
+int pg_proxy_fence_setup(proxy_t *p)
+{
+    return p->mesh != NULL ? pg_mesh_on(p->mesh, PG_MESH_DATA_FENCE, on_fence_frame, p) : 0;
+}
+
+void pg_proxy_fence_free(proxy_t *p)
+{
+    while (p->xfences != NULL) {
+        xfence_t *x = p->xfences;
+
+        p->xfences = x->next;
+        xfence_free(p, x);
+    }
+}

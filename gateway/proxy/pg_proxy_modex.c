@@ -1,0 +1,368 @@
+/*
+ * pg_proxy_modex: direct modex across nodes for `pmigate proxy`
+ * (docs/architecture.md, "Direct modex across nodes").
+ *
+ * Why: a PMIx get of a key that a rank on another node committed, before
+ * any fence brought it, must be answered once the key is committed, as on
+ * one node -- not NOT_FOUND at once.  Neither host offers it to a proxy
+ * for its ranks' keys, so the getter's proxy asks the owning node over the
+ * mesh, and the owner's engine answers when the key is committed:
+ *   GET  (getter -> owner): u64 id, u32 requester rank, u32 target rank,
+ *        u32 flags (BLOCKS: the requester waits in it), the key;
+ *   GOT  (owner -> getter): u64 id, i32 status, u64 total, u64 offset, and
+ *        bytes [offset, offset + n) of the target's committed data
+ *        (pg_proc_modex), in frames of at most CHUNK_MAX bytes;
+ *   DROP (getter -> owner): u64 id -- the get ended at the getter (its
+ *        PMIX_TIMEOUT, a fence brought the key, its job ended).
+ * The owner holds the get in its engine on the requester's behalf: held
+ * until the target commits the key, bounded by the owner's hang detection
+ * (the target gone, or waiting in a fence the requester is a member of
+ * and so cannot join while it waits: NOT_FOUND, as on one node), by the
+ * getter's timeout (DROP) and by the job's end.  The getter's engine holds
+ * its own side (pg_engine.h, "direct modex") and ingests the answer.
+ */
+#include "gateway/proxy/pg_proxy_int.h"
+
+#include <event2/event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gateway/util/pg_be.h"
+#include "gateway/job/pg_job_engine.h"
+#include "gateway/run/pg_run.h"
+#include "engine/pg_engine.h"
+#include "wire/pg_clock.h"
+
+enum {
+    GET_HEAD = 8 + 4 + 4 + 4,
+    GOT_HEAD = 8 + 4 + 8 + 8,
+    CHUNK_MAX = 1 << 20,
+    FLAG_BLOCKS = 1,
+    RETRY_MS = 10, /* a get that came before this node's engine */
+};
+
+/* A get of this node's, sent to the owner. */
+struct dmodex_out {
+    dmodex_out_t *next;
+    uint64_t id;
+    int owner;
+    unsigned char *data;       /* the answer, as it comes */
+    uint64_t total, got;
+    bool begun;
+};
+
+/* Another node's get, held in this node's engine. */
+struct dmodex_in {
+    dmodex_in_t *next;
+    proxy_t *p;
+    int src;
+    uint64_t id;
+    uint32_t requester, target;
+    bool blocks;
+    bool unheld;               /* came before this node's engine: not held yet */
+    bool dropped;              /* the getter no longer waits: no answer */
+    char key[];
+};
+
+/* ---- the owner's side ---- */
+
+static void in_unlink(proxy_t *p, dmodex_in_t *d)
+{
+    for (dmodex_in_t **at = &p->gets_in; *at != NULL; at = &(*at)->next)
+        if (*at == d) {
+            *at = d->next;
+            return;
+        }
+}
+
+/* The answer: a status, and with success the target's committed data. */
+static void answer(proxy_t *p, int dst, uint64_t id, pmix_status_t status, const void *data,
+                   size_t size)
+{
+    size_t off = 0, max = size < CHUNK_MAX ? size : CHUNK_MAX;
+    unsigned char *frame = malloc(GOT_HEAD + max);
+
+    if (frame == NULL)
+        return; /* the getter waits for its timeout or the job's end */
+    pg_be64_put(frame, id);
+    pg_be32_put(frame + 8, (uint32_t)status);
+    pg_be64_put(frame + 12, size);
+    do {
+        size_t n = size - off < CHUNK_MAX ? size - off : CHUNK_MAX;
+
+        pg_be64_put(frame + 20, off);
+        if (n > 0)
+            memcpy(frame + GOT_HEAD, (const char *)data + off, n);
+        if (pg_mesh_send(p->mesh, (uint32_t)dst, PG_MESH_DATA_GOT, frame, GOT_HEAD + n) != 0)
+            break;
+        off += n;
+    } while (off < size);
+    free(frame);
+}
+
+/* The engine: the held get ended (the key is committed, or it cannot be). */
+static void on_held_got(pmix_status_t status, const pg_value_t *value, pmix_rank_t poster,
+                        void *cbdata)
+{
+    dmodex_in_t *d = cbdata;
+    proxy_t *p = d->p;
+    pg_job_engine_t *je = p->run != NULL ? pg_run_engine(p->run) : NULL;
+    void *blob = NULL;
+    size_t size = 0;
+
+    (void)value;
+    (void)poster;
+    in_unlink(p, d);
+    if (!d->dropped && je != NULL) {
+        pg_proc_t target = { p->kvsname, d->target };
+
+        if (status == PMIX_SUCCESS)
+            status = pg_proc_modex(pg_job_engine_get(je), &target, &blob, &size);
+        answer(p, d->src, d->id, status, blob, size);
+    }
+    free(blob);
+    free(d);
+}
+
+/* Asks the node's engine for another node's get; NOT_FOUND once the
+ * node's run is over.  Returns false while there is no engine yet; else
+ * d may be gone already (answered at once), and so may other gets (the
+ * engine's hang detection may end them). */
+static bool hold(proxy_t *p, dmodex_in_t *d)
+{
+    pg_job_engine_t *je = p->run != NULL ? pg_run_engine(p->run) : NULL;
+    pg_proc_t requester = { p->kvsname, d->requester }, target = { p->kvsname, d->target };
+    pg_get_req_t q;
+
+    if (je == NULL && !p->ran)
+        return false;
+    d->unheld = false;
+    if (je == NULL) {
+        in_unlink(p, d);
+        answer(p, d->src, d->id, PMIX_ERR_NOT_FOUND, NULL, 0);
+        free(d);
+        return true;
+    }
+    pg_get_req_init(&q, &requester, &target, d->key);
+    q.flags = d->blocks ? 0 : PG_GET_NONBLOCKING;
+    (void)pg_get(pg_job_engine_get(je), &q, pg_clock_now(), on_held_got, d);
+    pg_job_engine_touch(je);
+    return true;
+}
+
+static void arm_retry(proxy_t *p)
+{
+    struct timeval tv = { 0, RETRY_MS * 1000 };
+
+    if (p->gets_retry != NULL)
+        evtimer_add(p->gets_retry, &tv);
+}
+
+/* Gets that came before this node's engine was there. */
+static void on_retry(evutil_socket_t fd, short what, void *arg)
+{
+    proxy_t *p = arg;
+    dmodex_in_t *d;
+
+    (void)fd;
+    (void)what;
+again: /* a hold may end other gets: the list is walked afresh after each */
+    for (d = p->gets_in; d != NULL; d = d->next)
+        if (d->unheld) {
+            if (!hold(p, d)) {
+                arm_retry(p); /* still no engine: none of them can be held */
+                return;
+            }
+            goto again;
+        }
+}
+
+static void on_get_frame(void *arg, int src, const void *body, size_t len)
+{
+    proxy_t *p = arg;
+    const unsigned char *b = body;
+    size_t keylen = len > GET_HEAD ? len - GET_HEAD : 0;
+    dmodex_in_t *d;
+
+    if (src < 0 || src >= p->nnodes || keylen == 0 || keylen > PMIX_MAX_KEYLEN)
+        return;
+    d = calloc(1, sizeof(*d) + keylen + 1);
+    if (d == NULL)
+        return; /* the getter waits for its timeout or the job's end */
+    d->p = p;
+    d->src = src;
+    d->id = pg_be64_get(b);
+    d->requester = pg_be32_get(b + 8);
+    d->target = pg_be32_get(b + 12);
+    d->blocks = (pg_be32_get(b + 16) & FLAG_BLOCKS) != 0;
+    memcpy(d->key, b + GET_HEAD, keylen);
+    if (strlen(d->key) != keylen || pg_proxy_node_of(p, d->target) != p->nodeid ||
+        pg_proxy_node_of(p, d->requester) != src) {
+        free(d);
+        return;
+    }
+    d->next = p->gets_in;
+    p->gets_in = d;
+    d->unheld = true;
+    if (!hold(p, d))
+        arm_retry(p);
+}
+
+static void on_drop_frame(void *arg, int src, const void *body, size_t len)
+{
+    proxy_t *p = arg;
+    pg_job_engine_t *je = p->run != NULL ? pg_run_engine(p->run) : NULL;
+    uint64_t id;
+
+    if (len != 8)
+        return;
+    id = pg_be64_get(body);
+    for (dmodex_in_t *d = p->gets_in; d != NULL; d = d->next) {
+        if (d->src != src || d->id != id)
+            continue;
+        d->dropped = true;
+        if (je != NULL && pg_get_cancel(pg_job_engine_get(je), on_held_got, d,
+                                        PMIX_ERR_TIMEOUT) == PMIX_SUCCESS) {
+            pg_job_engine_touch(je);
+            return; /* on_held_got freed it */
+        }
+        in_unlink(p, d); /* not held yet */
+        free(d);
+        return;
+    }
+}
+
+/* ---- the getter's side ---- */
+
+static dmodex_out_t *out_find(proxy_t *p, uint64_t id, bool unlink)
+{
+    for (dmodex_out_t **at = &p->gets_out; *at != NULL; at = &(*at)->next) {
+        dmodex_out_t *o = *at;
+
+        if (o->id != id)
+            continue;
+        if (unlink)
+            *at = o->next;
+        return o;
+    }
+    return NULL;
+}
+
+/* The engine's dmodex hook: ask the owning node. */
+static void on_dmodex(void *ctx, const pg_host_dmodex_t *d)
+{
+    proxy_t *p = ctx;
+    size_t keylen = strlen(d->key);
+    unsigned char frame[GET_HEAD + PMIX_MAX_KEYLEN];
+    int owner = pg_proxy_node_of(p, d->target.rank);
+    dmodex_out_t *o;
+
+    if (owner < 0 || owner == p->nodeid || keylen > PMIX_MAX_KEYLEN ||
+        strcmp(d->target.nspace, p->kvsname) != 0 || (o = calloc(1, sizeof(*o))) == NULL)
+        return; /* held until its timeout or the job's end */
+    o->id = d->id;
+    o->owner = owner;
+    pg_be64_put(frame, d->id);
+    pg_be32_put(frame + 8, d->requester.rank);
+    pg_be32_put(frame + 12, d->target.rank);
+    pg_be32_put(frame + 16, d->blocks ? FLAG_BLOCKS : 0);
+    memcpy(frame + GET_HEAD, d->key, keylen);
+    if (pg_mesh_send(p->mesh, (uint32_t)owner, PG_MESH_DATA_GET, frame, GET_HEAD + keylen) != 0) {
+        free(o); /* the owner is gone: the job is ending */
+        return;
+    }
+    o->next = p->gets_out;
+    p->gets_out = o;
+}
+
+/* The engine's dmodex_cancel hook: the get ended here first. */
+static void on_dmodex_cancel(void *ctx, uint64_t id)
+{
+    proxy_t *p = ctx;
+    dmodex_out_t *o = out_find(p, id, true);
+    unsigned char frame[8];
+
+    if (o == NULL)
+        return;
+    pg_be64_put(frame, id);
+    (void)pg_mesh_send(p->mesh, (uint32_t)o->owner, PG_MESH_DATA_DROP, frame, sizeof(frame));
+    free(o->data);
+    free(o);
+}
+
+static void on_got_frame(void *arg, int src, const void *body, size_t len)
+{
+    proxy_t *p = arg;
+    const unsigned char *b = body;
+    pg_job_engine_t *je = p->run != NULL ? pg_run_engine(p->run) : NULL;
+    uint64_t total, off;
+    size_t n = len >= GOT_HEAD ? len - GOT_HEAD : 0;
+    pmix_status_t status;
+    dmodex_out_t *o;
+
+    if (len < GOT_HEAD || (o = out_find(p, pg_be64_get(b), false)) == NULL || o->owner != src)
+        return; /* stale: the get ended here meanwhile */
+    status = (pmix_status_t)pg_be32_get(b + 8);
+    total = pg_be64_get(b + 12);
+    off = pg_be64_get(b + 20);
+    if ((o->begun && total != o->total) || off > total || n > total - off || total > SIZE_MAX / 2)
+        return;
+    if (!o->begun) {
+        o->begun = true;
+        o->total = total;
+        o->data = total > 0 ? malloc((size_t)total) : NULL;
+        if (total > 0 && o->data == NULL)
+            status = PMIX_ERR_NOMEM;
+    }
+    if (o->data != NULL && n > 0)
+        memcpy(o->data + off, b + GOT_HEAD, n);
+    o->got += n;
+    if (o->got < o->total && status != PMIX_ERR_NOMEM)
+        return;
+    (void)out_find(p, o->id, true);
+    if (je != NULL) {
+        (void)pg_dmodex_host_done(pg_job_engine_get(je), o->id, status, o->data,
+                                  status == PMIX_SUCCESS ? (size_t)o->total : 0);
+        pg_job_engine_touch(je);
+    }
+    free(o->data);
+    free(o);
+}
+
+const pg_host_ops_t proxy_modex_ops = {
+    .dmodex = on_dmodex,
+    .dmodex_cancel = on_dmodex_cancel,
+};
+
+int pg_proxy_modex_setup(proxy_t *p)
+{
+    if (p->mesh == NULL)
+        return 0;
+    p->gets_retry = evtimer_new(p->base, on_retry, p);
+    if (p->gets_retry == NULL || pg_mesh_on(p->mesh, PG_MESH_DATA_GET, on_get_frame, p) != 0 ||
+        pg_mesh_on(p->mesh, PG_MESH_DATA_GOT, on_got_frame, p) != 0 ||
+        pg_mesh_on(p->mesh, PG_MESH_DATA_DROP, on_drop_frame, p) != 0)
+        return -1;
+    return 0;
+}
+
+void pg_proxy_modex_free(proxy_t *p)
+{
+    while (p->gets_out != NULL) {
+        dmodex_out_t *o = p->gets_out;
+
+        p->gets_out = o->next;
+        free(o->data);
+        free(o);
+    }
+    while (p->gets_in != NULL) { /* the engine that held them is gone */
+        dmodex_in_t *d = p->gets_in;
+
+        p->gets_in = d->next;
+        free(d);
+    }
+    if (p->gets_retry != NULL)
+        event_free(p->gets_retry);
+    p->gets_retry = NULL;
+}
