@@ -10,11 +10,14 @@
 #include "gateway/tools/pg_trace_rec.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <event2/event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "trace/pg_trace.h"
 #include "wire/pg_clock.h"
@@ -183,6 +186,26 @@ static void apps_text(const pg_run_opts_t *opts, char *buf, size_t len)
         buf[0] = '\0'; /* too many applications to say: the replay runs one */
 }
 
+/* A trace holds every key and value of the job: it is created 0600 whatever
+ * the umask, and a file that was already there (an earlier trace, a file
+ * the user made) is made private before a byte is written to it. */
+static FILE *open_private(const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    FILE *f;
+
+    if (fd < 0)
+        return NULL;
+    if (fchmod(fd, 0600) != 0 || (f = fdopen(fd, "w")) == NULL) {
+        int e = errno;
+
+        close(fd);
+        errno = e;
+        return NULL;
+    }
+    return f;
+}
+
 pg_trace_recorder_t *pg_trace_recorder_open(struct event_base *base, const pg_run_opts_t *opts,
                                             const char *kvsname, int *err)
 {
@@ -196,7 +219,7 @@ pg_trace_recorder_t *pg_trace_recorder_open(struct event_base *base, const pg_ru
         goto fail;
     if (base != NULL && (rec->flush_ev = evtimer_new(base, on_idle_flush, rec)) == NULL)
         goto fail;
-    rec->f = fopen(path, "w");
+    rec->f = open_private(path);
     if (rec->f == NULL) {
         *err = errno;
         goto fail;

@@ -44,6 +44,19 @@ if have_prog pmi2_wireup && have_prog pmi2_features; then
 else
     skip_part "$PROGS/pmi2_wireup and pmi2_features not built (Slurm's libpmi2)"
 fi
+# a trace holds every key and value of the job: only its owner reads it,
+# whatever the umask, even when it replaces a file anyone could read
+if have_prog pmi2_wireup; then
+    : >"$TMP/private.trace"
+    chmod 0644 "$TMP/private.trace"
+    for t in new.trace private.trace; do
+        (umask 022 && "$PMIGATE" run --trace "$TMP/$t" -n 2 "$PROGS/pmi2_wireup" >/dev/null 2>&1) ||
+            fail "--trace $t: the job failed"
+        mode=$(stat -c %a "$TMP/$t")
+        [ "$mode" = 600 ] || fail "--trace $t: the trace is mode $mode, not 600"
+        grep -q 'cmd=kvs-fence;' "$TMP/$t" || fail "--trace $t: nothing recorded"
+    done
+fi
 # --verbose and --trace together: both get every message
 if have_prog pmi2_wireup; then
     "$PMIGATE" run --verbose --trace "$TMP/v.trace" -n 2 "$PROGS/pmi2_wireup" >/dev/null 2>"$TMP/v.err" ||
