@@ -30,6 +30,8 @@ typedef struct status_client {
     char *out;            /* the reply, header line first */
     size_t outlen, sent;
     uint64_t ticket;      /* waiting for pg_statusd_more_done with it; 0: not */
+    uint64_t seq;         /* accept order: the oldest silent peer goes first */
+    int answered;         /* its request is read: never dropped for room */
 } status_client_t;
 
 struct pg_statusd {
@@ -44,6 +46,7 @@ struct pg_statusd {
     pg_statusd_more_fn more; /* NULL: the report is all */
     void *more_arg;
     uint64_t tickets;        /* handed out so far */
+    uint64_t accepted;       /* connections taken so far */
     status_client_t *clients[PG_STATUSD_CLIENTS];
 };
 
@@ -193,6 +196,7 @@ static void on_readable(evutil_socket_t fd, short what, void *arg)
         return;
     if (nl != NULL)
         *nl = '\0';
+    c->answered = 1;
     answer(c);
 }
 
@@ -207,25 +211,45 @@ static int peer_is_owner(int fd)
     return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 && cred.uid == geteuid();
 }
 
+/* A free slot, or the slot of the oldest client that has not sent its
+ * request yet, dropped to make room: a peer that only connects must not
+ * keep the owner out (a flood of them filled every slot for
+ * PG_STATUSD_IDLE_MS at a time).  -1 when every client is being answered. */
+static int slot_for_newcomer(pg_statusd_t *s)
+{
+    int oldest = -1;
+
+    for (int i = 0; i < PG_STATUSD_CLIENTS; i++) {
+        status_client_t *c = s->clients[i];
+
+        if (c == NULL)
+            return i;
+        if (!c->answered && (oldest < 0 || c->seq < s->clients[oldest]->seq))
+            oldest = i;
+    }
+    if (oldest >= 0)
+        client_free(s->clients[oldest]);
+    return oldest;
+}
+
 static void on_acceptable(evutil_socket_t lfd, short what, void *arg)
 {
     pg_statusd_t *s = arg;
     status_client_t *c;
-    int fd, slot = -1;
+    int fd, slot;
 
     (void)what;
     fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0)
         return;
-    for (int i = 0; i < PG_STATUSD_CLIENTS && slot < 0; i++)
-        if (s->clients[i] == NULL)
-            slot = i;
+    slot = slot_for_newcomer(s);
     if (slot < 0 || (c = calloc(1, sizeof(*c))) == NULL) {
-        close(fd); /* busy: the client says so and may retry */
+        close(fd); /* busy answering: the client says so and may retry */
         return;
     }
     c->owner = s;
     c->fd = fd;
+    c->seq = ++s->accepted;
     c->refused = !peer_is_owner(fd);
     c->ev = event_new(s->base, fd, EV_READ | EV_PERSIST, on_readable, c);
     c->idle = evtimer_new(s->base, on_idle, c);
@@ -235,6 +259,9 @@ static void on_acceptable(evutil_socket_t lfd, short what, void *arg)
         return;
     }
     idle_again(c);
+    /* `pmigate status` writes its request as soon as it is connected: read
+     * it now, so it is answered before the next newcomer could need room */
+    on_readable(fd, EV_READ, c);
 }
 
 pg_statusd_t *pg_statusd_new(struct event_base *base, const char *dir,
@@ -251,7 +278,7 @@ pg_statusd_t *pg_statusd_new(struct event_base *base, const char *dir,
     s->report = report;
     s->arg = arg;
     if ((*err = pg_listen_address(dir, PG_STATUSD_SOCKET, &s->addr, &s->dir_fd)) != 0 ||
-        (*err = pg_listen_unix(&s->addr, PG_STATUSD_CLIENTS, &s->fd)) != 0)
+        (*err = pg_listen_unix(&s->addr, PG_STATUSD_BACKLOG, &s->fd)) != 0)
         goto fail;
     s->bound = 1;
     s->ev = event_new(base, s->fd, EV_READ | EV_PERSIST, on_acceptable, s);

@@ -10,7 +10,9 @@
  * nothing.  The loop never blocks on a client: the report is written as
  * the client takes it, and a client that sends nothing or takes nothing
  * for PG_STATUSD_IDLE_MS is dropped; at most PG_STATUSD_CLIENTS are
- * served at once.
+ * served at once, and when they are all there a newcomer takes the place
+ * of the oldest one that has not sent its request (peers of the same user
+ * that only connect cannot keep the owner's `pmigate status` out).
  *
  * Ownership: pg_statusd_t owns its socket (unlinked by _free), its clients
  * and their buffers; the directory is the caller's.
@@ -28,6 +30,7 @@ typedef struct pg_statusd pg_statusd_t;
 enum {
     PG_STATUSD_IDLE_MS = 5000,
     PG_STATUSD_CLIENTS = 16,
+    PG_STATUSD_BACKLOG = 128, /* connections the kernel queues before accept */
 };
 
 #define PG_STATUSD_SOCKET "status"

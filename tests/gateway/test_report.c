@@ -346,6 +346,73 @@ static void test_statusd_gathers_more(void)
     event_base_free(base);
 }
 
+/* Connects to the status socket without waiting: 1 when connected (or on
+ * its way), 0 when the backlog is full. */
+static int connect_nowait(const struct sockaddr_un *addr, int *fd)
+{
+    *fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    if (*fd >= 0 && connect(*fd, (const struct sockaddr *)addr, sizeof(*addr)) == 0)
+        return 1;
+    if (*fd >= 0)
+        close(*fd);
+    *fd = -1;
+    return 0;
+}
+
+/* A process of the same user holds every slot and the whole backlog with
+ * connections that never send a request: the owner's `pmigate status`
+ * still gets its answer (the oldest silent peer makes room). */
+static void test_statusd_serves_through_a_flood(void)
+{
+    char dir[] = "/tmp/pg-statusd.XXXXXX", got[256] = "";
+    struct event_base *base = event_base_new();
+    struct sockaddr_un addr = { .sun_family = AF_UNIX };
+    enum { FLOOD = 4 * PG_STATUSD_CLIENTS + 256 };
+    int flood[FLOOD], nflood = 0, fd = -1, err = 0;
+    pg_statusd_t *s;
+    size_t len = 0;
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+    s = pg_statusd_new(base, dir, report_local, NULL, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    snprintf(addr.sun_path, sizeof(addr.sun_path), "%s/" PG_STATUSD_SOCKET, dir);
+    /* fill the slots, then the backlog, until the kernel refuses more */
+    while (nflood < FLOOD && connect_nowait(&addr, &flood[nflood])) {
+        nflood++;
+        (void)event_base_loop(base, EVLOOP_NONBLOCK);
+    }
+    CU_ASSERT(nflood > PG_STATUSD_CLIENTS);
+    /* the owner asks; its connection waits in the backlog while it is full */
+    for (int i = 0; i < 200 && fd < 0; i++) {
+        (void)event_base_loop(base, EVLOOP_NONBLOCK);
+        if (!connect_nowait(&addr, &fd))
+            usleep(10000);
+    }
+    CU_ASSERT_FATAL(fd >= 0);
+    CU_ASSERT(write(fd, PG_STATUSD_REQUEST "\n", strlen(PG_STATUSD_REQUEST) + 1) > 0);
+    for (int i = 0; i < 300 && len < sizeof(got) - 1; i++) {
+        ssize_t n;
+
+        (void)event_base_loop(base, EVLOOP_NONBLOCK);
+        n = read(fd, got + len, sizeof(got) - 1 - len);
+        if (n == 0)
+            break; /* closed: the whole answer, or a refusal */
+        if (n > 0)
+            len += (size_t)n;
+        else
+            usleep(10000);
+    }
+    got[len] = '\0';
+    CU_ASSERT_NSTRING_EQUAL(got, PG_STATUSD_HEADER, strlen(PG_STATUSD_HEADER));
+    CU_ASSERT_PTR_NOT_NULL(strstr(got, "this node\n"));
+    close(fd);
+    for (int i = 0; i < nflood; i++)
+        close(flood[i]);
+    pg_statusd_free(s);
+    rmdir(dir);
+    event_base_free(base);
+}
+
 static const pg_cunit_test_t report_tests[] = {
     { "rank lists: ranges, bounded", test_rank_lists },
     { "a fence: the ranks it waits for, its age", test_fence_line },
@@ -356,6 +423,7 @@ static const pg_cunit_test_t report_tests[] = {
     { "the progress text", test_progress_text },
     { "pmigate status options", test_status_options },
     { "the status endpoint waits for more, then adds it", test_statusd_gathers_more },
+    { "the status endpoint serves its owner through a flood", test_statusd_serves_through_a_flood },
     { NULL, NULL },
 };
 
