@@ -32,6 +32,7 @@
 #include "trace/pg_replay.h"
 #include "trace/pg_replay_gw.h"
 #include "trace/pg_trace_cli.h"
+#include "wire/pg_pmix_frame.h"
 #include "wire/pg_wire.h"
 
 static const char main_usage[] =
@@ -84,6 +85,9 @@ static int cmd_info(void)
            PG_PMI1_KEYLEN_MAX, PG_PMI1_VALLEN_MAX, PG_PMI1_KVSNAME_MAX, PG_PMI1_LINE_MAX);
     printf("PMI-2 limits: keylen_max %d, vallen_max %d, message %d bytes\n", PG_PMI2_KEYLEN_MAX,
            PG_PMI2_VALLEN_MAX, PG_PMI2_BODY_MAX);
+    printf("PMIx limits: value %d bytes packed (PMIx_Put refuses a larger one), message %d bytes "
+           "(a larger commit is sent in parts)\n",
+           PG_PMIX_VALUE_MAX, PG_PMIX_FRAME_MAX);
     place = pg_place_new();
     rc = place == NULL ? -ENOMEM : pg_place_counts(place, &c);
     if (rc != 0) {

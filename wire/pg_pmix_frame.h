@@ -36,6 +36,9 @@ enum {
     PG_PMIX_PREAMBLE_LEN = 12,
     PG_PMIX_HEADER_LEN = 4,          /* the u32 length before each payload */
     PG_PMIX_FRAME_MAX = 16 << 20,    /* largest payload either side accepts */
+    /* the largest value a PMIx_Put takes, packed: a get reply or a commit
+     * holding it alone (header, status, key, scope) must fit in a frame */
+    PG_PMIX_VALUE_MAX = PG_PMIX_FRAME_MAX - (64 << 10),
 };
 
 #define PG_PMIX_RANK_FROM_FD UINT32_MAX /* preamble rank on a PMI_FD socketpair */

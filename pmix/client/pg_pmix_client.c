@@ -455,6 +455,43 @@ static bool value_ok(const pmix_value_t *val)
     return val != NULL && val->type != PMIX_POINTER && pg_type_is_supported(val->type);
 }
 
+/* Does the value, packed, fit in PG_PMIX_VALUE_MAX?  One that does not
+ * could never be committed (nor got back), so the put refuses it and stages
+ * nothing.  Strings and byte objects are measured by their length; anything
+ * holding more than a fixed-size field (arrays, info lists...) is packed to
+ * be measured. */
+static bool value_fits(const pmix_value_t *val)
+{
+    pmix_data_buffer_t scratch;
+    bool fits;
+
+    switch (val->type) {
+    case PMIX_STRING:
+        return val->data.string == NULL || strlen(val->data.string) < PG_PMIX_VALUE_MAX - 64;
+    case PMIX_BYTE_OBJECT:
+    case PMIX_COMPRESSED_BYTE_OBJECT:
+        return val->data.bo.size < PG_PMIX_VALUE_MAX - 64;
+    case PMIX_DATA_ARRAY:
+    case PMIX_INFO:
+    case PMIX_REGEX:
+    case PMIX_ENVAR:
+    case PMIX_COORD:
+    case PMIX_TOPO:
+    case PMIX_GEOMETRY:
+    case PMIX_DEVICE_DIST:
+    case PMIX_ENDPOINT:
+    case PMIX_REGATTR:
+        break;
+    default:
+        return true; /* a fixed-size field */
+    }
+    pg_buffer_construct(&scratch);
+    fits = pg_pmix_pack_one(&scratch, val, PMIX_VALUE) == PMIX_SUCCESS &&
+           scratch.bytes_used <= PG_PMIX_VALUE_MAX;
+    pg_buffer_destruct(&scratch);
+    return fits;
+}
+
 pmix_status_t PMIx_Put(pmix_scope_t scope, const char key[], pmix_value_t *val)
 {
     pmix_status_t rc;
@@ -465,6 +502,8 @@ pmix_status_t PMIx_Put(pmix_scope_t scope, const char key[], pmix_value_t *val)
         return PMIX_ERR_BAD_PARAM;
     if (PMIX_CHECK_RESERVED_KEY(key))
         return pg_pmix_reserved_put(key); /* reserved keys belong to the host (Standard) */
+    if (!value_fits(val))
+        return PMIX_ERR_BAD_PARAM; /* over PG_PMIX_VALUE_MAX: `pmigate info` says it */
     if (scope != PMIX_LOCAL && scope != PMIX_REMOTE && scope != PMIX_GLOBAL &&
         scope != PMIX_INTERNAL)
         return PMIX_ERR_NOT_SUPPORTED;
@@ -474,43 +513,114 @@ pmix_status_t PMIx_Put(pmix_scope_t scope, const char key[], pmix_value_t *val)
     return rc;
 }
 
+/* The staged puts, cut into commit requests that each fit in a frame (a
+ * commit of 24 MiB of keys is several requests; each key and value goes
+ * whole into one).  Built under the client's lock, sent after it. */
+typedef struct commit_part {
+    pmix_data_buffer_t entries; /* scope, key, value of each */
+    uint32_t n;
+} commit_part_t;
+
+typedef struct commit_parts {
+    commit_part_t *part;
+    size_t nparts, cap;
+} commit_parts_t;
+
+static commit_part_t *commit_part_add(commit_parts_t *cp)
+{
+    if (cp->nparts == cp->cap) {
+        size_t cap = cp->cap ? 2 * cp->cap : 4;
+        commit_part_t *grown = realloc(cp->part, cap * sizeof(*grown));
+
+        if (grown == NULL)
+            return NULL;
+        cp->part = grown;
+        cp->cap = cap;
+    }
+    pg_buffer_construct(&cp->part[cp->nparts].entries);
+    cp->part[cp->nparts].n = 0;
+    return &cp->part[cp->nparts++];
+}
+
+static void commit_parts_free(commit_parts_t *cp)
+{
+    for (size_t i = 0; i < cp->nparts; i++)
+        pg_buffer_destruct(&cp->part[i].entries);
+    free(cp->part);
+}
+
+/* Room for the header, the command and the count before the entries. */
+enum { COMMIT_ENTRIES_MAX = PG_PMIX_FRAME_MAX - 256 };
+
 static pmix_status_t pack_staged(pmix_scope_t scope, const char *key, const pmix_value_t *val,
                                  void *arg)
 {
-    pmix_data_buffer_t *req = arg;
+    commit_parts_t *cp = arg;
+    commit_part_t *last = cp->nparts ? &cp->part[cp->nparts - 1] : NULL;
+    pmix_data_buffer_t one;
     char *k = (char *)key;
-    pmix_status_t rc = pg_pmix_pack_one(req, &scope, PMIX_SCOPE);
+    pmix_status_t rc;
 
+    pg_buffer_construct(&one);
+    rc = pg_pmix_pack_one(&one, &scope, PMIX_SCOPE);
     if (rc == PMIX_SUCCESS)
-        rc = pg_pmix_pack_one(req, &k, PMIX_STRING);
+        rc = pg_pmix_pack_one(&one, &k, PMIX_STRING);
     if (rc == PMIX_SUCCESS)
-        rc = pg_pmix_pack_one(req, val, PMIX_VALUE);
+        rc = pg_pmix_pack_one(&one, val, PMIX_VALUE);
+    if (rc == PMIX_SUCCESS && one.bytes_used > COMMIT_ENTRIES_MAX)
+        rc = PMIX_ERR_BAD_PARAM; /* PMIx_Put refuses such a value */
+    if (rc == PMIX_SUCCESS && (last == NULL || last->entries.bytes_used + one.bytes_used >
+                                                   COMMIT_ENTRIES_MAX))
+        last = commit_part_add(cp);
+    if (rc == PMIX_SUCCESS && last == NULL)
+        rc = PMIX_ERR_NOMEM;
+    if (rc == PMIX_SUCCESS)
+        rc = pg_buffer_append(&last->entries, one.base_ptr, one.bytes_used);
+    if (rc == PMIX_SUCCESS)
+        last->n++;
+    pg_buffer_destruct(&one);
     return rc;
 }
 
-/* Sends every staged put in one commit request and waits for the answer. */
-static pmix_status_t commit_staged(void)
+/* One commit request of a part's entries, and its answer. */
+static pmix_status_t commit_send(const commit_part_t *part)
 {
     pmix_data_buffer_t req;
     pmix_status_t rc;
-    uint32_t id, n;
+    uint32_t id, n = part->n;
 
     pg_buffer_construct(&req);
     rc = pg_mux_begin(client.mux, &req, PG_PMIX_CMD_COMMIT, &id);
-    pthread_mutex_lock(&client.lock);
-    n = (uint32_t)pg_cache_nstaged(client.cache);
     if (rc == PMIX_SUCCESS)
         rc = pg_pmix_pack_one(&req, &n, PMIX_UINT32);
     if (rc == PMIX_SUCCESS)
-        rc = pg_cache_each_staged(client.cache, pack_staged, &req);
-    if (rc == PMIX_SUCCESS)
-        pg_cache_commit_done(client.cache);
-    pthread_mutex_unlock(&client.lock);
+        rc = pg_buffer_append(&req, part->entries.base_ptr, part->entries.bytes_used);
     if (rc != PMIX_SUCCESS) {
         pg_buffer_destruct(&req);
         return rc;
     }
     return call_status(&req, id);
+}
+
+/* Sends every staged put, in as few commit requests as frames allow (one,
+ * unless they hold more than a frame), and waits for each answer.  Nothing
+ * is taken for committed unless every request could be built. */
+static pmix_status_t commit_staged(void)
+{
+    commit_parts_t cp = { 0 };
+    pmix_status_t rc;
+
+    pthread_mutex_lock(&client.lock);
+    rc = pg_cache_each_staged(client.cache, pack_staged, &cp);
+    if (rc == PMIX_SUCCESS && cp.nparts == 0)
+        rc = commit_part_add(&cp) != NULL ? PMIX_SUCCESS : PMIX_ERR_NOMEM; /* nothing staged: one empty commit */
+    if (rc == PMIX_SUCCESS)
+        pg_cache_commit_done(client.cache);
+    pthread_mutex_unlock(&client.lock);
+    for (size_t i = 0; rc == PMIX_SUCCESS && i < cp.nparts; i++)
+        rc = commit_send(&cp.part[i]);
+    commit_parts_free(&cp);
+    return rc;
 }
 
 /* Commits are serialised from taking the staged puts to the answer: two
