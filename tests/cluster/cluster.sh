@@ -88,6 +88,8 @@
 #   cluster_logs           the tails of the daemons' logs, to stderr.
 #   cluster_attach DIR     load a running cluster's variables (from
 #                          DIR/env) into another shell.
+#   cluster_without_runtime_lines  a filter: stdin without mpirun's and
+#                          srun's own diagnostics (before comparing output).
 # Slurm's commands run on a host too (the machine has no address on the
 # cluster's network): `cluster_on c sinfo`, `cluster_on 1 scontrol ...`.
 # Variables (exported):
@@ -531,6 +533,19 @@ cluster_attach() {
     . "$1/env"
     export CLUSTER_ID CLUSTER_K CLUSTER_DIR CLUSTER_NODES CLUSTER_HOSTS CLUSTER_ADDRS \
         SLURM_CONF CLUSTER_ON CLUSTER_AGENT CLUSTER_MPIRUN
+}
+
+# cluster_without_runtime_lines: stdin without the host runtimes' own
+# diagnostics, for tests that compare a job's output: Open MPI's
+# "[host:pid] framework:component: ..." lines (e.g. "[pg1n1:123] plm:rsh:
+# Warning: setpgid(...) failed in parent with errno=Permission denied",
+# printed when it pleases) and Slurm's "srun: ..." and "slurmstepd: ..."
+# lines come from the launcher, not the job.  The job's lines stay, pmigate's
+# "pmigate: ..." and the ranks' "[r] ..." and "[r+] ..." tags included
+# (checked by tests/cluster/runtime_lines.sh).
+cluster_without_runtime_lines() {
+    grep -Ev '^\[[^] :]+:[0-9]+\] [A-Za-z0-9_]+(:[A-Za-z0-9_]+)*: |^(srun|slurmstepd): ' ||
+        [ $? -eq 1 ] # (nothing left is no error)
 }
 
 # cluster_logs: the daemons' last lines, for a failure report.
