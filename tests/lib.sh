@@ -8,6 +8,7 @@
 : "${top_builddir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 : "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 . "$top_srcdir/tests/skip.sh" # skip, skip_part, skip_unless_built
+. "$top_srcdir/tests/wait.sh" # wait_for
 PMIGATE=${PG_PMIGATE:-$top_builddir/gateway/pmigate}
 failures=0
 

@@ -266,6 +266,7 @@ for where in $wheres; do
         if [ $box_up = 0 ]; then
             kmax=$(for shape in $shapes; do echo "${shape%x*}"; done | sort -n | tail -n 1)
             . "$top/tests/cluster/cluster.sh"
+            CLUSTER_SHARE="$top $PG_BUILD $PG_PREFIX" # a checkout under /tmp, too
             CLUSTER_AT_EXIT='rm -rf "$work"'
             cluster_up "${kmax:-4}" || { echo "nodes: the cluster in a box does not start"; exit 1; }
             box_up=1

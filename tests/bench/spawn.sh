@@ -59,6 +59,7 @@ nodes=${BENCH_SPAWN_NODES-1}
 if [ "$nodes" != 0 ]; then
     top=$(cd "$(dirname "$0")/../.." && pwd)
     . "$top/tests/cluster/cluster.sh"
+    CLUSTER_SHARE="$top $PG_BUILD $PG_PREFIX" # a checkout under /tmp, too
     cluster_up 2 >/dev/null 2>&1 || { nodes=0; echo "spawn: the cluster in a box does not start: no 2-node column"; }
 fi
 

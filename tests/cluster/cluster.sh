@@ -12,12 +12,16 @@
 # lo up) plus, held by a keeper process (`sleep infinity`), its own UTS
 # namespace (hostname), mount namespace (its own /etc/hosts, its own /tmp
 # bind-mounted from CLUSTER_DIR/nodes/NAME/tmp, a tmpfs on /dev/shm) and
-# IPC namespace.  A controller host NAMEc runs slurmctld, so every port
+# IPC namespace.  The directories in CLUSTER_SHARE that lie under /tmp (the
+# checkout and the build tree, when a clone lives there) are bind-mounted
+# into each host's /tmp at the same path, so its programs and the tests'
+# scratch directories in the build tree are found on every host; the rest
+# of the host's /tmp stays its own.  A controller host NAMEc runs slurmctld, so every port
 # (slurmctld's, slurmd's, srun's) lives inside the cluster's namespaces and
 # two clusters never compete for one.  A private munged (own key, own
 # socket, Slurm's AuthInfo=socket=...) serves the cluster; its socket is a
 # path, seen by every host.  Programs must live outside /tmp (each host has
-# its own): the build tree is fine.
+# its own) or in a directory of CLUSTER_SHARE: the build tree is fine.
 #
 # Instances: several clusters run at once (other test scripts, other
 # checkouts).  cluster_up takes the first free slot S in 1..200, held by
@@ -42,8 +46,9 @@
 #                          left), munged by pid, links, namespaces, state
 #                          (kept when CLUSTER_KEEP=1).
 #   cluster_on I CMD...    run CMD on host I (1..K; "c" = the controller) in
-#                          the foreground, in the current directory, with the
-#                          caller's environment.  Also an executable,
+#                          the foreground, in the current directory (/ when
+#                          the host does not have it), with the caller's
+#                          environment.  Also an executable,
 #                          $CLUSTER_ON, for `timeout 60 "$CLUSTER_ON" 1 ...`.
 #   cluster_srun ARGS...   srun ARGS from host 1 (srun must run on a host: its
 #                          steps connect back to it), e.g.
@@ -83,6 +88,8 @@
 #   cluster_logs           the tails of the daemons' logs, to stderr.
 #   cluster_attach DIR     load a running cluster's variables (from
 #                          DIR/env) into another shell.
+#   cluster_without_runtime_lines  a filter: stdin without mpirun's and
+#                          srun's own diagnostics (before comparing output).
 # Slurm's commands run on a host too (the machine has no address on the
 # cluster's network): `cluster_on c sinfo`, `cluster_on 1 scontrol ...`.
 # Variables (exported):
@@ -92,7 +99,10 @@
 #   rsh agent: `AGENT [opts] HOST CMD...`).
 # Knobs (set before cluster_up): CLUSTER_RATE, CLUSTER_SLURMD_TIMEOUT
 # (Slurm's SlurmdTimeout, default 300 s: how long before Slurm marks a
-# silent host down), CLUSTER_KEEP=1, CLUSTER_ROOT (default /run/pgcluster).
+# silent host down), CLUSTER_KEEP=1, CLUSTER_ROOT (default /run/pgcluster),
+# CLUSTER_SHARE (absolute directories, space-separated, that the hosts see
+# as the machine does; default "$top_srcdir $top_builddir", which the test
+# harness and tests/lib.sh set; only those under /tmp need it).
 # Logs: CLUSTER_DIR/log/ (slurmctld.log, slurmd.NAME.log, daemons.out),
 # CLUSTER_DIR/munge/munged.log.
 #
@@ -262,20 +272,50 @@ cluster_node_up() {
         ip -n "$1" link set eth0 up &&
         ip -n "$1" link set lo up || return 1
     cp "$CLUSTER_DIR/hosts" "$_nd/hosts"
+    _shared=$(cluster_shared_tmp) || return 1
+    for _p in $_shared; do
+        mkdir -p "$_nd/tmp/${_p#/tmp/}" || return 1
+    done
     # The keeper: its mount namespace drops the copies of /run/netns (they
     # would keep other clusters' namespaces alive) and mounts the host's own
-    # files; "ready" says it is done.
+    # files; "ready" says it is done.  The shared directories are bound into
+    # the host's /tmp before it covers the machine's (which hides them), and
+    # come along with it (--rbind); the namespace is private, so the machine
+    # never sees these mounts.
     # It is started from a subshell that exits at once, so that it is not a
     # child of the caller (whose `wait` would wait for it for ever).
     (
+        # shellcheck disable=SC2086
         nsenter --net="/run/netns/$1" unshare --uts --mount --ipc --propagation private \
             sh -c 'umount -R -l /run/netns 2>/dev/null
-                   hostname "$1" && mount --bind "$2/hosts" /etc/hosts &&
-                   mount --bind "$2/tmp" /tmp && mount -t tmpfs -o mode=1777 tmpfs /dev/shm &&
-                   : >"$2/ready" && exec sleep infinity' keeper "$1" "$_nd" \
+                   n=$1 nd=$2
+                   shift 2
+                   for p in "$@"; do mount --bind "$p" "$nd/tmp/${p#/tmp/}" || exit 1; done
+                   hostname "$n" && mount --bind "$nd/hosts" /etc/hosts &&
+                   mount --rbind "$nd/tmp" /tmp && mount -t tmpfs -o mode=1777 tmpfs /dev/shm &&
+                   : >"$nd/ready" && exec sleep infinity' keeper "$1" "$_nd" $_shared \
             </dev/null >"$_nd/keeper.log" 2>&1 9>&- &
         echo $! >"$_nd/keeper.pid"
     )
+}
+
+# cluster_shared_tmp: the directories of CLUSTER_SHARE under /tmp, one a
+# line, without those inside another (its mount brings them; the others
+# every host sees anyway); fails on /tmp itself or a relative path.
+cluster_shared_tmp() {
+    _under=
+    for _p in ${CLUSTER_SHARE-${top_srcdir:-} ${top_builddir:-}}; do
+        case $_p in
+        /tmp | /tmp/) cluster_say "CLUSTER_SHARE: /tmp itself cannot be shared (each host has its own)"; return 1 ;;
+        /tmp/*) _under="$_under${_p%/}
+" ;;
+        /*) ;;
+        *) cluster_say "CLUSTER_SHARE: $_p is not an absolute path"; return 1 ;;
+        esac
+    done
+    printf '%s' "$_under" | LC_ALL=C sort -u |
+        awk '{ for (i = 0; i < n; i++) if (index($0, kept[i] "/") == 1) next
+               kept[n++] = $0; print }'
 }
 
 # cluster_wait_file FILE PID SECONDS: until FILE exists, while PID lives.
@@ -313,11 +353,16 @@ cluster_write_bin() {
     cat >"$CLUSTER_ON" <<EOF
 #!/bin/sh
 # on I CMD...: CMD on host I of the cluster in $CLUSTER_DIR, in the current
-# directory (/ when it is under /tmp, which differs per host).
+# directory (/ when it is under /tmp, which differs per host, and not in a
+# directory shared with the hosts: $(echo $(cluster_shared_tmp)))
 node=\$1; shift
 case \$node in [0-9]*|c) name=pg${CLUSTER_ID}\$([ "\$node" = c ] && echo c || echo "n\$node") ;; *) name=\$node ;; esac
 pid=\$(cat "$CLUSTER_DIR/nodes/\$name/keeper.pid" 2>/dev/null) || { echo "on: no host \$node" >&2; exit 125; }
-case \$PWD in /tmp|/tmp/*) wd=/ ;; *) wd=\$PWD ;; esac
+wd=\$PWD
+case \$PWD in /tmp|/tmp/*) wd=/ ;; esac
+for p in $(echo $(cluster_shared_tmp)); do
+    case \$PWD/ in "\$p"/*) wd=\$PWD ;; esac
+done
 # (fd 9 holds the cluster's slot: nothing on a host may keep it)
 exec 9>&-
 exec nsenter -t "\$pid" -n -u -m -i -W "\$wd" -- "\$@"
@@ -488,6 +533,19 @@ cluster_attach() {
     . "$1/env"
     export CLUSTER_ID CLUSTER_K CLUSTER_DIR CLUSTER_NODES CLUSTER_HOSTS CLUSTER_ADDRS \
         SLURM_CONF CLUSTER_ON CLUSTER_AGENT CLUSTER_MPIRUN
+}
+
+# cluster_without_runtime_lines: stdin without the host runtimes' own
+# diagnostics, for tests that compare a job's output: Open MPI's
+# "[host:pid] framework:component: ..." lines (e.g. "[pg1n1:123] plm:rsh:
+# Warning: setpgid(...) failed in parent with errno=Permission denied",
+# printed when it pleases) and Slurm's "srun: ..." and "slurmstepd: ..."
+# lines come from the launcher, not the job.  The job's lines stay, pmigate's
+# "pmigate: ..." and the ranks' "[r] ..." and "[r+] ..." tags included
+# (checked by tests/cluster/runtime_lines.sh).
+cluster_without_runtime_lines() {
+    grep -Ev '^\[[^] :]+:[0-9]+\] [A-Za-z0-9_]+(:[A-Za-z0-9_]+)*: |^(srun|slurmstepd): ' ||
+        [ $? -eq 1 ] # (nothing left is no error)
 }
 
 # cluster_logs: the daemons' last lines, for a failure report.

@@ -2,6 +2,7 @@
 # The harness exports top_srcdir and top_builddir.
 set -u
 . "$top_srcdir/tests/skip.sh"
+. "$top_srcdir/tests/wait.sh"
 PMIGATE="$top_builddir/gateway/pmigate"
 PROG="$top_builddir/tests/gateway/gw_testprog"
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/gwtest.XXXXXX")

@@ -20,11 +20,17 @@ printf 'no newline\n' | cmp -s - "$TMP/out" || fail "partial last line: '$(cat "
 "$PMIGATE" run -n 1 --tag-output "$PROG" partial "tail" >"$TMP/out" || fail "tagged partial"
 printf '[0] tail\n' | cmp -s - "$TMP/out" || fail "tagged partial line: '$(cat "$TMP/out")'"
 
-# a last line without '\n' is not glued to another rank's next line
-"$PMIGATE" run -n 2 sh -c 'if [ $PMI_RANK = 0 ]; then printf tail0; else sleep 0.5; echo line1; fi' \
+# a last line without '\n' is not glued to another rank's next line: rank 1
+# writes its line only once rank 0's unterminated "tail0" is in the output
+# (rank 0 has ended and the gateway flushed it), so the order is fixed
+tail_first='if [ $PMI_RANK = 0 ]; then printf tail0; exit 0; fi
+    . "$0"
+    wait_for 60 grep -q tail0 "$1" || { echo "rank 0 wrote tail0, it never reached $1" >&2; exit 1; }
+    echo line1'
+"$PMIGATE" run -n 2 sh -c "$tail_first" "$top_srcdir/tests/wait.sh" "$TMP/out" \
     >"$TMP/out" || fail "partial then another rank"
 printf 'tail0\nline1\n' | cmp -s - "$TMP/out" || fail "partial line glued: '$(cat "$TMP/out")'"
-"$PMIGATE" run -n 2 --tag-output sh -c 'if [ $PMI_RANK = 0 ]; then printf tail0; else sleep 0.5; echo line1; fi' \
+"$PMIGATE" run -n 2 --tag-output sh -c "$tail_first" "$top_srcdir/tests/wait.sh" "$TMP/out" \
     >"$TMP/out" || fail "tagged partial then another rank"
 printf '[0] tail0\n[1] line1\n' | cmp -s - "$TMP/out" || fail "tagged partial line glued: '$(cat "$TMP/out")'"
 

@@ -89,19 +89,18 @@ chmod 0700 "$dir" && chmod 0600 "$dir/status"
     pass "...and is refused by the endpoint when it does (SO_PEERCRED)" ||
     { fail "another user through an opened directory: exit $rc"; cat "$WORK/other"; }
 
-# the job ends: --watch of it ends too, and it is no longer found
+# the job ends: --watch of it ends too, and it is no longer found.  The job
+# is ended once --watch has reported on it (one that started after the end
+# would test nothing), and --watch has 5 s to notice.
 "$PMIGATE" status --watch --interval 0.2 "$job_pid" >"$WORK/watch" 2>&1 &
 watch_pid=$!
-sleep 0.5
+watch_reported() { grep -q "^pmigate $job_pid " "$WORK/watch"; }
+watch_ended() { ! kill -0 "$watch_pid" 2>/dev/null; }
+wait_for 60 watch_reported || { fail "--watch gave no report in 60 s"; cat "$WORK/watch"; }
 kill "$job_pid"
 wait "$job_pid" 2>/dev/null
 job_pid=
-i=0
-while kill -0 "$watch_pid" 2>/dev/null && [ $i -lt 50 ]; do
-    sleep 0.1
-    i=$((i + 1))
-done
-if kill -0 "$watch_pid" 2>/dev/null; then
+if ! wait_for 5 watch_ended; then
     kill "$watch_pid"
     fail "--watch went on after its job ended"
 else

@@ -2,6 +2,7 @@
 # exports top_srcdir and top_builddir.
 set -u
 . "$top_srcdir/tests/skip.sh"
+. "$top_srcdir/tests/wait.sh"
 PMIGATE="$top_builddir/gateway/pmigate"
 PROGS="$top_builddir/tests/progs"
 TRACES="$top_srcdir/tests/traces"
