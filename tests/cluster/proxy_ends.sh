@@ -6,6 +6,8 @@
 #   - a proxy SIGKILLed (node 0's, the proxies' hub, too): the other hosts'
 #     proxies and ranks are gone within 2 s, having said which node was
 #     lost; the job ends non-zero;
+#   - a proxy and its keeper SIGKILLed together: the job directory they
+#     leave is removed by the next proxy on that host;
 #   - the host runtime lost (the orted or mpirun, the slurmstepd under the
 #     proxy): every proxy ends its ranks within 2 s, and nothing of the job
 #     is left on any host (processes, /tmp/pmigate* directories);
@@ -144,6 +146,32 @@ for how in slurm slurm-K1 mpirun; do
         fail "$how: the job exited $rc, left: $(echo "$left" | tr '\n' ' ')"
     fi
 done
+
+# -- a step killed whole: the proxy and its keeper SIGKILLed together -------------
+# (srun killed, a stopped proxy force-terminated): nothing of the node can
+# clean up, so its job directory stays -- until the next pmigate proxy (or
+# run) on that host, which removes the directories whose owner is dead.
+launch slurm -n 6 "$HOLD_RANKS"
+if ranks_up 6; then
+    pids=$(job_procs 2 | xargs -r ps -o pid=,comm= -p | awk '$2 == "pmigate" { print $1 }')
+    kill -9 $pids
+    finish_job
+    dead=$(ls -d "$(cluster_node_tmp 2)"/pmigate.* 2>/dev/null)
+    if [ "$(echo "$pids" | wc -w)" -eq 2 ] && [ -n "$dead" ]; then
+        launch slurm -n 3 /bin/true
+        finish_job
+        if [ $rc -eq 0 ] && all_clear; then
+            pass "slurm: proxy and keeper SIGKILLed together: the next proxy on host 2 removed $(basename "$dead")"
+        else
+            fail "slurm: after a step killed whole, the next job exited $rc and left: $(echo "$left" | tr '\n' ' ')"
+        fi
+    else
+        fail "slurm: proxy and keeper ($pids) SIGKILLed: no job directory left to sweep ('$dead')"
+    fi
+else
+    fail "slurm: the job did not start"
+    finish_job
+fi
 
 # -- the hub lost: the other nodes decide alone ------------------------------------
 launch slurm -n 6 "$HOLD_RANKS"
