@@ -8,7 +8,9 @@
  *     takes its grandparent's identity;
  *   - then --genv, then the segment's --env;
  *   - then the PMI variables, which always win (PMI_FD with PMI_RANK and
- *     PMI_SIZE, because newer MPICH ignores PMI_FD without PMI_SIZE).
+ *     PMI_SIZE, because newer MPICH ignores PMI_FD without PMI_SIZE); they
+ *     are set by pg_env_pmix.h's pg_env_set_rank, with the rest a rank needs
+ *     to be pmigate's client.
  * PMIx variables are deliberately not set: MPICH takes them to mean "a PMIx
  * launcher is present" and would not use PMI_FD.  What programs built for
  * OpenPMIx (Open MPI) need instead is set by pg_env_pmix.h, unless the
@@ -23,20 +25,6 @@
 
 typedef struct pg_env pg_env_t;
 
-/* What a rank learns from its environment. */
-typedef struct pg_rank_env {
-    int pmi_fd;           /* the child's end of its socketpair */
-    int rank;             /* global rank */
-    int size;             /* job size */
-    int local_rank;       /* index among the ranks of this node */
-    int local_size;       /* ranks on this node */
-    const char *jobid;    /* the kvsname, also PMI_JOBID (borrowed) */
-    const char *port;     /* the listener path for PMIGATE_PMI_PORT, or NULL */
-    const char *shm;      /* the job's shared key segment for PMIGATE_SHM, or NULL */
-    const char *libpmix_dir; /* put first on LD_LIBRARY_PATH (pg_env_pmix.h), or NULL */
-    const char *job_dir;     /* the job's private directory (pg_env_pmix.h), or NULL */
-} pg_rank_env_t;
-
 /* Copies base (a NULL-terminated "K=V" array such as environ), minus the
  * variables of other launchers.  Returns NULL when out of memory. */
 pg_env_t *pg_env_new(char *const *base);
@@ -50,9 +38,6 @@ int pg_env_set(pg_env_t *env, const char *key, const char *value);
 int pg_env_put(pg_env_t *env, const char *kv);
 /* The value of key, or NULL.  Points into env. */
 const char *pg_env_get(const pg_env_t *env, const char *key);
-/* Sets the PMI variables of one rank (see the header comment), and the
- * PMIx-client settings of pg_env_pmix.h. */
-int pg_env_set_rank(pg_env_t *env, const pg_rank_env_t *r);
 
 /* NULL-terminated array for execve; owned by env, valid until its next change. */
 char **pg_env_array(pg_env_t *env);

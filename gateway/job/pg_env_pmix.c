@@ -1,5 +1,6 @@
 /*
- * pg_env_pmix: see pg_env_pmix.h.
+ * pg_env_pmix: see pg_env_pmix.h.  Above pg_env.c: it sets variables
+ * through pg_env.h, which calls nothing here.
  */
 #include "config/config.h"
 
@@ -121,4 +122,34 @@ int pg_env_set_pmix_clients(pg_env_t *env, const char *dir, const char *job_dir)
     if (dir == NULL || dir[0] == '\0' || loader_searches(dir))
         return 0;
     return prepend_library_path(env, dir);
+}
+
+static int set_int(pg_env_t *env, const char *key, int value)
+{
+    char num[16];
+
+    snprintf(num, sizeof(num), "%d", value);
+    return pg_env_set(env, key, num);
+}
+
+int pg_env_set_rank(pg_env_t *env, const pg_rank_env_t *r)
+{
+    if (set_int(env, "PMI_FD", r->pmi_fd) != 0 || set_int(env, "PMI_RANK", r->rank) != 0 ||
+        set_int(env, "PMI_SIZE", r->size) != 0 ||
+        set_int(env, "MPI_LOCALNRANKS", r->local_size) != 0 ||
+        set_int(env, "MPI_LOCALRANKID", r->local_rank) != 0 ||
+        pg_env_set(env, "PMI_JOBID", r->jobid) != 0)
+        return -1;
+    if (r->port != NULL && pg_env_set(env, "PMIGATE_PMI_PORT", r->port) != 0)
+        return -1;
+    /* where pmigate's client libraries find the keys published after each
+     * fence (docs/shm-segment.md) */
+    if (r->shm != NULL && pg_env_set(env, "PMIGATE_SHM", r->shm) != 0)
+        return -1;
+    /* pmigate's own client libraries use the extensions this server offers
+     * (PMI-1 keys pushed at barrier, a PMI-2 fence that is a real barrier)
+     * only when they know they talk to pmigate. */
+    if (pg_env_set(env, "PMIGATE_PMI_EXT", "1") != 0)
+        return -1;
+    return pg_env_set_pmix_clients(env, r->libpmix_dir, r->job_dir);
 }

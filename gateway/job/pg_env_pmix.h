@@ -1,7 +1,10 @@
 /*
- * pg_env_pmix: what a rank's environment needs so that programs built for
- * OpenPMIx - Open MPI 4.1 binaries first - become clients of pmigate with
- * nothing typed by the user (docs/user-guide.md, "Open MPI programs"):
+ * pg_env_pmix: a rank's own variables, set over the environment pg_env.h
+ * builds: the PMI ones that make it pmigate's client (pg_env_set_rank; the
+ * rules are pg_env.h's), and what its environment needs so that programs
+ * built for OpenPMIx - Open MPI 4.1 binaries first - become clients of
+ * pmigate with nothing typed by the user (docs/user-guide.md, "Open MPI
+ * programs"):
  *   - pmigate's libpmix.so.2 first on LD_LIBRARY_PATH, so the dynamic
  *     loader binds their libpmix.so.2 (Open MPI's mca_pmix_ext3x.so needs
  *     one) to pmigate's client library rather than OpenPMIx's;
@@ -16,6 +19,24 @@
 #define PG_ENV_PMIX_H
 
 #include "gateway/job/pg_env.h"
+
+/* What a rank learns from its environment. */
+typedef struct pg_rank_env {
+    int pmi_fd;           /* the child's end of its socketpair */
+    int rank;             /* global rank */
+    int size;             /* job size */
+    int local_rank;       /* index among the ranks of this node */
+    int local_size;       /* ranks on this node */
+    const char *jobid;    /* the kvsname, also PMI_JOBID (borrowed) */
+    const char *port;     /* the listener path for PMIGATE_PMI_PORT, or NULL */
+    const char *shm;      /* the job's shared key segment for PMIGATE_SHM, or NULL */
+    const char *libpmix_dir; /* put first on LD_LIBRARY_PATH (pg_env_pmix.h), or NULL */
+    const char *job_dir;     /* the job's private directory (pg_env_pmix.h), or NULL */
+} pg_rank_env_t;
+
+/* Sets the PMI variables of one rank (pg_env.h's rules), and the
+ * PMIx-client settings below. */
+int pg_env_set_rank(pg_env_t *env, const pg_rank_env_t *r);
 
 /* The directory of the libpmix.so.2 built with this pmigate: its build
  * tree's when pmigate runs from there, else the installed directory that

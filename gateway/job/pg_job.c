@@ -2,7 +2,9 @@
  * pg_job: one job of a run, its ranks, their exits and its end, and the
  * jobs its ranks spawn.  See pg_job.h; the exit-status rules themselves are
  * in pg_status.c, what the ranks' PMI connections ask of the job in
- * pg_job_conn.c, starting the ranks in pg_launch.c.
+ * pg_job_conn.c, starting the ranks in pg_launch.c: the top of the job
+ * room, it calls those and they never call it.  The run is reached through
+ * the job's context (pg_job_ctx.h).
  *
  * Why the odd ordering in one place: when a rank is reaped, its PMI
  * connection is drained first, so an abort it wrote just before exiting
@@ -12,18 +14,16 @@
 
 #include <event2/event.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 
+#include "gateway/job/pg_job_ctx.h"
 #include "gateway/job/pg_job_int.h"
 #include "gateway/job/pg_launch.h"
 #include "gateway/job/pg_port.h"
 #include "gateway/tools/pg_report.h"
-#include "gateway/run/pg_run.h"
-#include "gateway/run/pg_spawn.h"
 #include "gateway/io/pg_stdin.h"
 #include "gateway/tools/pg_trace_rec.h"
 #include "pmix_common.h"
@@ -37,16 +37,6 @@ enum {
 /* ---------------------------------------------------------------- */
 /* small helpers                                                      */
 /* ---------------------------------------------------------------- */
-
-void pg_job_log(const pg_job_t *job, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    pg_run_vlog(job != NULL ? job->run : NULL, job != NULL ? job->jobno : 0, 0, fmt, ap);
-    va_end(ap);
-}
-
 
 /* "exited with status 3" / "killed by signal 9 (Killed)" */
 static void describe_wait(int wstatus, char *buf, size_t len)
@@ -99,20 +89,6 @@ int pg_job_nlive(const pg_job_t *job)
 int pg_job_launching(const pg_job_t *job)
 {
     return job->launching;
-}
-
-void pg_job_abort(pg_job_t *job, int rank, int code, const char *msg)
-{
-    if (pg_verdict_abort(job->v, rank, code)) {
-        if (rank >= 0)
-            pg_job_log(job, "rank %d aborted the job (code %d)%s%s", rank, code,
-                       msg && *msg ? ": " : "", msg ? msg : "");
-        else
-            pg_job_log(job, "the job was aborted (code %d)%s%s", code, msg && *msg ? ": " : "",
-                       msg ? msg : "");
-    }
-    /* the handler told the job's PMIx processes (server/pg_peer_abort.h) */
-    pg_run_teardown_told(job->run, job, rank);
 }
 
 int pg_job_outputs_finished(const pg_job_t *job)
@@ -212,7 +188,7 @@ static void on_doomed_teardown(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
-    pg_run_teardown(arg, SIGTERM);
+    pg_job_ctx_teardown(arg, SIGTERM);
 }
 
 /* A fence can never complete because members are gone (pg_job_engine.h):
@@ -248,8 +224,9 @@ static void job_fence_doomed(void *ctx, const int *ranks, size_t n)
                job->opts->strict ? "error: " : "", named == 1 ? "" : "s", list,
                named > PG_JOB_SILENT_LOG_MAX ? " and more" : "");
     if (job->opts->strict && pg_verdict_silent(job->v, first) &&
-        event_base_once(job->base, -1, EV_TIMEOUT, on_doomed_teardown, job->run, NULL) != 0)
-        pg_run_teardown(job->run, SIGTERM);
+        event_base_once(job->base, -1, EV_TIMEOUT, on_doomed_teardown,
+                            (void *)job->ctx, NULL) != 0)
+        pg_job_ctx_teardown(job->ctx, SIGTERM);
 }
 
 /* ---------------------------------------------------------------- */
@@ -267,7 +244,7 @@ static void rank_judge_exit(pg_job_t *job, pg_rank_t *r, int wstatus, int told)
     describe_wait(wstatus, fate, sizeof(fate));
     if (job->discarded)
         return;
-    if (pg_run_tearing_down(job->run)) {
+    if (job->ctx->tearing_down) {
         pg_verdict_rank_exit(job->v, r->rank, code);
         if (job->opts->verbose)
             pg_job_log(job, "rank %d %s", r->rank, fate);
@@ -286,9 +263,9 @@ static void rank_judge_exit(pg_job_t *job, pg_rank_t *r, int wstatus, int told)
     if (unfinished)
         pg_job_engine_lost(job->je, r->rank);
     if (unfinished || told)
-        pg_run_teardown_told(job->run, job, r->rank);
+        pg_job_ctx_teardown_told(job->ctx, job, r->rank);
     else
-        pg_run_teardown(job->run, SIGTERM);
+        pg_job_ctx_teardown(job->ctx, SIGTERM);
 }
 
 /* Reports a rank whose exec failed (the child's errno, left in memory it
@@ -303,7 +280,7 @@ static void rank_report_exec_error(pg_job_t *job, pg_rank_t *r)
     r->exec_err = 0;
     if (pg_verdict_launch_failed(job->v, r->rank, err))
         pg_job_log(job, "cannot start rank %d (%s): %s", r->rank, seg->argv[0], strerror(err));
-    pg_run_teardown(job->run, SIGTERM);
+    pg_job_ctx_teardown(job->ctx, SIGTERM);
 }
 
 static void rank_close_conns(pg_rank_t *r)
@@ -375,9 +352,9 @@ static void rank_reaped(pg_job_t *job, pg_rank_t *r, int wstatus)
     if (r->err != NULL)
         pg_output_drain(r->err);
     if (r->rank == 0 && job->jobno == 0)
-        pg_stdin_stop(pg_run_stdin(job->run));
-    pg_trace_recorder_exit(pg_run_trace(job->run), job->trace_rank_base + r->rank, wstatus,
-                           pg_run_tearing_down(job->run));
+        pg_stdin_stop(job->ctx->stdin_fwd);
+    pg_trace_recorder_exit(job->ctx->trace, job->trace_rank_base + r->rank, wstatus,
+                           job->ctx->tearing_down);
     told = spawned_note_exit(job, r, wstatus);
     rank_judge_exit(job, r, wstatus, told);
     rank_close_conns(r);
@@ -431,12 +408,12 @@ static int job_alloc_ranks(pg_job_t *job)
 static void job_name(pg_job_t *job, int jobno)
 {
     job->jobno = jobno;
-    snprintf(job->kvsname, sizeof(job->kvsname), "kvs_%d_%d", (int)pg_run_pid(job->run), jobno);
+    snprintf(job->kvsname, sizeof(job->kvsname), "kvs_%d_%d", (int)job->ctx->pid, jobno);
 }
 
-/* A job of `run` with opts->nprocs ranks, nothing started; NULL when out
- * of memory. */
-static pg_job_t *job_new(pg_run_t *run, const pg_run_opts_t *opts,
+/* A job of ctx's run with opts->nprocs ranks, nothing started; NULL when
+ * out of memory. */
+static pg_job_t *job_new(const pg_job_ctx_t *ctx, const pg_run_opts_t *opts,
                          const pg_handler_table_t *handlers)
 {
     pg_job_t *job = calloc(1, sizeof(*job));
@@ -444,8 +421,8 @@ static pg_job_t *job_new(pg_run_t *run, const pg_run_opts_t *opts,
     if (job == NULL)
         return NULL;
     *job = (pg_job_t){
-        .run = run, .base = pg_run_base(run), .opts = opts, .handlers = handlers,
-        .size = opts->nprocs, .nlocal = opts->nprocs, .v = pg_run_verdict(run),
+        .ctx = ctx, .base = ctx->base, .opts = opts, .handlers = handlers,
+        .size = opts->nprocs, .nlocal = opts->nprocs, .v = ctx->verdict,
         .failed_rank = -1,
     };
     if (pg_job_conns_init(job) != 0 || job_alloc_ranks(job) != 0) {
@@ -455,10 +432,10 @@ static pg_job_t *job_new(pg_run_t *run, const pg_run_opts_t *opts,
     return job;
 }
 
-pg_job_t *pg_job_new(pg_run_t *run, const pg_run_opts_t *opts,
+pg_job_t *pg_job_new(const pg_job_ctx_t *ctx, const pg_run_opts_t *opts,
                      const pg_handler_table_t *handlers)
 {
-    pg_job_t *job = job_new(run, opts, handlers);
+    pg_job_t *job = job_new(ctx, opts, handlers);
 
     if (job != NULL)
         job_name(job, 0);
@@ -505,7 +482,7 @@ static uint32_t *node_of_ranks(const pg_job_node_t *node, int size)
 int pg_job_layout(const pg_job_t *job, pg_job_engine_layout_t *l, uint32_t **rank_node)
 {
     *l = (pg_job_engine_layout_t){
-        .nspace = job->kvsname, .size = job->size, .hostname = pg_run_hostname(job->run),
+        .nspace = job->kvsname, .size = job->size, .hostname = job->ctx->hostname,
         .appnum = job->appnum, .cpuset = (const char *const *)job->cpusets,
         .mapping = job->mapping, .doomed = job_fence_doomed, .doomed_ctx = (void *)job,
     };
@@ -538,9 +515,9 @@ void pg_job_set_port(pg_job_t *job, pg_port_t *port)
     job->port = port;
 }
 
-pg_run_t *pg_job_owner(const pg_job_t *job)
+const pg_job_ctx_t *pg_job_ctx(const pg_job_t *job)
 {
-    return job->run;
+    return job->ctx;
 }
 
 const char *pg_job_kvsname(const pg_job_t *job)
@@ -616,7 +593,7 @@ static int spawned_attach_engine(pg_job_t *sub, const pg_kv_t *preput, int nprep
     int slots = sub->size;
     uint32_t *rank_node = NULL;
     pg_job_engine_layout_t layout = {
-        .nspace = sub->kvsname, .size = sub->size, .hostname = pg_run_hostname(sub->run),
+        .nspace = sub->kvsname, .size = sub->size, .hostname = sub->ctx->hostname,
         .appnum = sub->appnum, .mapping = sub->mapping, .spawned = true,
         .parent_nspace = sub->parent_kvsname, .parent_rank = sub->parent_rank,
     };
@@ -635,7 +612,7 @@ static int spawned_attach_engine(pg_job_t *sub, const pg_kv_t *preput, int nprep
     } else {
         pg_mapping_format(&slots, 1, sub->size, sub->mapping, sizeof(sub->mapping));
     }
-    sub->je_own = pg_job_engine_attach(sub->base, pg_run_engine(sub->run), &layout, why);
+    sub->je_own = pg_job_engine_attach(sub->base, sub->ctx->engine, &layout, why);
     free(rank_node);
     if (sub->je_own == NULL)
         return -1;
@@ -656,10 +633,10 @@ static void spawned_abandon(pg_job_t *sub)
  * (freed with it).  Takes opts and wdirs when it returns a job. */
 static pg_job_t *spawned_new(pg_job_t *parent, pg_run_opts_t *opts, char **wdirs)
 {
-    pg_run_t *run = parent->run;
-    int trace_rank_base = pg_run_nranks(run), root_size = pg_run_opts(run)->nprocs;
-    pg_job_t *sub = job_new(run, opts, parent->handlers);
-    int jobno = sub != NULL ? pg_run_add_job(run, sub) : -1;
+    const pg_job_ctx_t *ctx = parent->ctx;
+    int trace_rank_base = ctx->ops->nranks(ctx->run), root_size = ctx->opts->nprocs;
+    pg_job_t *sub = job_new(ctx, opts, parent->handlers);
+    int jobno = sub != NULL ? ctx->ops->add_job(ctx->run, sub) : -1;
 
     if (jobno < 0) {
         pg_job_free(sub);
@@ -691,7 +668,7 @@ static int spawn_job(pg_job_t *parent, int parent_rank, const spawn_at_t *at,
     pg_job_t *sub;
 
     *why = "out of memory";
-    if (pg_run_tearing_down(parent->run)) {
+    if (parent->ctx->tearing_down) {
         *why = "the job is being torn down";
         goto refuse;
     }
@@ -726,7 +703,7 @@ refuse:
     for (int s = 0; wdirs != NULL && s < opts->nsegments; s++)
         free(wdirs[s]);
     free(wdirs);
-    pg_spawn_opts_free(opts);
+    pg_job_ctx_spawn_opts_free(parent->ctx, opts);
     return -1;
 }
 
@@ -740,7 +717,7 @@ int pg_job_spawn(pg_job_t *parent, int parent_rank, pg_run_opts_t *opts, char **
         for (int s = 0; wdirs != NULL && s < opts->nsegments; s++)
             free(wdirs[s]);
         free(wdirs);
-        pg_spawn_opts_free(opts);
+        pg_job_ctx_spawn_opts_free(parent->ctx, opts);
         *why = "a job over several nodes spawns through its hub";
         return -1;
     }
@@ -814,6 +791,6 @@ void pg_job_free(pg_job_t *job)
     free(job->pids);
     free(job->ranks);
     free(job->appnum);
-    pg_spawn_opts_free(job->own_opts);
+    pg_job_ctx_spawn_opts_free(job->ctx, job->own_opts);
     free(job);
 }

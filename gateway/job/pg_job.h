@@ -9,11 +9,13 @@
  *
  * What all jobs of the invocation share -- the loop, pmigate's output
  * sinks, the verdict (one exit status), the process group, the engine, the
- * teardown -- is the run's; starting the ranks is pg_launch.h's; PMI_PORT
- * connections that have not yet named their rank are pg_port.h's.
+ * teardown -- is the run's, which a job reaches through the context the run
+ * gives it (pg_job_ctx.h), never by a call up; starting the ranks is
+ * pg_launch.h's; PMI_PORT connections that have not yet named their rank
+ * are pg_port.h's.
  *
- * Ownership: a job borrows its run and (root) its opts; it owns the rest it
- * creates, a spawned job its opts and working directories too.
+ * Ownership: a job borrows its run's context and (root) its opts; it owns
+ * the rest it creates, a spawned job its opts and working directories too.
  */
 #ifndef PG_JOB_H
 #define PG_JOB_H
@@ -65,9 +67,11 @@ typedef struct pg_job_node {
 
 /* ---- the root job, made and driven by its run (pg_run.c) ---- */
 
-/* The root job of `run`: opts->nprocs ranks, nothing started yet.  opts
- * and handlers are borrowed.  NULL when out of memory. */
-pg_job_t *pg_job_new(pg_run_t *run, const pg_run_opts_t *opts,
+/* The root job of ctx's run: opts->nprocs ranks, nothing started yet.
+ * ctx (pg_job_ctx.h), opts and handlers are borrowed.  NULL when out of
+ * memory. */
+struct pg_job_ctx;
+pg_job_t *pg_job_new(const struct pg_job_ctx *ctx, const pg_run_opts_t *opts,
                      const pg_handler_table_t *handlers);
 /* Frees the job, its ranks and their connections (a spawned job's launch
  * still under way tells its spawner it failed).  Free a run's jobs last
@@ -118,7 +122,9 @@ void pg_job_judge_silent(pg_job_t *job);
 struct pg_report_job;
 void pg_job_report(const pg_job_t *job, struct pg_report_job *out);
 
-pg_run_t *pg_job_owner(const pg_job_t *job);
+/* What the job has of its run (pg_job_ctx.h): the run's own files read
+ * the invocation's options and counts there (gateway/run/pg_spawn.c). */
+const struct pg_job_ctx *pg_job_ctx(const pg_job_t *job);
 const char *pg_job_kvsname(const pg_job_t *job);
 /* 0: the root; 1, 2, ...: spawned, in order. */
 int pg_job_jobno(const pg_job_t *job);
@@ -147,7 +153,7 @@ pg_conn_t *pg_job_conn_new(pg_job_t *job, int fd, int rank);
 void pg_job_abort(pg_job_t *job, int rank, int code, const char *msg);
 
 /* "pmigate: " + ("job N: " for a spawned job) + message + "\n" on
- * pmigate's stderr (pg_run_log). */
+ * pmigate's stderr (pg_job_ctx_vlog). */
 void pg_job_log(const pg_job_t *job, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- jobs that ranks spawn (gateway/run/pg_spawn.c) ----
@@ -164,7 +170,7 @@ typedef void (*pg_job_launched_fn)(int failed, const char *why, void *arg);
  * (its PMIX_PARENT_ID), req's preput keys readable before they start (req
  * is read before this returns, not kept; when req->notify_end, the
  * parent's job gets a PMIX_EVENT_JOB_END once every rank is gone).  Takes
- * opts (pg_spawn_opts_free) and wdirs ([nsegments] malloc'd paths or NULL
+ * opts (the context's spawn_opts_free) and wdirs ([nsegments] malloc'd paths or NULL
  * entries, NULL) whatever happens.  The ranks start in batches, the loop
  * serving the running ranks between them; `launched` runs once every child
  * has exec'd or failed -- from the loop, or before this returns when one

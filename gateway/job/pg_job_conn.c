@@ -3,8 +3,10 @@
  * The job is its connections' owner (pg_conn_owner_ops_t in pg_conn.h):
  * this file answers who a connection is, its open, finalize, abort, log,
  * signal, spawn and close, and watches the ranks that asked to be watched
- * (PMIx_Process_monitor, --heartbeat; pg_monitor.h).  The job's records
- * are pg_job_int.h's; its ranks' exits and its end are pg_job.c's.
+ * (PMIx_Process_monitor, --heartbeat; pg_monitor.h).  A PMI abort
+ * (pg_job_abort) is here too: the connections are its first callers.  The
+ * job's records are pg_job_int.h's; its ranks' exits and its end are
+ * pg_job.c's, which calls this file and is never called by it.
  *
  * Why the wait in one place: when a connection breaks before finalize
  * while the process still seems alive, the verdict waits
@@ -20,10 +22,9 @@
 #include <string.h>
 #include <syslog.h>
 
+#include "gateway/job/pg_job_ctx.h"
 #include "gateway/job/pg_job_int.h"
 #include "gateway/job/pg_port.h"
-#include "gateway/run/pg_run.h"
-#include "gateway/run/pg_spawn.h"
 #include "gateway/tools/pg_trace_rec.h"
 #include "pmix_common.h"
 
@@ -39,7 +40,7 @@ static void job_log_stdout(const pg_job_t *job, const char *fmt, ...)
     va_list ap;
 
     va_start(ap, fmt);
-    pg_run_vlog(job->run, job->jobno, 1, fmt, ap);
+    pg_job_ctx_vlog(job->ctx, job->jobno, 1, fmt, ap);
     va_end(ap);
 }
 
@@ -49,7 +50,7 @@ static void rank_fail_lost(pg_job_t *job, pg_rank_t *r, const char *reason)
     if (pg_verdict_rank_lost(job->v, r->rank, 0))
         pg_job_log(job, "rank %d %s", r->rank, reason);
     pg_job_engine_lost(job->je, r->rank);
-    pg_run_teardown_told(job->run, job, r->rank);
+    pg_job_ctx_teardown_told(job->ctx, job, r->rank);
 }
 
 static void on_lost_grace(evutil_socket_t fd, short what, void *arg)
@@ -58,7 +59,7 @@ static void on_lost_grace(evutil_socket_t fd, short what, void *arg)
 
     (void)fd;
     (void)what;
-    if (!r->reaped && !pg_run_tearing_down(r->job->run))
+    if (!r->reaped && !r->job->ctx->tearing_down)
         rank_fail_lost(r->job, r, r->lost_reason ? r->lost_reason : "lost its PMI connection");
 }
 
@@ -96,7 +97,7 @@ static void trace_verbose(void *arg, const pg_conn_t *conn, pg_conn_dir_t dir, c
 
 pg_conn_t *pg_job_conn_new(pg_job_t *job, int fd, int rank)
 {
-    pg_trace_recorder_t *trace = pg_run_trace(job->run);
+    pg_trace_recorder_t *trace = job->ctx->trace;
     pg_conn_t *conn =
         pg_conn_new(job->base, fd, rank, &job->peer_job, job->handlers, &job->conn_ops, job);
 
@@ -153,6 +154,20 @@ static void conn_finalized(void *owner, pg_conn_t *conn)
     r->finalized = 1;
     pg_monitor_forget(job->monitor, r->rank); /* nothing more to say: not watched */
     pg_job_engine_finalized(job->je, r->rank);
+}
+
+void pg_job_abort(pg_job_t *job, int rank, int code, const char *msg)
+{
+    if (pg_verdict_abort(job->v, rank, code)) {
+        if (rank >= 0)
+            pg_job_log(job, "rank %d aborted the job (code %d)%s%s", rank, code,
+                       msg && *msg ? ": " : "", msg ? msg : "");
+        else
+            pg_job_log(job, "the job was aborted (code %d)%s%s", code, msg && *msg ? ": " : "",
+                       msg ? msg : "");
+    }
+    /* the handler told the job's PMIx processes (server/pg_peer_abort.h) */
+    pg_job_ctx_teardown_told(job->ctx, job, rank);
 }
 
 static void conn_job_abort(void *owner, pg_conn_t *conn, int code, const char *msg)
@@ -244,7 +259,7 @@ static void rank_output_heard(void *arg)
 
 int pg_job_watch_silence(pg_job_t *job, pg_rank_t *r)
 {
-    int seconds = pg_run_opts(job->run)->heartbeat;
+    int seconds = job->ctx->opts->heartbeat;
 
     if (seconds <= 0)
         return 0;
@@ -279,7 +294,7 @@ static void job_monitor_alert(void *owner, const pg_monitor_alert_t *a)
     pg_job_t *job = owner;
     char why[768];
 
-    if (pg_run_tearing_down(job->run) || job->ranks[a->rank].reaped)
+    if (job->ctx->tearing_down || job->ranks[a->rank].reaped)
         return;
     describe_stall(a, why, sizeof(why));
     (void)pg_job_engine_alert(job->je, a->rank, a->req->code, a->req->range, a->req->id,
@@ -292,7 +307,7 @@ static void job_monitor_alert(void *owner, const pg_monitor_alert_t *a)
     if (pg_verdict_stalled(job->v, a->rank))
         pg_job_log(job, "rank %d stalled: %s; killing the job (exit status %d)", a->rank, why,
                    PG_EXIT_TIMEOUT);
-    pg_run_teardown_told(job->run, job, a->rank);
+    pg_job_ctx_teardown_told(job->ctx, job, a->rank);
 }
 
 static void conn_log_write(void *owner, pg_conn_t *conn, const char *line)
@@ -331,7 +346,7 @@ static void conn_closed(void *owner, pg_conn_t *conn, const char *reason)
     if (conn == r->pmi_conn)
         r->pmi_conn = NULL;
     pg_conn_free(conn);
-    if (reason == NULL || pg_run_tearing_down(job->run) || r->reaped)
+    if (reason == NULL || job->ctx->tearing_down || r->reaped)
         return;
     if (!by_peer) {
         rank_fail_lost(job, r, reason); /* it sent something wrong: its fault now */
@@ -346,11 +361,13 @@ static void conn_closed(void *owner, pg_conn_t *conn, const char *reason)
         rank_fail_lost(job, r, reason);
 }
 
-/* The seam's spawn, from one of this job's ranks. */
+/* The seam's spawn, from one of this job's ranks: the run's policy. */
 static void conn_spawn(void *owner, pg_conn_t *conn, const pg_spawn_req_t *req,
                        pg_spawn_done_fn done, void *cbdata)
 {
-    pg_spawn_start(owner, pg_conn_rank(conn), req, done, cbdata);
+    pg_job_t *job = owner;
+
+    job->ctx->ops->spawn(job, pg_conn_rank(conn), req, done, cbdata);
 }
 
 int pg_job_conns_init(pg_job_t *job)
@@ -362,7 +379,7 @@ int pg_job_conns_init(pg_job_t *job)
         .closed = conn_closed, .spawn = conn_spawn, .segment_reader = conn_segment_reader,
         .monitor = conn_monitor,
     };
-    if (pg_run_opts(job->run)->heartbeat > 0)
+    if (job->ctx->opts->heartbeat > 0)
         job->conn_ops.heard = conn_heard;
     job->monitor = pg_monitor_new(job->base, job_monitor_alert, job);
     return job->monitor != NULL ? 0 : -1;

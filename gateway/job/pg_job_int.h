@@ -1,8 +1,10 @@
 /*
  * pg_job_int.h: the records of a job, shared by the files of the job's
- * room -- pg_job.c (its ranks' exits and end, spawned jobs), pg_job_conn.c
- * (what its ranks' PMI connections ask of it, watching them) and
- * pg_launch.c (starting its ranks).  Everyone else uses pg_job.h.
+ * room, each calling only the ones below it (top first): pg_job.c (its
+ * ranks' exits and end, spawned jobs), pg_launch.c (starting its ranks),
+ * pg_job_conn.c (what its ranks' PMI connections ask of it, watching
+ * them), pg_port.c (PMI_PORT admission) and pg_job_ctx.c (the run's log
+ * lines and ops).  Everyone else uses pg_job.h.
  */
 #ifndef PG_JOB_INT_H
 #define PG_JOB_INT_H
@@ -12,6 +14,7 @@
 #include "gateway/io/pg_conn.h"
 #include "gateway/job/pg_env.h"
 #include "gateway/job/pg_job.h"
+#include "gateway/job/pg_job_ctx.h"
 #include "gateway/util/pg_mapping.h"
 #include "gateway/job/pg_monitor.h"
 #include "gateway/io/pg_output.h"
@@ -38,8 +41,8 @@ typedef struct pg_rank {
 } pg_rank_t;
 
 struct pg_job {
-    pg_run_t *run;           /* the invocation the job is part of (borrowed) */
-    struct event_base *base; /* the run's loop */
+    const pg_job_ctx_t *ctx; /* what it has of its run (borrowed) */
+    struct event_base *base; /* the run's loop (ctx->base) */
     const pg_run_opts_t *opts;
     const pg_handler_table_t *handlers;
     pg_conn_owner_ops_t conn_ops;
@@ -62,18 +65,18 @@ struct pg_job {
     pg_job_engine_t *je;     /* the job's namespace in the run's engine */
     pg_job_engine_t *je_own; /* spawned: je, owned; root: NULL (je is the run's) */
     pg_port_t *port;         /* root: PMI_PORT admission (the run's); spawned: NULL */
-    pg_verdict_t *v;         /* the run's: one exit status for every job */
+    pg_verdict_t *v;         /* the run's (ctx->verdict): one exit status for every job */
     pg_monitor_t *monitor;   /* its ranks' watches (PMIx_Process_monitor, --heartbeat) */
     int nlive;               /* forked and not reaped */
     int launching;
     int next_launch;         /* the next rank to start */
     struct event *ev_launch; /* the next batch of ranks */
-    /* spawned jobs (gateway/run/pg_spawn.c): a new namespace in the run's
+    /* spawned jobs (the run's spawn op): a new namespace in the run's
      * engine, sharing its loop, output sinks, process group and verdict */
     char parent_kvsname[64]; /* the job whose rank asked */
     int parent_rank;         /* the rank that asked (PMIX_PARENT_ID) */
     char **wdirs;            /* [nsegments] working directory or NULL, owned */
-    pg_run_opts_t *own_opts; /* opts is this, owned (pg_spawn_opts_free) */
+    pg_run_opts_t *own_opts; /* opts is this, owned (ctx's spawn_opts_free) */
     int discarded;           /* a child could not start, the job was taken
                               * back: its exits decide nothing */
     int trace_rank_base;     /* its rank 0's row in the trace (the sizes of

@@ -4,6 +4,11 @@
  * A rank starts with vfork from a plan made in the parent (child_plan_t):
  * the child shares pmigate's memory until it execs, so it makes nothing
  * but system calls, and reports a failed exec through the plan.
+ *
+ * Below pg_job.c (which starts and takes back launches) and above
+ * pg_job_conn.c (the ranks' connections); the run -- its process group,
+ * sinks, stdin, PMI_PORT socket, teardown -- is reached through the job's
+ * context (pg_job_ctx.h).
  */
 #include "gateway/job/pg_launch.h"
 
@@ -22,10 +27,9 @@
 #include <unistd.h>
 
 #include "gateway/job/pg_env_pmix.h"
+#include "gateway/job/pg_job_ctx.h"
 #include "gateway/job/pg_job_int.h"
 #include "gateway/io/pg_listen.h"
-#include "gateway/run/pg_run.h"
-#include "gateway/run/pg_spawn.h"
 #include "gateway/io/pg_stdin.h"
 
 enum {
@@ -270,16 +274,16 @@ static int rank_plan(pg_job_t *job, const pg_rank_t *r, const child_fds_t *fds, 
     pg_rank_env_t re = {
         .pmi_fd = fds->pmi, .rank = r->rank, .size = job->size,
         .local_rank = r->local_rank, .local_size = job->nlocal, .jobid = job->kvsname,
-        .port = job->port != NULL ? pg_run_port_path(job->run) : NULL,
+        .port = job->port != NULL ? job->ctx->port_path : NULL,
         .shm = pg_job_engine_shm_path(job->je),
         .libpmix_dir = pg_env_libpmix_dir(),
-        .job_dir = job->port != NULL ? pg_run_job_dir(job->run) : NULL,
+        .job_dir = job->port != NULL ? job->ctx->job_dir : NULL,
     };
 
     memset(plan, 0, sizeof(*plan));
     plan->fds = *fds;
-    plan->pgid = pg_run_pgid(job->run);
-    plan->parent = pg_run_pid(job->run);
+    plan->pgid = job->ctx->pgid;
+    plan->parent = job->ctx->pid;
     plan->argv = job->opts->segments[r->appnum].argv;
     if (pg_env_set_rank(env, &re) != 0) {
         errno = ENOMEM;
@@ -341,10 +345,10 @@ static int rank_watch(pg_job_t *job, pg_rank_t *r, int pmi_fd, int out_r, int er
 
     char label[32];
 
-    r->out = pg_output_new(job->base, out_r, pg_run_out_sink(job->run), tag);
+    r->out = pg_output_new(job->base, out_r, job->ctx->out_sink, tag);
     if (r->out == NULL)
         close(out_r);
-    r->err = pg_output_new(job->base, err_r, pg_run_err_sink(job->run), tag);
+    r->err = pg_output_new(job->base, err_r, job->ctx->err_sink, tag);
     if (r->err == NULL)
         close(err_r);
     if (tag >= 0 && job->jobno > 0) { /* "[job.rank] ": a spawned job's rank */
@@ -361,7 +365,7 @@ static int rank_watch(pg_job_t *job, pg_rank_t *r, int pmi_fd, int out_r, int er
 static int rank_launch(pg_job_t *job, pg_rank_t *r)
 {
     int sv[2] = { -1, -1 }, out[2] = { -1, -1 }, err[2] = { -1, -1 };
-    pg_stdin_t *in = r->rank == 0 && job->jobno == 0 ? pg_run_stdin(job->run) : NULL;
+    pg_stdin_t *in = r->rank == 0 && job->jobno == 0 ? job->ctx->stdin_fwd : NULL;
     child_fds_t fds;
     child_plan_t plan;
     pid_t pid;
@@ -375,7 +379,7 @@ static int rank_launch(pg_job_t *job, pg_rank_t *r)
     if (rank_plan(job, r, &fds, &plan) != 0 || (pid = spawn_child(&plan)) < 0)
         goto fail;
     /* both sides set the group: whichever runs first wins the race */
-    (void)setpgid(pid, pg_run_adopt(job->run, pid));
+    (void)setpgid(pid, job->ctx->ops->adopt(job->ctx->run, pid));
     r->pid = pid;
     job->pids[r->rank] = pid;
     pg_job_engine_started(job->je, r->rank, pid, job->opts->segments[r->appnum].argv[0]);
@@ -418,25 +422,25 @@ static void launch_batch(pg_job_t *job)
     int end = job->next_launch + PG_LAUNCH_BATCH;
     int last = job->first + job->nlocal; /* this node's ranks only */
 
-    for (; job->next_launch < last && job->next_launch < end && !pg_run_tearing_down(job->run);
+    for (; job->next_launch < last && job->next_launch < end && !job->ctx->tearing_down;
          job->next_launch++) {
         if (rank_launch(job, &job->ranks[job->next_launch]) != 0) {
             pg_verdict_launch_failed(job->v, job->next_launch, EAGAIN);
-            pg_run_teardown(job->run, SIGTERM);
+            pg_job_ctx_teardown(job->ctx, SIGTERM);
         }
     }
-    if (job->next_launch < last && !pg_run_tearing_down(job->run) &&
+    if (job->next_launch < last && !job->ctx->tearing_down &&
         evtimer_add(job->ev_launch, &next_turn) == 0)
         return;
-    if (job->next_launch < last && !pg_run_tearing_down(job->run)) {
+    if (job->next_launch < last && !job->ctx->tearing_down) {
         pg_verdict_launch_failed(job->v, job->next_launch, EAGAIN);
         pg_job_log(job, "out of resources starting rank %d", job->next_launch);
-        pg_run_teardown(job->run, SIGTERM);
+        pg_job_ctx_teardown(job->ctx, SIGTERM);
     }
     job->launching = 0;
     if (job->opts->verbose)
         pg_launch_log_layout(job);
-    pg_run_maybe_done(job->run);
+    pg_job_ctx_maybe_done(job->ctx);
 }
 
 static void on_launch_batch(evutil_socket_t fd, short what, void *arg)
@@ -480,7 +484,7 @@ static void spawned_launch_done(pg_job_t *sub)
     sub->launched = NULL;
     sub->errcodes = NULL;
     launched(failed, NULL, arg);
-    pg_run_maybe_done(sub->run);
+    pg_job_ctx_maybe_done(sub->ctx);
 }
 
 /* Starts the next batch of the spawned job's ranks; the rest on the next
@@ -495,7 +499,7 @@ static void spawned_launch_batch(pg_job_t *sub)
     int last = sub->first + sub->nlocal; /* this node's share */
 
     for (; sub->next_launch < last && sub->next_launch < end &&
-           !pg_run_tearing_down(sub->run) && !sub->discarded;
+           !sub->ctx->tearing_down && !sub->discarded;
          sub->next_launch++) {
         pg_rank_t *r = &sub->ranks[sub->next_launch];
         int err;
@@ -510,12 +514,12 @@ static void spawned_launch_batch(pg_job_t *sub)
         if (err != 0)
             pg_launch_take_back(sub);
     }
-    if (sub->next_launch < last && !pg_run_tearing_down(sub->run) && !sub->discarded &&
+    if (sub->next_launch < last && !sub->ctx->tearing_down && !sub->discarded &&
         evtimer_add(sub->ev_launch, &next_turn) == 0)
         return;
     for (; sub->next_launch < last; sub->next_launch++) { /* never started */
         sub->errcodes[sub->next_launch] = ECANCELED;
-        pg_run_spawned_add(sub->run, -1);
+        pg_job_ctx_spawned_add(sub->ctx, -1);
     }
     spawned_launch_done(sub);
 }
@@ -535,6 +539,6 @@ void pg_launch_start(pg_job_t *job)
         launch_batch(job);
         return;
     }
-    pg_run_spawned_add(job->run, job->nlocal);
+    pg_job_ctx_spawned_add(job->ctx, job->nlocal);
     spawned_launch_batch(job);
 }

@@ -4,6 +4,10 @@
  * The waiting connections are kept in accept order, so the oldest is both
  * the one dropped when there are too many and the one whose hello deadline
  * comes first (one timer, armed for it).
+ *
+ * Below the job's connections (pg_job_conn.c calls it) and above only
+ * pg_job_ctx.c: it reads the job's records (pg_job_int.h) instead of
+ * calling pg_job.c, and makes connections with the maker it was given.
  */
 #include "gateway/job/pg_port.h"
 
@@ -14,7 +18,8 @@
 #include <unistd.h>
 
 #include "gateway/util/pg_proc.h"
-#include "gateway/run/pg_run.h"
+#include "gateway/job/pg_job_ctx.h"
+#include "gateway/job/pg_job_int.h"
 #include "wire/pg_clock.h"
 
 enum {
@@ -41,6 +46,7 @@ typedef struct port_peer {
 
 struct pg_port {
     pg_job_t *job;            /* whose ranks the connections may claim */
+    pg_port_conn_fn new_conn; /* makes the job's connections */
     port_peer_t *peers;       /* oldest first, owned */
     int npeers;
     uint64_t hello_timeout_ns;
@@ -62,19 +68,20 @@ static uint64_t hello_timeout_ns(void)
         s = strtod(text, &end);
         if (*end == '\0' && s > 0 && s < 1e6)
             return (uint64_t)(s * 1e9);
-        pg_run_log(NULL, "PMIGATE_HELLO_TIMEOUT=%s is not a number of seconds: using %d s", text,
+        pg_job_ctx_log(NULL, "PMIGATE_HELLO_TIMEOUT=%s is not a number of seconds: using %d s", text,
                    PG_PORT_HELLO_TIMEOUT_MS / 1000);
     }
     return (uint64_t)PG_PORT_HELLO_TIMEOUT_MS * 1000000u;
 }
 
-pg_port_t *pg_port_new(struct event_base *base, pg_job_t *job)
+pg_port_t *pg_port_new(struct event_base *base, pg_job_t *job, pg_port_conn_fn new_conn)
 {
     pg_port_t *port = calloc(1, sizeof(*port));
 
     if (port == NULL)
         return NULL;
     port->job = job;
+    port->new_conn = new_conn;
     port->hello_timeout_ns = hello_timeout_ns();
     port->ev_hello = evtimer_new(base, on_hello_timeout, port);
     if (port->ev_hello == NULL) {
@@ -125,7 +132,7 @@ int pg_port_may_claim(pg_port_t *port, const pg_conn_t *conn, int rank, const ch
 
     if (peer == NULL || peer->kin == rank)
         return 1;
-    pids = pg_job_pids(port->job);
+    pids = port->job->pids;
     if (pids[rank] == 0)
         snprintf(reason, sizeof(reason), "that rank has not started yet");
     else
@@ -153,7 +160,7 @@ void pg_port_complain(pg_port_t *port, const char *what)
  * oldest when there are more than the ranks could account for. */
 static void drop_oldest(pg_port_t *port)
 {
-    int size = pg_job_size(port->job);
+    int size = port->job->size;
     pg_conn_t *oldest;
 
     if (port->npeers < size + PG_PORT_STRANGERS)
@@ -223,14 +230,12 @@ void pg_port_accept(pg_port_t *port, int fd, pid_t pid)
         return;
     }
     port->peers = grown;
-    conn = pg_job_conn_new(job, fd, -1);
+    conn = port->new_conn(job, fd, -1);
     if (conn == NULL)
         return;
     port->peers[port->npeers++] = (port_peer_t){
         .conn = conn, .pid = pid,
-        .kin = pid > 0 ? pg_proc_ancestor_among(pid, pg_job_pids(job), pg_job_size(job),
-                                                pg_run_pid(pg_job_owner(job)))
-                       : -1,
+        .kin = pid > 0 ? pg_proc_ancestor_among(pid, job->pids, job->size, job->ctx->pid) : -1,
         .deadline = pg_clock_now() + port->hello_timeout_ns,
     };
     hello_arm(port);

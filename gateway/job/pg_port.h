@@ -20,9 +20,16 @@
 
 struct event_base;
 
-/* Admission to `job`'s ranks (borrowed; the root job).  Reads
- * PMIGATE_HELLO_TIMEOUT.  NULL when out of memory. */
-pg_port_t *pg_port_new(struct event_base *base, pg_job_t *job);
+/* The job's connection on an accepted `fd` that has not named its rank
+ * (rank -1): pg_job_conn_new.  The port is below the job's connections
+ * (they ask it who may claim a rank), so it is given their maker rather
+ * than calling up. */
+typedef pg_conn_t *(*pg_port_conn_fn)(pg_job_t *job, int fd, int rank);
+
+/* Admission to `job`'s ranks (borrowed; the root job), their connections
+ * made by `new_conn`.  Reads PMIGATE_HELLO_TIMEOUT.  NULL when out of
+ * memory. */
+pg_port_t *pg_port_new(struct event_base *base, pg_job_t *job, pg_port_conn_fn new_conn);
 /* Closes the connections still waiting, and frees. */
 void pg_port_free(pg_port_t *port);
 

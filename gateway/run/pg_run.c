@@ -21,9 +21,11 @@
 #include <unistd.h>
 
 #include "gateway/util/pg_keeper.h"
+#include "gateway/job/pg_job_ctx.h"
 #include "gateway/job/pg_launch.h"
 #include "gateway/io/pg_listen.h"
 #include "gateway/job/pg_port.h"
+#include "gateway/run/pg_spawn.h"
 #include "gateway/util/pg_proc.h"
 #include "gateway/tools/pg_report.h"
 #include "gateway/tools/pg_statusd.h"
@@ -52,13 +54,14 @@ struct pg_run {
     const pg_run_opts_t *opts;
     const pg_handler_table_t *handlers;
     char hostname[256];
-    pid_t pid;                /* pmigate */
-    pid_t pgid;               /* the ranks' process group, 0 before the first */
+    /* what its jobs have of it: pmigate's pid, the ranks' process group,
+     * the sinks, stdin, the trace, the engine, the teardown flag live
+     * there, kept current, and the ops below */
+    pg_job_ctx_t ctx;
     pg_keeper_t *keeper;      /* cleans up if pmigate is SIGKILLed, or NULL */
     pg_job_t *root;           /* the job `pmigate run` started, owned */
     pg_job_t **subs;          /* the jobs ranks spawned, in order, owned */
     int nsubs;
-    pg_job_engine_t *engine;  /* the root job's registration: the engine */
     pg_listen_t *listen;      /* the PMI_PORT socket and the job directory */
     pg_statusd_t *statusd;    /* `pmigate status`'s endpoint in that directory */
     void (*status_more)(void *arg, uint64_t ticket); /* its answers add the other nodes' */
@@ -67,15 +70,7 @@ struct pg_run {
     uint64_t launched_at;     /* ... when the root job's first batch started */
     int nodeid, nnodes;       /* pmigate proxy: this node of nnodes (else 0, 0) */
     pg_port_t *port;          /* PMI_PORT connections until they name a rank */
-    pg_stdin_t *stdin_fwd;
-    pg_sink_t *out_sink;      /* pmigate's stdout, non-blocking (pg_output.h) */
-    pg_sink_t *err_sink;      /* pmigate's stderr (the same sink under 2>&1) */
-    pg_trace_recorder_t *trace; /* --trace, else NULL */
     pg_verdict_t verdict;     /* one exit status for every job */
-    int spawned_total;        /* spawned processes so far: started, or accepted
-                               * and waiting for their batch (so the cap holds
-                               * for spawns that overlap) */
-    int teardown;
     int done;
     int flushing;             /* every rank is gone; queued output is being written */
     int hurry;                /* --timeout or a signal: the flush gives up when stalled */
@@ -91,20 +86,7 @@ struct pg_run {
 
 void pg_run_vlog(const pg_run_t *run, int jobno, int to_stdout, const char *fmt, va_list ap)
 {
-    pg_sink_t *sink = run == NULL ? NULL : to_stdout ? run->out_sink : run->err_sink;
-    char prefix[32] = "", *text = NULL, *line = NULL;
-
-    if (jobno > 0)
-        snprintf(prefix, sizeof(prefix), "job %d: ", jobno);
-    /* whatever its length: a rank's PMIx_Log text comes this way whole */
-    if (vasprintf(&text, fmt, ap) < 0)
-        return;
-    if (asprintf(&line, "%s%s", prefix, text) >= 0)
-        /* after the ranks' queued lines, never blocking; text a rank sent
-         * (an abort message) is escaped there, so it cannot forge a line */
-        pg_sink_log(sink, line);
-    free(line);
-    free(text);
+    pg_job_ctx_vlog(run != NULL ? &run->ctx : NULL, jobno, to_stdout, fmt, ap);
 }
 
 void pg_run_log(const pg_run_t *run, const char *fmt, ...)
@@ -129,8 +111,8 @@ static struct timeval ms_to_tv(long ms)
 
 static void signal_all(pg_run_t *run, int signo)
 {
-    if (run->pgid > 0)
-        (void)kill(-run->pgid, signo);
+    if (run->ctx.pgid > 0)
+        (void)kill(-run->ctx.pgid, signo);
     pg_job_signal(run->root, signo);
     for (int k = 0; k < run->nsubs; k++)
         pg_job_signal(run->subs[k], signo);
@@ -157,11 +139,11 @@ static void on_kill_grace(evutil_socket_t fd, short what, void *arg)
  * first time, -1 when it already was. */
 static int teardown_begin(pg_run_t *run)
 {
-    if (run->teardown)
+    if (run->ctx.tearing_down)
         return -1;
-    run->teardown = 1;
+    run->ctx.tearing_down = 1;
     pg_listen_stop(run->listen);
-    pg_stdin_stop(run->stdin_fwd);
+    pg_stdin_stop(run->ctx.stdin_fwd);
     if (run->ev_timeout != NULL)
         event_del(run->ev_timeout);
     return 0;
@@ -179,11 +161,6 @@ static void teardown_signal(pg_run_t *run, int signo)
         pg_run_log(run, "killing the job (%d rank%s still running)", nroot, nroot == 1 ? "" : "s");
     signal_all(run, signo);
     evtimer_add(run->ev_kill, &grace);
-}
-
-int pg_run_tearing_down(const pg_run_t *run)
-{
-    return run->teardown;
 }
 
 void pg_run_teardown(pg_run_t *run, int signo)
@@ -235,7 +212,7 @@ static int output_flushed(const pg_run_t *run)
     for (int k = 0; k < run->nsubs; k++)
         if (!pg_job_outputs_finished(run->subs[k]))
             return 0;
-    return pg_sink_queued(run->out_sink) == 0 && pg_sink_queued(run->err_sink) == 0;
+    return pg_sink_queued(run->ctx.out_sink) == 0 && pg_sink_queued(run->ctx.err_sink) == 0;
 }
 
 static void flush_end(pg_run_t *run)
@@ -255,8 +232,8 @@ static void on_flush_check(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     if (output_flushed(run) ||
-        (run->hurry && (pg_sink_stalled_ns(run->out_sink, now) >= stall ||
-                        pg_sink_stalled_ns(run->err_sink, now) >= stall)))
+        (run->hurry && (pg_sink_stalled_ns(run->ctx.out_sink, now) >= stall ||
+                        pg_sink_stalled_ns(run->ctx.err_sink, now) >= stall)))
         flush_end(run);
 }
 
@@ -282,8 +259,8 @@ static void report_undelivered(pg_run_t *run)
 
     if (lost == 0)
         return;
-    (void)pg_sink_discard(run->out_sink);
-    (void)pg_sink_discard(run->err_sink);
+    (void)pg_sink_discard(run->ctx.out_sink);
+    (void)pg_sink_discard(run->ctx.err_sink);
     pg_run_log(run, "%zu bytes of the ranks' output were not delivered: nobody read them", lost);
 }
 
@@ -333,7 +310,7 @@ static void on_signal(evutil_socket_t signo, short what, void *arg)
         flush_end(run);
         return;
     }
-    if (run->teardown) {
+    if (run->ctx.tearing_down) {
         signal_all(run, SIGKILL); /* asked twice: no more grace */
         return;
     }
@@ -368,7 +345,7 @@ static void on_port_accept(void *arg, int fd, pid_t pid)
 {
     pg_run_t *run = arg;
 
-    if (run->teardown) {
+    if (run->ctx.tearing_down) {
         close(fd);
         return;
     }
@@ -414,8 +391,8 @@ static void report_job(const pg_run_t *run, const pg_job_t *job, FILE *out, uint
 
     pg_job_report(job, &j);
     pg_report_job(out, &j);
-    if (run->engine != NULL)
-        (void)pg_engine_view(pg_job_engine_get(run->engine), report_fence, report_wait, &v);
+    if (run->ctx.engine != NULL)
+        (void)pg_engine_view(pg_job_engine_get(run->ctx.engine), report_fence, report_wait, &v);
 }
 
 /* The report of pg_statusd.h: who, what, since when, then each job. */
@@ -424,7 +401,7 @@ static void run_report(void *arg, FILE *out)
     const pg_run_t *run = arg;
     uint64_t now = pg_clock_now();
 
-    fprintf(out, "pmigate %ld on %s", (long)run->pid, run->hostname);
+    fprintf(out, "pmigate %ld on %s", (long)run->ctx.pid, run->hostname);
     if (run->nnodes > 1)
         fprintf(out, ", node %d of %d", run->nodeid, run->nnodes);
     fprintf(out, ": %s", run->nnodes > 1 ? "proxy" : "run");
@@ -432,7 +409,7 @@ static void run_report(void *arg, FILE *out)
         fprintf(out, "%s -n %d %s", i > 0 ? " :" : "", run->opts->segments[i].nprocs,
                 run->opts->segments[i].argv[0]);
     fprintf(out, ", up %.1f s%s\n", (double)(now - run->started_at) / 1e9,
-            run->teardown ? ", ending" : "");
+            run->ctx.tearing_down ? ", ending" : "");
     report_job(run, run->root, out, now);
     for (int k = 0; k < run->nsubs; k++)
         report_job(run, run->subs[k], out, now);
@@ -490,9 +467,9 @@ static void on_progress(evutil_socket_t fd, short what, void *arg)
 
     (void)fd;
     (void)what;
-    if (!run->teardown && !run->done && run->engine != NULL && run->launched_at != 0) {
+    if (!run->ctx.tearing_down && !run->done && run->ctx.engine != NULL && run->launched_at != 0) {
         pg_job_report(run->root, &j);
-        (void)pg_engine_view(pg_job_engine_get(run->engine), progress_fence, NULL, &p);
+        (void)pg_engine_view(pg_job_engine_get(run->ctx.engine), progress_fence, NULL, &p);
         if (p.found && now - p.f.started >= after)
             text = pg_report_progress(line, sizeof(line), &p.f, 0, 0, 0, now);
         else if (!p.found && j.initialised > 0 && j.initialised < j.nlocal && j.finalized == 0 &&
@@ -500,7 +477,7 @@ static void on_progress(evutil_socket_t fd, short what, void *arg)
             text = pg_report_progress(line, sizeof(line), NULL, j.initialised, j.nlocal,
                                       run->launched_at, now);
     }
-    pg_sink_status(run->err_sink, text);
+    pg_sink_status(run->ctx.err_sink, text);
 }
 
 /* `pmigate status`'s endpoint, and the progress line on a terminal.
@@ -538,13 +515,13 @@ static int attach_engine(pg_run_t *run)
 
     if (pg_job_layout(run->root, &layout, &rank_node) != 0)
         return -1;
-    run->engine = pg_job_engine_new(run->base, &layout, &why);
+    run->ctx.engine = pg_job_engine_new(run->base, &layout, &why);
     free(rank_node);
-    if (run->engine == NULL) {
+    if (run->ctx.engine == NULL) {
         pg_run_log(run, "cannot register the job: %s", why);
         return -1;
     }
-    pg_job_set_engine(run->root, run->engine);
+    pg_job_set_engine(run->root, run->ctx.engine);
     return 0;
 }
 
@@ -604,11 +581,11 @@ static void contain(pg_run_t *run)
  * 2>&1 both are one sink, so their lines do not mix either. */
 static int open_sinks(pg_run_t *run)
 {
-    run->out_sink = pg_sink_new(run->base, STDOUT_FILENO);
-    run->err_sink = pg_sink_share(run->out_sink, STDERR_FILENO);
-    if (run->err_sink == NULL)
-        run->err_sink = pg_sink_new(run->base, STDERR_FILENO);
-    return run->out_sink != NULL && run->err_sink != NULL ? 0 : -1;
+    run->ctx.out_sink = pg_sink_new(run->base, STDOUT_FILENO);
+    run->ctx.err_sink = pg_sink_share(run->ctx.out_sink, STDERR_FILENO);
+    if (run->ctx.err_sink == NULL)
+        run->ctx.err_sink = pg_sink_new(run->base, STDERR_FILENO);
+    return run->ctx.out_sink != NULL && run->ctx.err_sink != NULL ? 0 : -1;
 }
 
 static int run_prepare(pg_run_t *run)
@@ -623,8 +600,8 @@ static int run_prepare(pg_run_t *run)
     if (pg_launch_prepare(run->root) != 0 || arm_events(run) != 0)
         goto oom;
     if (run->opts->trace_path != NULL &&
-        (run->trace = pg_trace_recorder_open(run->base, run->opts, pg_job_kvsname(run->root),
-                                             &err)) == NULL) {
+        (run->ctx.trace = pg_trace_recorder_open(run->base, run->opts, pg_job_kvsname(run->root),
+                                                 &err)) == NULL) {
         pg_run_log(run, "cannot write the trace %s: %s", run->opts->trace_path, strerror(err));
         goto fail;
     }
@@ -633,11 +610,13 @@ static int run_prepare(pg_run_t *run)
         pg_run_log(run, "cannot open the PMI_PORT socket: %s", strerror(err));
         goto fail;
     }
+    run->ctx.port_path = pg_listen_path(run->listen);
+    run->ctx.job_dir = pg_listen_dir(run->listen);
     if (attach_engine(run) != 0)
         goto fail;
     open_views(run);
-    run->stdin_fwd = pg_stdin_new(run->base);
-    if (run->stdin_fwd == NULL)
+    run->ctx.stdin_fwd = pg_stdin_new(run->base);
+    if (run->ctx.stdin_fwd == NULL)
         goto oom;
     return 0;
 oom:
@@ -687,7 +666,7 @@ static void kill_leftovers(pg_run_t *run)
         (void)reap_children_for(0, keeper);
         return;
     }
-    if (!run->teardown || run->opts->verbose)
+    if (!run->ctx.tearing_down || run->opts->verbose)
         pg_run_log(run, "killing %d process%s the ranks left running", n, n == 1 ? "" : "es");
     if (reap_children_for(PG_RUN_KILL_GRACE_MS, keeper))
         return;
@@ -707,15 +686,28 @@ int pg_run_dispatch(pg_run_t *run)
             event_base_dispatch(run->base);
         report_undelivered(run);
     }
-    if (run->teardown && run->pgid > 0)
-        (void)kill(-run->pgid, SIGKILL); /* the ranks' group at once, then the rest */
+    if (run->ctx.tearing_down && run->ctx.pgid > 0)
+        (void)kill(-run->ctx.pgid, SIGKILL); /* the ranks' group at once, then the rest */
     kill_leftovers(run);
-    pg_trace_recorder_end(run->trace, pg_verdict_exit_code(&run->verdict),
+    pg_trace_recorder_end(run->ctx.trace, pg_verdict_exit_code(&run->verdict),
                           run->verdict.cause == PG_CAUSE_TIMEOUT ||
                               run->verdict.cause == PG_CAUSE_SIGNAL ||
                               run->verdict.cause == PG_CAUSE_LAUNCH);
     return pg_verdict_exit_code(&run->verdict);
 }
+
+/* What its jobs ask of the run (pg_job_ctx.h). */
+static const pg_job_ctx_ops_t run_job_ops = {
+    .teardown = pg_run_teardown,
+    .teardown_told = pg_run_teardown_told,
+    .maybe_done = pg_run_maybe_done,
+    .adopt = pg_run_adopt,
+    .add_job = pg_run_add_job,
+    .nranks = pg_run_nranks,
+    .spawned_add = pg_run_spawned_add,
+    .spawn = pg_spawn_start,
+    .spawn_opts_free = pg_spawn_opts_free,
+};
 
 pg_run_t *pg_run_new(struct event_base *base, const pg_run_opts_t *opts,
                      const pg_handler_table_t *handlers)
@@ -727,15 +719,18 @@ pg_run_t *pg_run_new(struct event_base *base, const pg_run_opts_t *opts,
     run->base = base;
     run->opts = opts;
     run->handlers = handlers;
-    run->pid = getpid();
+    run->ctx = (pg_job_ctx_t){
+        .run = run, .ops = &run_job_ops, .base = base, .opts = opts,
+        .hostname = run->hostname, .pid = getpid(), .verdict = &run->verdict,
+    };
     run->started_at = pg_clock_now();
     pg_verdict_init(&run->verdict);
     if (gethostname(run->hostname, sizeof(run->hostname) - 1) != 0)
         strcpy(run->hostname, "localhost");
-    run->root = pg_job_new(run, opts, handlers);
+    run->root = pg_job_new(&run->ctx, opts, handlers);
     if (run->root == NULL)
         goto oom;
-    run->port = pg_port_new(base, run->root);
+    run->port = pg_port_new(base, run->root, pg_job_conn_new);
     if (run->port == NULL)
         goto oom;
     pg_job_set_port(run->root, run->port);
@@ -781,14 +776,14 @@ void pg_run_free(pg_run_t *run)
     free(run->subs);
     pg_port_free(run->port);
     pg_job_free(run->root);
-    pg_job_engine_free(run->engine);
-    if (pg_trace_recorder_close(run->trace) != 0)
+    pg_job_engine_free(run->ctx.engine);
+    if (pg_trace_recorder_close(run->ctx.trace) != 0)
         pg_run_log(run, "writing the trace %s failed: it is incomplete", run->opts->trace_path);
     pg_statusd_free(run->statusd); /* before the directory it is in */
     pg_listen_free(run->listen);
     /* pmigate lived to the end and the run's directories are gone: dismissed */
     pg_keeper_stop(run->keeper);
-    pg_stdin_free(run->stdin_fwd);
+    pg_stdin_free(run->ctx.stdin_fwd);
     free_event(run->ev_chld);
     free_event(run->ev_int);
     free_event(run->ev_term);
@@ -798,8 +793,8 @@ void pg_run_free(pg_run_t *run)
     free_event(run->ev_event_grace);
     free_event(run->ev_flush);
     free_event(run->ev_progress);
-    pg_sink_free(run->out_sink); /* after the ranks' forwarders, which borrow them */
-    pg_sink_free(run->err_sink);
+    pg_sink_free(run->ctx.out_sink); /* after the ranks' forwarders, which borrow them */
+    pg_sink_free(run->ctx.err_sink);
     free(run);
 }
 
@@ -812,11 +807,6 @@ pg_job_t *pg_run_root(const pg_run_t *run)
     return run->root;
 }
 
-struct event_base *pg_run_base(const pg_run_t *run)
-{
-    return run->base;
-}
-
 const pg_run_opts_t *pg_run_opts(const pg_run_t *run)
 {
     return run->opts;
@@ -827,63 +817,23 @@ const char *pg_run_hostname(const pg_run_t *run)
     return run->hostname;
 }
 
-pid_t pg_run_pid(const pg_run_t *run)
-{
-    return run->pid;
-}
-
-pg_verdict_t *pg_run_verdict(pg_run_t *run)
-{
-    return &run->verdict;
-}
-
-pg_sink_t *pg_run_out_sink(const pg_run_t *run)
-{
-    return run->out_sink;
-}
-
-pg_sink_t *pg_run_err_sink(const pg_run_t *run)
-{
-    return run->err_sink;
-}
-
 pg_trace_recorder_t *pg_run_trace(const pg_run_t *run)
 {
-    return run->trace;
-}
-
-pg_stdin_t *pg_run_stdin(const pg_run_t *run)
-{
-    return run->stdin_fwd;
-}
-
-const char *pg_run_port_path(const pg_run_t *run)
-{
-    return run->listen != NULL ? pg_listen_path(run->listen) : NULL;
-}
-
-const char *pg_run_job_dir(const pg_run_t *run)
-{
-    return run->listen != NULL ? pg_listen_dir(run->listen) : NULL;
+    return run->ctx.trace;
 }
 
 pg_job_engine_t *pg_run_engine(const pg_run_t *run)
 {
-    return run->engine;
-}
-
-pid_t pg_run_pgid(const pg_run_t *run)
-{
-    return run->pgid;
+    return run->ctx.engine;
 }
 
 pid_t pg_run_adopt(pg_run_t *run, pid_t pid)
 {
-    if (run->pgid == 0) {
-        run->pgid = pid;
+    if (run->ctx.pgid == 0) {
+        run->ctx.pgid = pid;
         pg_keeper_watch_group(run->keeper, pid);
     }
-    return run->pgid;
+    return run->ctx.pgid;
 }
 
 int pg_run_add_job(pg_run_t *run, pg_job_t *job)
@@ -909,7 +859,7 @@ pg_job_t *pg_run_find_job(const pg_run_t *run, const char *kvsname)
 
 int pg_run_ending(const pg_run_t *run)
 {
-    return run->done || run->teardown;
+    return run->done || run->ctx.tearing_down;
 }
 
 int pg_run_nranks(const pg_run_t *run)
@@ -921,12 +871,7 @@ int pg_run_nranks(const pg_run_t *run)
     return n;
 }
 
-int pg_run_spawned_total(const pg_run_t *run)
-{
-    return run->spawned_total;
-}
-
 void pg_run_spawned_add(pg_run_t *run, int delta)
 {
-    run->spawned_total += delta;
+    run->ctx.spawned_total += delta;
 }

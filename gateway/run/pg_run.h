@@ -16,6 +16,11 @@
  * killed at the end (pmigate is their subreaper, pg_proc.h), and a keeper
  * cleans up if pmigate is SIGKILLed (pg_keeper.h).
  *
+ * Its jobs never call it: the run gives each one a context (pg_job_ctx.h)
+ * holding what they need of it and the ops it installs (teardown,
+ * maybe-done, spawn and its options, a rank's process group, a spawned
+ * job joining), so the job room stays below the run room.
+ *
  * Ownership: the run borrows opts and handlers (they must outlive it) and
  * owns everything else it creates, its jobs included.
  */
@@ -71,53 +76,38 @@ int pg_run_dispatch(pg_run_t *run);
  * signal (SIGTERM/SIGINT/SIGHUP: its host is tearing it down), else 0. */
 int pg_run_ended_by_signal(const pg_run_t *run);
 
-/* ---- for its jobs (pg_job.c, pg_job_conn.c, pg_launch.c, pg_port.c, pg_spawn.c) ---- */
+/* ---- for pmigate's commands and the run's files (pg_spawn.c, gateway/proxy) ---- */
 
-struct event_base *pg_run_base(const pg_run_t *run);
 /* The job the run started (job 0). */
 pg_job_t *pg_run_root(const pg_run_t *run);
 /* The invocation's options (the root job's). */
 const pg_run_opts_t *pg_run_opts(const pg_run_t *run);
 const char *pg_run_hostname(const pg_run_t *run);
-/* pmigate's pid: the ranks' parent, and the number in the job names. */
-pid_t pg_run_pid(const pg_run_t *run);
-pg_verdict_t *pg_run_verdict(pg_run_t *run);
-pg_sink_t *pg_run_out_sink(const pg_run_t *run);
-pg_sink_t *pg_run_err_sink(const pg_run_t *run);
 /* --trace's recorder, or NULL. */
 pg_trace_recorder_t *pg_run_trace(const pg_run_t *run);
-/* pmigate's stdin, forwarded to the root job's rank 0 (or NULL). */
-pg_stdin_t *pg_run_stdin(const pg_run_t *run);
-/* The PMI_PORT socket and the job directory, or NULL before they exist. */
-const char *pg_run_port_path(const pg_run_t *run);
-const char *pg_run_job_dir(const pg_run_t *run);
 /* The engine the root job registered (spawned jobs attach to it). */
 pg_job_engine_t *pg_run_engine(const pg_run_t *run);
-
-/* The ranks' process group, 0 before the first rank is forked. */
-pid_t pg_run_pgid(const pg_run_t *run);
-/* A rank was forked as `pid`: the first one starts the ranks' process
- * group (the keeper watches it).  Returns the group to put it in. */
-pid_t pg_run_adopt(pg_run_t *run, pid_t pid);
-
-/* The jobs ranks spawned: a new one joins the run (it is freed with the
- * run); returns its job number (1, 2, ...) or -1 when out of memory. */
-int pg_run_add_job(pg_run_t *run, pg_job_t *job);
 /* The run's job named `kvsname`, or NULL. */
 pg_job_t *pg_run_find_job(const pg_run_t *run, const char *kvsname);
 /* Is the run over or ending (every rank gone, or a teardown): nothing
  * more may start? */
 int pg_run_ending(const pg_run_t *run);
+
+/* ---- the ops its jobs get (pg_job_ctx_ops_t, installed by pg_run_new) ---- */
+
+/* A rank was forked as `pid`: the first one starts the ranks' process
+ * group (the keeper watches it).  Returns the group to put it in. */
+pid_t pg_run_adopt(pg_run_t *run, pid_t pid);
+/* The jobs ranks spawned: a new one joins the run (it is freed with the
+ * run); returns its job number (1, 2, ...) or -1 when out of memory. */
+int pg_run_add_job(pg_run_t *run, pg_job_t *job);
 /* Ranks of the run's jobs so far (a new job's first row in the trace). */
 int pg_run_nranks(const pg_run_t *run);
 /* Processes spawned so far (exited ones included, and those of a spawn
- * accepted but not yet started), for --max-procs; `delta` counts a spawn
- * accepted (+n) or children that never started (-n). */
-int pg_run_spawned_total(const pg_run_t *run);
+ * accepted but not yet started; the context's spawned_total), for
+ * --max-procs; `delta` counts a spawn accepted (+n) or children that
+ * never started (-n). */
 void pg_run_spawned_add(pg_run_t *run, int delta);
-
-/* Is every job ending (no new ranks, connections, input or timeout)? */
-int pg_run_tearing_down(const pg_run_t *run);
 /* Brings every rank of every job down: `signo` now, SIGKILL after a grace. */
 void pg_run_teardown(pg_run_t *run, int signo);
 /* A failure (of rank `rank` of `job`; job NULL: none) that the jobs' PMIx
@@ -134,7 +124,7 @@ void pg_run_maybe_done(pg_run_t *run);
  * queued lines and never blocking (text a rank sent is escaped there, so
  * it cannot forge a line); run may be NULL (straight to stderr).
  * pg_run_vlog: with "job N: " first when jobno > 0, on stdout when
- * `to_stdout`. */
+ * `to_stdout` (pg_job_ctx_vlog). */
 void pg_run_log(const pg_run_t *run, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void pg_run_vlog(const pg_run_t *run, int jobno, int to_stdout, const char *fmt, va_list ap);
 

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "gateway/job/pg_launch.h"
-#include "gateway/run/pg_run.h"
+#include "gateway/job/pg_job_ctx.h"
 #include "pmix_common.h"
 
 /* Options the spawn owns: pg_run_opts_t borrows its strings, so they live
@@ -129,7 +129,7 @@ static void read_info(pg_job_t *parent, const pg_spawn_cmd_t *cmd, int quiet, cm
 /* host=: this node only (a comma list must name nothing else). */
 static int host_is_here(pg_job_t *parent, const char *hosts)
 {
-    const char *me = pg_run_hostname(pg_job_owner(parent)), *p = hosts;
+    const char *me = pg_job_ctx(parent)->hostname, *p = hosts;
     size_t melen = strcspn(me, "."); /* short name matches too */
 
     while (*p != '\0') {
@@ -277,7 +277,7 @@ static int build_segment(spawn_call_t *c, int i)
             return err;
     } else if (ci.host != NULL && !host_is_here(c->parent, ci.host)) {
         snprintf(c->errmsg, sizeof(c->errmsg), "host '%s' is not this node (%s): pmigate runs one node",
-                 ci.host, pg_run_hostname(pg_job_owner(c->parent)));
+                 ci.host, pg_job_ctx(c->parent)->hostname);
         return EHOSTUNREACH;
     }
     if ((prog = command_path(c, cmd, &ci)) == NULL)
@@ -333,9 +333,9 @@ static int add_spawn_env(spawn_call_t *c, pg_segment_t *seg)
  * the spawn fits, else the message is set. */
 static int check_cap(spawn_call_t *c)
 {
-    const pg_run_opts_t *ro = pg_run_opts(pg_job_owner(c->parent));
+    const pg_run_opts_t *ro = pg_job_ctx(c->parent)->opts;
     int cap = ro->max_procs_set ? ro->max_procs : PG_SPAWN_MAX_PROCS_DEFAULT;
-    int so_far = pg_run_spawned_total(pg_job_owner(c->parent));
+    int so_far = pg_job_ctx(c->parent)->spawned_total;
 
     if (c->total <= cap - so_far)
         return 0;
@@ -415,7 +415,7 @@ static void spawn_launched(int failed, const char *why, void *arg)
         rc = PMIX_ERR_NOT_FOUND;
     } else {
         rc = PMIX_SUCCESS;
-        if (pg_run_opts(pg_job_owner(c->parent))->verbose)
+        if (pg_job_ctx(c->parent)->opts->verbose)
             pg_job_log(c->parent, "rank %d spawned job %s (%d process%s)", c->rank, c->jobid,
                        c->total, c->total == 1 ? "" : "es");
     }
@@ -447,7 +447,7 @@ static int build_segments(spawn_call_t *c)
  * or build_segments' refusal (c->errmsg says why). */
 static int build_call(spawn_call_t *c)
 {
-    const pg_run_opts_t *ro = pg_run_opts(pg_job_owner(c->parent));
+    const pg_run_opts_t *ro = pg_job_ctx(c->parent)->opts;
     int ncmds = c->req->ncmds;
 
     c->so = calloc(1, sizeof(*c->so));
@@ -479,7 +479,7 @@ static void remote_done(const pg_spawn_result_t *res, void *arg)
 
     if (res->rc != 0)
         pg_job_log(rc->parent, "spawn refused: %s", res->errmsg ? res->errmsg : "failed");
-    else if (pg_run_opts(pg_job_owner(rc->parent))->verbose)
+    else if (pg_job_ctx(rc->parent)->opts->verbose)
         pg_job_log(rc->parent, "rank %d spawned job %s (%d process%s)", rc->rank, res->jobid,
                    res->nprocs, res->nprocs == 1 ? "" : "es");
     rc->done(res, rc->cbdata);
