@@ -23,21 +23,22 @@
 /* room a fence's gathered answer keeps for its own fields */
 enum { FENCED_OVERHEAD = 64 * 1024 };
 
-/* The engine's cross-node fence of spawned job x: this node's part to the
+/* Spawned job x's cross-node fence hook (pg_job_engine_xfence_fn; the
+ * glue hands it only the job's whole-job fences): this node's part to the
  * hub; the answer (on_fenced) completes it. */
-void pg_proxy_spawn_xjob_fence(void *ctx, pg_job_engine_t *je, const pg_host_fence_t *f)
+void pg_proxy_spawn_xjob_fence(void *ctx, const pg_job_engine_xfence_t *f)
 {
     xjob_t *x = ctx;
     pg_mesh_wr_t b = { 0 };
 
-    x->je = je;
+    x->je = f->je;
     x->fence_id = f->id;
     pg_mesh_wr_u32(&b, (uint32_t)x->jobno);
     pg_mesh_wr_u64(&b, x->fences + 1);
-    pg_mesh_wr_bytes(&b, f->collect ? f->data : NULL, f->collect ? f->size : 0);
+    pg_mesh_wr_bytes(&b, f->part, f->part_size);
     if (pg_proxy_dyn_send(x->p, 0, PG_MESH_SPAWN_FENCE, &b) != 0) {
         x->fence_id = 0;
-        pg_job_engine_xfence_done(je, f->id, -1, NULL, NULL);
+        pg_job_engine_xfence_done(f->je, f->id, -1, NULL, NULL);
     }
     pg_mesh_wr_free(&b);
 }
