@@ -118,6 +118,9 @@ static void shm_publish(pg_job_engine_t *je)
                 (unsigned long long)je->fences, strerror(-rc));
 }
 
+/* Is fence `f` the whole job's -- every rank of je's job?  The one place
+ * this is decided: the segment's generation counts these fences, and the
+ * cross-node hook is told (pg_job_engine_xfence_t.whole_job). */
 static bool fence_is_whole_job(const pg_job_engine_t *je, const pg_host_fence_t *f)
 {
     return f->nparticipants == 1 && f->participants[0].rank == PMIX_RANK_WILDCARD &&
@@ -147,10 +150,30 @@ static pg_job_engine_t *spawned_whole_job(const pg_job_engine_t *je, const pg_ho
     return NULL;
 }
 
+/* Fence `f` of job `owner` to owner's cross-node hook, decided: a
+ * whole-job fence's completion writes the segment (owner->whole_xfence). */
+static void xfence_hand_over(pg_job_engine_t *owner, const pg_host_fence_t *f)
+{
+    pg_job_engine_xfence_t x = {
+        .je = owner,
+        .id = f->id,
+        .seq = f->seq,
+        .participants = f->participants,
+        .nparticipants = f->nparticipants,
+        .whole_job = fence_is_whole_job(owner, f),
+        .collect = f->collect,
+        .part = f->collect ? f->data : NULL,
+        .part_size = f->collect ? f->size : 0,
+    };
+
+    if (x.whole_job)
+        owner->whole_xfence = f->id;
+    owner->xfence(owner->xfence_ctx, &x);
+}
+
 /* Several nodes: a fence among this node's ranks only completes here; a
- * spawned job's whole-job fence crosses the nodes its own way; any other
- * (the whole job, or a subset with ranks on other nodes) goes through the
- * nodes of its members. */
+ * spawned job's whole-job fence goes to that job's hook; any other (the
+ * whole job, or a subset with ranks on other nodes) to this job's. */
 static void on_fence_nodes(pg_job_engine_t *je, const pg_host_fence_t *f)
 {
     pg_job_engine_t *sub = spawned_whole_job(je, f);
@@ -159,14 +182,7 @@ static void on_fence_nodes(pg_job_engine_t *je, const pg_host_fence_t *f)
         pg_fence_host_done(je->engine, f->id, PMIX_SUCCESS, NULL, 0);
         return;
     }
-    if (sub != NULL) {
-        sub->whole_xfence = f->id;
-        sub->xfence(sub->xfence_ctx, sub, f);
-        return;
-    }
-    if (fence_is_whole_job(je, f))
-        je->whole_xfence = f->id;
-    je->xfence(je->xfence_ctx, je, f);
+    xfence_hand_over(sub != NULL ? sub : je, f);
 }
 
 /* The other nodes' blobs into the engine (this node's own is skipped). */

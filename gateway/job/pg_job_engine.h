@@ -6,6 +6,15 @@
  * life-cycle events, and keeps one libevent timer armed at the engine's next
  * deadline.
  *
+ * Over several nodes (`pmigate proxy`) the engine's fence hook stops here:
+ * a fence among this node's ranks completes at once; any other goes to the
+ * one cross-node hook (pg_job_engine_xfence_fn) of the job it belongs to
+ * -- a spawned job's whole-job fence to that job's -- with what the hook
+ * needs already decided (pg_job_engine_xfence_t: the whole job's or a
+ * subset, this node's part), and comes back through
+ * pg_job_engine_xfence_done(), which merges the other nodes' parts and,
+ * after a whole-job fence, writes the key segment before the ranks hear.
+ *
  * Ownership: pg_job_engine_t owns the engine and the timer; layout arrays
  * are borrowed during pg_job_engine_new() only (the engine copies them).
  */
@@ -17,21 +26,39 @@
 #include <stdint.h>
 
 struct event_base;
-struct pg_host_fence;
+struct pg_proc;
 struct pg_host_ops;
 typedef struct pg_kv pg_kv_t;
 typedef struct pg_engine pg_engine_t;
 typedef struct pg_job_engine pg_job_engine_t;
 
-/* The cross-node part of a fence whose members are on several nodes
- * (`pmigate proxy`): a whole-job fence, or one over ranks of other nodes
- * too.  Every local member joined; f is the engine's (pg_engine.h:
- * participants, sequence number, collect flag, and the local members'
- * keys new since their last whole-job fence as a modex blob), borrowed for
- * the call.  Complete it, later or inline, with
+/* A fence whose members are on several nodes (`pmigate proxy`), as the
+ * glue hands it to the job's one cross-node hook, every question the
+ * hook would ask of the engine's fence already answered here: whose fence
+ * it is, whether it is the whole job's, and this node's part of it.  Every
+ * local member joined.  Borrowed for the call. */
+typedef struct pg_job_engine_xfence {
+    pg_job_engine_t *je;       /* the job whose fence it is (a spawned job's
+                                  own, for its whole-job fences) */
+    uint64_t id;               /* pass back to pg_job_engine_xfence_done(je, id, ...) */
+    uint64_t seq;              /* the engine's per-signature count (pg_engine.h):
+                                  every member node numbers the fence alike */
+    const struct pg_proc *participants; /* the engine's sorted signature */
+    size_t nparticipants;
+    /* every rank of je's job (its namespace, rank WILDCARD) -- decided by
+     * the glue alone; false: a subset, maybe with ranks of other jobs */
+    bool whole_job;
+    bool collect;              /* PMIX_COLLECT_DATA */
+    /* this node's contribution: its members' keys new since their last
+     * whole-job fence, as a modex blob, when the fence collects; else
+     * NULL, 0 */
+    const void *part;
+    size_t part_size;
+} pg_job_engine_xfence_t;
+
+/* The cross-node part of a fence: complete it, later or inline, with
  * pg_job_engine_xfence_done(). */
-typedef void (*pg_job_engine_xfence_fn)(void *ctx, pg_job_engine_t *je,
-                                        const struct pg_host_fence *f);
+typedef void (*pg_job_engine_xfence_fn)(void *ctx, const pg_job_engine_xfence_t *x);
 
 /* A fence of the job can never complete: ranks[0..n) of it are gone
  * without joining (engine: fence_doomed).  Its joiners get an error

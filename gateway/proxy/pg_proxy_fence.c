@@ -16,6 +16,11 @@
  * same nodes would be taken for one, or wait for each other (a fence
  * whose ranks wait for the other's to complete would never end).
  *
+ * The job's engine glue hands this file every fence of the root job whose
+ * members are not all on this node, through one hook (pg_proxy_on_xfence),
+ * already decided: whether it is the whole job's, and this node's part
+ * (pg_job_engine_xfence_t); nothing here asks that again.
+ *
  * A fence is named alike on every node: SHA-256 of the engine's signature
  * (its sorted participants) and the signature's sequence number (each
  * engine counts a signature's instances, and every instance completes on
@@ -122,7 +127,7 @@ static xfence_t *xfence_find(proxy_t *p, const unsigned char *name, bool create)
 }
 
 /* The fence's name: the hash of its participants, and its sequence. */
-static void fence_name(const pg_host_fence_t *f, unsigned char name[NAME_LEN])
+static void fence_name(const pg_job_engine_xfence_t *f, unsigned char name[NAME_LEN])
 {
     pg_sha256_t s;
 
@@ -152,7 +157,7 @@ int pg_proxy_node_of(const proxy_t *p, uint32_t rank)
 
 /* The nodes with members; ranks of another namespace (a job this node
  * started) are this node's. */
-static void mark_members(proxy_t *p, xfence_t *x, const pg_host_fence_t *f)
+static void mark_members(proxy_t *p, xfence_t *x, const pg_job_engine_xfence_t *f)
 {
     for (size_t i = 0; i < f->nparticipants; i++) {
         const pg_proc_t *m = &f->participants[i];
@@ -362,14 +367,9 @@ static void on_host_fence(void *arg, int status, const char *msg)
         xfence_check(p, x);
 }
 
-static bool is_whole_job(const proxy_t *p, const pg_host_fence_t *f)
-{
-    return f->nparticipants == 1 && f->participants[0].rank == PMIX_RANK_WILDCARD &&
-           strcmp(f->participants[0].nspace, p->kvsname) == 0;
-}
-
-/* The engine's xfence hook: every local member joined. */
-void pg_proxy_on_xfence(void *ctx, pg_job_engine_t *je, const pg_host_fence_t *f)
+/* The root job's cross-node fence hook (pg_job_engine_xfence_fn): every
+ * local member joined; whether it is the whole job's the glue decided. */
+void pg_proxy_on_xfence(void *ctx, const pg_job_engine_xfence_t *f)
 {
     proxy_t *p = ctx;
     unsigned char name[NAME_LEN];
@@ -379,19 +379,19 @@ void pg_proxy_on_xfence(void *ctx, pg_job_engine_t *je, const pg_host_fence_t *f
     fence_name(f, name);
     x = xfence_find(p, name, true);
     if (x == NULL || x->id != 0) { /* out of memory, or a name twice: never */
-        pg_job_engine_xfence_done(je, f->id, -1, NULL, NULL);
+        pg_job_engine_xfence_done(f->je, f->id, -1, NULL, NULL);
         pg_proxy_fail(p, PG_EXIT_INTERNAL, "a fence across nodes could not start");
         return;
     }
-    x->je = je;
+    x->je = f->je;
     x->id = f->id;
     x->number = ++p->fences;
     x->started = pg_clock_now();
-    x->whole = is_whole_job(p, f);
-    x->out = f->collect ? f->size : 0;
+    x->whole = f->whole_job;
+    x->out = f->part_size;
     x->exchange = !x->whole || f->collect;
     mark_members(p, x, f);
-    if (x->exchange && send_part(p, x, f->collect, f->data, x->out) != 0) {
+    if (x->exchange && send_part(p, x, f->collect, f->part, x->out) != 0) {
         xfence_finish(p, x, -1, "a node of the fence cannot be reached");
         return;
     }

@@ -26,7 +26,6 @@
 struct event;
 typedef struct proxy_dyn proxy_dyn_t;
 typedef struct proxy_spawn proxy_spawn_t;
-struct pg_host_fence;
 typedef struct xfence xfence_t;
 typedef struct dmodex_out dmodex_out_t;
 typedef struct dmodex_in dmodex_in_t;
@@ -73,11 +72,11 @@ typedef struct proxy {
     proxy_spawn_t *spawn;
 } proxy_t;
 
-/* pg_proxy_fence.c: the engine's xfence hook and its fence_cancel hook (a
- * fence over a subset timed out); the mesh's frames of fence data (before
- * the mesh comes up); freeing what is left.  pg_proxy_node_of: the
- * node of a global rank, -1 out of range. */
-void pg_proxy_on_xfence(void *ctx, pg_job_engine_t *je, const struct pg_host_fence *f);
+/* pg_proxy_fence.c: the root job's cross-node fence hook and the engine's
+ * fence_cancel hook (a fence over a subset timed out); the mesh's frames
+ * of fence data (before the mesh comes up); freeing what is left.
+ * pg_proxy_node_of: the node of a global rank, -1 out of range. */
+void pg_proxy_on_xfence(void *ctx, const pg_job_engine_xfence_t *f);
 bool pg_proxy_fence_cancel(void *ctx, uint64_t id);
 int pg_proxy_fence_setup(proxy_t *p);
 void pg_proxy_fence_free(proxy_t *p);

@@ -41,22 +41,6 @@
 /* small helpers                                                      */
 /* ---------------------------------------------------------------- */
 
-xjob_t *pg_proxy_spawn_xjob_find(proxy_spawn_t *s, int jobno)
-{
-    for (xjob_t *x = s->xjobs; x != NULL; x = x->next)
-        if (x->jobno == jobno)
-            return x;
-    return NULL;
-}
-
-hjob_t *pg_proxy_spawn_hjob_find(proxy_spawn_t *s, int jobno)
-{
-    for (hjob_t *h = s->hjobs; h != NULL; h = h->next)
-        if (h->jobno == jobno)
-            return h;
-    return NULL;
-}
-
 static void hjob_free(hjob_t *h)
 {
     free(h->counts);
@@ -80,14 +64,6 @@ static int first_rank(const int *counts, int nodeid)
     for (int n = 0; n < nodeid; n++)
         first += counts[n];
     return first;
-}
-
-void pg_proxy_spawn_log_node(const proxy_t *p, const char *fmt, const char *text)
-{
-    if (p->run != NULL)
-        pg_run_log(p->run, fmt, text);
-    else
-        fprintf(stderr, "pmigate: node %d: %s\n", p->nodeid, text);
 }
 
 /* ---------------------------------------------------------------- */

@@ -13,7 +13,12 @@
  * fences its clients -- the proxies -- in the order each proxy asks, and
  * cannot tell which of pmigate's jobs a fence is for; two jobs fencing at
  * once over the same proxies could be matched across.
+ *
+ * This file is the lower of spawn's two: pg_proxy_spawn.c calls it (the
+ * fence hook it installs, the hub's handlers, a node's end), and it calls
+ * nothing there -- the lookups of spawned jobs both need live here.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,21 +28,50 @@
 /* room a fence's gathered answer keeps for its own fields */
 enum { FENCED_OVERHEAD = 64 * 1024 };
 
-/* The engine's cross-node fence of spawned job x: this node's part to the
+/* ---- the spawned jobs, as both files of spawn look them up ---- */
+
+xjob_t *pg_proxy_spawn_xjob_find(proxy_spawn_t *s, int jobno)
+{
+    for (xjob_t *x = s->xjobs; x != NULL; x = x->next)
+        if (x->jobno == jobno)
+            return x;
+    return NULL;
+}
+
+hjob_t *pg_proxy_spawn_hjob_find(proxy_spawn_t *s, int jobno)
+{
+    for (hjob_t *h = s->hjobs; h != NULL; h = h->next)
+        if (h->jobno == jobno)
+            return h;
+    return NULL;
+}
+
+void pg_proxy_spawn_log_node(const proxy_t *p, const char *fmt, const char *text)
+{
+    if (p->run != NULL)
+        pg_run_log(p->run, fmt, text);
+    else
+        fprintf(stderr, "pmigate: node %d: %s\n", p->nodeid, text);
+}
+
+/* ---- fences ---- */
+
+/* Spawned job x's cross-node fence hook (pg_job_engine_xfence_fn; the
+ * glue hands it only the job's whole-job fences): this node's part to the
  * hub; the answer (on_fenced) completes it. */
-void pg_proxy_spawn_xjob_fence(void *ctx, pg_job_engine_t *je, const pg_host_fence_t *f)
+void pg_proxy_spawn_xjob_fence(void *ctx, const pg_job_engine_xfence_t *f)
 {
     xjob_t *x = ctx;
     pg_mesh_wr_t b = { 0 };
 
-    x->je = je;
+    x->je = f->je;
     x->fence_id = f->id;
     pg_mesh_wr_u32(&b, (uint32_t)x->jobno);
     pg_mesh_wr_u64(&b, x->fences + 1);
-    pg_mesh_wr_bytes(&b, f->collect ? f->data : NULL, f->collect ? f->size : 0);
+    pg_mesh_wr_bytes(&b, f->part, f->part_size);
     if (pg_proxy_dyn_send(x->p, 0, PG_MESH_SPAWN_FENCE, &b) != 0) {
         x->fence_id = 0;
-        pg_job_engine_xfence_done(je, f->id, -1, NULL, NULL);
+        pg_job_engine_xfence_done(f->je, f->id, -1, NULL, NULL);
     }
     pg_mesh_wr_free(&b);
 }

@@ -78,15 +78,16 @@ struct proxy_spawn {
     gather_t *gathers;
 };
 
+/* pg_proxy_spawn_fence.c, the lower file (calls go from pg_proxy_spawn.c
+ * to it, never back): the spawned jobs by number; text through the run's
+ * log, or stderr once the run is gone; a spawned job's cross-node fence
+ * hook (pg_job_engine_xfence_fn, ctx its xjob_t); the hub's handlers
+ * registered (0, or -1); node n's ranks are all gone (fences waiting for
+ * them fail); every gather freed. */
 xjob_t *pg_proxy_spawn_xjob_find(proxy_spawn_t *s, int jobno);
 hjob_t *pg_proxy_spawn_hjob_find(proxy_spawn_t *s, int jobno);
-/* text through the run's log, or stderr once the run is gone */
 void pg_proxy_spawn_log_node(const proxy_t *p, const char *fmt, const char *text);
-
-/* pg_proxy_spawn_fence.c: the engine's cross-node fence hook of a spawned
- * job (ctx its xjob_t); the hub's handlers registered (0, or -1); node n's
- * ranks are all gone (fences waiting for them fail); every gather freed. */
-void pg_proxy_spawn_xjob_fence(void *ctx, pg_job_engine_t *je, const pg_host_fence_t *f);
+void pg_proxy_spawn_xjob_fence(void *ctx, const pg_job_engine_xfence_t *f);
 int pg_proxy_spawn_fence_setup(proxy_t *p);
 void pg_proxy_spawn_fence_node_done(proxy_t *p, int n);
 void pg_proxy_spawn_fence_free(proxy_t *p);

@@ -57,12 +57,14 @@ static int recorded_fence(replay_node_t *rn, unsigned k)
     return found ? 0 : -1;
 }
 
-static void on_xfence(void *ctx, pg_job_engine_t *je, const pg_host_fence_t *f)
+/* The job's cross-node fence hook (pg_job_engine_xfence_fn): whole-job or
+ * subset alike, the recorded answer of the fence's turn. */
+static void on_xfence(void *ctx, const pg_job_engine_xfence_t *f)
 {
     replay_node_t *rn = ctx;
     int ok = recorded_fence(rn, ++rn->fences);
 
-    pg_job_engine_xfence_done(je, f->id, ok, rn->blobs, rn->lens);
+    pg_job_engine_xfence_done(f->je, f->id, ok, rn->blobs, rn->lens);
 }
 
 static void replay_node_free(replay_node_t *rn)
