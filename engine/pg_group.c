@@ -30,7 +30,7 @@
  * PMIX_GROUP_LEFT, and later collectives (destruct) span those left.
  *
  * Groups span the processes one engine serves, unless the host has the
- * group hook (`pmigate proxy`, docs/architecture.md "Groups across
+ * group hook (`pmigate proxy`, docs/proxy.md "Groups across
  * nodes"): then a construct or destruct may have members served
  * elsewhere, the host settles every such collective once every server's
  * members joined (pg_group_host_done) and hands out the context id, so one

@@ -1,7 +1,7 @@
 /*
  * pg_group_xnode: the part of a group collective the host settles when
  * members are served by other engines (`pmigate proxy`; pg_host_ops_t's
- * group hooks, docs/architecture.md "Groups across nodes").
+ * group hooks, docs/proxy.md "Groups across nodes").
  *
  * Why a file of its own: what crosses servers is a blob per engine -- for
  * a construct what its members shared, for an invite their answers -- and

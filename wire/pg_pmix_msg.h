@@ -59,7 +59,7 @@ typedef enum pg_pmix_cmd {
                                       (a decline: context id 0, no members) */
     PG_PMIX_CMD_GROUP_LEAVE = 37,  /* grp, info[] -> status */
     PG_PMIX_CMD_MONITOR = 38,      /* INFO monitor, STATUS code, directives info[] -> status */
-    /* dynamic jobs (issue 15): explicit values, 48-63 reserved for them */
+    /* dynamic jobs (spawn, connect): explicit values, 48-63 kept for them */
     PG_PMIX_CMD_SPAWN = 48, /* job info[], UINT32 napps, per app: cmd, argv[], env[], cwd
                                ("" = none), INT32 maxprocs, info[] -> status, nspace */
     PG_PMIX_CMD_CONNECT = 49,    /* procs[], info[] -> status */

@@ -3,8 +3,8 @@
  * builds: the PMI ones that make it pmigate's client (pg_env_set_rank; the
  * rules are pg_env.h's), and what its environment needs so that programs
  * built for OpenPMIx - Open MPI 4.1 binaries first - become clients of
- * pmigate with nothing typed by the user (docs/user-guide.md, "Open MPI
- * programs"):
+ * pmigate with nothing typed by the user (docs/user-guide.md, "An Open
+ * MPI job"):
  *   - pmigate's libpmix.so.2 first on LD_LIBRARY_PATH, so the dynamic
  *     loader binds their libpmix.so.2 (Open MPI's mca_pmix_ext3x.so needs
  *     one) to pmigate's client library rather than OpenPMIx's;

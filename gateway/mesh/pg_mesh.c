@@ -1,6 +1,6 @@
 /*
  * pg_mesh: the proxies' channel -- its API, the hub's routing and relay,
- * and liveness.  See pg_mesh.h for the rules, docs/architecture.md for the
+ * and liveness.  See pg_mesh.h for the rules, docs/proxy.md for the
  * design, and pg_mesh_int.h for how the channel is split into this file,
  * pg_mesh_link.c (one link: frames, handshake) and pg_mesh_net.c
  * (listening, accepting, dialing).

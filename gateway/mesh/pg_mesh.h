@@ -1,11 +1,12 @@
 /*
- * pg_mesh: the proxies' own channel (docs/architecture.md, "Across nodes").
+ * pg_mesh: the proxies' own channel (docs/proxy.md, "The mesh").
  *
  * Why it exists: the host runtime starts the proxies and runs their
  * fences, but it does not tell a proxy that another one died (Slurm
  * without -K1), nor which failure of the job came first, nor carry the
- * features a host lacks (issue 23).  The K proxies of a job therefore keep
- * a small TCP channel among themselves: node 0 is the hub, every other
+ * features a host lacks (names, events, groups, spawn across nodes).
+ * The K proxies of a job therefore keep a small TCP channel among
+ * themselves: node 0 is the hub, every other
  * node keeps one link to it, and the hub relays what one leaf sends
  * another.  Only the job's proxies may join: the secret is derived from
  * random bytes every node contributed to the start-up allgather through
@@ -44,7 +45,7 @@ enum {
 };
 
 /* The users' frame types, in one list so they never collide: a feature
- * that crosses nodes adds its own here (docs/architecture.md), in the
+ * that crosses nodes adds its own here (docs/proxy.md), in the
  * block of numbers its family owns, so that the families grow apart. */
 enum pg_mesh_type {
     /* the job's end (pg_jobend): 64.. */

@@ -1,6 +1,6 @@
 /*
  * pg_mesh_msg: the bodies of the mesh's frames, written and read field by
- * field (docs/architecture.md, "Across nodes").
+ * field (docs/proxy.md, "The mesh").
  *
  * Why it exists: every feature that crosses nodes (names, events, status,
  * ...) sends a few integers, strings and byte strings per frame; one

@@ -4,7 +4,7 @@
  * OpenPMIx's headers (pkg-config pmix); it includes none of pmigate's PMIx
  * headers.
  *
- * What the host carries (docs/architecture.md, "Fence data"): the
+ * What the host carries (docs/proxy.md, "Fence data"): the
  * start-up allgather of the nodes' cards (one small key per proxy, put
  * once) and the whole-job fences, without data: the fences' data crosses
  * the proxies' mesh, because OpenPMIx 4.2.2's store keeps every key a

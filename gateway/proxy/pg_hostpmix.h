@@ -11,7 +11,7 @@
  * What it asks of the host: the start-up allgather of one small blob per
  * proxy (blocking, before the event loop runs) and non-blocking fences of
  * every proxy without data; the fences' data crosses the proxies' mesh
- * (pg_proxy_fence.c, docs/architecture.md "Fence data"), since OpenPMIx's
+ * (pg_proxy_fence.c, docs/proxy.md "Fence data"), since OpenPMIx's
  * store re-sends every key a client ever put with every commit.  The
  * fence's callback runs on OpenPMIx's progress thread and writes a byte
  * into a pipe: the caller's callback runs on the libevent thread.

@@ -1,6 +1,6 @@
 /*
  * pg_jobend: how a job over several nodes ends -- one exit status for all
- * of them, whatever fails where (docs/architecture.md, "The first failure
+ * of them, whatever fails where (docs/proxy.md, "The first failure
  * decides, job-wide").
  *
  * Why: each proxy judges only its own node's ranks, and the host runtime

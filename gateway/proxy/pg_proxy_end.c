@@ -1,6 +1,6 @@
 /*
  * pg_proxy_end: how `pmigate proxy` ends its node's part of a job over
- * several nodes (docs/architecture.md, "The first failure decides,
+ * several nodes (docs/proxy.md, "The first failure decides,
  * job-wide").  It turns what happens to this node into failures for the
  * job (pg_jobend): the node's first verdict (an abort, a rank lost or
  * exiting non-zero, --timeout, a signal), the host runtime's loss (its

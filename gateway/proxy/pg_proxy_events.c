@@ -2,8 +2,7 @@
  * pg_proxy_events: events across the nodes of a job (PMIx_Notify_event,
  * and the events pmigate raises itself: a rank's abort, a rank gone
  * without finalize, a job's end, group events, a monitor's alert), carried
- * by the proxies' mesh (docs/architecture.md, "What issue 23 builds on
- * it").
+ * by the proxies' mesh (docs/proxy.md, "Names and events across nodes").
  *
  * Why: each node's engine delivers an event to the subscribers it serves;
  * one whose range reaches past the node (namespace, session, global, a

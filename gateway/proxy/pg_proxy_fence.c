@@ -1,7 +1,7 @@
 /*
  * pg_proxy_fence: the fences of `pmigate proxy` whose members are on
  * several nodes -- the whole job's, or any subset of ranks -- and their
- * data (docs/architecture.md, "Fence data through the host" and "Fences
+ * data (docs/proxy.md, "Fence data through the host" and "Fences
  * over a subset of ranks").
  *
  * Why the data crosses the proxies' mesh and not the host: OpenPMIx's

@@ -2,7 +2,7 @@
  * pg_proxy_group: process groups of a job over several nodes
  * (PMIx_Group_construct / _destruct / _leave / _invite / _join with
  * members on several nodes), carried by the proxies' mesh
- * (docs/architecture.md, "Groups across nodes").
+ * (docs/proxy.md, "Groups across nodes").
  *
  * Why: neither host runtime has groups, and a group is a collective over
  * its members wherever they run, with one context id every member agrees

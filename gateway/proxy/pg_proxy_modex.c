@@ -1,6 +1,6 @@
 /*
  * pg_proxy_modex: direct modex across nodes for `pmigate proxy`
- * (docs/architecture.md, "Direct modex across nodes").
+ * (docs/proxy.md, "Direct modex across nodes").
  *
  * Why: a PMIx get of a key that a rank on another node committed, before
  * any fence brought it, must be answered once the key is committed, as on

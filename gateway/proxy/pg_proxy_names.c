@@ -2,7 +2,7 @@
  * pg_proxy_names: the name service of a job over several nodes (PMI-1
  * publish_name/lookup_name/unpublish_name, PMI-2 name-publish/-lookup/
  * -unpublish, PMIx_Publish/Lookup/Unpublish), carried by the proxies' mesh
- * (docs/architecture.md, "What issue 23 builds on it").
+ * (docs/proxy.md, "Names and events across nodes").
  *
  * Why: a name published on one node must be found, refused as a
  * duplicate, or gone, on every node, and a lookup that waits must wake the

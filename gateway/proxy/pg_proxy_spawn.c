@@ -5,7 +5,7 @@
  * job's nodes and started by the proxies already running there -- neither
  * host runtime here offers a spawn a proxy could use.
  *
- * Who does what (docs/architecture.md, "Spawn across nodes"):
+ * Who does what (docs/proxy.md, "Spawn across nodes"):
  *  - the requesting node checks the request as one node would (programs,
  *    working directories, info keys: pg_spawn.c) and sends it to the hub;
  *  - the hub counts it against --max-procs for the whole job, places the

@@ -1,7 +1,7 @@
 /*
  * pg_proxy_status: `pmigate status` of a job over several nodes shows the
- * whole job, whichever node it is asked on (docs/architecture.md, "The
- * status endpoint").
+ * whole job, whichever node it is asked on (docs/proxy.md, "The
+ * status of the whole job").
  *
  * Why: each node's pmigate knows only its own ranks -- which of them a
  * fence still waits for, which gets and lookups they hold -- and a user

@@ -58,7 +58,7 @@ void pg_run_free(pg_run_t *run);
 int pg_run_set_node(pg_run_t *run, const pg_job_node_t *node);
 
 /* The report `pmigate status` gets from this pmigate (after its header
- * line; docs/architecture.md, "The status endpoint"). */
+ * line; docs/gateway.md, "The status endpoint"). */
 void pg_run_report(pg_run_t *run, FILE *out);
 /* `pmigate proxy`: every status answer also waits for `more` (the other
  * nodes' reports; pg_statusd_set_more), which answers with

@@ -6,7 +6,7 @@
  * pass through MPI_Info (wdir, path, host, env), the programs checked
  * before anything forks, and the errcodes the parent gets back.
  *
- * What happens when a child cannot start (docs/user-guide.md, "Spawn"):
+ * What happens when a child cannot start (docs/user-guide.md, "Spawning jobs"):
  * nothing of that spawn keeps running.  A program that is missing or not
  * executable, or a wdir that does not exist, is found before any fork: no
  * child starts, errcodes holds the errno for that command's processes and

@@ -1,6 +1,6 @@
 /*
  * pg_statusd: the status endpoint of a running pmigate, what `pmigate
- * status` talks to (docs/architecture.md, "The status endpoint").  A unix
+ * status` talks to (docs/gateway.md, "The status endpoint").  A unix
  * socket "status" in the job's private directory (mode 0700, the socket
  * 0600, pg_tmpdir.h): a client of pmigate's own uid (SO_PEERCRED; another
  * user's is answered one refusal line) sends one request line, "status

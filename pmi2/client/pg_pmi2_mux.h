@@ -1,7 +1,6 @@
 /*
  * pg_pmi2_mux: many threads, one PMI-2 socket — the thread multiplexer of
- * libpmi2, after the design note in MPICH's src/pmi/pmi2/README
- * (docs/reference/mpich-pmi2-readme.txt).
+ * libpmi2, built the way MPICH's own PMI-2 client shares its socket.
  *
  *  - Every caller sends its request whole (writes are serialised) and then
  *    waits for its own reply.  Waiting never blocks other threads: the

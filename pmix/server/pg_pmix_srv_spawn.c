@@ -13,7 +13,7 @@
 #include "pmix/server/pg_pmix_value.h"
 #include "wire/pg_pmix_msg.h"
 
-/* ---- dynamic jobs (issue 15) ------------------------------------------ */
+/* ---- dynamic jobs: spawn, connect, disconnect -------------------------- */
 
 /* One decoded PMIx_Spawn: the apps as pg_spawn_cmd_t (argv after argv[0]),
  * the info keys the gateway understands translated (PMIX_WDIR and cwd ->

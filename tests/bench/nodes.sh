@@ -8,7 +8,7 @@
 #
 # Table 1 (wire-up): medians of the launcher's wall time and of the
 # workload's own fence and all-get phases (the slowest rank's), and the
-# ratio proxy / run.  Goal (issue 13): <= 1.3x at K = 4.
+# ratio proxy / run.  Goal: <= 1.3x at K = 4.
 # Table 2 (cross-node fence): pmigate's fence as the proxies time it
 # (PMIGATE_PROXY_TIMES=1: from the last local rank's join to the answers;
 # the node whose local ranks joined last is taken, so waiting for slower
@@ -35,7 +35,7 @@
 # nodes where the ranks have cores of their own, since on this machine all
 # K nodes' ranks share its cores and most of the wall time of merge,
 # segment and reply is waiting for one.
-# Table 3 (names and events, issue 23; on the unlimited box only): 2
+# Table 3 (names and events; on the unlimited box only): 2
 # hosts, one rank each, beside `pmigate run -n 2`: a PMIx_Lookup of a name
 # the other node's rank published (tests/cluster/pmix_names time: each of
 # BENCH_NAMES_ROUNDS lookups timed by the rank off the hub, whose lookups
@@ -193,14 +193,14 @@ bench_at() {
             "$(ratio "$me" "$mf")" "$(ratio "$mb" "$mf")" "$(ratio "$mt" "$mb")")")
     done
     {
-        echo "goal (issue 13): wire-up across 4 simulated nodes <= 1.3x the single-node run of the same N"
+        echo "goal: wire-up across 4 simulated nodes <= 1.3x the single-node run of the same N"
         echo
         printf '# the cross-node fence, %s (us, median of %s runs) beside a bare OpenPMIx client collecting the same bytes\n' "$where_label" "$reps"
         printf '%-6s %6s | %7s %7s | %8s | %7s %7s %7s | %7s | %7s %7s %7s | %6s | %6s %6s %6s | %6s %6s\n' \
             "KxM" "bytes" "floor" "bridge" "pmigate" "put" "fence" "get" "handoff" "merge" "segment" "reply" "cpu" \
             "x" "host x" "cpu x" "brdg x" "vs brdg"
         printf '%s\n' "${fence_rows[@]}"
-        echo "goal (issue 13): pmigate's fence <= 1.2x the floor (x: the whole fence; host x: put + fence + get;"
+        echo "goal: pmigate's fence <= 1.2x the floor (x: the whole fence; host x: put + fence + get;"
         echo "  cpu x: put + fence + get + the proxy's CPU time in merge, segment and reply, i.e. without the"
         echo "  waiting for a CPU that K simulated nodes' ranks on one machine's cores add; brdg x: the floor"
         echo "  plus M bare fence replies, the least any bridge can reach here; vs brdg: pmigate over that)"

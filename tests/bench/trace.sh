@@ -4,7 +4,7 @@
 # at N ranks, alternating runs without and with --trace, medians of
 # BENCH_REPS.  Two figures per mode: the wire-up time the program reports
 # (slowest rank's total, us) and the wall time of the whole job (ms).  The
-# goal (issue 6) is a ratio <= 1.10 on the wire-up time at N = 128.
+# goal is a ratio <= 1.10 on the wire-up time at N = 128.
 # Off costs one NULL test per message in pg_conn (the hook --verbose uses).
 # Numbers, not a timed test: a missed goal is reported, never an error.
 #

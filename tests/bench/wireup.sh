@@ -9,7 +9,7 @@
 # `pmigate run --sched batch` and `floor_pmi2 --batch` run as well: the
 # same, with the ranks under SCHED_BATCH.
 # Prints a table of medians, a block of `ratio` lines against the goals of
-# issue 4, and writes the same figures to $PG_BUILD/bench/wireup.txt.
+# docs/performance.md, and writes the same figures to $PG_BUILD/bench/wireup.txt.
 # Numbers, not a timed test: a missed goal is reported, never an error.
 #
 # Environment: PG_BUILD (configured build tree), PG_PREFIX (install prefix

@@ -1,7 +1,7 @@
 #!/bin/sh
 # What a `pmigate proxy` job's fences move between separate hosts (the
 # cluster in a box), under Slurm (srun --mpi=pmix) and mpirun alike
-# (docs/architecture.md, "Fence data through the host"):
+# (docs/proxy.md, "Fence data through the host"):
 #   - 64 MB of keys per node (8 ranks x 8 MB on each of 2 hosts) cross in
 #     one fence, every byte checked on the other host;
 #   - a long job's fences stay the size of their own data: after a fence

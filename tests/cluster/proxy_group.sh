@@ -2,7 +2,7 @@
 # PMIx groups of a `pmigate proxy` job whose members run on separate hosts
 # (the cluster in a box: 3 hosts, ranks 0-1 on host 1, 2-3 on host 2, 4-5
 # on host 3), under Slurm (srun --mpi=pmix) and mpirun alike -- neither
-# host has groups (docs/architecture.md, "Groups across nodes";
+# host has groups (docs/proxy.md, "Groups across nodes";
 # tests/cluster/pmix_groups.c says what each rank does):
 #   - ranks 0, 3, 5 (one per host) construct a group with
 #     PMIX_GROUP_ASSIGN_CONTEXT_ID: all three get the same id, and each

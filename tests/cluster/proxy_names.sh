@@ -2,7 +2,7 @@
 # The name service and events of a `pmigate proxy` job over separate hosts
 # (the cluster in a box: 3 hosts, 2 ranks each), under Slurm (srun
 # --mpi=pmix, which has no name service and no notify) and mpirun alike
-# (docs/architecture.md, "What issue 23 builds on it"):
+# (docs/proxy.md, "Names and events across nodes"):
 #   - PMI-1 names: published on host 1, found on every host, a duplicate
 #     from host 3 refused, unpublished from host 3, then gone everywhere;
 #   - PMIx names: two at once from host 3, found everywhere with their

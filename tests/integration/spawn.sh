@@ -1,5 +1,5 @@
 #!/bin/sh
-# Dynamic jobs through `pmigate run` (issue 15): Slurm's libpmi2
+# Dynamic jobs through `pmigate run` (spawn): Slurm's libpmi2
 # PMI2_Job_Spawn with one preput from rank 0, 1 and 2 commands, maxprocs 2
 # (and the same program on pmigate's libpmi2)
 # (children check the preput before their first fence, spawned, appnum;

@@ -237,7 +237,7 @@ static void check_not_supported(void)
 
     /* resource usage (the Standard's PMIX_MONITOR_PROC_RESOURCE_USAGE, not in
      * OpenPMIx 4.2's header): not measured; heartbeats and files are watched
-     * (tests/pmix/pmix_monitor.sh) */
+     * (tests/pmix/pmix_conform.sh) */
     PMIX_INFO_LOAD(&mon, "pmix.monitor.presuse", NULL, PMIX_POINTER);
     waiter_init(&w);
     expect_refused("process_monitor_nb_not_supported",

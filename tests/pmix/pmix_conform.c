@@ -2,7 +2,7 @@
  * pmix_conform: the calls OpenPMIx's own example programs make, the way
  * they make them, through the real libpmix and gateway
  * (tests/pmix/pmix_conform.sh).  Written for pmigate (the examples are not
- * ours to copy); each scenario is what issue 24 found broken:
+ * ours to copy); each scenario is a call that once failed under pmigate:
  *
  *   abi      -- before PMIx_Init: the ABI-version query; after it, the same
  *               keys mixed with one the gateway answers (cause 3)

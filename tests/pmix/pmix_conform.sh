@@ -1,6 +1,6 @@
 #!/bin/sh
 # The calls OpenPMIx's own examples make, the way they make them
-# (tests/pmix/pmix_conform.c, issue 24), under a plain `pmigate run`; then
+# (tests/pmix/pmix_conform.c), under a plain `pmigate run`; then
 # process monitoring that ends jobs: a PMIx rank's heartbeat or file watch,
 # and `run --heartbeat` watching PMI-1 and PMI-2 ranks (alone and beside a
 # PMIx rank that hears the alert).  Every program it needs is built by

@@ -458,7 +458,7 @@ static void mux_deferred_work_runs_on_progress_thread(void)
 
 /* The progress thread's poll, held on request: while it is held, work is
  * queued and a reply arrives, so that one wakeup finds both -- what a
- * loaded machine does now and then (issue 24: OpenPMIx's test_error hung
+ * loaded machine does now and then (OpenPMIx's test_error example hung
  * 2 times in 705 when a notify's reply overtook the registration
  * callbacks queued before it). */
 int __real_poll(struct pollfd *fds, nfds_t nfds, int timeout);
