@@ -6,7 +6,7 @@
 # Outside CI the script, or the part of it that needs the missing piece, is
 # skipped.  Under CI=true (.ci/run sets it) a missing prerequisite is an
 # error, exit 99 (automake's ERROR, which fails `make check` and so
-# `./dev test`): there ./dev deps has installed everything the tests use and
+# `./dev test --full`): there ./dev deps has installed everything the tests use and
 # the build has made every test program, so a missing piece is a broken
 # set-up, and a run that tested less than it should must not pass.
 

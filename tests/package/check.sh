@@ -1,6 +1,6 @@
 #!/bin/sh
 # check.sh DEBDIR BUILDDIR: pmigate's Debian packages on a real system (run
-# by ./dev package --check, as root; CI runs it after ./dev test).  They are
+# by ./dev package --check, as root; ./dev test --full, which CI runs, ends with it).  They are
 # installed beside Slurm's libpmi2, MPICH and OpenPMIx, which must keep every
 # file and every library lookup they had; jobs run from /usr/bin/pmigate
 # (MPICH, Slurm-libpmi2 and Open MPI programs, programs built against
