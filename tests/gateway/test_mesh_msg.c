@@ -1,6 +1,6 @@
 /*
- * test_msgbuf: the dynamic jobs' message fields (gateway/mesh/pg_msgbuf.c, on
- * the mesh's pg_mesh_msg) and a spawn request on that wire
+ * test_mesh_msg: the mesh's one codec for frame bodies
+ * (gateway/mesh/pg_mesh_msg.c) and a spawn request on that wire
  * (gateway/proxy/pg_spawn_wire.c).  A body comes from
  * another node: every prefix of a good one, and bodies that lie about their
  * counts, must be refused without a crash or a leak (valgrind runs these
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gateway/mesh/pg_msgbuf.h"
+#include "gateway/mesh/pg_mesh_msg.h"
 #include "gateway/proxy/pg_spawn_wire.h"
 #include "tests/pg_cunit.h"
 
@@ -21,24 +21,24 @@ static void test_fields_round_trip(void)
     pg_mesh_rd_t r;
     char *s, *none, *empty;
 
-    pg_msgbuf_wr_i32(&b, -7);
-    pg_msgbuf_wr_nstr(&b, "node");
-    pg_msgbuf_wr_nstr(&b, NULL);
-    pg_msgbuf_wr_nstr(&b, "");
+    pg_mesh_wr_i32(&b, -7);
+    pg_mesh_wr_nstr(&b, "node");
+    pg_mesh_wr_nstr(&b, NULL);
+    pg_mesh_wr_nstr(&b, "");
     pg_mesh_wr_u32(&b, 2);
     CU_ASSERT_FATAL(!b.bad);
     r = pg_mesh_rd(b.buf, b.len);
-    CU_ASSERT_EQUAL(pg_msgbuf_rd_i32(&r), -7);
-    s = pg_msgbuf_rd_nstr(&r);
-    none = pg_msgbuf_rd_nstr(&r);
-    empty = pg_msgbuf_rd_nstr(&r);
+    CU_ASSERT_EQUAL(pg_mesh_rd_i32(&r), -7);
+    s = pg_mesh_rd_nstr(&r);
+    none = pg_mesh_rd_nstr(&r);
+    empty = pg_mesh_rd_nstr(&r);
     CU_ASSERT(s != NULL && strcmp(s, "node") == 0);
     CU_ASSERT_PTR_NULL(none);
     CU_ASSERT(empty != NULL && empty[0] == '\0');
-    CU_ASSERT_EQUAL(pg_msgbuf_rd_count(&r, 0), 2);
+    CU_ASSERT_EQUAL(pg_mesh_rd_count(&r, 0), 2);
     CU_ASSERT(pg_mesh_rd_done(&r));
     /* past the end: zeros, and the reader says so */
-    CU_ASSERT_EQUAL(pg_msgbuf_rd_i32(&r), 0);
+    CU_ASSERT_EQUAL(pg_mesh_rd_i32(&r), 0);
     CU_ASSERT(r.bad);
     free(s);
     free(empty);
@@ -54,16 +54,16 @@ static void test_lying_counts(void)
     pg_mesh_wr_u32(&b, 1000000); /* a string "of" a million bytes, then 4 */
     pg_mesh_wr_u32(&b, 0);
     r = pg_mesh_rd(b.buf, b.len);
-    s = pg_msgbuf_rd_nstr(&r);
+    s = pg_mesh_rd_nstr(&r);
     CU_ASSERT_PTR_NULL(s);
     CU_ASSERT(r.bad);
     r = pg_mesh_rd(b.buf, b.len); /* a count of 8-byte items larger than the body */
-    CU_ASSERT_EQUAL(pg_msgbuf_rd_count(&r, 8), 0);
+    CU_ASSERT_EQUAL(pg_mesh_rd_count(&r, 8), 0);
     CU_ASSERT(r.bad);
     pg_mesh_wr_free(&b);
     pg_mesh_wr_bytes(&b, "a\0b", 3); /* a NUL inside a string is bad */
     r = pg_mesh_rd(b.buf, b.len);
-    CU_ASSERT_PTR_NULL(pg_msgbuf_rd_nstr(&r));
+    CU_ASSERT_PTR_NULL(pg_mesh_rd_nstr(&r));
     CU_ASSERT(r.bad);
     pg_mesh_wr_free(&b);
 }
@@ -144,9 +144,117 @@ static void test_request_bad_counts(void)
     }
 }
 
+static void test_msg_round_trip(void)
+{
+    pg_mesh_wr_t w;
+    pg_mesh_rd_t r;
+    char s1[16], s2[4];
+    size_t n;
+    const void *b;
+
+    pg_mesh_wr_init(&w);
+    pg_mesh_wr_u8(&w, 7);
+    pg_mesh_wr_u32(&w, 0xdeadbeef);
+    pg_mesh_wr_u64(&w, 0x0102030405060708ull);
+    pg_mesh_wr_str(&w, "svc");
+    pg_mesh_wr_str(&w, NULL);
+    pg_mesh_wr_bytes(&w, "a\0b", 3);
+    CU_ASSERT_FALSE(w.bad);
+    CU_ASSERT_EQUAL(w.len, 1 + 4 + 8 + 7 + 4 + 7);
+    CU_ASSERT_EQUAL(w.buf[1], 0xde); /* big-endian */
+    r = pg_mesh_rd(w.buf, w.len);
+    CU_ASSERT_EQUAL(pg_mesh_rd_u8(&r), 7);
+    CU_ASSERT_EQUAL(pg_mesh_rd_u32(&r), 0xdeadbeef);
+    CU_ASSERT_EQUAL(pg_mesh_rd_u64(&r), 0x0102030405060708ull);
+    CU_ASSERT_STRING_EQUAL(pg_mesh_rd_str(&r, s1, sizeof(s1)), "svc");
+    CU_ASSERT_STRING_EQUAL(pg_mesh_rd_str(&r, s1, sizeof(s1)), "");
+    CU_ASSERT_FALSE(pg_mesh_rd_done(&r)); /* the bytes are left */
+    b = pg_mesh_rd_bytes(&r, &n);
+    CU_ASSERT_EQUAL(n, 3);
+    CU_ASSERT_EQUAL(memcmp(b, "a\0b", 3), 0);
+    CU_ASSERT_TRUE(pg_mesh_rd_done(&r));
+    /* a string too long for its buffer, or with a NUL inside, is bad */
+    r = pg_mesh_rd(w.buf + 13, w.len - 13);
+    pg_mesh_rd_str(&r, s2, sizeof(s2)); /* "svc" + NUL fits 4 */
+    CU_ASSERT_FALSE(r.bad);
+    r = pg_mesh_rd(w.buf + 13, w.len - 13);
+    CU_ASSERT_STRING_EQUAL(pg_mesh_rd_str(&r, s2, 3), "");
+    CU_ASSERT_TRUE(r.bad);
+    r = pg_mesh_rd(w.buf + 24, w.len - 24);
+    pg_mesh_rd_str(&r, s1, sizeof(s1));
+    CU_ASSERT_TRUE(r.bad);
+    pg_mesh_wr_free(&w);
+}
+
+static void test_msg_short_bodies(void)
+{
+    unsigned char body[12] = { 0, 0, 0, 200, 'x', 'y' }; /* a length past the end */
+    pg_mesh_rd_t r = pg_mesh_rd(body, 6);
+    char s[256];
+    size_t n = 99;
+
+    CU_ASSERT_PTR_NULL(pg_mesh_rd_bytes(&r, &n));
+    CU_ASSERT_EQUAL(n, 0);
+    CU_ASSERT_TRUE(r.bad);
+    CU_ASSERT_EQUAL(pg_mesh_rd_u32(&r), 0); /* bad stays bad */
+    CU_ASSERT_STRING_EQUAL(pg_mesh_rd_str(&r, s, sizeof(s)), "");
+    r = pg_mesh_rd(body, 3);
+    CU_ASSERT_EQUAL(pg_mesh_rd_u32(&r), 0);
+    CU_ASSERT_FALSE(pg_mesh_rd_done(&r));
+    r = pg_mesh_rd(body, 0);
+    CU_ASSERT_EQUAL(pg_mesh_rd_u8(&r), 0);
+    CU_ASSERT_TRUE(r.bad);
+}
+
+
+/* Raw fields: a fixed-size one and the rest of the body, without lengths
+ * of their own (the layout of the fence's, modex's and jobend's frames). */
+static void test_msg_raw_and_rest(void)
+{
+    pg_mesh_wr_t w;
+    pg_mesh_rd_t r;
+    const unsigned char *name;
+    const char *rest;
+    size_t n = 99;
+
+    pg_mesh_wr_init(&w);
+    pg_mesh_wr_raw(&w, "NAME", 4);
+    pg_mesh_wr_u32(&w, 5);
+    pg_mesh_wr_raw(&w, "text", 4);
+    CU_ASSERT_FATAL(!w.bad);
+    CU_ASSERT_EQUAL(w.len, 12);
+    CU_ASSERT_EQUAL(memcmp(w.buf, "NAME\0\0\0\5text", 12), 0);
+    r = pg_mesh_rd(w.buf, w.len);
+    name = pg_mesh_rd_raw(&r, 4);
+    CU_ASSERT(name != NULL && memcmp(name, "NAME", 4) == 0);
+    CU_ASSERT_EQUAL(pg_mesh_rd_u32(&r), 5);
+    rest = pg_mesh_rd_rest(&r, &n);
+    CU_ASSERT_EQUAL(n, 4);
+    CU_ASSERT(rest != NULL && memcmp(rest, "text", 4) == 0);
+    CU_ASSERT_TRUE(pg_mesh_rd_done(&r));
+    /* an empty rest is no error */
+    r = pg_mesh_rd(w.buf, 8);
+    (void)pg_mesh_rd_raw(&r, 4);
+    (void)pg_mesh_rd_u32(&r);
+    (void)pg_mesh_rd_rest(&r, &n);
+    CU_ASSERT_EQUAL(n, 0);
+    CU_ASSERT_TRUE(pg_mesh_rd_done(&r));
+    /* a fixed field past the end is bad, and so is every read after it */
+    r = pg_mesh_rd(w.buf, 3);
+    CU_ASSERT_PTR_NULL(pg_mesh_rd_raw(&r, 4));
+    CU_ASSERT_TRUE(r.bad);
+    (void)pg_mesh_rd_rest(&r, &n);
+    CU_ASSERT_EQUAL(n, 0);
+    CU_ASSERT_FALSE(pg_mesh_rd_done(&r));
+    pg_mesh_wr_free(&w);
+}
+
 int main(void)
 {
     static const pg_cunit_test_t body_tests[] = {
+        { "what is written reads back", test_msg_round_trip },
+        { "short or lying bodies are refused", test_msg_short_bodies },
+        { "raw fields and the rest of the body", test_msg_raw_and_rest },
         { "fields come back as written", test_fields_round_trip },
         { "counts and lengths past the body are refused", test_lying_counts },
         { NULL, NULL },
@@ -158,10 +266,10 @@ int main(void)
         { NULL, NULL },
     };
     static const pg_cunit_suite_t suites[] = {
-        { "msgbuf", body_tests, NULL, NULL },
+        { "mesh_msg", body_tests, NULL, NULL },
         { "spawn_wire", spawn_tests, NULL, NULL },
         { NULL, NULL, NULL, NULL },
     };
 
-    return pg_cunit_run("test_msgbuf", suites);
+    return pg_cunit_run("test_mesh_msg", suites);
 }
