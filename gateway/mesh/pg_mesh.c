@@ -159,28 +159,18 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
  * same handler, in the order sent, and never inside the sender's own stack
  * (pg_proxy_dyn.c says what goes wrong otherwise).  So it waits in a queue
  * the loop drains on its next turn. */
-typedef struct loopback {
-    struct loopback *next;
-    unsigned type;
-    size_t len;
-    unsigned char body[];
-} loopback_t;
 
 /* One at a time: a handler may send itself more, or free nothing here. */
 static void on_loopback(evutil_socket_t fd, short what, void *arg)
 {
     pg_mesh_t *m = arg;
+    pg_mesh_frame_t *f;
 
     (void)fd;
     (void)what;
-    while (m->loop_head != NULL) {
-        loopback_t *f = m->loop_head;
-
-        m->loop_head = f->next;
-        if (m->loop_head == NULL)
-            m->loop_tail = &m->loop_head;
+    while ((f = pg_mesh_queue_pop(&m->loopback)) != NULL) {
         if (m->handlers[f->type].fn != NULL)
-            m->handlers[f->type].fn(m->handlers[f->type].arg, m->nodeid, f->body, f->len);
+            m->handlers[f->type].fn(m->handlers[f->type].arg, f->src, f->body, f->len);
         free(f);
     }
 }
@@ -188,30 +178,10 @@ static void on_loopback(evutil_socket_t fd, short what, void *arg)
 static int send_self(pg_mesh_t *m, unsigned type, const void *body, size_t len)
 {
     static const struct timeval now = { 0, 0 };
-    loopback_t *f = malloc(sizeof(*f) + len);
 
-    if (f == NULL)
+    if (pg_mesh_queue_push(&m->loopback, type, m->nodeid, body, len) != 0)
         return -1;
-    f->next = NULL;
-    f->type = type;
-    f->len = len;
-    if (len > 0)
-        memcpy(f->body, body, len);
-    *m->loop_tail = f;
-    m->loop_tail = &f->next;
     return evtimer_add(m->loop_ev, &now);
-}
-
-static void loopback_free(pg_mesh_t *m)
-{
-    while (m->loop_head != NULL) {
-        loopback_t *f = m->loop_head;
-
-        m->loop_head = f->next;
-        free(f);
-    }
-    if (m->loop_ev != NULL)
-        event_free(m->loop_ev);
 }
 
 /* ---------------------------------------------------------------- */
@@ -243,7 +213,7 @@ pg_mesh_t *pg_mesh_new(struct event_base *base, const pg_mesh_opts_t *o, char *e
     m->dial_timer = evtimer_new(base, pg_mesh_on_dial_timer, m);
     m->tick = event_new(base, -1, EV_PERSIST, on_tick, m);
     m->loop_ev = evtimer_new(base, on_loopback, m);
-    m->loop_tail = &m->loop_head;
+    pg_mesh_queue_init(&m->loopback);
     m->link_up_fn = hub_check_ready;
     m->dial_lost_fn = pg_mesh_dial_next;
     m->relay_fn = relay;
@@ -283,7 +253,9 @@ void pg_mesh_free(pg_mesh_t *m)
         event_free(m->dial_timer);
     if (m->tick != NULL)
         event_free(m->tick);
-    loopback_free(m);
+    pg_mesh_queue_clear(&m->loopback);
+    if (m->loop_ev != NULL)
+        event_free(m->loop_ev);
     free(m->peers);
     free(m->gone);
     free(m->joined);

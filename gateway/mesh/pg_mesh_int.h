@@ -28,6 +28,7 @@
 #include <event2/util.h>
 
 #include "gateway/mesh/pg_mesh.h"
+#include "gateway/mesh/pg_mesh_queue.h"
 #include "gateway/mesh/pg_sha256.h"
 
 struct bufferevent;
@@ -122,7 +123,7 @@ struct pg_mesh {
     void (*relay_fn)(pg_mesh_t *m, const link_t *from, unsigned type, uint32_t src,
                      uint32_t dst, const unsigned char *body, size_t len); /* the hub */
     /* frames from this node to itself, handed over on the loop's next turn */
-    struct loopback *loop_head, **loop_tail;
+    pg_mesh_queue_t loopback;
     struct event *loop_ev;
 };
 
