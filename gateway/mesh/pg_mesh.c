@@ -3,7 +3,9 @@
  * and liveness.  See pg_mesh.h for the rules, docs/proxy.md for the
  * design, and pg_mesh_int.h for how the channel is split into this file,
  * pg_mesh_link.c (one link: frames, handshake) and pg_mesh_net.c
- * (listening, accepting, dialing).
+ * (listening, accepting, dialing).  This file is the top of the three: it
+ * calls the others and hands them its callbacks (pg_mesh_t's link_up_fn,
+ * relay_fn, dial_lost_fn); they call nothing here.
  */
 #include "gateway/mesh/pg_mesh_int.h"
 
@@ -19,6 +21,8 @@
 
 #include "gateway/util/pg_be.h"
 #include "wire/pg_clock.h"
+
+static void hub_check_ready(pg_mesh_t *m);
 
 /* Seconds from an environment variable (> 0), else `dflt` ns. */
 static uint64_t env_seconds(const char *name, uint64_t dflt)
@@ -40,7 +44,7 @@ static uint64_t env_seconds(const char *name, uint64_t dflt)
 /* ---------------------------------------------------------------- */
 
 /* A frame from the hub's point of view: for another node, pass it on. */
-void pg_mesh_relay(pg_mesh_t *m, link_t *from, unsigned type, uint32_t src, uint32_t dst,
+static void relay(pg_mesh_t *m, const link_t *from, unsigned type, uint32_t src, uint32_t dst,
                   const unsigned char *body, size_t len)
 {
     if (dst != PG_MESH_ALL) {
@@ -147,6 +151,40 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 }
 
 /* ---------------------------------------------------------------- */
+/* frames from this node to itself                                    */
+/* ---------------------------------------------------------------- */
+
+/* Why a loopback: the hub is a node with ranks of its own, and a frame it
+ * sends itself ("to the hub") must take the same path as a leaf's -- the
+ * same handler, in the order sent, and never inside the sender's own stack
+ * (pg_proxy_dyn.c says what goes wrong otherwise).  So it waits in a queue
+ * the loop drains on its next turn. */
+
+/* One at a time: a handler may send itself more, or free nothing here. */
+static void on_loopback(evutil_socket_t fd, short what, void *arg)
+{
+    pg_mesh_t *m = arg;
+    pg_mesh_frame_t *f;
+
+    (void)fd;
+    (void)what;
+    while ((f = pg_mesh_queue_pop(&m->loopback)) != NULL) {
+        if (m->handlers[f->type].fn != NULL)
+            m->handlers[f->type].fn(m->handlers[f->type].arg, f->src, f->body, f->len);
+        free(f);
+    }
+}
+
+static int send_self(pg_mesh_t *m, unsigned type, const void *body, size_t len)
+{
+    static const struct timeval now = { 0, 0 };
+
+    if (pg_mesh_queue_push(&m->loopback, type, m->nodeid, body, len) != 0)
+        return -1;
+    return evtimer_add(m->loop_ev, &now);
+}
+
+/* ---------------------------------------------------------------- */
 /* the API                                                            */
 /* ---------------------------------------------------------------- */
 
@@ -174,12 +212,17 @@ pg_mesh_t *pg_mesh_new(struct event_base *base, const pg_mesh_opts_t *o, char *e
     m->joined = calloc((size_t)m->nnodes, sizeof(*m->joined));
     m->dial_timer = evtimer_new(base, pg_mesh_on_dial_timer, m);
     m->tick = event_new(base, -1, EV_PERSIST, on_tick, m);
+    m->loop_ev = evtimer_new(base, on_loopback, m);
+    pg_mesh_queue_init(&m->loopback);
+    m->link_up_fn = hub_check_ready;
+    m->dial_lost_fn = pg_mesh_dial_next;
+    m->relay_fn = relay;
     if (m->nnodes < 1 || m->nodeid < 0 || m->nodeid >= m->nnodes) {
         snprintf(err, errlen, "node %d of %d is not a node", m->nodeid, m->nnodes);
         goto fail;
     }
     if (m->peers == NULL || m->gone == NULL || m->joined == NULL || m->dial_timer == NULL ||
-        m->tick == NULL || pg_mesh_random(m->token, sizeof(m->token)) != 0) {
+        m->tick == NULL || m->loop_ev == NULL || pg_mesh_random(m->token, sizeof(m->token)) != 0) {
         snprintf(err, errlen, "out of resources");
         goto fail;
     }
@@ -210,6 +253,9 @@ void pg_mesh_free(pg_mesh_t *m)
         event_free(m->dial_timer);
     if (m->tick != NULL)
         event_free(m->tick);
+    pg_mesh_queue_clear(&m->loopback);
+    if (m->loop_ev != NULL)
+        event_free(m->loop_ev);
     free(m->peers);
     free(m->gone);
     free(m->joined);
@@ -281,7 +327,9 @@ static void wait_gone(void *arg, int node, int orderly, const char *why)
     event_base_loopbreak(m->base);
 }
 
-void pg_mesh_hub_check_ready(pg_mesh_t *m)
+/* The hub, once every leaf is linked, says READY to each (a leaf's
+ * start-up waits for it); called whenever a link comes up. */
+static void hub_check_ready(pg_mesh_t *m)
 {
     if (m->nodeid != 0 || m->ready_sent || !mesh_ready(m))
         return;
@@ -339,9 +387,10 @@ int pg_mesh_send(pg_mesh_t *m, uint32_t dst, unsigned type, const void *body, si
 {
     link_t *l;
 
-    if (type < PG_MESH_TYPE_USER || type >= PG_MESH_TYPE_MAX || len > PG_MESH_BODY_MAX ||
-        dst == (uint32_t)m->nodeid)
+    if (type < PG_MESH_TYPE_USER || type >= PG_MESH_TYPE_MAX || len > PG_MESH_BODY_MAX)
         return -1;
+    if (dst == (uint32_t)m->nodeid)
+        return send_self(m, type, body, len);
     if (dst == PG_MESH_ALL && m->nodeid == 0) {
         int sent = 0;
 

@@ -132,9 +132,12 @@ int pg_mesh_wait_ready(pg_mesh_t *m, char *err, size_t errlen);
 int pg_mesh_on(pg_mesh_t *m, unsigned type, pg_mesh_recv_fn fn, void *arg);
 void pg_mesh_on_gone(pg_mesh_t *m, pg_mesh_gone_fn fn, void *arg);
 
-/* Queues a frame for node `dst` (or PG_MESH_ALL), relayed by the hub when
- * there is no direct link.  The body is copied.  Returns 0, or -1 when
- * `dst` cannot be reached (gone, or never linked) or the frame is too big. */
+/* Queues a frame for node `dst` (or PG_MESH_ALL: every other node),
+ * relayed by the hub when there is no direct link.  A frame for this node
+ * itself (the hub sending "to the hub") goes to its own handler on the
+ * loop's next turn, never within this call, in the order sent.  The body
+ * is copied.  Returns 0, or -1 when `dst` cannot be reached (gone, or
+ * never linked) or the frame is too big. */
 int pg_mesh_send(pg_mesh_t *m, uint32_t dst, unsigned type, const void *body, size_t len);
 
 /* This node is about to be busy (the loop blocked) for up to ns: its

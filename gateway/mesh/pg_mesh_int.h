@@ -10,6 +10,10 @@
  *                   frames, dropping a link and reporting its node gone;
  *   pg_mesh_net.c   addresses: listening and the card, accepting, reading
  *                   the hub's card and dialing it.
+ * The calls go one way: pg_mesh.c calls pg_mesh_net.c and pg_mesh_link.c,
+ * pg_mesh_net.c calls pg_mesh_link.c, and what a link must tell the rooms
+ * above it (it came up, the dial failed, a frame is for another node) it
+ * tells through the callbacks pg_mesh_new sets in the struct.
  * The struct below is the one state they share; a room changes only its
  * own fields' meaning (see the comments on each).
  */
@@ -24,6 +28,7 @@
 #include <event2/util.h>
 
 #include "gateway/mesh/pg_mesh.h"
+#include "gateway/mesh/pg_mesh_queue.h"
 #include "gateway/mesh/pg_sha256.h"
 
 struct bufferevent;
@@ -109,6 +114,17 @@ struct pg_mesh {
     bool hub_ready;                 /* a leaf: the hub said READY */
     bool ready_sent;                /* the hub: it said READY to every leaf */
     char refused_why[160];
+    /* What a link tells the rooms above it.  pg_mesh_link.c is the lowest
+     * room and calls none of pg_mesh_net.c's or pg_mesh.c's functions (a
+     * circle of calls would tie the three into one); pg_mesh_new sets
+     * these instead. */
+    void (*link_up_fn)(pg_mesh_t *m);   /* a link came UP (pg_mesh.c: READY) */
+    void (*dial_lost_fn)(pg_mesh_t *m); /* the dialing link dropped (net: dial on) */
+    void (*relay_fn)(pg_mesh_t *m, const link_t *from, unsigned type, uint32_t src,
+                     uint32_t dst, const unsigned char *body, size_t len); /* the hub */
+    /* frames from this node to itself, handed over on the loop's next turn */
+    pg_mesh_queue_t loopback;
+    struct event *loop_ev;
 };
 
 static inline uint64_t ms_ns(uint64_t ms)
@@ -122,10 +138,6 @@ static inline struct timeval ns_tv(uint64_t ns)
 
     return tv;
 }
-
-/* pg_mesh.c: the hub, once every leaf is linked, says READY to each
- * (a leaf's start-up waits for it). */
-void pg_mesh_hub_check_ready(pg_mesh_t *m);
 
 /* pg_mesh_link.c: one link */
 int pg_mesh_random(unsigned char *buf, size_t len);
@@ -148,9 +160,5 @@ int pg_mesh_parse_card(pg_mesh_t *m, const char *card, unsigned char token[TOKEN
                        bool want_addrs);
 void pg_mesh_dial_next(pg_mesh_t *m);
 void pg_mesh_on_dial_timer(evutil_socket_t fd, short what, void *arg);
-
-/* pg_mesh.c: the hub passes on a frame for another node */
-void pg_mesh_relay(pg_mesh_t *m, link_t *from, unsigned type, uint32_t src, uint32_t dst,
-                   const unsigned char *body, size_t len);
 
 #endif

@@ -4,6 +4,9 @@
  * the mesh is in pg_mesh.c (API, relay, liveness) and pg_mesh_net.c
  * (listening, accepting, dialing); pg_mesh_int.h says why it is split.
  *
+ * The lowest of the mesh's three files: it calls neither of the others, and
+ * tells them what they must know through the callbacks in pg_mesh_t.
+ *
  * A link goes through these states: a leaf dials the hub (DIALING), sends
  * HELLO (HELLO_SENT) and answers the CHALLENGE with a PROOF; the side that
  * accepted waits for the HELLO (ACCEPTED), sends the CHALLENGE
@@ -86,7 +89,6 @@ void pg_mesh_link_say(link_t *l, unsigned type, const void *body, size_t len)
 
 static void link_on_read(struct bufferevent *bev, void *arg);
 static void link_on_event(struct bufferevent *bev, short what, void *arg);
-void pg_mesh_dial_next(pg_mesh_t *m);
 
 link_t *pg_mesh_link_new(pg_mesh_t *m, evutil_socket_t fd, link_state_t state)
 {
@@ -159,8 +161,8 @@ void pg_mesh_link_drop(link_t *l, const char *why)
     free(l);
     if (node >= 0)
         pg_mesh_report_gone(m, node, orderly, why);
-    else if (was_dialing && !m->leaving)
-        pg_mesh_dial_next(m);
+    else if (was_dialing && !m->leaving && m->dial_lost_fn != NULL)
+        m->dial_lost_fn(m);
 }
 
 /* HMAC over what both ends of a handshake said, for one role: 'A' the
@@ -196,7 +198,8 @@ static void link_up(link_t *l, int node)
     l->state = L_UP;
     m->peers[node] = l;
     m->joined[node] = true;
-    pg_mesh_hub_check_ready(m);
+    if (m->link_up_fn != NULL)
+        m->link_up_fn(m);
 }
 
 /* Acceptor: HELLO (magic, node, nonce) -> CHALLENGE. */
@@ -284,8 +287,8 @@ static int on_frame(link_t *l, unsigned type, uint32_t src, uint32_t dst,
     /* a leaf speaks only for itself; the hub relays for everyone */
     if (l->node != 0 && (int)src != l->node)
         return -1;
-    if (m->nodeid == 0 && dst != 0)
-        pg_mesh_relay(m, l, type, src, dst, body, len);
+    if (m->nodeid == 0 && dst != 0 && m->relay_fn != NULL)
+        m->relay_fn(m, l, type, src, dst, body, len);
     if ((dst == (uint32_t)m->nodeid || dst == PG_MESH_ALL) && m->handlers[type].fn != NULL)
         m->handlers[type].fn(m->handlers[type].arg, (int)src, body, len);
     return 0;

@@ -8,6 +8,8 @@
 
 #include "gateway/util/pg_be.h"
 
+enum { NULL_STR = 0xffffffffu }; /* the length that says "NULL" */
+
 void pg_mesh_wr_init(pg_mesh_wr_t *w)
 {
     *w = (pg_mesh_wr_t){ NULL, 0, 0, false };
@@ -70,21 +72,38 @@ void pg_mesh_wr_u64(pg_mesh_wr_t *w, uint64_t v)
 
 void pg_mesh_wr_bytes(pg_mesh_wr_t *w, const void *bytes, size_t n)
 {
-    unsigned char *p;
-
     if (n > UINT32_MAX) {
         w->bad = true;
         return;
     }
     pg_mesh_wr_u32(w, (uint32_t)n);
-    p = wr_room(w, n);
-    if (p != NULL && n > 0)
-        memcpy(p, bytes, n);
+    pg_mesh_wr_raw(w, bytes, n);
 }
 
 void pg_mesh_wr_str(pg_mesh_wr_t *w, const char *s)
 {
     pg_mesh_wr_bytes(w, s != NULL ? s : "", s != NULL ? strlen(s) : 0);
+}
+
+void pg_mesh_wr_i32(pg_mesh_wr_t *w, int32_t v)
+{
+    pg_mesh_wr_u32(w, (uint32_t)v);
+}
+
+void pg_mesh_wr_nstr(pg_mesh_wr_t *w, const char *s)
+{
+    if (s == NULL)
+        pg_mesh_wr_u32(w, NULL_STR);
+    else
+        pg_mesh_wr_bytes(w, s, strlen(s));
+}
+
+void pg_mesh_wr_raw(pg_mesh_wr_t *w, const void *bytes, size_t n)
+{
+    unsigned char *p = wr_room(w, n);
+
+    if (p != NULL && n > 0)
+        memcpy(p, bytes, n);
 }
 
 int pg_mesh_wr_send(pg_mesh_wr_t *w, pg_mesh_t *m, uint32_t dst, unsigned type)
@@ -158,6 +177,60 @@ const char *pg_mesh_rd_str(pg_mesh_rd_t *r, char *buf, size_t cap)
     memcpy(buf, p, n);
     buf[n] = '\0';
     return buf;
+}
+
+int32_t pg_mesh_rd_i32(pg_mesh_rd_t *r)
+{
+    return (int32_t)pg_mesh_rd_u32(r);
+}
+
+char *pg_mesh_rd_nstr(pg_mesh_rd_t *r)
+{
+    pg_mesh_rd_t peek = *r;
+    const char *bytes;
+    char *s;
+    size_t n;
+
+    if (pg_mesh_rd_u32(&peek) == NULL_STR && !peek.bad) {
+        *r = peek;
+        return NULL;
+    }
+    if ((bytes = pg_mesh_rd_bytes(r, &n)) == NULL || memchr(bytes, '\0', n) != NULL) {
+        r->bad = true;
+        return NULL;
+    }
+    if ((s = malloc(n + 1)) == NULL) {
+        r->bad = true;
+        return NULL;
+    }
+    memcpy(s, bytes, n);
+    s[n] = '\0';
+    return s;
+}
+
+uint32_t pg_mesh_rd_count(pg_mesh_rd_t *r, size_t min_size)
+{
+    uint32_t n = pg_mesh_rd_u32(r);
+
+    if (r->bad || (min_size > 0 && n > r->left / min_size)) {
+        r->bad = true;
+        return 0;
+    }
+    return n;
+}
+
+const void *pg_mesh_rd_raw(pg_mesh_rd_t *r, size_t n)
+{
+    return rd_take(r, n);
+}
+
+const void *pg_mesh_rd_rest(pg_mesh_rd_t *r, size_t *n)
+{
+    size_t left = r->bad ? 0 : r->left;
+    const void *p = rd_take(r, left);
+
+    *n = p != NULL ? left : 0;
+    return p;
 }
 
 bool pg_mesh_rd_done(const pg_mesh_rd_t *r)

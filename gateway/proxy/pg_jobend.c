@@ -1,13 +1,17 @@
 /*
  * pg_jobend: one end for a job over several nodes.  See pg_jobend.h.
  *
- * Frames (bodies big-endian): FAIL = u64 when_ns, u32 code, u32 flags (1:
- * an abort), text; END = u32 code, u32 origin node (UINT32_MAX: none),
- * text.  Texts are one line, not NUL-terminated on the wire.
+ * Frames (pg_mesh_msg's format): FAIL = u64 when_ns, u32 code, u32 flags
+ * (1: an abort), text; END = u32 code, u32 origin node (UINT32_MAX: none),
+ * text.  Texts are one line, raw to the body's end (no length, no NUL).
+ *
+ * Every node, the hub included, sends its failure to the hub (node 0) as
+ * FAIL: the hub's own comes back to it from the loop like a leaf's
+ * (pg_mesh_send to this node), one path for all.
  */
 #include "gateway/proxy/pg_jobend.h"
 
-#include "gateway/util/pg_be.h"
+#include "gateway/mesh/pg_mesh_msg.h"
 
 #include <event2/event.h>
 #include <stdio.h>
@@ -25,6 +29,7 @@ struct pg_jobend {
     pg_jobend_end_fn end_fn;
     void *end_arg;
     bool failed_here;            /* this node's failure was reported */
+    bool own_on_way;             /* the hub: its own FAIL is on the loop, not weighed yet */
     int own_code;
     /* the hub: failures weighed until the settling time is over */
     bool weighing;
@@ -90,18 +95,15 @@ static void on_settle(evutil_socket_t fd, short what, void *arg)
 {
     pg_jobend_t *e = arg;
     const pg_jobend_failure_t *f = &e->first;
-    size_t tlen = strlen(f->text);
-    unsigned char *body = malloc(8 + tlen);
+    pg_mesh_wr_t w;
 
     (void)fd;
     (void)what;
-    if (body != NULL) {
-        pg_be32_put(body, (uint32_t)status_of(f->code));
-        pg_be32_put(body + 4, (uint32_t)f->node);
-        memcpy(body + 8, f->text, tlen);
-        (void)pg_mesh_send(e->mesh, PG_MESH_ALL, PG_MESH_JOBEND_END, body, 8 + tlen);
-        free(body);
-    }
+    pg_mesh_wr_init(&w);
+    pg_mesh_wr_u32(&w, (uint32_t)status_of(f->code));
+    pg_mesh_wr_u32(&w, (uint32_t)f->node);
+    pg_mesh_wr_raw(&w, f->text, strlen(f->text));
+    (void)pg_mesh_wr_send(&w, e->mesh, PG_MESH_ALL, PG_MESH_JOBEND_END);
     decide(e, f->code, f->node, f->text);
 }
 
@@ -140,30 +142,36 @@ static void failure_of(const pg_jobend_t *e, pg_jobend_failure_t *f, int node, u
 static void on_fail_frame(void *arg, int src, const void *body, size_t len)
 {
     pg_jobend_t *e = arg;
-    const unsigned char *b = body;
+    pg_mesh_rd_t r = pg_mesh_rd(body, len);
+    uint64_t when = pg_mesh_rd_u64(&r);
+    uint32_t code = pg_mesh_rd_u32(&r);
+    uint32_t flags = pg_mesh_rd_u32(&r);
+    size_t tlen;
+    const char *text = pg_mesh_rd_rest(&r, &tlen);
     pg_jobend_failure_t f;
-    uint64_t when;
 
-    if (e->nodeid != 0 || len < 16)
+    if (e->nodeid != 0 || !pg_mesh_rd_done(&r))
         return;
-    when = pg_be64_get(b);
-    failure_of(e, &f, src, when, (int)pg_be32_get(b + 8), (pg_be32_get(b + 12) & FLAG_ABORT) != 0,
-               (const char *)b + 16, len - 16);
+    if (src == e->nodeid)
+        e->own_on_way = false;
+    failure_of(e, &f, src, when, (int)code, (flags & FLAG_ABORT) != 0, text, tlen);
     weigh(e, &f);
 }
 
 static void on_end_frame(void *arg, int src, const void *body, size_t len)
 {
     pg_jobend_t *e = arg;
-    const unsigned char *b = body;
+    pg_mesh_rd_t r = pg_mesh_rd(body, len);
+    uint32_t code = pg_mesh_rd_u32(&r);
+    uint32_t origin = pg_mesh_rd_u32(&r);
+    size_t tlen;
+    const char *rest = pg_mesh_rd_rest(&r, &tlen);
     char text[PG_JOBEND_TEXT_MAX];
-    uint32_t origin;
 
-    if (src != 0 || len < 8)
+    if (src != 0 || !pg_mesh_rd_done(&r))
         return;
-    origin = pg_be32_get(b + 4);
-    snprintf(text, sizeof(text), "%.*s", (int)(len - 8), (const char *)b + 8);
-    decide(e, (int)pg_be32_get(b), origin < (uint32_t)e->nnodes ? (int)origin : NO_ORIGIN, text);
+    snprintf(text, sizeof(text), "%.*s", (int)tlen, tlen > 0 ? rest : "");
+    decide(e, (int)code, origin < (uint32_t)e->nnodes ? (int)origin : NO_ORIGIN, text);
 }
 
 /* The mesh lost a node: on the hub, a leaf gone without a goodbye is the
@@ -238,36 +246,25 @@ void pg_jobend_free(pg_jobend_t *e)
 
 void pg_jobend_fail(pg_jobend_t *e, int code, bool is_abort, const char *text)
 {
-    uint64_t when = wall_ns();
-    size_t tlen = strlen(text);
-    unsigned char *body;
+    char own[PG_JOBEND_TEXT_MAX];
+    pg_mesh_wr_t w;
 
     if (e->failed_here)
         return;
     e->failed_here = true;
     e->own_code = status_of(code);
-    if (e->nodeid == 0) {
-        pg_jobend_failure_t f;
-
-        failure_of(e, &f, 0, when, code, is_abort, text, tlen);
-        weigh(e, &f);
+    pg_mesh_wr_init(&w);
+    pg_mesh_wr_u64(&w, wall_ns());
+    pg_mesh_wr_u32(&w, (uint32_t)e->own_code);
+    pg_mesh_wr_u32(&w, is_abort ? FLAG_ABORT : 0);
+    pg_mesh_wr_raw(&w, text, strlen(text));
+    if (pg_mesh_wr_send(&w, e->mesh, 0, PG_MESH_JOBEND_FAIL) == 0) {
+        e->own_on_way = e->nodeid == 0;
         return;
     }
-    body = malloc(16 + tlen);
-    if (body != NULL) {
-        pg_be64_put(body, when);
-        pg_be32_put(body + 8, (uint32_t)e->own_code);
-        pg_be32_put(body + 12, is_abort ? FLAG_ABORT : 0);
-        memcpy(body + 16, text, tlen);
-    }
-    if (body == NULL || pg_mesh_send(e->mesh, 0, PG_MESH_JOBEND_FAIL, body, 16 + tlen) != 0) {
-        char own[PG_JOBEND_TEXT_MAX];
-
-        /* the hub is out of reach: this node's failure is the job's here */
-        snprintf(own, sizeof(own), "node %d (%s): %s", e->nodeid, name_of(e, e->nodeid), text);
-        decide(e, e->own_code, e->nodeid, own);
-    }
-    free(body);
+    /* the hub is out of reach: this node's failure is the job's here */
+    snprintf(own, sizeof(own), "node %d (%s): %s", e->nodeid, name_of(e, e->nodeid), text);
+    decide(e, e->own_code, e->nodeid, own);
 }
 
 int pg_jobend_code(const pg_jobend_t *e)
@@ -301,7 +298,7 @@ int pg_jobend_finish(pg_jobend_t *e, int status)
     if (status != 0 && !e->failed_here)
         pg_jobend_fail(e, status, false, "its job failed");
     if (e->nodeid == 0) {
-        while (e->code < 0 && (e->weighing || !leaves_done(e)))
+        while (e->code < 0 && (e->own_on_way || e->weighing || !leaves_done(e)))
             event_base_loop(e->base, EVLOOP_ONCE);
     } else if (status != 0 && e->code < 0) {
         deadline = evtimer_new(e->base, on_wait, e);

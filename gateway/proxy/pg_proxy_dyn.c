@@ -10,7 +10,10 @@
  * within the handler call that asked for it).  So a message for this node
  * goes into a queue the loop drains on its next turn; one for another
  * node goes on the mesh; one for every node does both.  With a single
- * node there is no mesh, only the queue.
+ * node there is no mesh, only the queue (pg_mesh_queue, the one the
+ * mesh's own loopback uses: pg_mesh_send to this node takes the same
+ * turn of the loop, for the features that send "to the hub" without this
+ * layer -- names, the job's end).
  *
  * Messages from one sender reach each node in the order they were sent:
  * the mesh keeps a link's order (the hub relays in order) and the queue
@@ -25,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gateway/mesh/pg_mesh_queue.h"
 #include "gateway/proxy/pg_proxy_int.h"
 
 /* The mesh registers one callback argument per type and does not pass
@@ -34,19 +38,11 @@ typedef struct dyn_reg {
     unsigned type;
 } dyn_reg_t;
 
-typedef struct dyn_msg {
-    struct dyn_msg *next;
-    unsigned type;
-    int src;
-    size_t len;
-    unsigned char body[];
-} dyn_msg_t;
-
 struct proxy_dyn {
     proxy_t *p;
     proxy_msg_fn fns[PG_MESH_TYPE_MAX];
     dyn_reg_t regs[PG_MESH_TYPE_MAX];
-    dyn_msg_t *head, **tail; /* this node's own messages, and others' before the run */
+    pg_mesh_queue_t waiting; /* this node's own messages, and others' before the run */
     struct event *drain;
 };
 
@@ -65,7 +61,7 @@ static void on_mesh_frame(void *arg, int src, const void *body, size_t len)
 
     if (d == NULL || d->fns[reg->type] == NULL)
         return;
-    if (before_run(reg->p) || d->head != NULL) /* behind what waits already */
+    if (before_run(reg->p) || d->waiting.head != NULL) /* behind what waits already */
         (void)queue_here(d, reg->type, src, body, len);
     else
         d->fns[reg->type](reg->p, src, body, len);
@@ -74,18 +70,14 @@ static void on_mesh_frame(void *arg, int src, const void *body, size_t len)
 static void on_drain(evutil_socket_t fd, short what, void *arg)
 {
     proxy_dyn_t *d = arg;
+    pg_mesh_frame_t *m;
 
     (void)fd;
     (void)what;
     if (before_run(d->p)) /* pg_proxy_dyn_run_started drains it */
         return;
     /* one at a time: a handler may queue more, and may free nothing here */
-    while (d->head != NULL) {
-        dyn_msg_t *m = d->head;
-
-        d->head = m->next;
-        if (d->head == NULL)
-            d->tail = &d->head;
+    while ((m = pg_mesh_queue_pop(&d->waiting)) != NULL) {
         if (d->fns[m->type] != NULL)
             d->fns[m->type](d->p, m->src, m->body, m->len);
         free(m);
@@ -99,7 +91,7 @@ int pg_proxy_dyn_setup(proxy_t *p)
     if (d == NULL)
         return -1;
     d->p = p;
-    d->tail = &d->head;
+    pg_mesh_queue_init(&d->waiting);
     d->drain = evtimer_new(p->base, on_drain, d);
     if (d->drain == NULL) {
         free(d);
@@ -118,12 +110,7 @@ void pg_proxy_dyn_free(proxy_t *p)
     for (unsigned t = 0; p->mesh != NULL && t < PG_MESH_TYPE_MAX; t++)
         if (d->fns[t] != NULL)
             (void)pg_mesh_on(p->mesh, t, NULL, NULL);
-    while (d->head != NULL) {
-        dyn_msg_t *m = d->head;
-
-        d->head = m->next;
-        free(m);
-    }
+    pg_mesh_queue_clear(&d->waiting);
     event_free(d->drain);
     free(d);
     p->dyn = NULL;
@@ -143,18 +130,9 @@ int pg_proxy_dyn_on(proxy_t *p, unsigned type, proxy_msg_fn fn)
 static int queue_here(proxy_dyn_t *d, unsigned type, int src, const void *body, size_t len)
 {
     static const struct timeval now = { 0, 0 };
-    dyn_msg_t *m = malloc(sizeof(*m) + len);
 
-    if (m == NULL)
+    if (pg_mesh_queue_push(&d->waiting, type, src, body, len) != 0)
         return -1;
-    m->next = NULL;
-    m->type = type;
-    m->src = src;
-    m->len = len;
-    if (len > 0)
-        memcpy(m->body, body, len);
-    *d->tail = m;
-    d->tail = &m->next;
     return evtimer_add(d->drain, &now);
 }
 
@@ -177,6 +155,6 @@ void pg_proxy_dyn_run_started(proxy_t *p)
 {
     static const struct timeval now = { 0, 0 };
 
-    if (p->dyn != NULL && p->dyn->head != NULL)
+    if (p->dyn != NULL && p->dyn->waiting.head != NULL)
         (void)evtimer_add(p->dyn->drain, &now);
 }

@@ -27,9 +27,11 @@
  * every member node).  When this node's members all joined, the proxy
  * sends its contribution -- the members' keys new since their last
  * whole-job fence when the fence collects, else nothing -- to every other
- * node with members, in frames of at most CHUNK_MAX bytes:
- *   name (32-byte hash, u64 sequence), u32 flags, u64 total, u64 offset,
- *   then the bytes [offset, offset + n) of the contribution.
+ * node with members, in frames of at most CHUNK_MAX bytes (pg_mesh_msg's
+ * format):
+ *   name (raw: 32-byte hash, u64 sequence), u32 flags, u64 total, u64
+ *   offset, then the bytes [offset, offset + n) of the contribution (raw,
+ *   to the body's end).
  * Another node's frames may come before this node's members joined: they
  * wait in the fence's entry.  The fence completes here once every member
  * node's contribution is in (and, for a whole-job fence, the host's fence
@@ -44,9 +46,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gateway/util/pg_be.h"
+#include "gateway/util/pg_be.h" /* the fence's name: what is hashed, the sequence */
 #include "gateway/job/pg_job_engine.h"
 #include "gateway/run/pg_run.h"
+#include "gateway/mesh/pg_mesh_msg.h"
 #include "gateway/mesh/pg_sha256.h"
 #include "gateway/tools/pg_trace_rec.h"
 #include "engine/pg_engine.h"
@@ -54,7 +57,6 @@
 
 enum {
     NAME_LEN = PG_SHA256_LEN + 8, /* signature hash, sequence */
-    FRAME_HEAD = NAME_LEN + 4 + 8 + 8,
     CHUNK_MAX = 1 << 20, /* the hub relays a frame once it has it whole */
     FLAG_COLLECT = 1,
     FLAG_AGAIN = 2, /* the node's part again, after a timeout took it back */
@@ -265,28 +267,26 @@ static void xfence_check(proxy_t *p, xfence_t *x)
 /* This node's contribution to every other member node. */
 static int send_part(proxy_t *p, xfence_t *x, bool collect, const void *data, size_t size)
 {
-    size_t off = 0, max = size < CHUNK_MAX ? size : CHUNK_MAX;
-    unsigned char *frame = malloc(FRAME_HEAD + max);
+    size_t off = 0;
     int rc = 0;
 
-    if (frame == NULL)
-        return -1;
-    memcpy(frame, x->name, NAME_LEN);
-    pg_be32_put(frame + NAME_LEN, (collect ? FLAG_COLLECT : 0) | (x->again ? FLAG_AGAIN : 0));
-    pg_be64_put(frame + NAME_LEN + 4, size);
     do {
         size_t n = size - off < CHUNK_MAX ? size - off : CHUNK_MAX;
+        pg_mesh_wr_t w;
 
-        pg_be64_put(frame + NAME_LEN + 12, off);
-        if (n > 0)
-            memcpy(frame + FRAME_HEAD, (const char *)data + off, n);
+        pg_mesh_wr_init(&w);
+        pg_mesh_wr_raw(&w, x->name, NAME_LEN);
+        pg_mesh_wr_u32(&w, (collect ? FLAG_COLLECT : 0) | (x->again ? FLAG_AGAIN : 0));
+        pg_mesh_wr_u64(&w, size);
+        pg_mesh_wr_u64(&w, off);
+        pg_mesh_wr_raw(&w, n > 0 ? (const char *)data + off : NULL, n);
+        rc = w.bad ? -1 : 0;
         for (int node = 0; node < p->nnodes && rc == 0; node++)
             if (node != p->nodeid && x->member[node])
-                rc = pg_mesh_send(p->mesh, (uint32_t)node, PG_MESH_DATA_FENCE, frame,
-                                  FRAME_HEAD + n);
+                rc = pg_mesh_send(p->mesh, (uint32_t)node, PG_MESH_DATA_FENCE, w.buf, w.len);
+        pg_mesh_wr_free(&w);
         off += n;
     } while (off < size && rc == 0);
-    free(frame);
     return rc;
 }
 
@@ -303,24 +303,25 @@ static void part_forget(xfence_t *x, part_t *pt)
 static void on_fence_frame(void *arg, int src, const void *body, size_t len)
 {
     proxy_t *p = arg;
-    const unsigned char *b = body;
-    uint64_t total, off;
+    pg_mesh_rd_t r = pg_mesh_rd(body, len);
+    const unsigned char *name = pg_mesh_rd_raw(&r, NAME_LEN);
+    uint32_t flags = pg_mesh_rd_u32(&r);
+    uint64_t total = pg_mesh_rd_u64(&r);
+    uint64_t off = pg_mesh_rd_u64(&r);
     size_t n;
+    const unsigned char *chunk = pg_mesh_rd_rest(&r, &n);
     xfence_t *x;
     part_t *pt;
 
-    if (len < FRAME_HEAD || src < 0 || src >= p->nnodes || src == p->nodeid)
+    if (!pg_mesh_rd_done(&r) || src < 0 || src >= p->nnodes || src == p->nodeid)
         return;
-    total = pg_be64_get(b + NAME_LEN + 4);
-    off = pg_be64_get(b + NAME_LEN + 12);
-    n = len - FRAME_HEAD;
-    x = xfence_find(p, b, true);
+    x = xfence_find(p, name, true);
     if (x == NULL) {
         pg_proxy_fail(p, PG_EXIT_INTERNAL, "out of memory for another node's fence data");
         return;
     }
     pt = &x->parts[src];
-    if ((pg_be32_get(b + NAME_LEN) & FLAG_AGAIN) && off == 0 && pt->begun)
+    if ((flags & FLAG_AGAIN) && off == 0 && pt->begun)
         part_forget(x, pt); /* its fence timed out there, and is joined again */
     if (pt->done || (pt->begun && total != pt->total) || off > total || n > total - off ||
         total > SIZE_MAX / 2) {
@@ -338,7 +339,7 @@ static void on_fence_frame(void *arg, int src, const void *body, size_t len)
         }
     }
     if (n > 0)
-        memcpy(pt->data + off, b + FRAME_HEAD, n);
+        memcpy(pt->data + off, chunk, n);
     pt->got += n;
     if (pt->got < pt->total)
         return;

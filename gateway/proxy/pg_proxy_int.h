@@ -19,7 +19,7 @@
 #include "gateway/job/pg_job.h"
 #include "gateway/run/pg_run.h"
 #include "gateway/mesh/pg_mesh.h"
-#include "gateway/mesh/pg_msgbuf.h"
+#include "gateway/mesh/pg_mesh_msg.h"
 #include "gateway/util/pg_parent.h"
 #include "engine/pg_engine.h"
 

@@ -8,12 +8,14 @@
  * for its ranks' keys, so the getter's proxy asks the owning node over the
  * mesh, and the owner's engine answers when the key is committed:
  *   GET  (getter -> owner): u64 id, u32 requester rank, u32 target rank,
- *        u32 flags (BLOCKS: the requester waits in it), the key;
+ *        u32 flags (BLOCKS: the requester waits in it), the key (raw, to
+ *        the body's end);
  *   GOT  (owner -> getter): u64 id, i32 status, u64 total, u64 offset, and
  *        bytes [offset, offset + n) of the target's committed data
  *        (pg_proc_modex), in frames of at most CHUNK_MAX bytes;
  *   DROP (getter -> owner): u64 id -- the get ended at the getter (its
  *        PMIX_TIMEOUT, a fence brought the key, its job ended).
+ * The bodies are in pg_mesh_msg's format.
  * The owner holds the get in its engine on the requester's behalf: held
  * until the target commits the key, bounded by the owner's hang detection
  * (the target gone, or waiting in a fence the requester is a member of
@@ -28,15 +30,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gateway/util/pg_be.h"
+#include "gateway/mesh/pg_mesh_msg.h"
 #include "gateway/job/pg_job_engine.h"
 #include "gateway/run/pg_run.h"
 #include "engine/pg_engine.h"
 #include "wire/pg_clock.h"
 
 enum {
-    GET_HEAD = 8 + 4 + 4 + 4,
-    GOT_HEAD = 8 + 4 + 8 + 8,
     CHUNK_MAX = 1 << 20,
     FLAG_BLOCKS = 1,
     RETRY_MS = 10, /* a get that came before this node's engine */
@@ -80,25 +80,22 @@ static void in_unlink(proxy_t *p, dmodex_in_t *d)
 static void answer(proxy_t *p, int dst, uint64_t id, pmix_status_t status, const void *data,
                    size_t size)
 {
-    size_t off = 0, max = size < CHUNK_MAX ? size : CHUNK_MAX;
-    unsigned char *frame = malloc(GOT_HEAD + max);
+    size_t off = 0;
 
-    if (frame == NULL)
-        return; /* the getter waits for its timeout or the job's end */
-    pg_be64_put(frame, id);
-    pg_be32_put(frame + 8, (uint32_t)status);
-    pg_be64_put(frame + 12, size);
     do {
         size_t n = size - off < CHUNK_MAX ? size - off : CHUNK_MAX;
+        pg_mesh_wr_t w;
 
-        pg_be64_put(frame + 20, off);
-        if (n > 0)
-            memcpy(frame + GOT_HEAD, (const char *)data + off, n);
-        if (pg_mesh_send(p->mesh, (uint32_t)dst, PG_MESH_DATA_GOT, frame, GOT_HEAD + n) != 0)
-            break;
+        pg_mesh_wr_init(&w);
+        pg_mesh_wr_u64(&w, id);
+        pg_mesh_wr_i32(&w, status);
+        pg_mesh_wr_u64(&w, size);
+        pg_mesh_wr_u64(&w, off);
+        pg_mesh_wr_raw(&w, n > 0 ? (const char *)data + off : NULL, n);
+        if (pg_mesh_wr_send(&w, p->mesh, (uint32_t)dst, PG_MESH_DATA_GOT) != 0)
+            break; /* the getter waits for its timeout or the job's end */
         off += n;
     } while (off < size);
-    free(frame);
 }
 
 /* The engine: the held get ended (the key is committed, or it cannot be). */
@@ -181,22 +178,28 @@ again: /* a hold may end other gets: the list is walked afresh after each */
 static void on_get_frame(void *arg, int src, const void *body, size_t len)
 {
     proxy_t *p = arg;
-    const unsigned char *b = body;
-    size_t keylen = len > GET_HEAD ? len - GET_HEAD : 0;
+    pg_mesh_rd_t r = pg_mesh_rd(body, len);
+    uint64_t id = pg_mesh_rd_u64(&r);
+    uint32_t requester = pg_mesh_rd_u32(&r);
+    uint32_t target = pg_mesh_rd_u32(&r);
+    uint32_t flags = pg_mesh_rd_u32(&r);
+    size_t keylen;
+    const char *key = pg_mesh_rd_rest(&r, &keylen);
     dmodex_in_t *d;
 
-    if (src < 0 || src >= p->nnodes || keylen == 0 || keylen > PMIX_MAX_KEYLEN)
+    if (!pg_mesh_rd_done(&r) || src < 0 || src >= p->nnodes || keylen == 0 ||
+        keylen > PMIX_MAX_KEYLEN)
         return;
     d = calloc(1, sizeof(*d) + keylen + 1);
     if (d == NULL)
         return; /* the getter waits for its timeout or the job's end */
     d->p = p;
     d->src = src;
-    d->id = pg_be64_get(b);
-    d->requester = pg_be32_get(b + 8);
-    d->target = pg_be32_get(b + 12);
-    d->blocks = (pg_be32_get(b + 16) & FLAG_BLOCKS) != 0;
-    memcpy(d->key, b + GET_HEAD, keylen);
+    d->id = id;
+    d->requester = requester;
+    d->target = target;
+    d->blocks = (flags & FLAG_BLOCKS) != 0;
+    memcpy(d->key, key, keylen);
     if (strlen(d->key) != keylen || pg_proxy_node_of(p, d->target) != p->nodeid ||
         pg_proxy_node_of(p, d->requester) != src) {
         free(d);
@@ -213,11 +216,11 @@ static void on_drop_frame(void *arg, int src, const void *body, size_t len)
 {
     proxy_t *p = arg;
     pg_job_engine_t *je = p->run != NULL ? pg_run_engine(p->run) : NULL;
-    uint64_t id;
+    pg_mesh_rd_t r = pg_mesh_rd(body, len);
+    uint64_t id = pg_mesh_rd_u64(&r);
 
-    if (len != 8)
+    if (!pg_mesh_rd_done(&r))
         return;
-    id = pg_be64_get(body);
     for (dmodex_in_t *d = p->gets_in; d != NULL; d = d->next) {
         if (d->src != src || d->id != id)
             continue;
@@ -254,7 +257,7 @@ static void on_dmodex(void *ctx, const pg_host_dmodex_t *d)
 {
     proxy_t *p = ctx;
     size_t keylen = strlen(d->key);
-    unsigned char frame[GET_HEAD + PMIX_MAX_KEYLEN];
+    pg_mesh_wr_t w;
     int owner = pg_proxy_node_of(p, d->target.rank);
     dmodex_out_t *o;
 
@@ -263,12 +266,13 @@ static void on_dmodex(void *ctx, const pg_host_dmodex_t *d)
         return; /* held until its timeout or the job's end */
     o->id = d->id;
     o->owner = owner;
-    pg_be64_put(frame, d->id);
-    pg_be32_put(frame + 8, d->requester.rank);
-    pg_be32_put(frame + 12, d->target.rank);
-    pg_be32_put(frame + 16, d->blocks ? FLAG_BLOCKS : 0);
-    memcpy(frame + GET_HEAD, d->key, keylen);
-    if (pg_mesh_send(p->mesh, (uint32_t)owner, PG_MESH_DATA_GET, frame, GET_HEAD + keylen) != 0) {
+    pg_mesh_wr_init(&w);
+    pg_mesh_wr_u64(&w, d->id);
+    pg_mesh_wr_u32(&w, d->requester.rank);
+    pg_mesh_wr_u32(&w, d->target.rank);
+    pg_mesh_wr_u32(&w, d->blocks ? FLAG_BLOCKS : 0);
+    pg_mesh_wr_raw(&w, d->key, keylen);
+    if (pg_mesh_wr_send(&w, p->mesh, (uint32_t)owner, PG_MESH_DATA_GET) != 0) {
         free(o); /* the owner is gone: the job is ending */
         return;
     }
@@ -281,12 +285,13 @@ static void on_dmodex_cancel(void *ctx, uint64_t id)
 {
     proxy_t *p = ctx;
     dmodex_out_t *o = out_find(p, id, true);
-    unsigned char frame[8];
+    pg_mesh_wr_t w;
 
     if (o == NULL)
         return;
-    pg_be64_put(frame, id);
-    (void)pg_mesh_send(p->mesh, (uint32_t)o->owner, PG_MESH_DATA_DROP, frame, sizeof(frame));
+    pg_mesh_wr_init(&w);
+    pg_mesh_wr_u64(&w, id);
+    (void)pg_mesh_wr_send(&w, p->mesh, (uint32_t)o->owner, PG_MESH_DATA_DROP);
     free(o->data);
     free(o);
 }
@@ -294,18 +299,18 @@ static void on_dmodex_cancel(void *ctx, uint64_t id)
 static void on_got_frame(void *arg, int src, const void *body, size_t len)
 {
     proxy_t *p = arg;
-    const unsigned char *b = body;
     pg_job_engine_t *je = p->run != NULL ? pg_run_engine(p->run) : NULL;
-    uint64_t total, off;
-    size_t n = len >= GOT_HEAD ? len - GOT_HEAD : 0;
-    pmix_status_t status;
+    pg_mesh_rd_t r = pg_mesh_rd(body, len);
+    uint64_t id = pg_mesh_rd_u64(&r);
+    pmix_status_t status = (pmix_status_t)pg_mesh_rd_i32(&r);
+    uint64_t total = pg_mesh_rd_u64(&r);
+    uint64_t off = pg_mesh_rd_u64(&r);
+    size_t n;
+    const unsigned char *chunk = pg_mesh_rd_rest(&r, &n);
     dmodex_out_t *o;
 
-    if (len < GOT_HEAD || (o = out_find(p, pg_be64_get(b), false)) == NULL || o->owner != src)
+    if (!pg_mesh_rd_done(&r) || (o = out_find(p, id, false)) == NULL || o->owner != src)
         return; /* stale: the get ended here meanwhile */
-    status = (pmix_status_t)pg_be32_get(b + 8);
-    total = pg_be64_get(b + 12);
-    off = pg_be64_get(b + 20);
     if ((o->begun && total != o->total) || off > total || n > total - off || total > SIZE_MAX / 2)
         return;
     if (!o->begun) {
@@ -316,7 +321,7 @@ static void on_got_frame(void *arg, int src, const void *body, size_t len)
             status = PMIX_ERR_NOMEM;
     }
     if (o->data != NULL && n > 0)
-        memcpy(o->data + off, b + GOT_HEAD, n);
+        memcpy(o->data + off, chunk, n);
     o->got += n;
     if (o->got < o->total && status != PMIX_ERR_NOMEM)
         return;

@@ -12,19 +12,22 @@
  * the job's names: every node's engine hands its publish, unpublish and
  * lookup to the hub (the engine's name hooks); the hub answers at once,
  * and keeps a lookup that waits until the name is published -- then
- * answers it in the same breath.  The hub's own engine calls the table
- * directly.  Names go with their publisher's job (NAME_DROP when a job
+ * answers it in the same breath.  The hub's own engine sends its calls to
+ * the hub like any node's (pg_mesh_send to itself: they come back from the
+ * loop, never inside the engine's hook).  Names go with their publisher's job (NAME_DROP when a job
  * ends on a node); a node's engine times its waiting lookups out itself
  * and says so (NAME_CANCEL).
  *
  * Frames (bodies in pg_mesh_msg's format):
- *   PUBLISH   leaf -> hub  u64 id, str nspace, u32 rank, str key, u32 type, bytes value
- *   UNPUBLISH leaf -> hub  u64 id, str nspace, u32 rank, str key
- *   LOOKUP    leaf -> hub  u64 id, u8 wait, str key
- *   CANCEL    leaf -> hub  u64 id
- *   DROP      leaf -> hub  str nspace
+ *   PUBLISH   node -> hub  u64 id, str nspace, u32 rank, str key, u32 type, bytes value
+ *   UNPUBLISH node -> hub  u64 id, str nspace, u32 rank, str key
+ *   LOOKUP    node -> hub  u64 id, u8 wait, str key
+ *   CANCEL    node -> hub  u64 id
+ *   DROP      node -> hub  str nspace
  *   ANSWER    hub -> leaf  u64 id, u32 status, u8 found
  *                          [, str nspace, u32 rank, u32 type, bytes value]
+ *                          (the hub answers its own engine directly: the
+ *                          answer comes from the loop already)
  * A leaf that cannot reach the hub answers its engine PMIX_ERR_UNREACH.
  */
 #include <stdlib.h>
@@ -249,8 +252,8 @@ static void hub_drop(proxy_t *p, int node, const char *nspace)
 
 /* ---- the engine's name hooks, on every node ---- */
 
-/* A call for the hub from this node: sent, or (the hub unreachable) failed
- * at once. */
+/* A call for the hub from this node, the hub itself included: sent, or
+ * (the hub unreachable) failed at once. */
 static void to_hub(proxy_t *p, pg_mesh_wr_t *w, unsigned type, uint64_t id)
 {
     pg_engine_t *e = node_engine(p);
@@ -265,11 +268,6 @@ void pg_proxy_name_publish(void *ctx, uint64_t id, const pg_proc_t *publisher, c
     proxy_t *p = ctx;
     pg_mesh_wr_t w;
 
-    if (is_hub(p)) {
-        hub_publish(p, p->nodeid, id, publisher->nspace, publisher->rank, key, value->type,
-                    value->data, value->size);
-        return;
-    }
     pg_mesh_wr_init(&w);
     pg_mesh_wr_u64(&w, id);
     pg_mesh_wr_str(&w, publisher->nspace);
@@ -285,10 +283,6 @@ void pg_proxy_name_unpublish(void *ctx, uint64_t id, const pg_proc_t *publisher,
     proxy_t *p = ctx;
     pg_mesh_wr_t w;
 
-    if (is_hub(p)) {
-        hub_unpublish(p, p->nodeid, id, publisher->nspace, key);
-        return;
-    }
     pg_mesh_wr_init(&w);
     pg_mesh_wr_u64(&w, id);
     pg_mesh_wr_str(&w, publisher->nspace);
@@ -304,10 +298,6 @@ void pg_proxy_name_lookup(void *ctx, uint64_t id, const pg_proc_t *requester, co
     pg_mesh_wr_t w;
 
     (void)requester;
-    if (is_hub(p)) {
-        hub_lookup(p, p->nodeid, id, key, wait);
-        return;
-    }
     pg_mesh_wr_init(&w);
     pg_mesh_wr_u64(&w, id);
     pg_mesh_wr_u8(&w, wait);
@@ -320,10 +310,6 @@ void pg_proxy_name_cancel(void *ctx, uint64_t id)
     proxy_t *p = ctx;
     pg_mesh_wr_t w;
 
-    if (is_hub(p)) {
-        hub_cancel(p, p->nodeid, id);
-        return;
-    }
     pg_mesh_wr_init(&w);
     pg_mesh_wr_u64(&w, id);
     to_hub(p, &w, NAME_CANCEL, 0);
@@ -334,10 +320,6 @@ void pg_proxy_names_drop(void *ctx, const char *nspace)
     proxy_t *p = ctx;
     pg_mesh_wr_t w;
 
-    if (is_hub(p)) {
-        hub_drop(p, p->nodeid, nspace);
-        return;
-    }
     pg_mesh_wr_init(&w);
     pg_mesh_wr_str(&w, nspace);
     to_hub(p, &w, NAME_DROP, 0);

@@ -110,8 +110,8 @@ void pg_proxy_spawn_request(void *ctx, pg_job_t *parent, int rank, const pg_spaw
     for (int i = 0; i < req->ncmds; i++)
         pd->nprocs += req->cmds[i].maxprocs;
     pg_mesh_wr_u32(&b, pd->id);
-    pg_msgbuf_wr_nstr(&b, pg_job_kvsname(parent));
-    pg_msgbuf_wr_i32(&b, rank);
+    pg_mesh_wr_nstr(&b, pg_job_kvsname(parent));
+    pg_mesh_wr_i32(&b, rank);
     pg_mesh_wr_bytes(&b, on_nodes, on_nodes != NULL ? (size_t)p->nnodes : 0);
     pg_spawn_wire_pack(&b, req);
     if (pg_proxy_dyn_send(p, 0, PG_MESH_SPAWN_REQ, &b) != 0) {
@@ -150,12 +150,12 @@ static void hub_refuse(proxy_t *p, uint32_t requester, uint32_t reqid, int rc, i
     pg_mesh_wr_u32(&b, 0);
     pg_mesh_wr_u32(&b, requester);
     pg_mesh_wr_u32(&b, reqid);
-    pg_msgbuf_wr_i32(&b, rc);
-    pg_msgbuf_wr_nstr(&b, errmsg);
-    pg_msgbuf_wr_nstr(&b, NULL);
+    pg_mesh_wr_i32(&b, rc);
+    pg_mesh_wr_nstr(&b, errmsg);
+    pg_mesh_wr_nstr(&b, NULL);
     pg_mesh_wr_u32(&b, (uint32_t)nprocs);
     for (int i = 0; i < nprocs; i++)
-        pg_msgbuf_wr_i32(&b, err);
+        pg_mesh_wr_i32(&b, err);
     (void)pg_proxy_dyn_send(p, requester, PG_MESH_SPAWN_SETTLED, &b);
     pg_mesh_wr_free(&b);
 }
@@ -217,11 +217,11 @@ static int hub_start(proxy_t *p, hjob_t *h, const char *parent, int parent_rank,
     int rc = 0;
 
     pg_mesh_wr_u32(&b, (uint32_t)h->jobno);
-    pg_msgbuf_wr_nstr(&b, h->kvsname);
+    pg_mesh_wr_nstr(&b, h->kvsname);
     pg_mesh_wr_u32(&b, h->requester);
     pg_mesh_wr_u32(&b, h->reqid);
-    pg_msgbuf_wr_nstr(&b, parent);
-    pg_msgbuf_wr_i32(&b, parent_rank);
+    pg_mesh_wr_nstr(&b, parent);
+    pg_mesh_wr_i32(&b, parent_rank);
     pg_mesh_wr_u32(&b, (uint32_t)p->nnodes);
     for (int n = 0; n < p->nnodes; n++)
         pg_mesh_wr_u32(&b, (uint32_t)h->counts[n]);
@@ -247,8 +247,8 @@ static void on_req(proxy_t *p, int src, const void *body, size_t len)
     proxy_spawn_t *s = p->spawn;
     pg_mesh_rd_t r = pg_mesh_rd(body, len);
     uint32_t reqid = pg_mesh_rd_u32(&r);
-    char *parent = pg_msgbuf_rd_nstr(&r), errmsg[ERRMSG_MAX];
-    int parent_rank = pg_msgbuf_rd_i32(&r);
+    char *parent = pg_mesh_rd_nstr(&r), errmsg[ERRMSG_MAX];
+    int parent_rank = pg_mesh_rd_i32(&r);
     size_t masklen;
     const unsigned char *mask = pg_mesh_rd_bytes(&r, &masklen);
     pg_spawn_wire_t w;
@@ -336,12 +336,12 @@ static void hub_settle(proxy_t *p, hjob_t *h)
     pg_mesh_wr_u32(&b, (uint32_t)h->jobno);
     pg_mesh_wr_u32(&b, h->requester);
     pg_mesh_wr_u32(&b, h->reqid);
-    pg_msgbuf_wr_i32(&b, rc);
-    pg_msgbuf_wr_nstr(&b, h->failed ? h->errmsg : NULL);
-    pg_msgbuf_wr_nstr(&b, h->kvsname);
+    pg_mesh_wr_i32(&b, rc);
+    pg_mesh_wr_nstr(&b, h->failed ? h->errmsg : NULL);
+    pg_mesh_wr_nstr(&b, h->kvsname);
     pg_mesh_wr_u32(&b, (uint32_t)h->nprocs);
     for (int i = 0; i < h->nprocs; i++)
-        pg_msgbuf_wr_i32(&b, h->errcodes[i]);
+        pg_mesh_wr_i32(&b, h->errcodes[i]);
     if (!h->failed) {
         (void)pg_proxy_dyn_send(p, h->requester, PG_MESH_SPAWN_SETTLED, &b);
         if (hjob_all_ended(p, h)) /* it ran and ended before the last node answered */
@@ -365,7 +365,7 @@ static void hub_launched(proxy_t *p, hjob_t *h, int src, int rc, int started, co
     h->nasked--;
     h->started += started;
     for (uint32_t i = 0; i < n && first + i < (uint32_t)h->nprocs; i++) {
-        int err = pg_msgbuf_rd_i32(r);
+        int err = pg_mesh_rd_i32(r);
 
         if (err != 0 && !r->bad)
             h->errcodes[first + i] = err;
@@ -384,9 +384,9 @@ static void on_launched(proxy_t *p, int src, const void *body, size_t len)
 {
     pg_mesh_rd_t r = pg_mesh_rd(body, len);
     int jobno = (int)pg_mesh_rd_u32(&r);
-    int rc = pg_msgbuf_rd_i32(&r), started = pg_msgbuf_rd_i32(&r);
-    char *errmsg = pg_msgbuf_rd_nstr(&r);
-    uint32_t first = pg_mesh_rd_u32(&r), n = pg_msgbuf_rd_count(&r, 4);
+    int rc = pg_mesh_rd_i32(&r), started = pg_mesh_rd_i32(&r);
+    char *errmsg = pg_mesh_rd_nstr(&r);
+    uint32_t first = pg_mesh_rd_u32(&r), n = pg_mesh_rd_count(&r, 4);
     hjob_t *h = pg_proxy_spawn_hjob_find(p->spawn, jobno);
 
     if (h != NULL && !r.bad && p->nodeid == 0)
@@ -405,13 +405,13 @@ static void report_launched(proxy_t *p, int jobno, int rc, int started, const ch
     pg_mesh_wr_t b = { 0 };
 
     pg_mesh_wr_u32(&b, (uint32_t)jobno);
-    pg_msgbuf_wr_i32(&b, rc);
-    pg_msgbuf_wr_i32(&b, started);
-    pg_msgbuf_wr_nstr(&b, errmsg);
+    pg_mesh_wr_i32(&b, rc);
+    pg_mesh_wr_i32(&b, started);
+    pg_mesh_wr_nstr(&b, errmsg);
     pg_mesh_wr_u32(&b, (uint32_t)first);
     pg_mesh_wr_u32(&b, errcodes != NULL ? (uint32_t)n : 0);
     for (int i = 0; errcodes != NULL && i < n; i++)
-        pg_msgbuf_wr_i32(&b, errcodes[first + i]);
+        pg_mesh_wr_i32(&b, errcodes[first + i]);
     (void)pg_proxy_dyn_send(p, 0, PG_MESH_SPAWN_LAUNCHED, &b);
     pg_mesh_wr_free(&b);
 }
@@ -457,11 +457,11 @@ static void on_start(proxy_t *p, int src, const void *body, size_t len)
 {
     pg_mesh_rd_t r = pg_mesh_rd(body, len);
     int jobno = (int)pg_mesh_rd_u32(&r);
-    char *kvsname = pg_msgbuf_rd_nstr(&r);
+    char *kvsname = pg_mesh_rd_nstr(&r);
     uint32_t requester = pg_mesh_rd_u32(&r), reqid = pg_mesh_rd_u32(&r);
-    char *parent_name = pg_msgbuf_rd_nstr(&r);
-    int parent_rank = pg_msgbuf_rd_i32(&r);
-    uint32_t nnodes = pg_msgbuf_rd_count(&r, 4);
+    char *parent_name = pg_mesh_rd_nstr(&r);
+    int parent_rank = pg_mesh_rd_i32(&r);
+    uint32_t nnodes = pg_mesh_rd_count(&r, 4);
     int *counts = calloc(nnodes > 0 ? nnodes : 1, sizeof(*counts));
     pg_job_t *parent = NULL;
     pg_spawn_wire_t w = { 0 };
@@ -503,15 +503,15 @@ static void on_settled(proxy_t *p, int src, const void *body, size_t len)
     pg_mesh_rd_t r = pg_mesh_rd(body, len);
     int jobno = (int)pg_mesh_rd_u32(&r);
     uint32_t requester = pg_mesh_rd_u32(&r), reqid = pg_mesh_rd_u32(&r);
-    int rc = pg_msgbuf_rd_i32(&r);
-    char *errmsg = pg_msgbuf_rd_nstr(&r), *jobid = pg_msgbuf_rd_nstr(&r);
-    uint32_t nprocs = pg_msgbuf_rd_count(&r, 4);
+    int rc = pg_mesh_rd_i32(&r);
+    char *errmsg = pg_mesh_rd_nstr(&r), *jobid = pg_mesh_rd_nstr(&r);
+    uint32_t nprocs = pg_mesh_rd_count(&r, 4);
     int *codes = calloc(nprocs > 0 ? nprocs : 1, sizeof(*codes));
     xjob_t *x = jobno > 0 ? pg_proxy_spawn_xjob_find(s, jobno) : NULL;
     pending_t *pd;
 
     for (uint32_t i = 0; codes != NULL && i < nprocs; i++)
-        codes[i] = pg_msgbuf_rd_i32(&r);
+        codes[i] = pg_mesh_rd_i32(&r);
     if (src != 0 || r.bad || codes == NULL)
         goto out;
     if (rc != 0 && x != NULL && x->job != NULL && p->run != NULL)
@@ -538,8 +538,8 @@ void pg_proxy_spawn_ended(void *ctx, pg_job_t *job, int failed_rank, int failed_
     pg_mesh_wr_t b = { 0 };
 
     pg_mesh_wr_u32(&b, (uint32_t)pg_job_jobno(job));
-    pg_msgbuf_wr_i32(&b, failed_rank);
-    pg_msgbuf_wr_i32(&b, failed_code);
+    pg_mesh_wr_i32(&b, failed_rank);
+    pg_mesh_wr_i32(&b, failed_code);
     (void)pg_proxy_dyn_send(p, 0, PG_MESH_SPAWN_ENDED, &b);
     pg_mesh_wr_free(&b);
 }
@@ -557,9 +557,9 @@ static void hub_job_over(proxy_t *p, hjob_t *h)
     if (!h->notify_end || (status == 0 && h->silent_ok) || h->failed)
         return;
     pg_mesh_wr_u32(&b, (uint32_t)h->jobno);
-    pg_msgbuf_wr_i32(&b, status);
-    pg_msgbuf_wr_i32(&b, h->failed_rank);
-    pg_msgbuf_wr_i32(&b, h->failed_code);
+    pg_mesh_wr_i32(&b, status);
+    pg_mesh_wr_i32(&b, h->failed_rank);
+    pg_mesh_wr_i32(&b, h->failed_code);
     (void)pg_proxy_dyn_send(p, PG_MESH_ALL, PG_MESH_SPAWN_JOB_END, &b);
     pg_mesh_wr_free(&b);
 }
@@ -582,7 +582,7 @@ static void hub_share_ended(proxy_t *p, hjob_t *h, int n, int rank, int code)
 static void on_ended(proxy_t *p, int src, const void *body, size_t len)
 {
     pg_mesh_rd_t r = pg_mesh_rd(body, len);
-    int jobno = (int)pg_mesh_rd_u32(&r), rank = pg_msgbuf_rd_i32(&r), code = pg_msgbuf_rd_i32(&r);
+    int jobno = (int)pg_mesh_rd_u32(&r), rank = pg_mesh_rd_i32(&r), code = pg_mesh_rd_i32(&r);
     hjob_t *h = pg_proxy_spawn_hjob_find(p->spawn, jobno);
 
     if (p->nodeid == 0 && !r.bad && h != NULL && h->counts[src] > 0)
@@ -593,13 +593,13 @@ static void on_job_end(proxy_t *p, int src, const void *body, size_t len)
 {
     pg_mesh_rd_t r = pg_mesh_rd(body, len);
     int jobno = (int)pg_mesh_rd_u32(&r);
-    pg_job_engine_end_t end = { .status = pg_msgbuf_rd_i32(&r) };
+    pg_job_engine_end_t end = { .status = pg_mesh_rd_i32(&r) };
     xjob_t *x = pg_proxy_spawn_xjob_find(p->spawn, jobno);
     pg_job_t *parent;
     const pg_job_node_t *pn;
 
-    end.failed_rank = pg_msgbuf_rd_i32(&r);
-    end.failed_code = pg_msgbuf_rd_i32(&r);
+    end.failed_rank = pg_mesh_rd_i32(&r);
+    end.failed_code = pg_mesh_rd_i32(&r);
     if (src != 0 || r.bad || x == NULL || x->job == NULL || p->run == NULL)
         return;
     end.notify_nspace = pg_job_parent(x->job);

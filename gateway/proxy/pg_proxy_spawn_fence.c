@@ -91,8 +91,8 @@ static void hub_fenced(proxy_t *p, gather_t *g, int status, const char *why)
     }
     pg_mesh_wr_u32(&b, (uint32_t)g->jobno);
     pg_mesh_wr_u64(&b, g->seq);
-    pg_msgbuf_wr_i32(&b, status);
-    pg_msgbuf_wr_nstr(&b, why);
+    pg_mesh_wr_i32(&b, status);
+    pg_mesh_wr_nstr(&b, why);
     pg_mesh_wr_u32(&b, (uint32_t)p->nnodes);
     for (int n = 0; n < p->nnodes; n++)
         pg_mesh_wr_bytes(&b, status == 0 ? g->blobs[n] : NULL, status == 0 ? g->lens[n] : 0);
@@ -181,9 +181,9 @@ static void on_fenced(proxy_t *p, int src, const void *body, size_t len)
     pg_mesh_rd_t r = pg_mesh_rd(body, len);
     int jobno = (int)pg_mesh_rd_u32(&r);
     uint64_t seq = pg_mesh_rd_u64(&r);
-    int status = pg_msgbuf_rd_i32(&r);
-    char *why = pg_msgbuf_rd_nstr(&r);
-    uint32_t nnodes = pg_msgbuf_rd_count(&r, 4);
+    int status = pg_mesh_rd_i32(&r);
+    char *why = pg_mesh_rd_nstr(&r);
+    uint32_t nnodes = pg_mesh_rd_count(&r, 4);
     xjob_t *x = pg_proxy_spawn_xjob_find(p->spawn, jobno);
     void **blobs = calloc(nnodes > 0 ? nnodes : 1, sizeof(*blobs));
     size_t *lens = calloc(nnodes > 0 ? nnodes : 1, sizeof(*lens));

@@ -13,8 +13,8 @@ static void pack_kvs(pg_mesh_wr_t *b, const pg_kv_t *kv, int n)
 {
     pg_mesh_wr_u32(b, (uint32_t)n);
     for (int i = 0; i < n; i++) {
-        pg_msgbuf_wr_nstr(b, kv[i].key);
-        pg_msgbuf_wr_nstr(b, kv[i].val);
+        pg_mesh_wr_nstr(b, kv[i].key);
+        pg_mesh_wr_nstr(b, kv[i].val);
     }
 }
 
@@ -24,11 +24,11 @@ void pg_spawn_wire_pack(pg_mesh_wr_t *b, const pg_spawn_req_t *req)
     for (int i = 0; i < req->ncmds; i++) {
         const pg_spawn_cmd_t *c = &req->cmds[i];
 
-        pg_msgbuf_wr_nstr(b, c->command);
-        pg_msgbuf_wr_i32(b, c->maxprocs);
+        pg_mesh_wr_nstr(b, c->command);
+        pg_mesh_wr_i32(b, c->maxprocs);
         pg_mesh_wr_u32(b, (uint32_t)c->argc);
         for (int a = 0; a < c->argc; a++)
-            pg_msgbuf_wr_nstr(b, c->argv[a] != NULL ? c->argv[a] : "");
+            pg_mesh_wr_nstr(b, c->argv[a] != NULL ? c->argv[a] : "");
         pack_kvs(b, c->info, c->ninfo);
     }
     pack_kvs(b, req->preput, req->npreput);
@@ -55,7 +55,7 @@ void pg_spawn_wire_free(pg_spawn_wire_t *w)
 /* A string of the request, kept with it; NULL only for a NULL string. */
 static char *take_str(pg_spawn_wire_t *w, pg_mesh_rd_t *r)
 {
-    char *s = pg_msgbuf_rd_nstr(r);
+    char *s = pg_mesh_rd_nstr(r);
     char **grown;
 
     if (s == NULL)
@@ -73,7 +73,7 @@ static char *take_str(pg_spawn_wire_t *w, pg_mesh_rd_t *r)
 /* An array of key/value pairs, kept with the request (NULL: none). */
 static const pg_kv_t *take_kvs(pg_spawn_wire_t *w, pg_mesh_rd_t *r, int *n)
 {
-    uint32_t count = pg_msgbuf_rd_count(r, 8);
+    uint32_t count = pg_mesh_rd_count(r, 8);
     pg_kv_t **grown, *kv;
 
     *n = 0;
@@ -100,7 +100,7 @@ static const pg_kv_t *take_kvs(pg_spawn_wire_t *w, pg_mesh_rd_t *r, int *n)
 
 int pg_spawn_wire_unpack(pg_mesh_rd_t *r, pg_spawn_wire_t *w)
 {
-    uint32_t ncmds = pg_msgbuf_rd_count(r, 16);
+    uint32_t ncmds = pg_mesh_rd_count(r, 16);
 
     *w = (pg_spawn_wire_t){ 0 };
     if (ncmds == 0 || (w->cmds = calloc(ncmds, sizeof(*w->cmds))) == NULL) {
@@ -114,8 +114,8 @@ int pg_spawn_wire_unpack(pg_mesh_rd_t *r, pg_spawn_wire_t *w)
         const char **argv;
 
         c->command = take_str(w, r);
-        c->maxprocs = pg_msgbuf_rd_i32(r);
-        argc = pg_msgbuf_rd_count(r, 4);
+        c->maxprocs = pg_mesh_rd_i32(r);
+        argc = pg_mesh_rd_count(r, 4);
         if ((argv = calloc((size_t)argc + 1, sizeof(*argv))) == NULL)
             goto fail;
         c->argv = argv;

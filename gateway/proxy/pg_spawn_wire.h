@@ -11,7 +11,7 @@
 #ifndef PG_SPAWN_WIRE_H
 #define PG_SPAWN_WIRE_H
 
-#include "gateway/mesh/pg_msgbuf.h"
+#include "gateway/mesh/pg_mesh_msg.h"
 #include "server/pg_handler.h"
 
 /* A request read back: req points into the rest, which it owns. */

@@ -9,8 +9,12 @@
  * the job's secret, or a stranger, never joins and disturbs nothing.  And
  * the job's end on top of it (gateway/proxy/pg_jobend.c): whichever nodes fail,
  * every node ends with one status, the first failure's.  The frames'
- * bodies (gateway/mesh/pg_mesh_msg.c): what is written reads back the same, and
- * a body cut short or lying about a length is refused, never overread.
+ * bodies, in the mesh's one codec (gateway/mesh/pg_mesh_msg.c), and a spawn
+ * request on it (gateway/proxy/pg_spawn_wire.c): what is written reads back
+ * the same, and a body cut short or lying about a length or a count is
+ * refused, never overread, without a crash or a leak (valgrind runs these
+ * suites).  A node's frame to itself comes back from the loop, never
+ * within the send.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -23,6 +27,7 @@
 #include <unistd.h>
 
 #include "gateway/proxy/pg_jobend.h"
+#include "gateway/proxy/pg_spawn_wire.h"
 #include "gateway/mesh/pg_mesh_msg.h"
 #include "gateway/mesh/pg_mesh.h"
 #include "gateway/mesh/pg_sha256.h"
@@ -259,8 +264,19 @@ static void test_frames_and_relay(void)
     CU_ASSERT_TRUE(run_until(&base, 1, frames_reached, &c, 5000));
     CU_ASSERT_EQUAL(s[1].src[1], 0);
     CU_ASSERT_STRING_EQUAL(s[1].body[1], "");
+    /* to itself (the hub "to the hub"): its own handler, in the order
+     * sent, on the loop's next turn -- never within the call */
+    CU_ASSERT_EQUAL(pg_mesh_send(m[0], 0, T_TEST, "self-1", 6), 0);
+    CU_ASSERT_EQUAL(pg_mesh_send(m[0], 0, T_TEST, "self-2", 6), 0);
+    CU_ASSERT_EQUAL(s[0].frames, 1);
+    c.frames = 7;
+    CU_ASSERT_TRUE(run_until(&base, 1, frames_reached, &c, 5000));
+    CU_ASSERT_EQUAL(s[0].frames, 3);
+    CU_ASSERT_EQUAL(s[0].src[1], 0);
+    CU_ASSERT_STRING_EQUAL(s[0].body[1], "self-1");
+    CU_ASSERT_STRING_EQUAL(s[0].body[2], "self-2");
+    CU_ASSERT_EQUAL(s[1].frames, 2);
     /* what cannot be sent is refused, not queued */
-    CU_ASSERT_EQUAL(pg_mesh_send(m[1], 1, T_TEST, "me", 2), -1);
     CU_ASSERT_EQUAL(pg_mesh_send(m[1], 7, T_TEST, "nobody", 6), -1);
     CU_ASSERT_EQUAL(pg_mesh_send(m[1], 0, 3, "channel's own", 13), -1);
     CU_ASSERT_EQUAL(pg_mesh_on(m[1], 5, on_test_frame, &s[1]), -1);
@@ -598,7 +614,136 @@ static void test_jobend_all_well(void)
     nodes_down(&x);
 }
 
-/* ---- frame bodies ---- */
+/* ---- frame bodies: the one codec (pg_mesh_msg), and a spawn request on it ---- */
+
+static void test_fields_round_trip(void)
+{
+    pg_mesh_wr_t b = { 0 };
+    pg_mesh_rd_t r;
+    char *s, *none, *empty;
+
+    pg_mesh_wr_i32(&b, -7);
+    pg_mesh_wr_nstr(&b, "node");
+    pg_mesh_wr_nstr(&b, NULL);
+    pg_mesh_wr_nstr(&b, "");
+    pg_mesh_wr_u32(&b, 2);
+    CU_ASSERT_FATAL(!b.bad);
+    r = pg_mesh_rd(b.buf, b.len);
+    CU_ASSERT_EQUAL(pg_mesh_rd_i32(&r), -7);
+    s = pg_mesh_rd_nstr(&r);
+    none = pg_mesh_rd_nstr(&r);
+    empty = pg_mesh_rd_nstr(&r);
+    CU_ASSERT(s != NULL && strcmp(s, "node") == 0);
+    CU_ASSERT_PTR_NULL(none);
+    CU_ASSERT(empty != NULL && empty[0] == '\0');
+    CU_ASSERT_EQUAL(pg_mesh_rd_count(&r, 0), 2);
+    CU_ASSERT(pg_mesh_rd_done(&r));
+    /* past the end: zeros, and the reader says so */
+    CU_ASSERT_EQUAL(pg_mesh_rd_i32(&r), 0);
+    CU_ASSERT(r.bad);
+    free(s);
+    free(empty);
+    pg_mesh_wr_free(&b);
+}
+
+static void test_lying_counts(void)
+{
+    pg_mesh_wr_t b = { 0 };
+    pg_mesh_rd_t r;
+    char *s;
+
+    pg_mesh_wr_u32(&b, 1000000); /* a string "of" a million bytes, then 4 */
+    pg_mesh_wr_u32(&b, 0);
+    r = pg_mesh_rd(b.buf, b.len);
+    s = pg_mesh_rd_nstr(&r);
+    CU_ASSERT_PTR_NULL(s);
+    CU_ASSERT(r.bad);
+    r = pg_mesh_rd(b.buf, b.len); /* a count of 8-byte items larger than the body */
+    CU_ASSERT_EQUAL(pg_mesh_rd_count(&r, 8), 0);
+    CU_ASSERT(r.bad);
+    pg_mesh_wr_free(&b);
+    pg_mesh_wr_bytes(&b, "a\0b", 3); /* a NUL inside a string is bad */
+    r = pg_mesh_rd(b.buf, b.len);
+    CU_ASSERT_PTR_NULL(pg_mesh_rd_nstr(&r));
+    CU_ASSERT(r.bad);
+    pg_mesh_wr_free(&b);
+}
+
+/* Two commands, infos, preput, env, the end flags. */
+static const pg_kv_t info0[] = { { "wdir", "/tmp" }, { "host", "n2" } };
+static const pg_kv_t preput[] = { { "PARENT_ROOT_PORT_NAME", "tag#0$port#1" } };
+static const pg_kv_t env[] = { { "A", "1" }, { "B", "" } };
+static const char *const argv0[] = { "-x", "two words" };
+static const pg_spawn_cmd_t cmds[] = {
+    { "/bin/prog0", 3, 2, argv0, 2, info0 },
+    { "/bin/prog1", 2, 0, NULL, 0, NULL },
+};
+static const pg_spawn_req_t req = { 2, cmds, 1, preput, env, 2, 1, 0 };
+
+static void test_request_round_trip(void)
+{
+    pg_mesh_wr_t b = { 0 };
+    pg_mesh_rd_t r;
+    pg_spawn_wire_t w;
+
+    pg_spawn_wire_pack(&b, &req);
+    CU_ASSERT_FATAL(!b.bad);
+    r = pg_mesh_rd(b.buf, b.len);
+    CU_ASSERT_FATAL(pg_spawn_wire_unpack(&r, &w) == 0);
+    CU_ASSERT_EQUAL(w.total, 5);
+    CU_ASSERT_EQUAL(w.req.ncmds, 2);
+    CU_ASSERT_STRING_EQUAL(w.req.cmds[0].command, "/bin/prog0");
+    CU_ASSERT_EQUAL(w.req.cmds[0].maxprocs, 3);
+    CU_ASSERT_EQUAL(w.req.cmds[0].argc, 2);
+    CU_ASSERT_STRING_EQUAL(w.req.cmds[0].argv[1], "two words");
+    CU_ASSERT_PTR_NULL(w.req.cmds[0].argv[2]);
+    CU_ASSERT_EQUAL(w.req.cmds[0].ninfo, 2);
+    CU_ASSERT_STRING_EQUAL(w.req.cmds[0].info[1].val, "n2");
+    CU_ASSERT_EQUAL(w.req.cmds[1].argc, 0);
+    CU_ASSERT_EQUAL(w.req.npreput, 1);
+    CU_ASSERT_STRING_EQUAL(w.req.preput[0].val, "tag#0$port#1");
+    CU_ASSERT_EQUAL(w.req.nenv, 2);
+    CU_ASSERT_STRING_EQUAL(w.req.env[1].val, "");
+    CU_ASSERT(w.req.notify_end == 1 && w.req.end_silent_ok == 0);
+    pg_spawn_wire_free(&w);
+    pg_mesh_wr_free(&b);
+}
+
+/* Every prefix of a good request is refused, whole (nothing kept). */
+static void test_request_prefixes(void)
+{
+    pg_mesh_wr_t b = { 0 };
+    pg_spawn_wire_t w;
+
+    pg_spawn_wire_pack(&b, &req);
+    CU_ASSERT_FATAL(!b.bad);
+    for (size_t len = 0; len < b.len; len++) {
+        pg_mesh_rd_t r = pg_mesh_rd(b.buf, len);
+
+        CU_ASSERT(pg_spawn_wire_unpack(&r, &w) == -1);
+        CU_ASSERT(w.cmds == NULL && w.strs == NULL && w.kvs == NULL);
+    }
+    pg_mesh_wr_free(&b);
+}
+
+/* A command of no processes, or of a negative number, is no request. */
+static void test_request_bad_counts(void)
+{
+    static const int counts[] = { 0, -1, PG_SPAWN_WIRE_MAX_PROCS + 1 };
+
+    for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
+        pg_spawn_cmd_t bad = { "/bin/true", counts[i], 0, NULL, 0, NULL };
+        pg_spawn_req_t one = { 1, &bad, 0, NULL, NULL, 0, 0, 0 };
+        pg_mesh_wr_t b = { 0 };
+        pg_mesh_rd_t r;
+        pg_spawn_wire_t w;
+
+        pg_spawn_wire_pack(&b, &one);
+        r = pg_mesh_rd(b.buf, b.len);
+        CU_ASSERT(pg_spawn_wire_unpack(&r, &w) == -1);
+        pg_mesh_wr_free(&b);
+    }
+}
 
 static void test_msg_round_trip(void)
 {
@@ -662,6 +807,49 @@ static void test_msg_short_bodies(void)
     CU_ASSERT_TRUE(r.bad);
 }
 
+
+/* Raw fields: a fixed-size one and the rest of the body, without lengths
+ * of their own (the layout of the fence's, modex's and jobend's frames). */
+static void test_msg_raw_and_rest(void)
+{
+    pg_mesh_wr_t w;
+    pg_mesh_rd_t r;
+    const unsigned char *name;
+    const char *rest;
+    size_t n = 99;
+
+    pg_mesh_wr_init(&w);
+    pg_mesh_wr_raw(&w, "NAME", 4);
+    pg_mesh_wr_u32(&w, 5);
+    pg_mesh_wr_raw(&w, "text", 4);
+    CU_ASSERT_FATAL(!w.bad);
+    CU_ASSERT_EQUAL(w.len, 12);
+    CU_ASSERT_EQUAL(memcmp(w.buf, "NAME\0\0\0\5text", 12), 0);
+    r = pg_mesh_rd(w.buf, w.len);
+    name = pg_mesh_rd_raw(&r, 4);
+    CU_ASSERT(name != NULL && memcmp(name, "NAME", 4) == 0);
+    CU_ASSERT_EQUAL(pg_mesh_rd_u32(&r), 5);
+    rest = pg_mesh_rd_rest(&r, &n);
+    CU_ASSERT_EQUAL(n, 4);
+    CU_ASSERT(rest != NULL && memcmp(rest, "text", 4) == 0);
+    CU_ASSERT_TRUE(pg_mesh_rd_done(&r));
+    /* an empty rest is no error */
+    r = pg_mesh_rd(w.buf, 8);
+    (void)pg_mesh_rd_raw(&r, 4);
+    (void)pg_mesh_rd_u32(&r);
+    (void)pg_mesh_rd_rest(&r, &n);
+    CU_ASSERT_EQUAL(n, 0);
+    CU_ASSERT_TRUE(pg_mesh_rd_done(&r));
+    /* a fixed field past the end is bad, and so is every read after it */
+    r = pg_mesh_rd(w.buf, 3);
+    CU_ASSERT_PTR_NULL(pg_mesh_rd_raw(&r, 4));
+    CU_ASSERT_TRUE(r.bad);
+    (void)pg_mesh_rd_rest(&r, &n);
+    CU_ASSERT_EQUAL(n, 0);
+    CU_ASSERT_FALSE(pg_mesh_rd_done(&r));
+    pg_mesh_wr_free(&w);
+}
+
 int main(void)
 {
     static const pg_cunit_test_t hash_tests[] = {
@@ -684,8 +872,14 @@ int main(void)
         { NULL, NULL },
     };
     static const pg_cunit_test_t msg_tests[] = {
+        { "fields come back as written", test_fields_round_trip },
+        { "counts and lengths past the body are refused", test_lying_counts },
         { "what is written reads back", test_msg_round_trip },
         { "short or lying bodies are refused", test_msg_short_bodies },
+        { "raw fields and the rest of the body", test_msg_raw_and_rest },
+        { "a spawn request comes back as sent", test_request_round_trip },
+        { "every prefix of a spawn request is refused whole", test_request_prefixes },
+        { "a spawn command of no processes is refused", test_request_bad_counts },
         { NULL, NULL },
     };
     static const pg_cunit_suite_t suites[] = {
