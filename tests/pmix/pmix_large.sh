@@ -7,13 +7,8 @@
 prog=$top_builddir/tests/pmix/pmix_large
 make_workdir pg-pmix-large
 [ -x "$prog" ] || { fail "tests/pmix/pmix_large was not built"; finish; }
-run_job 120 -n 2 "$prog"
-if [ "$rc" -eq 0 ] && [ "$(grep -c ': ok$' "$WORK/out")" -eq 2 ]; then
-    pass "a too-large put is refused; a 39 MiB commit reaches the other rank"
-else
-    fail "large values: exit $rc"
-    cat "$WORK/out"
-fi
+run_ok_job "a too-large put is refused; a 39 MiB commit reaches the other rank" 2 120 \
+    "$PMIGATE" run -n 2 "$prog"
 "$PMIGATE" info >"$WORK/info" 2>&1
 if grep -q '^PMIx limits: value [0-9]* bytes packed' "$WORK/info"; then
     pass "pmigate info states the PMIx limits"
