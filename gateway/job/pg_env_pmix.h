@@ -22,7 +22,7 @@
 
 /* What a rank learns from its environment. */
 typedef struct pg_rank_env {
-    int pmi_fd;           /* the child's end of its socketpair */
+    int pmi_fd;           /* where the rank finds its socketpair end */
     int rank;             /* global rank */
     int size;             /* job size */
     int local_rank;       /* index among the ranks of this node */

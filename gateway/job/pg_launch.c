@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -213,16 +214,63 @@ typedef struct child_plan {
     volatile int exec_err;
 } child_plan_t;
 
+enum {
+    /* The rank's PMI_FD: the first descriptor after stdin, stdout and
+     * stderr, whatever number the socketpair got in pmigate. */
+    PG_CHILD_PMI_FD = 3,
+    /* The first descriptor a rank does not inherit. */
+    PG_CHILD_FIRST_CLOSED = PG_CHILD_PMI_FD + 1,
+};
+
 /* Signals pmigate catches or ignores: back to their defaults in the child,
  * so no pmigate handler runs there and exec does not keep SIG_IGN. */
 static const int child_default_signals[] = { SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGPIPE };
+
+/* Closes every descriptor from 'first' up.  close_range(2) needs Linux
+ * 5.9; before it, one close per descriptor the limit allows. */
+static void child_close_from(int first)
+{
+    struct rlimit lim;
+
+    if (close_range((unsigned)first, ~0U, 0) == 0)
+        return;
+    if (getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY ||
+        lim.rlim_cur > INT_MAX)
+        lim.rlim_cur = 65536;
+    for (int fd = first; fd < (int)lim.rlim_cur; fd++)
+        (void)close(fd);
+}
+
+/* Gives the rank its four descriptors -- stdin, stdout, stderr and its
+ * PMI_FD at PG_CHILD_PMI_FD -- and nothing else: not pmigate's listening
+ * socket, connections, event loop or job directory, not a proxy's mesh
+ * links or its connection to the host runtime, not what the host runtime
+ * or whoever started pmigate left open, close-on-exec or not (docs/user-guide.md,
+ * "What pmigate guarantees").  Each source is first copied above the four
+ * targets, so that no dup2 overwrites a source that sits at 0-3.  0, or -1
+ * with errno. */
+static int child_own_fds(const child_fds_t *f)
+{
+    int src[PG_CHILD_FIRST_CLOSED] = { f->stdin_fd, f->out_w, f->err_w, f->pmi };
+
+    if (src[0] < 0 && (src[0] = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0)
+        return -1;
+    for (int i = 0; i < PG_CHILD_FIRST_CLOSED; i++)
+        if ((src[i] = fcntl(src[i], F_DUPFD_CLOEXEC, PG_CHILD_FIRST_CLOSED)) < 0)
+            return -1;
+    for (int i = 0; i < PG_CHILD_FIRST_CLOSED; i++) /* dup2's copy is not close-on-exec */
+        if (dup2(src[i], i) < 0)
+            return -1;
+    child_close_from(PG_CHILD_FIRST_CLOSED);
+    return 0;
+}
 
 /* In the child, between vfork and exec: system calls only.  Never returns. */
 static void child_exec(child_plan_t *p)
 {
     struct sigaction dfl;
     sigset_t none;
-    int err, in;
+    int err;
 
     memset(&dfl, 0, sizeof(dfl));
     dfl.sa_handler = SIG_DFL;
@@ -239,9 +287,7 @@ static void child_exec(child_plan_t *p)
     (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != p->parent)
         _exit(PG_EXIT_INTERNAL);
-    in = p->fds.stdin_fd >= 0 ? p->fds.stdin_fd : open("/dev/null", O_RDONLY);
-    if (in < 0 || dup2(in, 0) < 0 || dup2(p->fds.out_w, 1) < 0 || dup2(p->fds.err_w, 2) < 0 ||
-        fcntl(p->fds.pmi, F_SETFD, 0) != 0) {
+    if (child_own_fds(&p->fds) != 0) {
         err = errno;
         goto fail;
     }
@@ -272,7 +318,7 @@ static int rank_plan(pg_job_t *job, const pg_rank_t *r, const child_fds_t *fds, 
 {
     pg_env_t *env = job->seg_env[r->appnum];
     pg_rank_env_t re = {
-        .pmi_fd = fds->pmi, .rank = r->rank, .size = job->size,
+        .pmi_fd = PG_CHILD_PMI_FD, .rank = r->rank, .size = job->size,
         .local_rank = r->local_rank, .local_size = job->nlocal, .jobid = job->kvsname,
         .port = job->port != NULL ? job->ctx->port_path : NULL,
         .shm = pg_job_engine_shm_path(job->je),

@@ -20,6 +20,14 @@
  *   env VAR...                 print "rank R VAR=value" for each VAR
  *   args ARGS...               print "rank R args: ARGS"
  *   affinity                   print "rank R cpus: <list of allowed CPUs>"
+ *   fds                        print "rank R on HOST fds: <open descriptors,
+ *                              ascending> pmi_fd=<PMI_FD>", and on stderr
+ *                              "rank R fd N -> <what /proc says>" for each
+ *                              one but 0-2 and PMI_FD
+ *   forge                      write a frame of garbage on every socket it
+ *                              holds but 0-2 and PMI_FD (what it inherited
+ *                              from its launcher), then print "rank R forged
+ *                              on N sockets" and exit 0
  * PMI-1 over PMI_FD (raw lines, for tests/gateway/gw_fakegate):
  *   pmi R WHAT [MARKER]        every rank sends init; rank R then, once every
  *                              rank runs, does WHAT, the others sleep 60 s.
@@ -30,11 +38,16 @@
  *                              kill9 (SIGKILL itself), badframe (send bytes
  *                              that cannot be framed), finalize (finalize
  *                              and exit 0; with R = -1 every rank does)
+ *   spawn-fds N                rank 0 inits, spawns N ranks of this program
+ *                              in fds mode (argv[0] as it was run), prints
+ *                              the reply line and finalizes; the other
+ *                              ranks only init and finalize
  * PMI-1 over PMIGATE_PMI_PORT:
  *   port-exit0 [MARKER]        init and say its rank, fork a child that keeps
  *                              the connection open (sleeps 60 s), exit 0
  *   port-finalize              init, say its rank, finalize, exit 0
  */
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <sched.h>
@@ -241,6 +254,103 @@ static int mode_pmi(int who, const char *what)
     return 2;
 }
 
+static int int_cmp(const void *a, const void *b)
+{
+    return *(const int *)a - *(const int *)b;
+}
+
+/* The process's open descriptors, ascending, but the one reading them;
+ * their count, at most max. */
+static int open_fds(int *fds, int max)
+{
+    DIR *d = opendir("/proc/self/fd");
+    struct dirent *e;
+    int n = 0;
+
+    if (d == NULL)
+        return 0;
+    while ((e = readdir(d)) != NULL && n < max)
+        if (e->d_name[0] != '.' && atoi(e->d_name) != dirfd(d))
+            fds[n++] = atoi(e->d_name);
+    closedir(d);
+    qsort(fds, (size_t)n, sizeof(*fds), int_cmp);
+    return n;
+}
+
+static int not_own(int fd)
+{
+    return fd > 2 && fd != pmi_fd();
+}
+
+static int mode_fds(void)
+{
+    int fds[1024], n = open_fds(fds, 1024);
+    char host[256] = "?", target[512];
+
+    (void)gethostname(host, sizeof(host) - 1);
+    printf("rank %d on %s fds:", my_rank(), host);
+    for (int i = 0; i < n; i++)
+        printf(" %d", fds[i]);
+    printf(" pmi_fd=%d\n", pmi_fd());
+    for (int i = 0; i < n; i++) {
+        char link[64];
+        ssize_t len;
+
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", fds[i]);
+        if (!not_own(fds[i]) || (len = readlink(link, target, sizeof(target) - 1)) < 0)
+            continue;
+        target[len] = '\0';
+        fprintf(stderr, "rank %d fd %d -> %s\n", my_rank(), fds[i], target);
+    }
+    return 0;
+}
+
+/* What a rank that never speaks PMI might write by mistake (or on
+ * purpose) on the descriptors it was given: on its launcher's links it
+ * would be taken for the launcher's own traffic. */
+static int mode_forge(void)
+{
+    static const char garbage[] = "\x2a\x00\x00\x00forged by a rank\xff\xff\xff\xff";
+    int fds[1024], n = open_fds(fds, 1024), sockets = 0;
+
+    for (int i = 0; i < n; i++)
+        if (not_own(fds[i]) &&
+            send(fds[i], garbage, sizeof(garbage), MSG_DONTWAIT | MSG_NOSIGNAL) > 0)
+            sockets++;
+    printf("rank %d forged on %d sockets\n", my_rank(), sockets);
+    return 0;
+}
+
+/* Reads one reply line into buf (byte by byte: replies are short). */
+static void pmi_read_reply(char *buf, size_t size)
+{
+    size_t n = 0;
+    char ch;
+
+    while (read(pmi_fd(), &ch, 1) == 1 && ch != '\n')
+        if (n + 1 < size)
+            buf[n++] = ch;
+    buf[n] = '\0';
+}
+
+static int mode_spawn_fds(const char *self, int n)
+{
+    char block[PATH_MAX + 256], reply[256];
+
+    pmi_send("cmd=init pmi_version=1 pmi_subversion=1\n");
+    pmi_read_line();
+    if (my_rank() == 0) {
+        snprintf(block, sizeof(block),
+                 "mcmd=spawn\nnprocs=%d\nexecname=%s\ntotspawns=1\nspawnssofar=1\n"
+                 "arg1=fds\nargcnt=1\npreput_num=0\ninfo_num=0\nendcmd\n",
+                 n, self);
+        pmi_send(block);
+        pmi_read_reply(reply, sizeof(reply));
+        printf("rank 0 spawn: %s\n", reply);
+    }
+    return pmi_finalize();
+}
+
 /* Connects to PMIGATE_PMI_PORT, inits and says its rank there (PMI_FD
  * then names that connection).  0, or -1 when it cannot. */
 static int port_hello(void)
@@ -333,6 +443,12 @@ int main(int argc, char **argv)
     }
     if (strcmp(mode, "affinity") == 0)
         return mode_affinity();
+    if (strcmp(mode, "fds") == 0)
+        return mode_fds();
+    if (strcmp(mode, "spawn-fds") == 0 && argc > 2)
+        return mode_spawn_fds(argv[0], atoi(argv[2]));
+    if (strcmp(mode, "forge") == 0)
+        return mode_forge();
     if (strcmp(mode, "port-finalize") == 0)
         return port_hello() == 0 ? pmi_finalize() : 2;
     if (strcmp(mode, "port-exit0") == 0)
