@@ -113,14 +113,6 @@ static struct timeval ms_to_tv(long ms)
 /* MPIR: the ranks for a debugger (pg_mpir.h)                         */
 /* ---------------------------------------------------------------- */
 
-/* The debugger's table is for `pmigate run`: a proxy's ranks are one
- * node's share, and its starter is the host runtime (docs/user-guide.md,
- * "Debuggers and tools"). */
-static int mpir_wanted(const pg_run_t *run)
-{
-    return run->nnodes == 0 && pg_mpir_debugged();
-}
-
 /* Rank `rank` of `job` in the table, with the program's path as the
  * kernel has it (what a debugger opens to read its symbols; a name found
  * in PATH would not do), else as the command line named it. */
@@ -153,13 +145,16 @@ static int mpir_append_job(pg_run_t *run, const pg_job_t *job)
 /* The jobs whose launch ended join the table, in job order (a job still
  * starting holds the ones after it back), and the debugger stops in
  * MPIR_Breakpoint to read it: the root job's ranks first, then each
- * spawned job's. */
+ * spawned job's.  The flag is read as each launch ends: a debugger that
+ * sets it in a running pmigate gets the jobs launched after, not the ones
+ * before (docs/user-guide.md, "Debuggers and tools"). */
 static void mpir_announce(pg_run_t *run)
 {
-    int added = 0;
+    int debugged, added = 0;
 
-    if (!mpir_wanted(run) || run->ctx.tearing_down)
+    if (run->nnodes > 0 || run->ctx.tearing_down) /* a proxy has no table (mpir_abort) */
         return;
+    debugged = pg_mpir_debugged();
     while (run->mpir_next <= run->nsubs) {
         const pg_job_t *job = run->mpir_next == 0 ? run->root : run->subs[run->mpir_next - 1];
 
@@ -170,6 +165,8 @@ static void mpir_announce(pg_run_t *run)
         if (!pg_job_launched(job))
             break;
         run->mpir_next++;
+        if (!debugged)
+            continue;
         if (mpir_append_job(run, job) != 0)
             break;
         added++;
@@ -183,7 +180,10 @@ static void mpir_abort(pg_run_t *run)
 {
     char why[128];
 
-    if (!mpir_wanted(run) || run->verdict.cause != PG_CAUSE_ABORT)
+    /* `pmigate proxy` (nnodes > 0) has no table: its ranks are one node's
+     * share, and the job's starter is the host runtime (docs/user-guide.md,
+     * "Debuggers and tools") */
+    if (run->nnodes > 0 || !pg_mpir_debugged() || run->verdict.cause != PG_CAUSE_ABORT)
         return;
     if (run->verdict.rank >= 0)
         snprintf(why, sizeof(why), "rank %d aborted the job (exit status %d)",
