@@ -91,6 +91,18 @@ int pg_job_launching(const pg_job_t *job)
     return job->launching;
 }
 
+int pg_job_launched(const pg_job_t *job)
+{
+    /* next_launch is first + nlocal only once the last rank was started */
+    return !job->launching && !job->discarded && job->nlocal > 0 &&
+           job->next_launch == job->first + job->nlocal;
+}
+
+int pg_job_discarded(const pg_job_t *job)
+{
+    return job->discarded;
+}
+
 int pg_job_outputs_finished(const pg_job_t *job)
 {
     for (int i = 0; i < job->size; i++)
@@ -558,6 +570,13 @@ int pg_job_size(const pg_job_t *job)
 const pid_t *pg_job_pids(const pg_job_t *job)
 {
     return job->pids;
+}
+
+const char *pg_job_rank_program(const pg_job_t *job, int rank)
+{
+    if (rank < 0 || rank >= job->size)
+        return NULL;
+    return job->opts->segments[job->ranks[rank].appnum].argv[0];
 }
 
 void pg_job_report(const pg_job_t *job, pg_report_job_t *out)

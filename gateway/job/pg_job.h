@@ -105,6 +105,12 @@ int pg_job_has_listeners(const pg_job_t *job, int except);
 int pg_job_nlive(const pg_job_t *job);
 /* Is the job's launch still under way? */
 int pg_job_launching(const pg_job_t *job);
+/* Has its launch ended with every rank (this node's) started?  0 before
+ * it began, while it runs, when it stopped short, or for a job taken back. */
+int pg_job_launched(const pg_job_t *job);
+/* Was the job taken back (a child that could not start: its ranks were
+ * killed, their exits decide nothing)? */
+int pg_job_discarded(const pg_job_t *job);
 /* The ranks are gone: their output forwarders write what they hold. */
 void pg_job_outputs_finish(pg_job_t *job);
 /* Is every rank's output written (or given up)? */
@@ -139,6 +145,9 @@ const pg_run_opts_t *pg_job_opts(const pg_job_t *job);
 int pg_job_size(const pg_job_t *job);
 /* [size] each rank's pid, 0 until forked. */
 const pid_t *pg_job_pids(const pg_job_t *job);
+/* The program rank `rank` runs, as its segment names it (borrowed from the
+ * job's options), or NULL for a rank out of range. */
+const char *pg_job_rank_program(const pg_job_t *job, int rank);
 
 /* A PMI connection on `fd` owned by the job, for `rank` (-1: a PMI_PORT
  * connection that has not said which rank it is), traced when the run is.

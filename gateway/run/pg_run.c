@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <event2/event.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -25,6 +26,7 @@
 #include "gateway/job/pg_launch.h"
 #include "gateway/io/pg_listen.h"
 #include "gateway/job/pg_port.h"
+#include "gateway/run/pg_mpir.h"
 #include "gateway/run/pg_spawn.h"
 #include "gateway/util/pg_proc.h"
 #include "gateway/tools/pg_report.h"
@@ -69,6 +71,8 @@ struct pg_run {
     uint64_t started_at;      /* pg_clock_now() of pg_run_new, for status */
     uint64_t launched_at;     /* ... when the root job's first batch started */
     int nodeid, nnodes;       /* pmigate proxy: this node of nnodes (else 0, 0) */
+    int mpir_next;            /* under a debugger: the next job for MPIR_proctable
+                               * (0: the root, k + 1: subs[k]) */
     pg_port_t *port;          /* PMI_PORT connections until they name a rank */
     pg_verdict_t verdict;     /* one exit status for every job */
     int done;
@@ -103,6 +107,90 @@ static struct timeval ms_to_tv(long ms)
     struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
 
     return tv;
+}
+
+/* ---------------------------------------------------------------- */
+/* MPIR: the ranks for a debugger (pg_mpir.h)                         */
+/* ---------------------------------------------------------------- */
+
+/* Rank `rank` of `job` in the table, with the program's path as the
+ * kernel has it (what a debugger opens to read its symbols; a name found
+ * in PATH would not do), else as the command line named it. */
+static int mpir_append_rank(const pg_run_t *run, const pg_job_t *job, int rank)
+{
+    pid_t pid = pg_job_pids(job)[rank];
+    char link[64], exe[PATH_MAX];
+    ssize_t n;
+
+    snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+    n = readlink(link, exe, sizeof(exe) - 1);
+    if (n <= 0)
+        return pg_mpir_append(run->hostname, pg_job_rank_program(job, rank), pid);
+    exe[n] = '\0';
+    return pg_mpir_append(run->hostname, exe, pid);
+}
+
+/* 0, or -1 out of memory (said; the table lists the ranks before). */
+static int mpir_append_job(pg_run_t *run, const pg_job_t *job)
+{
+    for (int rank = 0; rank < pg_job_size(job); rank++) {
+        if (mpir_append_rank(run, job, rank) != 0) {
+            pg_run_log(run, "out of memory: the debugger's process table lacks ranks");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The jobs whose launch ended join the table, in job order (a job still
+ * starting holds the ones after it back), and the debugger stops in
+ * MPIR_Breakpoint to read it: the root job's ranks first, then each
+ * spawned job's.  The flag is read as each launch ends: a debugger that
+ * sets it in a running pmigate gets the jobs launched after, not the ones
+ * before (docs/user-guide.md, "Debuggers and tools"). */
+static void mpir_announce(pg_run_t *run)
+{
+    int debugged, added = 0;
+
+    if (run->nnodes > 0 || run->ctx.tearing_down) /* a proxy has no table (mpir_abort) */
+        return;
+    debugged = pg_mpir_debugged();
+    while (run->mpir_next <= run->nsubs) {
+        const pg_job_t *job = run->mpir_next == 0 ? run->root : run->subs[run->mpir_next - 1];
+
+        if (pg_job_discarded(job)) { /* its ranks were killed: nothing to debug */
+            run->mpir_next++;
+            continue;
+        }
+        if (!pg_job_launched(job))
+            break;
+        run->mpir_next++;
+        if (!debugged)
+            continue;
+        if (mpir_append_job(run, job) != 0)
+            break;
+        added++;
+    }
+    if (added > 0)
+        pg_mpir_spawned();
+}
+
+/* A PMI abort ends the run: the debugger hears why before the ranks go. */
+static void mpir_abort(pg_run_t *run)
+{
+    char why[128];
+
+    /* `pmigate proxy` (nnodes > 0) has no table: its ranks are one node's
+     * share, and the job's starter is the host runtime (docs/user-guide.md,
+     * "Debuggers and tools") */
+    if (run->nnodes > 0 || !pg_mpir_debugged() || run->verdict.cause != PG_CAUSE_ABORT)
+        return;
+    if (run->verdict.rank >= 0)
+        snprintf(why, sizeof(why), "rank %d aborted the job (exit status %d)",
+                 run->verdict.rank, run->verdict.code);
+    else
+        snprintf(why, sizeof(why), "the job was aborted (exit status %d)", run->verdict.code);
+    pg_mpir_aborting(why);
 }
 
 /* ---------------------------------------------------------------- */
@@ -192,6 +280,7 @@ void pg_run_teardown_told(pg_run_t *run, const pg_job_t *job, int rank)
 {
     struct timeval grace = ms_to_tv(PG_RUN_EVENT_GRACE_MS);
 
+    mpir_abort(run);
     if (!has_listeners(run, job, rank)) {
         pg_run_teardown(run, SIGTERM);
         return;
@@ -266,6 +355,7 @@ static void report_undelivered(pg_run_t *run)
 
 void pg_run_maybe_done(pg_run_t *run)
 {
+    mpir_announce(run);
     if (run->done || pg_job_launching(run->root) || nlive_all(run) > 0)
         return;
     for (int k = 0; k < run->nsubs; k++)
@@ -795,6 +885,8 @@ void pg_run_free(pg_run_t *run)
     free_event(run->ev_progress);
     pg_sink_free(run->ctx.out_sink); /* after the ranks' forwarders, which borrow them */
     pg_sink_free(run->ctx.err_sink);
+    if (run->nnodes == 0)
+        pg_mpir_clear(); /* the run's: a proxy never filled it */
     free(run);
 }
 

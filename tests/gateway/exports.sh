@@ -4,7 +4,9 @@
 # that library calls PMIx_Value_load, PMIx_Info_xfer, ... through its PLT: had
 # pmigate its codec's copies of those names (wire/pack/) in its dynamic symbol
 # table, OpenPMIx would bind to them, which lack types OpenPMIx uses.  The
-# codec's public names stay exported by pmigate's libpmix.so.2.
+# codec's public names stay exported by pmigate's libpmix.so.2.  The
+# exception is MPIR's symbols, which a debugger looks up by name: they are
+# in the dynamic table, so a package's stripped pmigate still has them.
 . "$top_srcdir/tests/gateway/gw_lib.sh"
 
 command -v nm >/dev/null || fail "nm (binutils) is needed"
@@ -15,6 +17,13 @@ if awk '{ print $NF }' "$TMP/defined" | grep -E '^(PMIx_|PMI_|PMI2_|pg_)' >"$TMP
     cat "$TMP/ours" >&2
     fail "pmigate exports $(wc -l <"$TMP/ours") of its own functions"
 fi
+
+# MPIR's, every one (gateway/mpir.dynlist)
+for sym in MPIR_being_debugged MPIR_proctable MPIR_proctable_size MPIR_debug_state \
+    MPIR_debug_abort_string MPIR_i_am_starter MPIR_partial_attach_ok MPIR_Breakpoint; do
+    awk '{ print $NF }' "$TMP/defined" | grep -qx "$sym" ||
+        fail "pmigate does not export $sym: a stripped pmigate would hide it from debuggers"
+done
 
 # the library that must export them still does
 libpmix="$top_builddir/pmix/.libs/libpmix.so.2"
