@@ -26,7 +26,7 @@ start_job() {
     wait_for 30 ranks_started || fail "job of $1 ranks: its ranks did not start"
 }
 ranks_started() {
-    [ "$(pgrep -c -P "$jobpid")" -ge "$want" ] && ls "$TMPDIR"/pmigate.*/pmi >/dev/null 2>&1
+    [ "$(pgrep -c -x sh -P "$jobpid")" -ge "$want" ] && ls "$TMPDIR"/pmigate.*/pmi >/dev/null 2>&1
 }
 
 # 1. nothing runs: a clear error, at once
