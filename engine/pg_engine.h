@@ -278,6 +278,10 @@ typedef struct pg_ns_layout {
                                      processes?  NULL = all nodes are served
                                      (single-node gateway simulating nodes) */
     bool spawned;                 /* PMIX_SPAWNED */
+    /* the namespace of a tool attached to the gateway (PMIx_tool_init), a
+     * process of its own that runs no job: it hears events and asks, but
+     * pg_ns_foreach does not list it among the jobs */
+    bool tool;
     /* PMIX_PARENT_ID of a spawned job: the process that spawned it (its
      * nspace, NULL = none, and rank).  Absent otherwise: a get answers
      * PMIX_ERR_NOT_FOUND, which is how MPI learns it was not spawned. */
@@ -781,6 +785,11 @@ pmix_status_t pg_event_deliver(pg_engine_t *engine, const pg_event_t *ev, size_t
 pmix_status_t pg_proc_set_exec(pg_engine_t *engine, const pg_proc_t *proc, int32_t pid,
                                const char *executable);
 
+/* The process exited with `exit_code` (the host reaped it): the table
+ * says PMIX_PROC_STATE_TERMINATED (0) or PMIX_PROC_STATE_TERM_NON_ZERO,
+ * and the code. */
+pmix_status_t pg_proc_set_exit(pg_engine_t *engine, const pg_proc_t *proc, int32_t exit_code);
+
 /* One row of the process table.  Strings are borrowed (valid until the
  * next engine call); executable NULL and pid 0 when the host never said. */
 typedef struct pg_proc_desc {
@@ -789,6 +798,7 @@ typedef struct pg_proc_desc {
     int32_t pid;
     uint32_t nodeid;
     pmix_proc_state_t state; /* PMIX_PROC_STATE_* of pmix_common.h */
+    int32_t exit_code;       /* pg_proc_set_exit's, 0 while it runs */
 } pg_proc_desc_t;
 
 pmix_status_t pg_proc_describe(pg_engine_t *engine, const pg_proc_t *proc, pg_proc_desc_t *out);
@@ -813,7 +823,8 @@ pmix_status_t pg_jobctl_get(pg_engine_t *engine, const pg_proc_t *proc, pg_jobct
 /* A process of job `nspace` declared the job preemptible. */
 bool pg_jobctl_preemptible(pg_engine_t *engine, const char *nspace);
 
-/* Calls fn for every registered namespace (in no particular order). */
+/* Calls fn for every registered job namespace (in no particular order),
+ * tools' namespaces (pg_ns_layout_t.tool) excepted. */
 void pg_ns_foreach(pg_engine_t *engine, void (*fn)(void *arg, const char *nspace), void *arg);
 
 /* ------------------------------------------------------------------ */

@@ -59,6 +59,7 @@ typedef struct pg_nattr { /* PMI-2 node attribute, per (job, node) */
 
 /* ---- processes and jobs ---- */
 
+#define PG_NOT_EXITED INT32_MIN /* exits[] of a process still running */
 typedef enum { PG_PROC_NEW = 0, PG_PROC_CONNECTED, PG_PROC_FINALIZED, PG_PROC_LOST } pg_proc_state_t;
 
 typedef struct pg_procst {
@@ -93,6 +94,7 @@ typedef struct pg_ns {
     bool dead;              /* deregistered, waiting for refs to drop */
     uint32_t size, univ_size, nnodes, napps;
     bool spawned;
+    bool tool;      /* a tool's namespace (pg_ns_layout_t.tool) */
     bool has_parent;        /* parent holds PMIX_PARENT_ID */
     pmix_proc_t parent;
     pg_host_t **nodes;      /* [nnodes] */
@@ -113,6 +115,8 @@ typedef struct pg_ns {
     int32_t *pids;          /* [size] pg_proc_set_exec, allocated at its first call */
     pg_jobctl_t *jobctl;    /* [size] pg_jobctl_set, allocated at its first call */
     char **exes;            /* [size] the same */
+    int32_t *exits;         /* [size] pg_proc_set_exit's codes, PG_NOT_EXITED until
+                             * then; allocated at its first call */
     pg_logent_t *log;       /* keys committed since the last whole-job fence */
     size_t nlog, caplog;
     char nspace[];

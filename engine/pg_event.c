@@ -275,8 +275,28 @@ pmix_status_t pg_proc_set_exec(pg_engine_t *e, const pg_proc_t *proc, int32_t pi
     return PMIX_SUCCESS;
 }
 
+pmix_status_t pg_proc_set_exit(pg_engine_t *e, const pg_proc_t *proc, int32_t exit_code)
+{
+    pmix_status_t rc;
+    pg_ns_t *job = pg_ns_of(e, proc, &rc);
+
+    if (job == NULL)
+        return rc;
+    if (job->exits == NULL) {
+        job->exits = pg_mem_alloc(e, job->size * sizeof(*job->exits));
+        if (job->exits == NULL)
+            return PMIX_ERR_NOMEM;
+        for (uint32_t r = 0; r < job->size; r++)
+            job->exits[r] = PG_NOT_EXITED;
+    }
+    job->exits[proc->rank] = exit_code == PG_NOT_EXITED ? INT32_MIN + 1 : exit_code;
+    return PMIX_SUCCESS;
+}
+
 void pg_event_free_exec(pg_engine_t *e, pg_ns_t *job)
 {
+    pg_mem_free(e, job->exits, job->exits != NULL ? job->size * sizeof(*job->exits) : 0);
+    job->exits = NULL;
     if (job->exes != NULL)
         for (uint32_t r = 0; r < job->size; r++)
             pg_mem_strfree(e, job->exes[r]);
@@ -289,6 +309,8 @@ void pg_event_free_exec(pg_engine_t *e, pg_ns_t *job)
 /* The engine's life-cycle states in the Standard's terms. */
 static pmix_proc_state_t state_of(const pg_ns_t *job, pmix_rank_t rank)
 {
+    if (job->exits != NULL && job->exits[rank] != PG_NOT_EXITED)
+        return job->exits[rank] == 0 ? PMIX_PROC_STATE_TERMINATED : PMIX_PROC_STATE_TERM_NON_ZERO;
     switch (job->procs[rank].state) {
     case PG_PROC_CONNECTED:
         return PMIX_PROC_STATE_CONNECTED;
@@ -316,6 +338,9 @@ pmix_status_t pg_proc_describe(pg_engine_t *e, const pg_proc_t *proc, pg_proc_de
     out->executable = job->exes != NULL ? job->exes[proc->rank] : NULL;
     out->pid = job->pids != NULL ? job->pids[proc->rank] : 0;
     out->state = state_of(job, proc->rank);
+    out->exit_code = job->exits != NULL && job->exits[proc->rank] != PG_NOT_EXITED
+                         ? job->exits[proc->rank]
+                         : 0;
     return PMIX_SUCCESS;
 }
 
@@ -326,5 +351,6 @@ void pg_ns_foreach(pg_engine_t *e, void (*fn)(void *arg, const char *nspace), vo
     if (e == NULL || fn == NULL)
         return;
     HASH_ITER(hh, e->jobs, job, tmp)
-        fn(arg, job->nspace);
+        if (!job->tool) /* a tool runs no job */
+            fn(arg, job->nspace);
 }

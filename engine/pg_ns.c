@@ -345,6 +345,7 @@ pmix_status_t pg_ns_register(pg_engine_t *e, const char *nspace, const pg_ns_lay
     job->nnodes = l->nnodes;
     job->univ_size = l->univ_size ? l->univ_size : l->size;
     job->spawned = l->spawned;
+    job->tool = l->tool;
     if (l->parent_nspace != NULL) {
         job->has_parent = true;
         PMIX_LOAD_PROCID(&job->parent, l->parent_nspace, l->parent_rank);

@@ -58,6 +58,12 @@ typedef struct pg_peer_job {
     const uint32_t *appnum; /* [size] MPMD segment of each rank; NULL = all 0 */
     pg_engine_t *engine;    /* the job's store; NULL: the host keeps none */
     const char *parent_kvsname; /* the job that spawned this one, NULL: none */
+    /* A tool's connection (PMIx_tool_init; kvsname is then the tool's own
+     * namespace, size 1): the namespace of the job it attached to and the
+     * socket it came by (PMIX_SERVER_NSPACE, PMIX_SERVER_URI).  NULL for a
+     * rank's. */
+    const char *server_nspace;
+    const char *server_uri;
 } pg_peer_job_t;
 
 /* A spawn request (PMI-1 mcmd blocks, PMI-2 spawn, PMIx_Spawn), borrowed

@@ -10,7 +10,10 @@
  *
  * The stream:
  *   client -> server, once: a 12-byte preamble
- *       u8 0x89, "PGX", u16 version, u16 flags (0), u32 rank
+ *       u8 0x89, "PGX", u16 version, u16 flags, u32 rank
+ *     flags is 0 for a rank, PG_PMIX_FLAG_TOOL for a tool (PMIx_tool_init,
+ *     on the PMI_PORT socket only: the gateway gives it a namespace of its
+ *     own and the rank field is not read);
  *     0x89 is not blank, digit, 'c' or 'm', so it can never start a PMI-1
  *     line ("cmd="/"mcmd=") nor a PMI-2 length field; rank is the client's
  *     rank (PMI_RANK) for a PMIGATE_PMI_PORT connection, 0xffffffff on a
@@ -42,6 +45,12 @@ enum {
 };
 
 #define PG_PMIX_RANK_FROM_FD UINT32_MAX /* preamble rank on a PMI_FD socketpair */
+
+/* Preamble flags. */
+enum {
+    /* a tool (PMIx_tool_init), not a rank: docs/pmix-transport.md, "Tools" */
+    PG_PMIX_FLAG_TOOL = 0x0001,
+};
 
 /* Results (PG_PMIX_FRAME_NEED_MORE has the value of PG_WIRE_ENEED_MORE). */
 typedef enum pg_pmix_frame_err {
@@ -79,8 +88,9 @@ static inline int pg_pmix_is_start(const char *buf, size_t len)
     return len > 0 && (unsigned char)buf[0] == PG_PMIX_MAGIC0;
 }
 
-/* Writes the preamble for `rank` into out[PG_PMIX_PREAMBLE_LEN]. */
-static inline void pg_pmix_preamble_encode(unsigned char *out, uint32_t rank)
+/* Writes the preamble for `rank` with `flags` into out[PG_PMIX_PREAMBLE_LEN]. */
+static inline void pg_pmix_preamble_encode_flags(unsigned char *out, uint32_t rank,
+                                                 uint16_t flags)
 {
     out[0] = PG_PMIX_MAGIC0;
     out[1] = 'P';
@@ -88,9 +98,15 @@ static inline void pg_pmix_preamble_encode(unsigned char *out, uint32_t rank)
     out[3] = 'X';
     out[4] = 0;
     out[5] = PG_PMIX_VERSION;
-    out[6] = 0;
-    out[7] = 0;
+    out[6] = (unsigned char)(flags >> 8);
+    out[7] = (unsigned char)flags;
     pg_pmix_put_u32(out + 8, rank);
+}
+
+/* Writes a rank's preamble (no flags) into out[PG_PMIX_PREAMBLE_LEN]. */
+static inline void pg_pmix_preamble_encode(unsigned char *out, uint32_t rank)
+{
+    pg_pmix_preamble_encode_flags(out, rank, 0);
 }
 
 /* Reads the preamble at the start of buf[0..len).  Wrong magic bytes are

@@ -350,8 +350,35 @@ static int conn_dispatch(pg_conn_t *c, pg_msg_t *msg, int parse_rc)
     return 0;
 }
 
+void pg_conn_rehome(pg_conn_t *conn, const pg_peer_job_t *job, int rank,
+                    const pg_conn_owner_ops_t *ops, void *owner)
+{
+    conn->peer.job = job;
+    conn->peer.rank = rank;
+    conn->ops = ops;
+    conn->owner = owner;
+}
+
+/* A tool's preamble: only a PMI_PORT connection that has named no rank
+ * may be one, and its owner must take it in. */
+static int conn_become_tool(pg_conn_t *c)
+{
+    const char *why = "this pmigate takes no tools here";
+
+    if (c->peer.rank >= 0) {
+        conn_fail(c, "sent a tool's PMIx preamble on a rank's connection");
+        return -1;
+    }
+    if (c->ops == NULL || c->ops->tool == NULL || c->ops->tool(c->owner, c, &why) != 0) {
+        conn_fail(c, "was refused as a tool: %s", why);
+        return -1;
+    }
+    return 0;
+}
+
 /* PMIx (wire/pg_pmix_frame.h): the preamble opens the connection and, on
- * PMI_PORT, names the rank.  Returns 0, 1 (need more bytes) or -1 (closed). */
+ * PMI_PORT, names the rank or says it is a tool's.  Returns 0, 1 (need
+ * more bytes) or -1 (closed). */
 static int conn_pmix_preamble(pg_conn_t *c, const char *head, size_t avail)
 {
     pg_pmix_preamble_t pre;
@@ -365,6 +392,8 @@ static int conn_pmix_preamble(pg_conn_t *c, const char *head, size_t avail)
     }
     conn_trace(c, PG_CONN_IN, head, PG_PMIX_PREAMBLE_LEN);
     c->in_start += PG_PMIX_PREAMBLE_LEN;
+    if ((pre.flags & PG_PMIX_FLAG_TOOL) != 0 && conn_become_tool(c) != 0)
+        return -1;
     if (conn_open_proto(c, PG_PROTO_PMIX) != 0)
         return -1;
     if (c->peer.rank < 0 &&

@@ -94,6 +94,11 @@ typedef struct pg_conn_owner_ops {
     /* Bytes came from the peer (a sign of life, for --heartbeat); called
      * per read, before they are handled.  NULL: not wanted. */
     void (*heard)(void *owner, pg_conn_t *conn);
+    /* A listener connection says it is a tool's (PMIx_tool_init's preamble,
+     * wire/pg_pmix_frame.h PG_PMIX_FLAG_TOOL), not a rank's.  The owner
+     * gives it a home of its own (pg_conn_rehome) and returns 0, or returns
+     * -1 with `why` (the connection closes).  NULL: tools are refused. */
+    int (*tool)(void *owner, pg_conn_t *conn, const char **why);
 } pg_conn_owner_ops_t;
 
 /* Takes ownership of fd (made non-blocking).  rank < 0: a listener
@@ -128,6 +133,12 @@ int pg_conn_send(pg_conn_t *conn, const void *bytes, size_t len);
 void pg_conn_set_finalized(pg_conn_t *conn);
 
 /* ---- for the owner ---- */
+
+/* The connection now belongs to another owner (`ops`, `owner`), speaks for
+ * process `rank` of `job` (borrowed, outliving the connection): a tool's
+ * connection leaving the job that accepted it (see the `tool` op). */
+void pg_conn_rehome(pg_conn_t *conn, const pg_peer_job_t *job, int rank,
+                    const pg_conn_owner_ops_t *ops, void *owner);
 
 void pg_conn_set_trace(pg_conn_t *conn, pg_conn_trace_fn fn, void *arg);
 /* Reads whatever the socket holds now and dispatches it; used when the

@@ -22,6 +22,7 @@
 #include "gateway/job/pg_job_ctx.h"
 #include "gateway/job/pg_job_int.h"
 #include "gateway/job/pg_launch.h"
+#include "gateway/job/pg_job_tool.h"
 #include "gateway/job/pg_port.h"
 #include "gateway/tools/pg_report.h"
 #include "gateway/io/pg_stdin.h"
@@ -310,18 +311,13 @@ static void rank_close_conns(pg_rank_t *r)
  * code (PMIX_ERR_JOB_TERM_WO_SYNC for a rank gone before finalize with
  * status 0), else 0.  Raised when its last rank is reaped, before that
  * rank's exit is judged (a failure tears every job down). */
-static int spawned_note_exit(pg_job_t *job, const pg_rank_t *r, int wstatus)
+static int spawned_note_exit(pg_job_t *job)
 {
-    int code = pg_status_of_wait(wstatus);
     pg_job_engine_end_t end = { .notify_nspace = job->parent_kvsname, .failed_rank = -1 };
     size_t reached;
 
     if (job->jobno == 0 || job->discarded)
         return 0;
-    if (job->failed_rank < 0 && (code != 0 || (r->connected && !r->finalized))) {
-        job->failed_rank = r->rank;
-        job->failed_code = code;
-    }
     if (job->nlive > 0 || job->launching) /* more ranks to come */
         return 0;
     if (job->node != NULL) { /* over several nodes: the hub knows when all ended */
@@ -347,6 +343,28 @@ static int spawned_note_exit(pg_job_t *job, const pg_rank_t *r, int wstatus)
     return reached > 0;
 }
 
+/* The job's first failure (exit != 0, or gone before finalize with 0),
+ * for the end it reports. */
+static void note_failure(pg_job_t *job, const pg_rank_t *r, int wstatus)
+{
+    int code = pg_status_of_wait(wstatus);
+
+    if (job->failed_rank < 0 && (code != 0 || (r->connected && !r->finalized))) {
+        job->failed_rank = r->rank;
+        job->failed_code = code;
+    }
+}
+
+/* The attached tools hear of every job's end on this node, the root's too
+ * (pg_job_tool.h), before its last rank's exit is judged (a failure tears
+ * every job down, the tools' connections with them). */
+static void tools_note_end(pg_job_t *job)
+{
+    if (job->discarded || job->nlive > 0 || job->launching)
+        return;
+    pg_job_tools_job_end(job->ctx->tools, job, job->failed_rank, job->failed_code);
+}
+
 static void rank_reaped(pg_job_t *job, pg_rank_t *r, int wstatus)
 {
     int told;
@@ -367,7 +385,10 @@ static void rank_reaped(pg_job_t *job, pg_rank_t *r, int wstatus)
         pg_stdin_stop(job->ctx->stdin_fwd);
     pg_trace_recorder_exit(job->ctx->trace, job->trace_rank_base + r->rank, wstatus,
                            job->ctx->tearing_down);
-    told = spawned_note_exit(job, r, wstatus);
+    pg_job_engine_exited(job->je, r->rank, pg_status_of_wait(wstatus));
+    note_failure(job, r, wstatus);
+    tools_note_end(job);
+    told = spawned_note_exit(job);
     rank_judge_exit(job, r, wstatus, told);
     rank_close_conns(r);
 }

@@ -24,6 +24,7 @@
 
 #include "gateway/job/pg_job_ctx.h"
 #include "gateway/job/pg_job_int.h"
+#include "gateway/job/pg_job_tool.h"
 #include "gateway/job/pg_port.h"
 #include "gateway/tools/pg_trace_rec.h"
 #include "pmix_common.h"
@@ -325,6 +326,19 @@ static void conn_served(void *owner, pg_conn_t *conn)
     pg_job_engine_touch(job->je);
 }
 
+/* A PMI_PORT connection of the root job says it is a tool's: the run's
+ * tools take it (only the root job has the port). */
+static int conn_tool(void *owner, pg_conn_t *conn, const char **why)
+{
+    pg_job_t *job = owner;
+
+    if (job->port == NULL || job->ctx->tools == NULL) {
+        *why = "this pmigate takes no tools";
+        return -1;
+    }
+    return pg_job_tools_take(job->ctx->tools, conn, why);
+}
+
 static void conn_closed(void *owner, pg_conn_t *conn, const char *reason)
 {
     pg_job_t *job = owner;
@@ -377,7 +391,7 @@ int pg_job_conns_init(pg_job_t *job)
         .job_abort = conn_job_abort, .log_write = conn_log_write, .served = conn_served,
         .job_signal = conn_job_signal, .log_to = conn_log_to,
         .closed = conn_closed, .spawn = conn_spawn, .segment_reader = conn_segment_reader,
-        .monitor = conn_monitor,
+        .monitor = conn_monitor, .tool = conn_tool,
     };
     if (job->ctx->opts->heartbeat > 0)
         job->conn_ops.heard = conn_heard;

@@ -74,6 +74,7 @@ typedef struct pg_job_ctx {
     const char *port_path;        /* the PMI_PORT socket, NULL before it is open */
     const char *job_dir;          /* the job directory, NULL before it exists */
     pg_job_engine_t *engine;      /* the root job's registration (spawned jobs attach) */
+    struct pg_job_tools *tools;   /* the tools attached (pg_job_tool.h), NULL: none may */
     int spawned_total;            /* processes spawned so far: started, or accepted and
                                    * waiting for their batch, so the cap (--max-procs)
                                    * holds for spawns that overlap (spawned_add) */

@@ -587,6 +587,16 @@ void pg_job_engine_started(pg_job_engine_t *je, int rank, int pid, const char *e
         (void)pg_proc_set_exec(je->engine, &proc, pid, executable);
 }
 
+void pg_job_engine_exited(pg_job_engine_t *je, int rank, int exit_code)
+{
+    if (je == NULL)
+        return;
+    pg_proc_t proc = { je->nspace, (pmix_rank_t)rank };
+
+    if (je->engine != NULL && rank >= 0)
+        (void)pg_proc_set_exit(je->engine, &proc, exit_code);
+}
+
 void pg_job_engine_connected(pg_job_engine_t *je, int rank)
 {
     notify(je, rank, pg_proc_connect);

@@ -133,6 +133,9 @@ void pg_job_engine_segment_reader(pg_job_engine_t *je);
 /* The rank was started as process `pid` running `executable` (the
  * process table of PMIx_Query_info). */
 void pg_job_engine_started(pg_job_engine_t *je, int rank, int pid, const char *executable);
+/* The rank's process was reaped with `exit_code` (the process table's
+ * state and exit code). */
+void pg_job_engine_exited(pg_job_engine_t *je, int rank, int exit_code);
 void pg_job_engine_connected(pg_job_engine_t *je, int rank);
 void pg_job_engine_finalized(pg_job_engine_t *je, int rank);
 void pg_job_engine_lost(pg_job_engine_t *je, int rank);

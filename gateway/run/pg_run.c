@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "gateway/util/pg_keeper.h"
+#include "gateway/job/pg_job_tool.h"
 #include "gateway/job/pg_job_ctx.h"
 #include "gateway/job/pg_launch.h"
 #include "gateway/io/pg_listen.h"
@@ -824,6 +825,10 @@ pg_run_t *pg_run_new(struct event_base *base, const pg_run_opts_t *opts,
     if (run->port == NULL)
         goto oom;
     pg_job_set_port(run->root, run->port);
+    /* tools (PMIx_tool_init) come by the PMI_PORT socket: the run takes them */
+    run->ctx.tools = pg_job_tools_new(run->root);
+    if (run->ctx.tools == NULL)
+        goto oom;
     return run;
 oom:
     pg_run_log(NULL, "out of memory");
@@ -864,6 +869,7 @@ void pg_run_free(pg_run_t *run)
     for (int k = run->nsubs - 1; k >= 0; k--)
         pg_job_free(run->subs[k]);
     free(run->subs);
+    pg_job_tools_free(run->ctx.tools); /* before the engine their namespaces are in */
     pg_port_free(run->port);
     pg_job_free(run->root);
     pg_job_engine_free(run->ctx.engine);

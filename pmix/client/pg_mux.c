@@ -302,7 +302,7 @@ static void *progress_main(void *arg)
 
 /* ---- public ------------------------------------------------------------ */
 
-pg_mux_t *pg_mux_new(int fd, uint32_t rank)
+static pg_mux_t *mux_start(int fd, uint32_t rank, uint16_t flags)
 {
     unsigned char preamble[PG_PMIX_PREAMBLE_LEN];
     pg_mux_t *m = calloc(1, sizeof(*m));
@@ -320,7 +320,7 @@ pg_mux_t *pg_mux_new(int fd, uint32_t rank)
     pthread_mutex_init(&m->lock, NULL);
     pthread_mutex_init(&m->send_lock, NULL);
     pthread_cond_init(&m->cond, NULL);
-    pg_pmix_preamble_encode(preamble, rank);
+    pg_pmix_preamble_encode_flags(preamble, rank, flags);
     if (pg_io_send_all(fd, preamble, sizeof(preamble)) != 0 ||
         pthread_create(&m->thread, NULL, progress_main, m) != 0) {
         pthread_cond_destroy(&m->cond);
@@ -338,6 +338,16 @@ fail:
         free(m);
     }
     return NULL;
+}
+
+pg_mux_t *pg_mux_new(int fd, uint32_t rank)
+{
+    return mux_start(fd, rank, 0);
+}
+
+pg_mux_t *pg_mux_new_tool(int fd)
+{
+    return mux_start(fd, PG_PMIX_RANK_FROM_FD, PG_PMIX_FLAG_TOOL);
 }
 
 void pg_mux_free(pg_mux_t *m)

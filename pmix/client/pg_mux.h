@@ -60,6 +60,9 @@ typedef void (*pg_mux_lost_fn)(void *arg);
  * preamble naming `rank` (PG_PMIX_RANK_FROM_FD on a PMI_FD socketpair) and
  * starts the progress thread.  NULL on failure (fd closed). */
 pg_mux_t *pg_mux_new(int fd, uint32_t rank);
+/* The same for a tool (PMIx_tool_init): the preamble says PG_PMIX_FLAG_TOOL
+ * instead of a rank. */
+pg_mux_t *pg_mux_new_tool(int fd);
 
 /* Stops the progress thread, completes every request still pending with
  * PMIX_ERR_LOST_CONNECTION, runs queued work, waits until the callers so

@@ -186,28 +186,25 @@ static void client_teardown(void)
     memset(&client.self, 0, sizeof(client.self));
 }
 
-pmix_status_t PMIx_Init(pmix_proc_t *proc, pmix_info_t info[], size_t ninfo)
+/* Connects (the process's connect, or a tool's), says init and takes the
+ * identity the gateway gives; the first caller does it, later ones count. */
+static pmix_status_t client_start(pmix_proc_t *proc, pg_client_connect_fn connect, void *arg,
+                                  bool tool)
 {
     pmix_status_t rc = PMIX_SUCCESS;
-    uint32_t rank;
-    int fd;
 
-    (void)info;
-    (void)ninfo;
     pthread_mutex_lock(&client.life);
     if (client.refs == 0) {
         /* the cache first: once connected, only the mux closes the socket */
         if ((client.cache = pg_cache_new()) == NULL)
             rc = PMIX_ERR_NOMEM;
         if (rc == PMIX_SUCCESS)
-            rc = client_connect(&fd, &rank);
-        if (rc == PMIX_SUCCESS && (client.mux = pg_mux_new(fd, rank)) == NULL)
-            rc = PMIX_ERR_UNREACH;
+            rc = connect(arg, &client.mux);
         if (rc == PMIX_SUCCESS)
             pg_client_events_attach(client.mux); /* events may follow the init reply */
         if (rc == PMIX_SUCCESS)
             rc = client_handshake();
-        if (rc == PMIX_SUCCESS)
+        if (rc == PMIX_SUCCESS && !tool) /* a tool reads no rank's segment */
             shm_start();
         if (rc != PMIX_SUCCESS)
             client_teardown();
@@ -219,6 +216,32 @@ pmix_status_t PMIx_Init(pmix_proc_t *proc, pmix_info_t info[], size_t ninfo)
     }
     pthread_mutex_unlock(&client.life);
     return rc;
+}
+
+/* A rank's connection: PMI_FD or PMIGATE_PMI_PORT. */
+static pmix_status_t rank_connect(void *arg, pg_mux_t **mux)
+{
+    uint32_t rank;
+    pmix_status_t rc;
+    int fd;
+
+    (void)arg;
+    rc = client_connect(&fd, &rank);
+    if (rc == PMIX_SUCCESS && (*mux = pg_mux_new(fd, rank)) == NULL)
+        rc = PMIX_ERR_UNREACH;
+    return rc;
+}
+
+pmix_status_t PMIx_Init(pmix_proc_t *proc, pmix_info_t info[], size_t ninfo)
+{
+    (void)info;
+    (void)ninfo;
+    return client_start(proc, rank_connect, NULL, false);
+}
+
+pmix_status_t pg_client_start_tool(pmix_proc_t *proc, pg_client_connect_fn connect, void *arg)
+{
+    return client_start(proc, connect, arg, true);
 }
 
 int PMIx_Initialized(void)

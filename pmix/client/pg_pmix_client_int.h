@@ -29,6 +29,12 @@ pmix_status_t pg_client_call_status(pmix_data_buffer_t *req, uint32_t id);
 pmix_status_t pg_client_send_op_nb(pmix_data_buffer_t *req, uint32_t id, pmix_op_cbfunc_t fn,
                                    void *arg);
 
+/* Makes the connection to the gateway into *mux (0 or a PMIx status). */
+typedef pmix_status_t (*pg_client_connect_fn)(void *arg, pg_mux_t **mux);
+/* PMIx_tool_init's start: as PMIx_Init, but connected by `connect` (the
+ * tool's socket) and without the node's key segment. */
+pmix_status_t pg_client_start_tool(pmix_proc_t *proc, pg_client_connect_fn connect, void *arg);
+
 /* ---- pg_pmix_event.c ---- */
 
 /* PMIx_Init, before the handshake: unasked event frames and a broken

@@ -7,7 +7,8 @@
  * libpmix.so.2 resolves them, the component does not load and an Open MPI
  * rank under `pmigate run` falls back to being a singleton.  A process
  * pmigate starts is a client, and never calls them, so each answers
- * PMIX_ERR_NOT_SUPPORTED.  Status-returning functions call no callback on
+ * PMIX_ERR_NOT_SUPPORTED -- but PMIx_tool_init and PMIx_tool_finalize,
+ * which attach a tool to a running job (pg_pmix_tool.c).  Status-returning functions call no callback on
  * that error (the Standard's rule); the void ones call theirs with it.
  */
 #include <pmix_server.h>
@@ -161,15 +162,7 @@ pmix_status_t PMIx_server_deregister_resources(pmix_info_t info[], size_t ninfo,
 
 /* ---- tool ---- */
 
-pmix_status_t PMIx_tool_init(pmix_proc_t *proc, pmix_info_t info[], size_t ninfo)
-{
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-pmix_status_t PMIx_tool_finalize(void)
-{
-    return PMIX_ERR_NOT_SUPPORTED;
-}
+/* PMIx_tool_init and PMIx_tool_finalize: pg_pmix_tool.c. */
 
 pmix_status_t PMIx_tool_attach_to_server(pmix_proc_t *myproc, pmix_proc_t *server,
                                          pmix_info_t info[], size_t ninfo)

@@ -190,11 +190,22 @@ static void init_view(pg_engine_t *e, const pg_proc_t *self, pmix_rank_t target_
     }
 }
 
+/* A tool's job view also names the server it attached to
+ * (PMIX_SERVER_NSPACE: the job it came for; PMIX_SERVER_URI: the socket):
+ * how PMIx_tool_init checks it reached the job that was asked for. */
+static void init_tool_view(const pg_peer_job_t *pj, info_fill_t *f)
+{
+    if (pj->server_nspace != NULL)
+        PMIX_INFO_LOAD(&f->info[f->n++], PMIX_SERVER_NSPACE, pj->server_nspace, PMIX_STRING);
+    if (pj->server_uri != NULL)
+        PMIX_INFO_LOAD(&f->info[f->n++], PMIX_SERVER_URI, pj->server_uri, PMIX_STRING);
+}
+
 static int serve_init(pg_pmix_in_t *in)
 {
     pg_engine_t *e = in->peer->job->engine;
     pg_proc_t self = pg_pmix_session_proc(in->s);
-    pmix_info_t job[NINIT_KEYS], own[NINIT_KEYS];
+    pmix_info_t job[NINIT_KEYS + 2], own[NINIT_KEYS];
     info_fill_t fj = { job, 0 }, fo = { own, 0 };
     pmix_data_buffer_t buf;
     char *nspace = (char *)(self.nspace != NULL ? self.nspace : "");
@@ -203,6 +214,7 @@ static int serve_init(pg_pmix_in_t *in)
     memset(job, 0, sizeof(job));
     memset(own, 0, sizeof(own));
     init_view(e, &self, PMIX_RANK_WILDCARD, &fj);
+    init_tool_view(in->peer->job, &fj);
     init_view(e, &self, self.rank, &fo);
     in->s->inited = true;
     pg_pmix_events_subscribe(in->s, e, &self);

@@ -116,6 +116,8 @@ static pmix_status_t query_namespaces(const query_key_t *k)
     return rc;
 }
 
+static pmix_status_t query_add_array(const query_key_t *k, pmix_data_array_t *arr);
+
 /* One pmix_proc_info_t row from the engine's process table. */
 static pmix_status_t proc_row(pg_engine_t *e, const char *nspace, pmix_rank_t rank,
                               pmix_proc_info_t *row, pg_proc_desc_t *d)
@@ -129,7 +131,7 @@ static pmix_status_t proc_row(pg_engine_t *e, const char *nspace, pmix_rank_t ra
     row->hostname = d->hostname != NULL ? strdup(d->hostname) : NULL;
     row->executable_name = d->executable != NULL ? strdup(d->executable) : NULL;
     row->pid = (pid_t)d->pid;
-    row->exit_code = 0;
+    row->exit_code = d->exit_code;
     row->state = d->state;
     if ((d->hostname != NULL && row->hostname == NULL) ||
         (d->executable != NULL && row->executable_name == NULL))
@@ -179,6 +181,102 @@ static pmix_status_t proc_table(const query_key_t *k, bool local)
     }
     PMIx_Data_array_free(arr);
     return rc == PMIX_SUCCESS ? PMIX_ERR_NOMEM : rc;
+}
+
+/* The ranks of `nspace` the engine knows (0: no such namespace). */
+static size_t ns_size(pg_engine_t *e, const char *nspace)
+{
+    pg_proc_desc_t d;
+    size_t size = 0;
+
+    while (pg_proc_describe(e, &(pg_proc_t){ nspace, (pmix_rank_t)size }, &d) == PMIX_SUCCESS)
+        size++;
+    return size;
+}
+
+/* PMIX_QUERY_JOB_STATUS of the namespace (PMIX_NSPACE, else the
+ * requester's): PMIX_SUCCESS while none of its processes failed,
+ * PMIX_ERR_PROC_TERM_WO_SYNC once one ended without PMIx_Finalize (its
+ * connection lost), PMIX_ERR_JOB_TERMINATED once one exited non-zero. */
+static pmix_status_t query_job_status(const query_key_t *k)
+{
+    size_t size = ns_size(k->e, k->t.nspace);
+    pmix_status_t status = PMIX_SUCCESS;
+    pg_proc_desc_t d;
+
+    if (size == 0)
+        return PMIX_ERR_NOT_FOUND;
+    for (size_t r = 0; r < size; r++) {
+        (void)pg_proc_describe(k->e, &(pg_proc_t){ k->t.nspace, (pmix_rank_t)r }, &d);
+        if (d.state == PMIX_PROC_STATE_TERM_NON_ZERO)
+            status = PMIX_ERR_JOB_TERMINATED;
+        else if (d.state == PMIX_PROC_STATE_TERM_WO_SYNC && status == PMIX_SUCCESS)
+            status = PMIX_ERR_PROC_TERM_WO_SYNC;
+    }
+    return query_add(k->o, k->key, &status, PMIX_STATUS);
+}
+
+/* One namespace's entry of PMIX_QUERY_NAMESPACE_INFO: PMIX_NSPACE and
+ * PMIX_CMD_LINE (its rank 0's program), as an info array. */
+static pmix_status_t ns_info_entry(pg_engine_t *e, const char *nspace, pmix_info_t *entry)
+{
+    pmix_data_array_t *arr = PMIx_Data_array_create(2, PMIX_INFO);
+    pmix_info_t *in = arr != NULL ? arr->array : NULL;
+    pg_proc_desc_t d;
+
+    if (arr == NULL)
+        return PMIX_ERR_NOMEM;
+    PMIX_INFO_LOAD(&in[0], PMIX_NSPACE, nspace, PMIX_STRING);
+    if (pg_proc_describe(e, &(pg_proc_t){ nspace, 0 }, &d) != PMIX_SUCCESS || d.executable == NULL)
+        d.executable = "";
+    PMIX_INFO_LOAD(&in[1], PMIX_CMD_LINE, d.executable, PMIX_STRING);
+    PMIX_LOAD_KEY(entry->key, PMIX_QUERY_NAMESPACE_INFO);
+    entry->value.type = PMIX_DATA_ARRAY;
+    entry->value.data.darray = arr;
+    return PMIX_SUCCESS;
+}
+
+typedef struct ns_list {
+    char **names;
+    size_t n;
+    bool nomem;
+} ns_list_t;
+
+static void ns_list_add(void *arg, const char *nspace)
+{
+    ns_list_t *l = arg;
+    char **grown = realloc(l->names, (l->n + 1) * sizeof(*grown));
+
+    if (grown == NULL || (grown[l->n] = strdup(nspace)) == NULL) {
+        l->names = grown != NULL ? grown : l->names;
+        l->nomem = true;
+        return;
+    }
+    l->names = grown;
+    l->n++;
+}
+
+/* PMIX_QUERY_NAMESPACE_INFO: every job's namespace (the root and the
+ * spawned; tools' not) with its command, an array of info arrays (the
+ * layout OpenPMIx's examples/tool.c reads). */
+static pmix_status_t query_namespace_info(const query_key_t *k)
+{
+    ns_list_t l = { NULL, 0, false };
+    pmix_data_array_t *arr;
+    pmix_status_t rc = PMIX_SUCCESS;
+
+    pg_ns_foreach(k->e, ns_list_add, &l);
+    arr = l.nomem ? NULL : PMIx_Data_array_create(l.n, PMIX_INFO);
+    for (size_t i = 0; arr != NULL && i < l.n && rc == PMIX_SUCCESS; i++)
+        rc = ns_info_entry(k->e, l.names[i], &((pmix_info_t *)arr->array)[i]);
+    for (size_t i = 0; i < l.n; i++)
+        free(l.names[i]);
+    free(l.names);
+    if (rc != PMIX_SUCCESS) {
+        PMIx_Data_array_free(arr);
+        return rc;
+    }
+    return query_add_array(k, arr);
 }
 
 static pmix_status_t query_proc_table(const query_key_t *k)
@@ -391,6 +489,8 @@ static const struct query_row {
     { PMIX_QUERY_NAMESPACES, query_namespaces },
     { PMIX_QUERY_PROC_TABLE, query_proc_table },
     { PMIX_QUERY_LOCAL_PROC_TABLE, query_local_proc_table },
+    { PMIX_QUERY_NAMESPACE_INFO, query_namespace_info },
+    { PMIX_QUERY_JOB_STATUS, query_job_status },
     { PMIX_QUERY_SPAWN_SUPPORT, query_spawn_support },
     { PMIX_QUERY_DEBUG_SUPPORT, query_empty_list },
     { PMIX_QUERY_NUM_PSETS, query_zero },

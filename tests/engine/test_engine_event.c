@@ -277,6 +277,31 @@ static void test_process_table_rows(void)
     pg_engine_free(w.e);
 }
 
+/* A reaped process shows how it exited (a tool's process table): 0 is
+ * TERMINATED, any other code TERM_NON_ZERO with the code; the others run on. */
+static void test_process_table_exits(void)
+{
+    world_t w;
+    pg_proc_t p0 = P("a", 0), p1 = P("a", 1), p2 = P("a", 2), bad = P("a", 9);
+    pg_proc_desc_t d;
+
+    world_new(&w);
+    CU_ASSERT_EQUAL(pg_proc_set_exec(w.e, &p2, 4243, "./prog"), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(pg_proc_set_exit(w.e, &p0, 0), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(pg_proc_set_exit(w.e, &p1, 3), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(pg_proc_describe(w.e, &p0, &d), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(d.state, PMIX_PROC_STATE_TERMINATED);
+    CU_ASSERT_EQUAL(d.exit_code, 0);
+    CU_ASSERT_EQUAL(pg_proc_describe(w.e, &p1, &d), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(d.state, PMIX_PROC_STATE_TERM_NON_ZERO);
+    CU_ASSERT_EQUAL(d.exit_code, 3);
+    CU_ASSERT_EQUAL(pg_proc_describe(w.e, &p2, &d), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(d.state, PMIX_PROC_STATE_RUNNING);
+    CU_ASSERT_EQUAL(d.exit_code, 0);
+    CU_ASSERT_EQUAL(pg_proc_set_exit(w.e, &bad, 1), PMIX_ERR_BAD_PARAM);
+    pg_engine_free(w.e);
+}
+
 /* What processes declare through PMIx_Job_control is kept per process and
  * read back; one declaration makes the job preemptible. */
 static void test_job_control_declarations_are_kept(void)
@@ -316,6 +341,30 @@ static void test_namespaces_are_listed(void)
     world_new(&w);
     pg_ns_foreach(w.e, count_ns, &n);
     CU_ASSERT_EQUAL(n, 2);
+    pg_engine_free(w.e);
+}
+
+/* A tool's namespace is no job: not listed, yet its process hears events
+ * meant for it. */
+static void test_tool_namespace_is_no_job(void)
+{
+    const char *hosts[1] = { "node0" };
+    uint32_t node[1] = { 0 };
+    pg_ns_layout_t l = { .size = 1, .nnodes = 1, .hostnames = hosts, .rank_node = node,
+                         .tool = true };
+    pg_proc_t tool = P("a.tool.0", 0), target = P("a.tool.0", PMIX_RANK_WILDCARD);
+    heard_t heard = { 0 };
+    uint64_t id = 0;
+    world_t w;
+    int n = 0;
+
+    world_new(&w);
+    CU_ASSERT_EQUAL(pg_ns_register(w.e, "a.tool.0", &l), PMIX_SUCCESS);
+    pg_ns_foreach(w.e, count_ns, &n);
+    CU_ASSERT_EQUAL(n, 2);
+    CU_ASSERT_EQUAL(pg_event_subscribe(w.e, &tool, heard_cb, &heard, &id), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(raise_from_a(&w, 0, PMIX_RANGE_CUSTOM, &target, 1), 1);
+    CU_ASSERT_EQUAL(heard.calls, 1);
     pg_engine_free(w.e);
 }
 
@@ -454,6 +503,8 @@ static const pg_cunit_test_t tests[] = {
     { "ended_job_takes_its_subscriptions", test_ended_job_takes_its_subscriptions },
     { "process_table_rows", test_process_table_rows },
     { "namespaces_are_listed", test_namespaces_are_listed },
+    { "process_table_exits", test_process_table_exits },
+    { "tool_namespace_is_no_job", test_tool_namespace_is_no_job },
     { "job_control_declarations_are_kept", test_job_control_declarations_are_kept },
     { "events_beyond_the_server_go_to_the_host", test_events_beyond_the_server_go_to_the_host },
     { "node_ranges_and_local_targets_stay", test_node_ranges_and_local_targets_stay },
