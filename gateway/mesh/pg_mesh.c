@@ -267,24 +267,41 @@ const char *pg_mesh_card(const pg_mesh_t *m)
     return m->card;
 }
 
-int pg_mesh_start(pg_mesh_t *m, const char *const *cards, char *err, size_t errlen)
+/* The job secret: SHA-256 over a label and every node's random bytes, in
+ * node order (docs/proxy.md, "Start-up"). */
+static int job_secret(pg_mesh_t *m, const char *const *cards, char *err, size_t errlen)
 {
     static const char label[] = "pmigate-mesh-v1";
-    pg_sha256_t s;
+    unsigned char *tokens = malloc((size_t)m->nnodes * TOKEN_LEN);
+    const void *part[2] = { label, tokens };
+    size_t len[2] = { sizeof(label), (size_t)m->nnodes * TOKEN_LEN };
+    int rc = -1;
 
-    pg_sha256_init(&s);
-    pg_sha256_update(&s, label, sizeof(label));
-    for (int n = 0; n < m->nnodes; n++) {
-        unsigned char token[TOKEN_LEN];
-
-        if (pg_mesh_parse_card(m, cards[n], token, n == 0 && m->nodeid != 0) != 0) {
+    if (tokens == NULL) {
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
+    for (int n = 0; n < m->nnodes; n++)
+        if (pg_mesh_parse_card(m, cards[n], tokens + (size_t)n * TOKEN_LEN,
+                               n == 0 && m->nodeid != 0) != 0) {
             snprintf(err, errlen, "node %d's mesh card does not parse: '%s'", n,
                      cards[n] != NULL ? cards[n] : "(none)");
-            return -1;
+            goto out;
         }
-        pg_sha256_update(&s, token, sizeof(token));
+    if (pg_mesh_sha256(part, len, 2, m->secret) != 0) {
+        snprintf(err, errlen, "the job secret could not be hashed (libcrypto failed)");
+        goto out;
     }
-    pg_sha256_final(&s, m->secret);
+    rc = 0;
+out:
+    free(tokens);
+    return rc;
+}
+
+int pg_mesh_start(pg_mesh_t *m, const char *const *cards, char *err, size_t errlen)
+{
+    if (job_secret(m, cards, err, errlen) != 0)
+        return -1;
     m->started = true;
     m->start_deadline = pg_clock_now() + m->connect_ns;
     if (m->nodeid != 0)

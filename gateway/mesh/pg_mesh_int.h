@@ -29,7 +29,7 @@
 
 #include "gateway/mesh/pg_mesh.h"
 #include "gateway/mesh/pg_mesh_queue.h"
-#include "gateway/mesh/pg_sha256.h"
+#include "gateway/mesh/pg_mesh_auth.h"
 
 struct bufferevent;
 struct event;
@@ -37,6 +37,7 @@ struct evconnlistener;
 
 enum {
     HDR_LEN = 16,
+    TAG_LEN = PG_MESH_HASH_LEN, /* after the body of every frame on an UP link */
     NONCE_LEN = 16,
     TOKEN_LEN = 32,
     ADDRS_MAX = 8,              /* addresses on a card */
@@ -53,6 +54,7 @@ enum {
     T_BYE = 5,
     T_QUIET = 6,
     T_READY = 7, /* hub -> leaf: every leaf is linked, the start-up is over */
+    T_REFUSED = 8, /* a frame from you failed authentication: this link closes */
 };
 
 typedef enum link_state {
@@ -70,6 +72,7 @@ typedef struct link {
     int node;                       /* the peer, -1 until it said */
     unsigned char my_nonce[NONCE_LEN];
     unsigned char peer_nonce[NONCE_LEN];
+    pg_mesh_mac_t *tx, *rx;         /* UP: each direction's key and sequence */
     uint64_t deadline;              /* of the handshake (or the dial attempt) */
     uint64_t last_rx, last_tx;      /* pg_clock_now() */
     uint64_t quiet_until;           /* the peer said it may be silent until */
@@ -89,7 +92,7 @@ struct pg_mesh {
     struct evconnlistener *listener;
     char card[PG_MESH_CARD_MAX];
     unsigned char token[TOKEN_LEN];
-    unsigned char secret[PG_SHA256_LEN];
+    unsigned char secret[PG_MESH_HASH_LEN];
     bool started;
     uint64_t start_deadline;
     link_t **peers;                 /* [nnodes] the link to each node, or NULL */

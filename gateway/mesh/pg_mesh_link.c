@@ -13,6 +13,12 @@
  * (CHALLENGED) and checks the PROOF.  Then the link is UP and carries
  * frames both ways; until then nothing but the handshake is read, and a
  * link that does not finish it within PG_MESH_HANDSHAKE_MS is closed.
+ *
+ * On an UP link every frame ends with a tag (docs/proxy.md, "Frame
+ * authentication"): an HMAC under a key of the link's and the direction's
+ * over the frame's sequence number, header and body.  Whoever writes into
+ * the link's socket without the key -- a rank that inherited it, say --
+ * cannot make a frame the peer believes, nor replay or reorder one.
  */
 #include "gateway/mesh/pg_mesh_int.h"
 
@@ -63,16 +69,33 @@ static void frame_header(unsigned char hdr[HDR_LEN], size_t len, unsigned type, 
     pg_be32_put(hdr + 12, dst);
 }
 
+/* The tag of the link's next frame out; an UP link's frames have one, the
+ * handshake's do not (there are no keys yet).  A tag libcrypto could not
+ * make is zeros: the peer refuses it and closes the link, which is how a
+ * link that cannot carry frames should end. */
+static size_t frame_tag(link_t *l, const unsigned char hdr[HDR_LEN], const void *body,
+                        size_t len, unsigned char tag[TAG_LEN])
+{
+    if (l->state != L_UP)
+        return 0;
+    (void)pg_mesh_mac_next(l->tx, hdr, HDR_LEN, body, len, tag);
+    return TAG_LEN;
+}
+
 void pg_mesh_link_write(link_t *l, unsigned type, uint32_t src, uint32_t dst, const void *body,
                        size_t len)
 {
     struct evbuffer *out = bufferevent_get_output(l->bev);
-    unsigned char hdr[HDR_LEN];
+    unsigned char hdr[HDR_LEN], tag[TAG_LEN];
+    size_t taglen;
 
     frame_header(hdr, len, type, src, dst);
+    taglen = frame_tag(l, hdr, body, len, tag);
     evbuffer_add(out, hdr, sizeof(hdr));
     if (len > 0)
         evbuffer_add(out, body, len);
+    if (taglen > 0)
+        evbuffer_add(out, tag, taglen);
     l->last_tx = pg_clock_now();
 }
 
@@ -158,6 +181,8 @@ void pg_mesh_link_drop(link_t *l, const char *why)
     if (was_dialing)
         m->dialing = NULL;
     bufferevent_free(l->bev);
+    pg_mesh_mac_free(l->tx);
+    pg_mesh_mac_free(l->rx);
     free(l);
     if (node >= 0)
         pg_mesh_report_gone(m, node, orderly, why);
@@ -165,19 +190,42 @@ void pg_mesh_link_drop(link_t *l, const char *why)
         m->dial_lost_fn(m);
 }
 
-/* HMAC over what both ends of a handshake said, for one role: 'A' the
- * accepting side, 'C' the connecting one. */
-static void handshake_mac(const pg_mesh_t *m, char role, const unsigned char *nonce_c,
-                          const unsigned char *nonce_a, uint32_t node_c, uint32_t node_a,
-                          unsigned char out[PG_SHA256_LEN])
+/* HMAC under the job secret over what both ends of a handshake said, for
+ * one use: "A" the accepting side's proof, "C" the connecting one's, "key
+ * A>C" and "key C>A" the keys of the link's two directions.  The uses'
+ * labels differ in their first byte, so no key is a proof the wire carried.
+ * 0, or -1 when libcrypto fails. */
+static int handshake_mac(const pg_mesh_t *m, const char *use, const unsigned char *nonce_c,
+                         const unsigned char *nonce_a, uint32_t node_c, uint32_t node_a,
+                         unsigned char out[PG_MESH_HASH_LEN])
 {
     unsigned char ids[8];
-    const void *part[4] = { &role, nonce_c, nonce_a, ids };
-    size_t len[4] = { 1, NONCE_LEN, NONCE_LEN, sizeof(ids) };
+    const void *part[4] = { use, nonce_c, nonce_a, ids };
+    size_t len[4] = { strlen(use), NONCE_LEN, NONCE_LEN, sizeof(ids) };
 
     pg_be32_put(ids, node_c);
     pg_be32_put(ids + 4, node_a);
-    pg_hmac_sha256(m->secret, sizeof(m->secret), part, len, 4, out);
+    return pg_mesh_hmac(m->secret, sizeof(m->secret), part, len, 4, out);
+}
+
+/* The keys of an UP link's two directions, from the handshake's nonces:
+ * fresh for every link, so a frame of one link, or of an earlier link of
+ * the same nodes, is no frame of this one. */
+static int link_keys(link_t *l, bool connected, int node)
+{
+    const pg_mesh_t *m = l->m;
+    const unsigned char *nonce_c = connected ? l->my_nonce : l->peer_nonce;
+    const unsigned char *nonce_a = connected ? l->peer_nonce : l->my_nonce;
+    uint32_t node_c = (uint32_t)(connected ? m->nodeid : node);
+    uint32_t node_a = (uint32_t)(connected ? node : m->nodeid);
+    unsigned char c_to_a[PG_MESH_HASH_LEN], a_to_c[PG_MESH_HASH_LEN];
+
+    if (handshake_mac(m, "key C>A", nonce_c, nonce_a, node_c, node_a, c_to_a) != 0 ||
+        handshake_mac(m, "key A>C", nonce_c, nonce_a, node_c, node_a, a_to_c) != 0)
+        return -1;
+    l->tx = pg_mesh_mac_new(connected ? c_to_a : a_to_c);
+    l->rx = pg_mesh_mac_new(connected ? a_to_c : c_to_a);
+    return l->tx != NULL && l->rx != NULL ? 0 : -1;
 }
 
 /* Is `node` a node this one may link with now? */
@@ -187,10 +235,14 @@ static bool node_linkable(const pg_mesh_t *m, uint32_t node)
            !m->gone[node];
 }
 
-static void link_up(link_t *l, int node)
+/* The handshake is over: the link carries frames, tagged.  -1 when its
+ * keys could not be made (the link is then dropped). */
+static int link_up(link_t *l, bool connected, int node)
 {
     pg_mesh_t *m = l->m;
 
+    if (link_keys(l, connected, node) != 0)
+        return -1;
     pending_remove(m, l);
     if (m->dialing == l)
         m->dialing = NULL;
@@ -200,13 +252,14 @@ static void link_up(link_t *l, int node)
     m->joined[node] = true;
     if (m->link_up_fn != NULL)
         m->link_up_fn(m);
+    return 0;
 }
 
 /* Acceptor: HELLO (magic, node, nonce) -> CHALLENGE. */
 static int on_hello(link_t *l, const unsigned char *b, size_t len)
 {
     pg_mesh_t *m = l->m;
-    unsigned char body[4 + NONCE_LEN + PG_SHA256_LEN];
+    unsigned char body[4 + NONCE_LEN + PG_MESH_HASH_LEN];
     uint32_t node;
 
     if (len != 4 + 4 + NONCE_LEN || memcmp(b, hello_magic, 4) != 0)
@@ -218,8 +271,9 @@ static int on_hello(link_t *l, const unsigned char *b, size_t len)
     memcpy(l->peer_nonce, b + 8, NONCE_LEN);
     pg_be32_put(body, (uint32_t)m->nodeid);
     memcpy(body + 4, l->my_nonce, NONCE_LEN);
-    handshake_mac(m, 'A', l->peer_nonce, l->my_nonce, node, (uint32_t)m->nodeid,
-                  body + 4 + NONCE_LEN);
+    if (handshake_mac(m, "A", l->peer_nonce, l->my_nonce, node, (uint32_t)m->nodeid,
+                      body + 4 + NONCE_LEN) != 0)
+        return -1;
     pg_mesh_link_say(l, T_CHALLENGE, body, sizeof(body));
     l->state = L_CHALLENGED;
     return 0;
@@ -229,43 +283,45 @@ static int on_hello(link_t *l, const unsigned char *b, size_t len)
 static int on_challenge(link_t *l, const unsigned char *b, size_t len)
 {
     pg_mesh_t *m = l->m;
-    unsigned char want[PG_SHA256_LEN], proof[PG_SHA256_LEN];
+    unsigned char want[PG_MESH_HASH_LEN], proof[PG_MESH_HASH_LEN];
     uint32_t node;
 
-    if (len != 4 + NONCE_LEN + PG_SHA256_LEN)
+    if (len != 4 + NONCE_LEN + PG_MESH_HASH_LEN)
         return -1;
     node = pg_be32_get(b);
     if ((int)node != l->node)
         return -1; /* not the node this address was for */
     memcpy(l->peer_nonce, b + 4, NONCE_LEN);
-    handshake_mac(m, 'A', l->my_nonce, l->peer_nonce, (uint32_t)m->nodeid, node, want);
-    if (!pg_mem_equal_ct(want, b + 4 + NONCE_LEN, PG_SHA256_LEN))
+    if (handshake_mac(m, "A", l->my_nonce, l->peer_nonce, (uint32_t)m->nodeid, node, want) != 0 ||
+        !pg_mesh_equal_ct(want, b + 4 + NONCE_LEN, PG_MESH_HASH_LEN))
         return -1; /* does not know the job's secret */
     if (m->peers[node] != NULL || m->gone[node])
         return -1;
-    handshake_mac(m, 'C', l->my_nonce, l->peer_nonce, (uint32_t)m->nodeid, node, proof);
+    if (handshake_mac(m, "C", l->my_nonce, l->peer_nonce, (uint32_t)m->nodeid, node, proof) != 0)
+        return -1;
     pg_mesh_link_say(l, T_PROOF, proof, sizeof(proof));
-    link_up(l, (int)node);
-    return 0;
+    return link_up(l, true, (int)node);
 }
 
 /* Acceptor: PROOF -> check -> link up. */
 static int on_proof(link_t *l, const unsigned char *b, size_t len)
 {
     pg_mesh_t *m = l->m;
-    unsigned char want[PG_SHA256_LEN];
+    unsigned char want[PG_MESH_HASH_LEN];
 
-    if (len != PG_SHA256_LEN)
+    if (len != PG_MESH_HASH_LEN)
         return -1;
-    handshake_mac(m, 'C', l->peer_nonce, l->my_nonce, (uint32_t)l->node, (uint32_t)m->nodeid,
-                  want);
-    if (!pg_mem_equal_ct(want, b, PG_SHA256_LEN) || !node_linkable(m, (uint32_t)l->node))
+    if (handshake_mac(m, "C", l->peer_nonce, l->my_nonce, (uint32_t)l->node, (uint32_t)m->nodeid,
+                      want) != 0 ||
+        !pg_mesh_equal_ct(want, b, PG_MESH_HASH_LEN) || !node_linkable(m, (uint32_t)l->node))
         return -1;
-    link_up(l, l->node);
-    return 0;
+    return link_up(l, false, l->node);
 }
-/* A frame on an UP link.  0, 1 when the peer said goodbye, -1 when it
- * broke the protocol. */
+/* What taking a frame can end in, other than 0 (it was taken) and -1 (it
+ * broke the protocol: the link is dropped). */
+enum { TAKE_BYE = 1, TAKE_REFUSED = 2 };
+
+/* A frame on an UP link: 0, TAKE_BYE, TAKE_REFUSED or -1. */
 static int on_frame(link_t *l, unsigned type, uint32_t src, uint32_t dst,
                     const unsigned char *body, size_t len)
 {
@@ -274,8 +330,10 @@ static int on_frame(link_t *l, unsigned type, uint32_t src, uint32_t dst,
     if (type < PG_MESH_TYPE_USER) {
         if (type == T_BYE) {
             l->bye = true;
-            return 1;
+            return TAKE_BYE;
         }
+        if (type == T_REFUSED)
+            return TAKE_REFUSED;
         if (type == T_QUIET && len == 4)
             l->quiet_until = pg_clock_now() + ms_ns(pg_be32_get(body));
         if (type == T_READY && l->node == 0)
@@ -294,8 +352,8 @@ static int on_frame(link_t *l, unsigned type, uint32_t src, uint32_t dst,
     return 0;
 }
 
-/* One whole frame taken off the input: the handshake, or a frame.  0, 1
- * (goodbye) or -1 (the link is to be dropped). */
+/* One whole frame taken off the input: the handshake, or a frame.  0,
+ * TAKE_BYE, TAKE_REFUSED or -1 (the link is to be dropped). */
 static int link_take(link_t *l, unsigned type, uint32_t src, uint32_t dst,
                      const unsigned char *body, size_t len)
 {
@@ -313,38 +371,90 @@ static int link_take(link_t *l, unsigned type, uint32_t src, uint32_t dst,
     }
 }
 
+/* Why a frame is refused before it is read: the words the node's loss is
+ * reported with (what the job's end says), and the log's; and what the
+ * peer that is told so reports. */
+static const char frame_forged[] =
+    "a frame failed authentication (forged, replayed or out of order)";
+static const char frame_forged_here[] =
+    "it closed the link: a frame from this node failed authentication (forged, replayed or "
+    "out of order; not written by this proxy)";
+
+/* Does the tag after an UP link's frame hold?  A frame that fails it was
+ * not written by the peer's proxy, or not in this place of the stream. */
+static bool frame_authentic(link_t *l, const unsigned char *frame, size_t len)
+{
+    unsigned char want[TAG_LEN];
+
+    if (pg_mesh_mac_next(l->rx, frame, HDR_LEN, frame + HDR_LEN, len, want) != 0)
+        return false;
+    return pg_mesh_equal_ct(want, frame + HDR_LEN + len, TAG_LEN);
+}
+
+/* The link is dropped, not only the frame: the bytes were written into the
+ * stream by someone else, so where the peer's next frame starts, and its
+ * sequence number, are lost too.  The other direction is intact: the peer
+ * is told why (REFUSED, written at once; when frames are queued before it
+ * it is lost, and the peer only sees the link close), so both ends of the
+ * job say what happened.  Logged here, once per link (it closes), so the
+ * log names the link even when no one is told of a lost node. */
+static void drop_forged(link_t *l)
+{
+    fprintf(stderr, "pmigate: mesh: node %d: the link to node %d closed: %s\n", l->m->nodeid,
+            l->node, frame_forged);
+    pg_mesh_link_say_now(l, T_REFUSED, NULL, 0);
+    pg_mesh_link_drop(l, frame_forged);
+}
+
+/* The length of the frame at the head of the input once it is all there
+ * (header, body and, on an UP link, tag): 0 while it is not, -1 when its
+ * header claims more than a frame may carry. */
+static ssize_t frame_ready(const link_t *l, struct evbuffer *in, size_t *len)
+{
+    unsigned char hdr[HDR_LEN];
+    size_t taglen = l->state == L_UP ? TAG_LEN : 0;
+
+    if (evbuffer_copyout(in, hdr, sizeof(hdr)) != (ev_ssize_t)sizeof(hdr))
+        return 0;
+    *len = pg_be32_get(hdr);
+    if (*len > PG_MESH_BODY_MAX || (l->state != L_UP && *len > 256))
+        return -1;
+    if (evbuffer_get_length(in) < HDR_LEN + *len + taglen)
+        return 0;
+    return (ssize_t)(HDR_LEN + *len + taglen);
+}
+
 static void link_on_read(struct bufferevent *bev, void *arg)
 {
     link_t *l = arg;
     struct evbuffer *in = bufferevent_get_input(bev);
+    ssize_t whole;
+    size_t len;
 
     l->last_rx = pg_clock_now();
-    while (evbuffer_get_length(in) >= HDR_LEN) {
-        unsigned char hdr[HDR_LEN];
-        unsigned char *body;
-        size_t len;
-        unsigned type;
+    while ((whole = frame_ready(l, in, &len)) != 0) {
+        unsigned char *frame = whole > 0 ? evbuffer_pullup(in, whole) : NULL;
         int rc;
 
-        evbuffer_copyout(in, hdr, sizeof(hdr));
-        len = pg_be32_get(hdr);
-        type = (unsigned)hdr[4] << 8 | hdr[5];
-        if (len > PG_MESH_BODY_MAX || (l->state != L_UP && len > 256)) {
+        if (whole < 0) {
             pg_mesh_link_drop(l, "sent a frame too big");
             return;
         }
-        if (evbuffer_get_length(in) < HDR_LEN + len)
-            return;
-        body = evbuffer_pullup(in, (ev_ssize_t)(HDR_LEN + len));
-        rc = body == NULL ? -1 : link_take(l, type, pg_be32_get(hdr + 8), pg_be32_get(hdr + 12),
-                                           body + HDR_LEN, len);
-        if (rc != 0) {
-            pg_mesh_link_drop(l, rc > 0                 ? "it said goodbye"
-                         : l->state == L_UP    ? "it broke the mesh protocol"
-                                               : "it failed the handshake");
+        if (frame != NULL && l->state == L_UP && !frame_authentic(l, frame, len)) {
+            drop_forged(l);
             return;
         }
-        evbuffer_drain(in, HDR_LEN + len);
+        rc = frame == NULL ? -1
+                           : link_take(l, (unsigned)frame[4] << 8 | frame[5], pg_be32_get(frame + 8),
+                                       pg_be32_get(frame + 12), frame + HDR_LEN, len);
+        if (rc != 0) {
+            pg_mesh_link_drop(l, rc == TAKE_BYE       ? "it said goodbye"
+                                 : rc == TAKE_REFUSED ? frame_forged_here
+                                 : l->state == L_UP   ? "it broke the mesh protocol"
+                                                      : "it failed the handshake");
+            return;
+        }
+        evbuffer_drain(in, (size_t)whole);
     }
 }
 
@@ -384,16 +494,21 @@ static void link_on_event(struct bufferevent *bev, short what, void *arg)
 void pg_mesh_link_say_now(link_t *l, unsigned type, const void *body, size_t len)
 {
     struct evbuffer *out = bufferevent_get_output(l->bev);
-    unsigned char frame[HDR_LEN + 16];
+    unsigned char frame[HDR_LEN + 16 + TAG_LEN];
+    size_t whole;
     ssize_t n = 0;
 
+    if (len > 16)
+        return; /* the channel's own short frames only (QUIET) */
     frame_header(frame, len, type, (uint32_t)l->m->nodeid, (uint32_t)l->node);
-    memcpy(frame + HDR_LEN, body, len);
+    if (len > 0)
+        memcpy(frame + HDR_LEN, body, len);
+    whole = HDR_LEN + len + frame_tag(l, frame, body, len, frame + HDR_LEN + len);
     if (evbuffer_get_length(out) == 0)
-        n = send(bufferevent_getfd(l->bev), frame, HDR_LEN + len, MSG_DONTWAIT | MSG_NOSIGNAL);
+        n = send(bufferevent_getfd(l->bev), frame, whole, MSG_DONTWAIT | MSG_NOSIGNAL);
     if (n < 0)
         n = 0;
-    if ((size_t)n < HDR_LEN + len)
-        evbuffer_add(out, frame + n, HDR_LEN + len - (size_t)n);
+    if ((size_t)n < whole)
+        evbuffer_add(out, frame + n, whole - (size_t)n);
     l->last_tx = pg_clock_now();
 }

@@ -42,6 +42,7 @@
  */
 #include "gateway/proxy/pg_proxy_int.h"
 
+#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,13 +51,13 @@
 #include "gateway/job/pg_job_engine.h"
 #include "gateway/run/pg_run.h"
 #include "gateway/mesh/pg_mesh_msg.h"
-#include "gateway/mesh/pg_sha256.h"
 #include "gateway/tools/pg_trace_rec.h"
 #include "engine/pg_engine.h"
 #include "wire/pg_clock.h"
 
 enum {
-    NAME_LEN = PG_SHA256_LEN + 8, /* signature hash, sequence */
+    HASH_LEN = 32,                /* SHA-256 */
+    NAME_LEN = HASH_LEN + 8,      /* signature hash, sequence */
     CHUNK_MAX = 1 << 20, /* the hub relays a frame once it has it whole */
     FLAG_COLLECT = 1,
     FLAG_AGAIN = 2, /* the node's part again, after a timeout took it back */
@@ -128,21 +129,31 @@ static xfence_t *xfence_find(proxy_t *p, const unsigned char *name, bool create)
     return x;
 }
 
-/* The fence's name: the hash of its participants, and its sequence. */
-static void fence_name(const pg_job_engine_xfence_t *f, unsigned char name[NAME_LEN])
+/* The fence's name: the hash of its participants, and its sequence.  0,
+ * or -1 when libcrypto fails. */
+static int fence_name(const pg_job_engine_xfence_t *f, unsigned char name[NAME_LEN])
 {
-    pg_sha256_t s;
+    EVP_MD_CTX *s = EVP_MD_CTX_new();
+    int rc = -1;
 
-    pg_sha256_init(&s);
+    if (s == NULL || EVP_DigestInit_ex(s, EVP_sha256(), NULL) != 1)
+        goto out;
     for (size_t i = 0; i < f->nparticipants; i++) {
         unsigned char rank[4];
 
-        pg_sha256_update(&s, f->participants[i].nspace, strlen(f->participants[i].nspace) + 1);
         pg_be32_put(rank, f->participants[i].rank);
-        pg_sha256_update(&s, rank, sizeof(rank));
+        if (EVP_DigestUpdate(s, f->participants[i].nspace,
+                             strlen(f->participants[i].nspace) + 1) != 1 ||
+            EVP_DigestUpdate(s, rank, sizeof(rank)) != 1)
+            goto out;
     }
-    pg_sha256_final(&s, name);
-    pg_be64_put(name + PG_SHA256_LEN, f->seq);
+    if (EVP_DigestFinal_ex(s, name, NULL) != 1)
+        goto out;
+    pg_be64_put(name + HASH_LEN, f->seq);
+    rc = 0;
+out:
+    EVP_MD_CTX_free(s);
+    return rc;
 }
 
 int pg_proxy_node_of(const proxy_t *p, uint32_t rank)
@@ -377,8 +388,7 @@ void pg_proxy_on_xfence(void *ctx, const pg_job_engine_xfence_t *f)
     char err[400];
     xfence_t *x;
 
-    fence_name(f, name);
-    x = xfence_find(p, name, true);
+    x = fence_name(f, name) == 0 ? xfence_find(p, name, true) : NULL;
     if (x == NULL || x->id != 0) { /* out of memory, or a name twice: never */
         pg_job_engine_xfence_done(f->je, f->id, -1, NULL, NULL);
         pg_proxy_fail(p, PG_EXIT_INTERNAL, "a fence across nodes could not start");

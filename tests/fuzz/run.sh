@@ -2,7 +2,7 @@
 # tests/fuzz/run.sh SECONDS [TARGET...]: builds every libFuzzer target with
 # clang's libFuzzer and ASan + UBSan straight from the sources (ragel output
 # regenerated into the work dir), seeds each one, and fuzzes each for
-# SECONDS, one after the other (so the whole run takes about 4 x SECONDS).
+# SECONDS, one after the other (so the whole run takes about 5 x SECONDS).
 # Targets (all when none is named):
 #   wire   fuzz_wire.c: PMI-1/PMI-2 framer, parsers, detection, encoders;
 #          seeds: every message of tests/captures/ (each alone, and each
@@ -17,6 +17,10 @@
 #   shm    fuzz_shm.c: the key segment's reader (libpmi, libpmi2, libpmix)
 #          on any image, whole or truncated, in a sealed memfd; seeds:
 #          shm_seeds.c (segments from the gateway's writer).
+#   mesh   fuzz_mesh.c: the proxies' mesh as the hub reads a link after the
+#          handshake (raw bytes, or frames tagged with the link's key) and
+#          the frame-body codec under the hub's handlers; seeds: seeds_mesh
+#          below (the channel's frames, a job's end, codec fields).
 # Work dir: _fuzz/<target>/ at the top (gitignored): the corpus there grows
 # from run to run; crashes land in _fuzz/<target>/artifacts/.  Every run
 # also starts from the kept corpus tests/fuzz/corpus/<target>/ (in git,
@@ -40,7 +44,7 @@ else
 fi
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(wire pmix trace shm)
+[ ${#targets[@]} -gt 0 ] || targets=(wire pmix trace shm mesh)
 top=$(cd "$(dirname "$0")/../.." && pwd)
 work=$top/_fuzz
 gen=$work/gen
@@ -61,6 +65,8 @@ pack_src=("$top"/wire/pack/pg_pack*.c "$top/wire/pg_pmix_msg.c")
 engine_src=("$top"/engine/pg_*.c) # the whole engine: it has no I/O
 trace_src=("$top"/trace/pg_trace{,_pmix,_analyze,_view,_svg}.c)
 shm_src=("$top/client/pg_cl_shm.c")
+mesh_src=("$top"/gateway/mesh/pg_mesh*.c "$top/gateway/proxy/pg_jobend.c"
+    "$top/gateway/proxy/pg_spawn_wire.c" "$top/wire/pg_clock.c")
 
 # build_target NAME SOURCES...: _fuzz/NAME/fuzz_NAME
 build_target() {
@@ -111,6 +117,28 @@ seeds_shm() {
     ls "$1" | wc -l
 }
 
+# A mode byte (0 raw, 1 sealed) and records: u8 type, u8 route, u16 length,
+# body (fuzz_mesh.c says what they mean).
+seeds_mesh() {
+    local s=$1
+    printf '\x00%s' 'GET / HTTP/1.0' >"$s/raw-stranger"
+    printf '\x00\x00\x00\x00\x05\x00\x04\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00' >"$s/raw-untagged-heartbeat"
+    printf '\x01\x04\x00\x00\x00' >"$s/sealed-heartbeat"
+    printf '\x01\x06\x00\x00\x04\x00\x00\x01\xf4\x07\x00\x00\x00' >"$s/sealed-quiet-ready"
+    printf '\x01\x05\x00\x00\x00' >"$s/sealed-bye"
+    printf '\x01\x08\x00\x00\x00' >"$s/sealed-refused"
+    # a job's end: FAIL (u64 when, u32 code, u32 flags, text) to the hub
+    printf '\x01\x40\x00\x00\x1a\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x2a\x00\x00\x00\x01rank 0 aborted' >"$s/sealed-jobend-fail"
+    printf '\x01\x41\x00\x00\x0b\x00\x00\x00\x01\x00\x00\x00\x00end' >"$s/sealed-jobend-end"
+    # codec fields (each byte picks the next read) to every node, relayed
+    printf '\x01\x50\x0c\x00\x10\x01\x04\x05\x06\x00\x00\x00\x03abc\xff\xff\xff\xff' >"$s/sealed-codec-all"
+    printf '\x01\x70\x04\x00\x08\x07\x08\x09\x02\x00\x00\x00\x02' >"$s/sealed-codec-to-leaf"
+    # a spawn request cut short, and one from a node that is no peer
+    printf '\x01\x90\x00\x00\x08\x00\x00\x00\x01\x00\x00\x00\x05' >"$s/sealed-spawn-short"
+    printf '\x01\x50\x03\x00\x01\x00' >"$s/sealed-wrong-source"
+    ls "$s" | wc -l
+}
+
 run_target() {
     local name=$1 max_len=$2 seeds=$work/$1/seeds kept=$top/tests/fuzz/corpus/$1 n
     [ "$mode" = merge ] && { merge_target "$name" "$max_len"; return; }
@@ -155,7 +183,9 @@ for t in "${targets[@]}"; do
                    run_target trace 65536 || rc=1 ;;
         shm) build_target shm "${shm_src[@]}" "${pack_src[@]}" -lpthread &&
                  run_target shm 65536 || rc=1 ;;
-        *) echo "run.sh: unknown target '$t' (wire, pmix, trace, shm)" >&2; exit 2 ;;
+        mesh) build_target mesh "${mesh_src[@]}" -levent_core -lcrypto &&
+                  run_target mesh 65536 || rc=1 ;;
+        *) echo "run.sh: unknown target '$t' (wire, pmix, trace, shm, mesh)" >&2; exit 2 ;;
     esac
 done
 exit $rc

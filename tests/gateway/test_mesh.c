@@ -1,12 +1,15 @@
 /*
- * Unit tests of the proxies' mesh (gateway/mesh/pg_mesh.c) and its hash
- * (gateway/mesh/pg_sha256.c), on loopback in one process: several meshes on one
+ * Unit tests of the proxies' mesh (gateway/mesh/pg_mesh.c) and its frames'
+ * authentication (gateway/mesh/pg_mesh_auth.c), on loopback in one process: several meshes on one
  * event loop (or one loop each, to make a node fall silent), as the
  * proxies of a job would be.  What the proxies rely on: a frame reaches
  * its node directly or through the hub, and only that node (PG_MESH_ALL:
  * every node but the sender); a node that closes, says goodbye, or goes
  * silent is reported gone, once, saying which; a node that does not know
- * the job's secret, or a stranger, never joins and disturbs nothing.  And
+ * the job's secret, or a stranger, never joins and disturbs nothing; a
+ * frame written into a link by anyone but the proxy at its other end (no
+ * key, another key, a replay, out of order) is not believed: the link
+ * closes, its node reported lost for "a frame failed authentication".  And
  * the job's end on top of it (gateway/proxy/pg_jobend.c): whichever nodes fail,
  * every node ends with one status, the first failure's.  The frames'
  * bodies, in the mesh's one codec (gateway/mesh/pg_mesh_msg.c), and a spawn
@@ -18,6 +21,8 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -30,80 +35,10 @@
 #include "gateway/proxy/pg_spawn_wire.h"
 #include "gateway/mesh/pg_mesh_msg.h"
 #include "gateway/mesh/pg_mesh.h"
-#include "gateway/mesh/pg_sha256.h"
+#include "gateway/mesh/pg_mesh_int.h" /* a link's socket, its keys: to forge frames on it */
+#include "gateway/util/pg_be.h"
 #include "tests/pg_cunit.h"
 #include "wire/pg_clock.h"
-
-/* ---- SHA-256 and HMAC: the published test vectors ---- */
-
-static void hex_of(const unsigned char *b, size_t n, char *out)
-{
-    for (size_t i = 0; i < n; i++)
-        sprintf(out + 2 * i, "%02x", b[i]);
-}
-
-static void check_sha(const char *msg, size_t len, const char *want)
-{
-    unsigned char d[PG_SHA256_LEN];
-    char hex[2 * PG_SHA256_LEN + 1];
-
-    pg_sha256(msg, len, d);
-    hex_of(d, sizeof(d), hex);
-    CU_ASSERT_STRING_EQUAL(hex, want);
-}
-
-static void test_sha256_vectors(void)
-{
-    static const char two_blocks[] = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
-    char *million = malloc(1000000);
-    pg_sha256_t s;
-    unsigned char d[PG_SHA256_LEN];
-    char hex[2 * PG_SHA256_LEN + 1];
-
-    check_sha("", 0, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-    check_sha("abc", 3, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-    check_sha(two_blocks, strlen(two_blocks),
-              "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(million);
-    memset(million, 'a', 1000000);
-    pg_sha256_init(&s); /* in uneven pieces: the partial block carries over */
-    for (size_t at = 0; at < 1000000; at += 997)
-        pg_sha256_update(&s, million + at, at + 997 <= 1000000 ? 997 : 1000000 - at);
-    pg_sha256_final(&s, d);
-    hex_of(d, sizeof(d), hex);
-    CU_ASSERT_STRING_EQUAL(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
-    free(million);
-}
-
-static void check_hmac(const void *key, size_t keylen, const char *msg, const char *want)
-{
-    unsigned char d[PG_SHA256_LEN];
-    char hex[2 * PG_SHA256_LEN + 1];
-    size_t half = strlen(msg) / 2, rest = strlen(msg) - half;
-    const void *part[2] = { msg, msg + half };
-    size_t len[2] = { half, rest };
-
-    pg_hmac_sha256(key, keylen, part, len, 2, d);
-    hex_of(d, sizeof(d), hex);
-    CU_ASSERT_STRING_EQUAL(hex, want);
-}
-
-/* RFC 4231 cases 1, 2 and 6 (a key longer than a block is hashed first). */
-static void test_hmac_vectors(void)
-{
-    unsigned char k1[20], k6[131];
-
-    memset(k1, 0x0b, sizeof(k1));
-    memset(k6, 0xaa, sizeof(k6));
-    check_hmac(k1, sizeof(k1), "Hi There",
-               "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7");
-    check_hmac("Jefe", 4, "what do ya want for nothing?",
-               "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
-    check_hmac(k6, sizeof(k6), "Test Using Larger Than Block-Size Key - Hash Key First",
-               "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
-    CU_ASSERT_TRUE(pg_mem_equal_ct("abcd", "abcd", 4));
-    CU_ASSERT_FALSE(pg_mem_equal_ct("abcd", "abce", 4));
-}
 
 /* ---- meshes on loopback ---- */
 
@@ -378,6 +313,181 @@ static void test_impostor(void)
     event_base_free(base);
 }
 
+/* The socket of node `from`'s link to node `to`: what a process that
+ * inherited it (a rank, say) could write into. */
+static int link_fd(pg_mesh_t *from, int to)
+{
+    return (int)bufferevent_getfd(from->peers[to]->bev);
+}
+
+/* A frame in the layout of pg_mesh_link.c, its header and body, and `tail`
+ * bytes of zeros where an authenticated frame's tag goes. */
+static size_t forge_frame(unsigned char *out, unsigned type, uint32_t src, uint32_t dst,
+                          const void *body, size_t len, size_t tail)
+{
+    memset(out, 0, 16);
+    pg_be32_put(out, (uint32_t)len);
+    out[4] = (unsigned char)(type >> 8);
+    out[5] = (unsigned char)type;
+    pg_be32_put(out + 8, src);
+    pg_be32_put(out + 12, dst);
+    memcpy(out + 16, body, len);
+    memset(out + 16 + len, 0, tail);
+    return 16 + len + tail;
+}
+
+/* ---- frames on an UP link: authenticated ---- */
+
+/* A hub and a leaf, linked. */
+typedef struct pair {
+    struct event_base *base;
+    seen_t s[2];
+    pg_mesh_t *m[2];
+} pair_t;
+
+static void pair_up(pair_t *x)
+{
+    memset(x, 0, sizeof(*x));
+    x->base = event_base_new();
+    x->m[0] = mesh_at(x->base, 0, 2, 0, 0, &x->s[0]);
+    x->m[1] = mesh_at(x->base, 1, 2, 0, 0, &x->s[1]);
+    CU_ASSERT_FATAL(x->m[0] != NULL && x->m[1] != NULL);
+    CU_ASSERT_FATAL(start_all(x->m, 2) == 0);
+    CU_ASSERT_FATAL(run_until(&x->base, 1, all_reachable, &(meshes_t){ x->m, 2 }, 5000));
+}
+
+static void pair_down(pair_t *x)
+{
+    pg_mesh_free(x->m[0]);
+    pg_mesh_free(x->m[1]);
+    event_base_free(x->base);
+}
+
+/* A T_TEST frame from the leaf to the hub, tagged as the leaf's proxy
+ * tags its next frame (the link's key and sequence: the sequence moves on,
+ * as if the leaf had sent it). */
+static size_t leaf_frame(pair_t *x, const char *text, unsigned char *out)
+{
+    size_t len = strlen(text), n = forge_frame(out, T_TEST, 1, 0, text, len, 32);
+
+    CU_ASSERT_EQUAL(pg_mesh_mac_next(x->m[1]->peers[0]->tx, out, 16, out + 16, len, out + 16 + len), 0);
+    return n;
+}
+
+/* Writes bytes into the leaf's link to the hub as another process would:
+ * straight into the socket, between two of the leaf's own frames. */
+static void write_into_link(pair_t *x, const unsigned char *b, size_t n)
+{
+    CU_ASSERT_FATAL(evbuffer_get_length(bufferevent_get_output(x->m[1]->peers[0]->bev)) == 0);
+    CU_ASSERT_EQUAL(write(link_fd(x->m[1], 0), b, n), (ssize_t)n);
+}
+
+/* The hub dropped the leaf's link for a frame that failed authentication,
+ * and no frame reached the handler but `frames`. */
+static void check_refused(pair_t *x, int frames)
+{
+    CU_ASSERT_TRUE(run_until(&x->base, 1, gone_seen, &x->s[0], 5000));
+    CU_ASSERT_EQUAL(x->s[0].gone_node, 1);
+    CU_ASSERT_EQUAL(x->s[0].gone_orderly, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(x->s[0].gone_why, "a frame failed authentication"));
+    CU_ASSERT_FALSE(pg_mesh_reachable(x->m[0], 1));
+    CU_ASSERT_EQUAL(x->s[0].frames, frames);
+    /* the leaf hears why its hub closed the link */
+    CU_ASSERT_TRUE(run_until(&x->base, 1, gone_seen, &x->s[1], 5000));
+    CU_ASSERT_PTR_NOT_NULL(strstr(x->s[1].gone_why, "a frame from this node failed authentication"));
+}
+
+/* A frame tagged with the link's key in its place goes through, and the
+ * leaf's own frames after it too; the same bytes again (a replay) close
+ * the link. */
+static void test_frame_replayed(void)
+{
+    unsigned char frame[64];
+    size_t n;
+    pair_t x;
+
+    pair_up(&x);
+    n = leaf_frame(&x, "tagged", frame);
+    write_into_link(&x, frame, n);
+    CU_ASSERT_EQUAL(pg_mesh_send(x.m[1], 0, T_TEST, "own", 3), 0);
+    CU_ASSERT_TRUE(run_until(&x.base, 1, frames_reached, &(counts_t){ x.s, 1, 2 }, 5000));
+    CU_ASSERT_STRING_EQUAL(x.s[0].body[0], "tagged");
+    CU_ASSERT_STRING_EQUAL(x.s[0].body[1], "own");
+    CU_ASSERT_EQUAL(x.s[0].gone, 0);
+    write_into_link(&x, frame, n);
+    check_refused(&x, 2);
+    pair_down(&x);
+}
+
+/* A frame whose tag is right for a later place in the stream (its
+ * sequence number skipped one) closes the link. */
+static void test_frame_out_of_order(void)
+{
+    unsigned char skipped[64], frame[64];
+    size_t n;
+    pair_t x;
+
+    pair_up(&x);
+    (void)leaf_frame(&x, "skipped", skipped);
+    n = leaf_frame(&x, "after it", frame);
+    write_into_link(&x, frame, n);
+    check_refused(&x, 0);
+    pair_down(&x);
+}
+
+/* A frame with no tag the writer could know (zeros), or one under another
+ * key (another link's, another job's), closes the link. */
+static void test_frame_forged(void)
+{
+    unsigned char frame[64], other_key[PG_MESH_HASH_LEN];
+    pg_mesh_mac_t *other;
+    size_t n;
+    pair_t x;
+
+    pair_up(&x);
+    n = forge_frame(frame, T_TEST, 1, 0, "zeros", 5, 32);
+    write_into_link(&x, frame, n);
+    check_refused(&x, 0);
+    pair_down(&x);
+
+    pair_up(&x);
+    memset(other_key, 7, sizeof(other_key));
+    other = pg_mesh_mac_new(other_key);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(other);
+    n = forge_frame(frame, T_TEST, 1, 0, "other key", 9, 32);
+    CU_ASSERT_EQUAL(pg_mesh_mac_next(other, frame, 16, frame + 16, 9, frame + 16 + 9), 0);
+    write_into_link(&x, frame, n);
+    check_refused(&x, 0);
+    pg_mesh_mac_free(other);
+    pair_down(&x);
+}
+
+/* The MAC of a direction: the same key at the same place gives the same
+ * tag; another key, another place, another header or body another. */
+static void test_mac_tags(void)
+{
+    unsigned char key[PG_MESH_HASH_LEN], hdr[16] = { 1 }, t[5][PG_MESH_HASH_LEN];
+    pg_mesh_mac_t *a, *b, *c;
+
+    memset(key, 1, sizeof(key));
+    a = pg_mesh_mac_new(key);
+    b = pg_mesh_mac_new(key);
+    key[31] ^= 1;
+    c = pg_mesh_mac_new(key);
+    CU_ASSERT_FATAL(a != NULL && b != NULL && c != NULL);
+    CU_ASSERT_EQUAL(pg_mesh_mac_next(a, hdr, 16, "body", 4, t[0]), 0);
+    CU_ASSERT_EQUAL(pg_mesh_mac_next(b, hdr, 16, "body", 4, t[1]), 0);
+    CU_ASSERT_EQUAL(pg_mesh_mac_next(c, hdr, 16, "body", 4, t[2]), 0);
+    CU_ASSERT_EQUAL(pg_mesh_mac_next(a, hdr, 16, "body", 4, t[3]), 0); /* a's next place */
+    CU_ASSERT_EQUAL(pg_mesh_mac_next(b, hdr, 16, "bodY", 4, t[4]), 0);
+    CU_ASSERT_TRUE(pg_mesh_equal_ct(t[0], t[1], PG_MESH_HASH_LEN));
+    for (int i = 2; i < 5; i++)
+        CU_ASSERT_FALSE(pg_mesh_equal_ct(t[0], t[i], PG_MESH_HASH_LEN));
+    pg_mesh_mac_free(a);
+    pg_mesh_mac_free(b);
+    pg_mesh_mac_free(c);
+}
+
 /* The port of a mesh, from its card. */
 static int card_port(const pg_mesh_t *m)
 {
@@ -597,6 +707,38 @@ static void test_jobend_lost_nodes(void)
     CU_ASSERT_TRUE(run_until(&x.base, 1, all_ended, &(ends_t){ x.e + 1, 2 }, 5000));
     CU_ASSERT_EQUAL(x.e[1].code, 1);
     CU_ASSERT_PTR_NOT_NULL(strstr(x.e[1].text, "node 0 (alpha) was lost"));
+    nodes_down(&x);
+}
+
+/* Issue 31: a process that is no proxy writes a well-formed FAIL frame
+ * ("rank 0 aborted the job (code 42)") into node 1's link to the hub.  The
+ * frame is not believed: the link it came on is closed and the job ends
+ * with status 1, every node saying a frame failed authentication, none
+ * that a rank aborted. */
+static void test_jobend_forged_abort(void)
+{
+    static const char text[] = "rank 0 aborted the job (code 42)";
+    unsigned char body[16 + sizeof(text)], frame[16 + sizeof(body) + 32];
+    size_t n;
+    nodes_t x;
+
+    nodes_up(&x);
+    pg_be64_put(body, pg_clock_now());
+    pg_be32_put(body + 8, 42);
+    pg_be32_put(body + 12, 1); /* an abort */
+    memcpy(body + 16, text, sizeof(text) - 1);
+    n = forge_frame(frame, PG_MESH_JOBEND_FAIL, 1, 0, body, 16 + sizeof(text) - 1, 32);
+    CU_ASSERT_EQUAL(write(link_fd(x.m[1], 0), frame, n), (ssize_t)n);
+    CU_ASSERT_TRUE(run_until(&x.base, 1, all_ended, &(ends_t){ x.e, K }, 5000));
+    for (int i = 0; i < K; i++) {
+        CU_ASSERT_EQUAL(x.e[i].code, 1);
+        CU_ASSERT_PTR_NULL(strstr(x.e[i].text, "aborted"));
+        CU_ASSERT_PTR_NOT_NULL(strstr(x.e[i].text, "failed authentication"));
+    }
+    /* the node whose link carried the frame is told why the hub closed it */
+    CU_ASSERT_PTR_NOT_NULL(strstr(x.e[0].text, "node 1 (beta) was lost: a frame failed authentication"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(x.e[2].text, "node 1 (beta) was lost: a frame failed authentication"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(x.e[1].text, "node 0 (alpha) was lost: it closed the link: a frame from this node failed"));
     nodes_down(&x);
 }
 
@@ -852,9 +994,11 @@ static void test_msg_raw_and_rest(void)
 
 int main(void)
 {
-    static const pg_cunit_test_t hash_tests[] = {
-        { "SHA-256 vectors (FIPS 180)", test_sha256_vectors },
-        { "HMAC-SHA256 vectors (RFC 4231)", test_hmac_vectors },
+    static const pg_cunit_test_t auth_tests[] = {
+        { "a frame's tag depends on the key, its place, its bytes", test_mac_tags },
+        { "a tagged frame goes through, its replay closes the link", test_frame_replayed },
+        { "a frame out of order closes the link", test_frame_out_of_order },
+        { "a frame without the key closes the link", test_frame_forged },
         { NULL, NULL },
     };
     static const pg_cunit_test_t mesh_tests[] = {
@@ -869,6 +1013,7 @@ int main(void)
         { "one end, one status for every node", test_jobend_one_end_for_all },
         { "a lost leaf, a lost hub", test_jobend_lost_nodes },
         { "leaves that end well, then the hub", test_jobend_all_well },
+        { "a forged abort on a link ends the job as a lost node, not an abort", test_jobend_forged_abort },
         { NULL, NULL },
     };
     static const pg_cunit_test_t msg_tests[] = {
@@ -883,8 +1028,8 @@ int main(void)
         { NULL, NULL },
     };
     static const pg_cunit_suite_t suites[] = {
-        { "sha256", hash_tests, NULL, NULL },
         { "mesh", mesh_tests, NULL, NULL },
+        { "auth", auth_tests, NULL, NULL },
         { "jobend", jobend_tests, NULL, NULL },
         { "msg", msg_tests, NULL, NULL },
         { NULL, NULL, NULL, NULL },
