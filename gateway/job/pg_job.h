@@ -62,6 +62,11 @@ typedef struct pg_job_node {
     void (*spawn)(void *ctx, pg_job_t *parent, int rank, const pg_spawn_req_t *req,
                   const unsigned char *on_nodes, pg_spawn_done_fn done, void *cbdata);
     void (*ended)(void *ctx, pg_job_t *job, int failed_rank, int failed_code);
+    /* this node's ranks are all gone (its jobs' too): may its run end now?
+     * false: not yet -- the host calls pg_run_maybe_done() once it may (the
+     * hub may have placed children here that are on their way); not asked
+     * while the run is torn down (NULL: always) */
+    bool (*may_end)(void *ctx);
     void *dyn_ctx;
 } pg_job_node_t;
 

@@ -294,7 +294,8 @@ static int run_node(proxy_t *p, const pg_run_opts_t *opts, const pg_handler_tabl
         .name_ops = p->mesh != NULL ? &node_ops : NULL, .name_ctx = p,
         .data_ops = p->mesh != NULL ? &proxy_modex_ops : NULL, .data_ctx = p,
         .failed = pg_proxy_on_verdict, .failed_ctx = p,
-        .spawn = pg_proxy_spawn_request, .ended = pg_proxy_spawn_ended, .dyn_ctx = p,
+        .spawn = pg_proxy_spawn_request, .ended = pg_proxy_spawn_ended,
+        .may_end = pg_proxy_spawn_may_end, .dyn_ctx = p,
     };
     pg_run_t *run = pg_run_new(p->base, opts, handlers);
     int status = PG_EXIT_INTERNAL;

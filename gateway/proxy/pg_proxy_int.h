@@ -167,5 +167,12 @@ void pg_proxy_spawn_free(proxy_t *p);
 void pg_proxy_spawn_request(void *ctx, pg_job_t *parent, int rank, const pg_spawn_req_t *req,
                          const unsigned char *on_nodes, pg_spawn_done_fn done, void *cbdata);
 void pg_proxy_spawn_ended(void *ctx, pg_job_t *job, int failed_rank, int failed_code);
+/* pg_job_node_t.may_end, ctx the proxy: the node's ranks are all gone;
+ * true once the hub retired the node (it places nothing more here). */
+bool pg_proxy_spawn_may_end(void *ctx);
+/* pg_proxy_spawn_fence.c: the node of `rank` of the spawned job `nspace`
+ * as this node knows it (started here or elsewhere), -1: unknown (for
+ * direct modex, pg_proxy_modex.c). */
+int pg_proxy_spawn_node_of(const proxy_t *p, const char *nspace, uint32_t rank);
 
 #endif

@@ -7,9 +7,11 @@
  * one node -- not NOT_FOUND at once.  Neither host offers it to a proxy
  * for its ranks' keys, so the getter's proxy asks the owning node over the
  * mesh, and the owner's engine answers when the key is committed:
- *   GET  (getter -> owner): u64 id, u32 requester rank, u32 target rank,
- *        u32 flags (BLOCKS: the requester waits in it), the key (raw, to
- *        the body's end);
+ *   GET  (getter -> owner): u64 id, the requester's namespace and rank,
+ *        the target's namespace and rank (nstr, u32 each), u32 flags
+ *        (BLOCKS: the requester waits in it), the key (raw, to the body's
+ *        end) -- the namespaces because a job spawned over several nodes
+ *        keeps its keys on its ranks' nodes just as the root job does;
  *   GOT  (owner -> getter): u64 id, i32 status, u64 total, u64 offset, and
  *        bytes [offset, offset + n) of the target's committed data
  *        (pg_proc_modex), in frames of at most CHUNK_MAX bytes;
@@ -58,12 +60,22 @@ struct dmodex_in {
     proxy_t *p;
     int src;
     uint64_t id;
-    uint32_t requester, target;
+    pg_proc_t requester, target; /* their nspace points at the names below */
+    char requester_ns[PMIX_MAX_NSLEN + 1], target_ns[PMIX_MAX_NSLEN + 1];
     bool blocks;
     bool unheld;               /* came before this node's engine: not held yet */
     bool dropped;              /* the getter no longer waits: no answer */
     char key[];
 };
+
+/* The node of `rank` of job `nspace` -- the root job or one spawned over
+ * the nodes -- or -1 when no such rank is known here. */
+static int node_of(proxy_t *p, const char *nspace, uint32_t rank)
+{
+    if (strcmp(nspace, p->kvsname) == 0)
+        return pg_proxy_node_of(p, rank);
+    return pg_proxy_spawn_node_of(p, nspace, rank);
+}
 
 /* ---- the owner's side ---- */
 
@@ -112,10 +124,8 @@ static void on_held_got(pmix_status_t status, const pg_value_t *value, pmix_rank
     (void)poster;
     in_unlink(p, d);
     if (!d->dropped && je != NULL) {
-        pg_proc_t target = { p->kvsname, d->target };
-
         if (status == PMIX_SUCCESS)
-            status = pg_proc_modex(pg_job_engine_get(je), &target, &blob, &size);
+            status = pg_proc_modex(pg_job_engine_get(je), &d->target, &blob, &size);
         answer(p, d->src, d->id, status, blob, size);
     }
     free(blob);
@@ -129,7 +139,6 @@ static void on_held_got(pmix_status_t status, const pg_value_t *value, pmix_rank
 static bool hold(proxy_t *p, dmodex_in_t *d)
 {
     pg_job_engine_t *je = p->run != NULL ? pg_run_engine(p->run) : NULL;
-    pg_proc_t requester = { p->kvsname, d->requester }, target = { p->kvsname, d->target };
     pg_get_req_t q;
 
     if (je == NULL && !p->ran)
@@ -141,7 +150,7 @@ static bool hold(proxy_t *p, dmodex_in_t *d)
         free(d);
         return true;
     }
-    pg_get_req_init(&q, &requester, &target, d->key);
+    pg_get_req_init(&q, &d->requester, &d->target, d->key);
     q.flags = d->blocks ? 0 : PG_GET_NONBLOCKING;
     (void)pg_get(pg_job_engine_get(je), &q, pg_clock_now(), on_held_got, d);
     pg_job_engine_touch(je);
@@ -175,41 +184,69 @@ again: /* a hold may end other gets: the list is walked afresh after each */
         }
 }
 
+/* Reads the requester and the target of a GET into d.  false: unreadable. */
+static bool read_procs(pg_mesh_rd_t *r, dmodex_in_t *d)
+{
+    char *requester_ns = pg_mesh_rd_nstr(r);
+    uint32_t requester = pg_mesh_rd_u32(r);
+    char *target_ns = pg_mesh_rd_nstr(r);
+    uint32_t target = pg_mesh_rd_u32(r);
+    bool ok = requester_ns != NULL && target_ns != NULL &&
+              strlen(requester_ns) < sizeof(d->requester_ns) &&
+              strlen(target_ns) < sizeof(d->target_ns);
+
+    if (ok) {
+        snprintf(d->requester_ns, sizeof(d->requester_ns), "%s", requester_ns);
+        snprintf(d->target_ns, sizeof(d->target_ns), "%s", target_ns);
+        d->requester = (pg_proc_t){ d->requester_ns, requester };
+        d->target = (pg_proc_t){ d->target_ns, target };
+    }
+    free(requester_ns);
+    free(target_ns);
+    return ok;
+}
+
+/* Is d a get this node may hold: its target here, its requester on the
+ * node that sent it? */
+static bool get_is_ours(proxy_t *p, const dmodex_in_t *d)
+{
+    return node_of(p, d->target.nspace, d->target.rank) == p->nodeid &&
+           node_of(p, d->requester.nspace, d->requester.rank) == d->src;
+}
+
 static void on_get_frame(void *arg, int src, const void *body, size_t len)
 {
     proxy_t *p = arg;
     pg_mesh_rd_t r = pg_mesh_rd(body, len);
-    uint64_t id = pg_mesh_rd_u64(&r);
-    uint32_t requester = pg_mesh_rd_u32(&r);
-    uint32_t target = pg_mesh_rd_u32(&r);
-    uint32_t flags = pg_mesh_rd_u32(&r);
+    dmodex_in_t *d = calloc(1, sizeof(*d) + PMIX_MAX_KEYLEN + 1);
+    uint32_t flags;
     size_t keylen;
-    const char *key = pg_mesh_rd_rest(&r, &keylen);
-    dmodex_in_t *d;
+    const char *key;
 
-    if (!pg_mesh_rd_done(&r) || src < 0 || src >= p->nnodes || keylen == 0 ||
-        keylen > PMIX_MAX_KEYLEN)
-        return;
-    d = calloc(1, sizeof(*d) + keylen + 1);
     if (d == NULL)
         return; /* the getter waits for its timeout or the job's end */
     d->p = p;
     d->src = src;
-    d->id = id;
-    d->requester = requester;
-    d->target = target;
+    d->id = pg_mesh_rd_u64(&r);
+    if (!read_procs(&r, d))
+        goto refuse;
+    flags = pg_mesh_rd_u32(&r);
+    key = pg_mesh_rd_rest(&r, &keylen);
+    if (!pg_mesh_rd_done(&r) || src < 0 || src >= p->nnodes || keylen == 0 ||
+        keylen > PMIX_MAX_KEYLEN)
+        goto refuse;
     d->blocks = (flags & FLAG_BLOCKS) != 0;
     memcpy(d->key, key, keylen);
-    if (strlen(d->key) != keylen || pg_proxy_node_of(p, d->target) != p->nodeid ||
-        pg_proxy_node_of(p, d->requester) != src) {
-        free(d);
-        return;
-    }
+    if (strlen(d->key) != keylen || !get_is_ours(p, d))
+        goto refuse;
     d->next = p->gets_in;
     p->gets_in = d;
     d->unheld = true;
     if (!hold(p, d))
         arm_retry(p);
+    return;
+refuse:
+    free(d);
 }
 
 static void on_drop_frame(void *arg, int src, const void *body, size_t len)
@@ -258,17 +295,19 @@ static void on_dmodex(void *ctx, const pg_host_dmodex_t *d)
     proxy_t *p = ctx;
     size_t keylen = strlen(d->key);
     pg_mesh_wr_t w;
-    int owner = pg_proxy_node_of(p, d->target.rank);
+    int owner = node_of(p, d->target.nspace, d->target.rank);
     dmodex_out_t *o;
 
     if (owner < 0 || owner == p->nodeid || keylen > PMIX_MAX_KEYLEN ||
-        strcmp(d->target.nspace, p->kvsname) != 0 || (o = calloc(1, sizeof(*o))) == NULL)
+        (o = calloc(1, sizeof(*o))) == NULL)
         return; /* held until its timeout or the job's end */
     o->id = d->id;
     o->owner = owner;
     pg_mesh_wr_init(&w);
     pg_mesh_wr_u64(&w, d->id);
+    pg_mesh_wr_nstr(&w, d->requester.nspace);
     pg_mesh_wr_u32(&w, d->requester.rank);
+    pg_mesh_wr_nstr(&w, d->target.nspace);
     pg_mesh_wr_u32(&w, d->target.rank);
     pg_mesh_wr_u32(&w, d->blocks ? FLAG_BLOCKS : 0);
     pg_mesh_wr_raw(&w, d->key, keylen);

@@ -232,6 +232,7 @@ static int hub_start(proxy_t *p, hjob_t *h, const char *parent, int parent_rank,
         if (pg_proxy_dyn_send(p, (uint32_t)n, PG_MESH_SPAWN_START, &b) == 0) {
             h->asked[n] = 1;
             h->nasked++;
+            s->starts_sent[n]++;
         } else if (h->counts[n] > 0) {
             rc = -1;
         }
@@ -453,6 +454,15 @@ static xjob_t *xjob_new(proxy_t *p, int jobno, const char *kvsname, const int *c
     return x;
 }
 
+/* A START from the hub was handled: counted; a node idle before it asks
+ * the hub again, when it still is (its share, if any, is running now). */
+static void started_or_not(proxy_t *p)
+{
+    p->spawn->starts_seen++;
+    if (p->spawn->idle_told && p->run != NULL)
+        pg_run_maybe_done(p->run);
+}
+
 static void on_start(proxy_t *p, int src, const void *body, size_t len)
 {
     pg_mesh_rd_t r = pg_mesh_rd(body, len);
@@ -495,6 +505,7 @@ out:
     free(counts);
     free(kvsname);
     free(parent_name);
+    started_or_not(p);
 }
 
 static void on_settled(proxy_t *p, int src, const void *body, size_t len)
@@ -612,12 +623,31 @@ static void on_job_end(proxy_t *p, int src, const void *body, size_t len)
         (void)pg_job_engine_job_end(pg_job_engine(x->job), &end);
 }
 
-/* Node n's ranks are all gone: nothing more starts there; what waited
- * for it will not come (its share of a spawn, a fence of its children). */
+/* NODE_DONE's kinds: a node's ranks are gone and it handled `starts`
+ * STARTs (IDLE, to the hub); the hub retires it (RETIRE, to the node); a
+ * node's run ended unretired, the job torn down (GONE, to the hub). */
+enum { NODE_IDLE = 1, NODE_RETIRE = 2, NODE_GONE = 3 };
+
+static int send_node_done(proxy_t *p, uint32_t dst, uint32_t kind, uint32_t starts)
+{
+    pg_mesh_wr_t b = { 0 };
+    int rc;
+
+    pg_mesh_wr_u32(&b, kind);
+    pg_mesh_wr_u32(&b, starts);
+    rc = pg_proxy_dyn_send(p, dst, PG_MESH_DYN_NODE_DONE, &b);
+    pg_mesh_wr_free(&b);
+    return rc;
+}
+
+/* Node n is retired: nothing more starts there; what waited for it will
+ * not come (its share of a spawn, a fence of its children). */
 static void hub_node_done(proxy_t *p, int n)
 {
     proxy_spawn_t *s = p->spawn;
 
+    if (!s->running[n])
+        return;
     s->running[n] = 0;
     for (hjob_t *h = s->hjobs; h != NULL; h = h->next) {
         if (h->asked[n]) {
@@ -633,18 +663,61 @@ static void hub_node_done(proxy_t *p, int n)
     pg_proxy_spawn_fence_node_done(p, n);
 }
 
+/* Node n is idle after `starts` STARTs.  Every START sent there handled:
+ * it is retired, and told so.  Fewer: a START is on its way, the node
+ * hosts what it brings, and asks again once idle. */
+static void hub_node_idle(proxy_t *p, int n, uint32_t starts)
+{
+    proxy_spawn_t *s = p->spawn;
+
+    if (!s->running[n] || starts != s->starts_sent[n])
+        return;
+    hub_node_done(p, n);
+    (void)send_node_done(p, (uint32_t)n, NODE_RETIRE, 0); /* unreachable: it ends anyway */
+}
+
+/* The hub retired this node: its run may end. */
+static void node_retired(proxy_t *p)
+{
+    p->spawn->retired = true;
+    if (p->run != NULL)
+        pg_run_maybe_done(p->run);
+}
+
 static void on_node_done(proxy_t *p, int src, const void *body, size_t len)
 {
-    (void)body;
-    (void)len;
-    if (p->nodeid == 0 && src > 0)
+    pg_mesh_rd_t r = pg_mesh_rd(body, len);
+    uint32_t kind = pg_mesh_rd_u32(&r), starts = pg_mesh_rd_u32(&r);
+
+    if (!pg_mesh_rd_done(&r) || src < 0 || src >= p->nnodes)
+        return;
+    if (kind == NODE_RETIRE && src == 0)
+        node_retired(p);
+    else if (kind == NODE_IDLE && p->nodeid == 0)
+        hub_node_idle(p, src, starts);
+    else if (kind == NODE_GONE && p->nodeid == 0)
         hub_node_done(p, src);
+}
+
+bool pg_proxy_spawn_may_end(void *ctx)
+{
+    proxy_t *p = ctx;
+    proxy_spawn_t *s = p->spawn;
+
+    if (s == NULL || s->retired)
+        return true;
+    if (s->idle_told && s->idle_told_at == s->starts_seen)
+        return false; /* asked already: the hub answers */
+    if (send_node_done(p, 0, NODE_IDLE, s->starts_seen) != 0)
+        return true; /* no hub to ask: the job is ending */
+    s->idle_told = true;
+    s->idle_told_at = s->starts_seen;
+    return false;
 }
 
 void pg_proxy_spawn_run_ended(proxy_t *p)
 {
     proxy_spawn_t *s = p->spawn;
-    pg_mesh_wr_t b = { 0 };
 
     if (s == NULL || s->run_over)
         return;
@@ -656,11 +729,12 @@ void pg_proxy_spawn_run_ended(proxy_t *p)
         answer_failed(pd, PMIX_ERROR, "the job ended while its children were starting",
                       ECANCELED);
     }
-    if (p->nodeid == 0)
+    if (s->retired)
+        return;
+    if (p->nodeid == 0) /* torn down: no turn of the loop to wait for */
         hub_node_done(p, 0);
     else
-        (void)pg_proxy_dyn_send(p, 0, PG_MESH_DYN_NODE_DONE, &b);
-    pg_mesh_wr_free(&b);
+        (void)send_node_done(p, 0, NODE_GONE, s->starts_seen);
 }
 
 /* ---------------------------------------------------------------- */
@@ -680,7 +754,8 @@ int pg_proxy_spawn_setup(proxy_t *p, const pg_run_opts_t *opts)
     s->pid0 = pid != NULL ? strtol(pid + 1, NULL, 10) : 0;
     s->load = calloc((size_t)p->nnodes, sizeof(*s->load));
     s->running = calloc((size_t)p->nnodes, 1);
-    if (s->load == NULL || s->running == NULL)
+    s->starts_sent = calloc((size_t)p->nnodes, sizeof(*s->starts_sent));
+    if (s->load == NULL || s->running == NULL || s->starts_sent == NULL)
         return -1;
     for (int n = 0; n < p->nnodes; n++) {
         s->load[n] = p->counts[n];
@@ -720,6 +795,7 @@ void pg_proxy_spawn_free(proxy_t *p)
     pg_proxy_spawn_fence_free(p);
     free(s->load);
     free(s->running);
+    free(s->starts_sent);
     free(s);
     p->spawn = NULL;
 }

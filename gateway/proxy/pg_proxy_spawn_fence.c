@@ -46,6 +46,22 @@ hjob_t *pg_proxy_spawn_hjob_find(proxy_spawn_t *s, int jobno)
     return NULL;
 }
 
+int pg_proxy_spawn_node_of(const proxy_t *p, const char *nspace, uint32_t rank)
+{
+    const xjob_t *x = NULL;
+    uint32_t first = 0;
+
+    for (x = p->spawn != NULL ? p->spawn->xjobs : NULL; x != NULL; x = x->next)
+        if (strcmp(x->kvsname, nspace) == 0)
+            break;
+    for (int n = 0; x != NULL && n < p->nnodes; n++) {
+        if (rank - first < (uint32_t)x->counts[n])
+            return n;
+        first += (uint32_t)x->counts[n];
+    }
+    return -1;
+}
+
 void pg_proxy_spawn_log_node(const proxy_t *p, const char *fmt, const char *text)
 {
     if (p->run != NULL)

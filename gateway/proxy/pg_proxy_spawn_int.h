@@ -65,6 +65,11 @@ typedef struct gather {
 struct proxy_spawn {
     proxy_t *p;
     bool run_over;         /* this node's ranks are all gone */
+    /* this node's end, agreed with the hub (pg_proxy_spawn_may_end) */
+    uint32_t starts_seen;  /* STARTs handled */
+    bool idle_told;        /* IDLE sent, with starts_seen == idle_told_at */
+    uint32_t idle_told_at;
+    bool retired;          /* the hub places nothing more here: the run may end */
     uint32_t next_req;
     pending_t *pending;
     xjob_t *xjobs;
@@ -73,7 +78,8 @@ struct proxy_spawn {
     int next_jobno, spawned;
     long pid0;             /* node 0's pid: the jobs' names, kvs_<pid0>_<n> */
     int *load;             /* [nnodes] the job's processes there, as placed */
-    unsigned char *running; /* [nnodes] not all of its ranks gone */
+    unsigned char *running; /* [nnodes] not retired: START goes there */
+    uint32_t *starts_sent; /* [nnodes] STARTs sent there */
     hjob_t *hjobs;
     gather_t *gathers;
 };

@@ -74,6 +74,9 @@ struct pg_run {
     int nodeid, nnodes;       /* pmigate proxy: this node of nnodes (else 0, 0) */
     int mpir_next;            /* under a debugger: the next job for MPIR_proctable
                                * (0: the root, k + 1: subs[k]) */
+    bool (*may_end)(void *ctx); /* pg_job_node_t.may_end, with its ctx */
+    void *may_end_ctx;
+    int end_held;             /* idle, the run's end waits for may_end's host */
     pg_port_t *port;          /* PMI_PORT connections until they name a rank */
     pg_verdict_t verdict;     /* one exit status for every job */
     int done;
@@ -252,10 +255,21 @@ static void teardown_signal(pg_run_t *run, int signo)
     evtimer_add(run->ev_kill, &grace);
 }
 
+/* A run idle until its host lets it end: torn down, it ends now (the
+ * host may never answer: the job is ending). */
+static void end_if_held(pg_run_t *run)
+{
+    if (run->end_held) {
+        run->end_held = 0;
+        pg_run_maybe_done(run);
+    }
+}
+
 void pg_run_teardown(pg_run_t *run, int signo)
 {
     if (teardown_begin(run) == 0)
         teardown_signal(run, signo);
+    end_if_held(run);
 }
 
 static void on_event_grace(evutil_socket_t fd, short what, void *arg)
@@ -288,6 +302,7 @@ void pg_run_teardown_told(pg_run_t *run, const pg_job_t *job, int rank)
     }
     if (teardown_begin(run) == 0 && evtimer_add(run->ev_event_grace, &grace) != 0)
         teardown_signal(run, SIGTERM);
+    end_if_held(run);
 }
 
 /* ---------------------------------------------------------------- */
@@ -362,6 +377,11 @@ void pg_run_maybe_done(pg_run_t *run)
     for (int k = 0; k < run->nsubs; k++)
         if (pg_job_launching(run->subs[k]))
             return;
+    run->end_held = 0;
+    if (!run->ctx.tearing_down && run->may_end != NULL && !run->may_end(run->may_end_ctx)) {
+        run->end_held = 1; /* children may still come: the host calls again */
+        return;
+    }
     run->done = 1;
     pg_job_judge_silent(run->root);
     flush_output(run);
@@ -844,6 +864,8 @@ int pg_run_set_node(pg_run_t *run, const pg_job_node_t *node)
     snprintf(run->hostname, sizeof(run->hostname), "%s", node->hostnames[node->nodeid]);
     run->nodeid = node->nodeid;
     run->nnodes = node->nnodes;
+    run->may_end = node->may_end;
+    run->may_end_ctx = node->dyn_ctx;
     return 0;
 }
 

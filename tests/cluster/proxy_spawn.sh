@@ -19,23 +19,36 @@
 #     tagged [1.R]); a host that is no node of the job is refused with
 #     EHOSTUNREACH (113) for each process, named, and the job goes on;
 #   - a spawned child that dies with 9 before finalize ends the whole job
-#     on every host with 9 (one exit status).
+#     on every host with 9 (one exit status);
+# and over 3 hosts:
+#   - PMI-2 spawn (Slurm's libpmi2) of 2 from rank 0 while ranks 1 and 2
+#     have just finished (issue 31, item 10): 8 runs at several delays,
+#     each must start both children and answer the spawner -- a node whose
+#     ranks are gone but whose proxy still runs hosts children, or the hub
+#     knows it is gone before it places them, never a partial start
+#     reported as a refusal (docs/proxy.md, "Spawn across nodes");
+#   - PMIx_Spawn of 2 from rank 0 whose children fence without
+#     PMIX_COLLECT_DATA and get each other's key across hosts (direct
+#     modex of a spawned job, item 11; docs/proxy.md, "Direct modex across
+#     nodes"), under Slurm and mpirun.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/cluster.sh"
 . "$(dirname "$0")/proxy_lib.sh"
 PMIX_PROG=$top_builddir/tests/integration/pmix_spawn
 PMI2_PROG=$top_builddir/tests/progs/pmi2_spawn
 SCRIPT_PROG=$top_builddir/tests/integration/pmi_script
-proxy_cluster_up pg_spawn 2 "$PMIX_PROG" "$PMI2_PROG" "$SCRIPT_PROG"
+proxy_cluster_up pg_spawn 3 "$PMIX_PROG" "$PMI2_PROG" "$SCRIPT_PROG"
 
-# job HOW SECONDS ARGS...: `pmigate proxy ARGS` once on each host under HOW
-# (slurm, mpirun); output in $WORK/out, status in $rc.
+# job HOW SECONDS ARGS...: `pmigate proxy ARGS` once on each of $NODES
+# hosts (2 unless set) under HOW (slurm, mpirun); output in $WORK/out,
+# status in $rc.
+NODES=2
 job() {
     launcher=$1 t=$2
     shift 2
     case $launcher in
-    slurm) timeout -k 5 "$t" "$CLUSTER_ON" 1 srun -N 2 --mpi=pmix "$PMIGATE" proxy "$@" ;;
-    mpirun) timeout -k 5 "$t" "$CLUSTER_MPIRUN" -np 2 --map-by ppr:1:node "$PMIGATE" proxy "$@" ;;
+    slurm) timeout -k 5 "$t" "$CLUSTER_ON" 1 srun -N $NODES --mpi=pmix "$PMIGATE" proxy "$@" ;;
+    mpirun) timeout -k 5 "$t" "$CLUSTER_MPIRUN" -np $NODES --map-by ppr:1:node "$PMIGATE" proxy "$@" ;;
     esac >"$WORK/out" 2>&1
     rc=$?
 }
@@ -133,6 +146,41 @@ for how in slurm mpirun; do
         pass "$how: a spawned child dying with 9 ends the job over both hosts with 9, named"
     else
         fail "$how: a spawned child's failure: exit $rc"
+        show
+    fi
+done
+
+# -- over 3 hosts ------------------------------------------------------------------
+NODES=3
+# -- PMI-2 spawn beside ranks that just finished: every run starts both ----------------
+passed=0
+for delay in 0 0 2 5 10 20 50 100; do
+    job slurm 60 --tag-output -n 3 "$PMI2_PROG" alone 2 $delay
+    ok=$(grep -c '^\[1\.[01]\] pmi2_spawn child [01] of 2 appnum 0: ok' "$WORK/out")
+    if [ $rc -eq 0 ] && [ "$ok" -eq 2 ] &&
+        grep -q '^\[0\] pmi2_spawn alone: ok jobid=kvs_[0-9]*_1$' "$WORK/out"; then
+        passed=$((passed + 1))
+    else
+        echo "# a spawn $delay ms after ranks 1 and 2 left: exit $rc, $ok of 2 children ok"
+        show
+    fi
+done
+if [ $passed -eq 8 ]; then
+    pass "slurm: PMI-2 spawn of 2 from rank 0 beside finished ranks 1 and 2: 8 of 8 runs start both"
+else
+    fail "slurm: PMI-2 spawn beside finished ranks: $passed of 8 runs passed"
+fi
+
+# -- a spawned job's gets across hosts after a fence that collects nothing ------------
+for how in slurm mpirun; do
+    job $how 90 --tag-output -n 3 "$PMIX_PROG" xdirect 2
+    got=$(grep -c '^\[1\.[01]\] pmix_spawn xdchild [01] got [01] from [a-z0-9]*$' "$WORK/out")
+    hosts=$(sed -n 's/^\[1\.[01]\] pmix_spawn xdchild [01] got [01] from //p' "$WORK/out" | sort -u | wc -l)
+    if [ $rc -eq 0 ] && [ "$got" -eq 2 ] && [ "$hosts" -eq 2 ] &&
+        grep -q '^\[0\] pmix_spawn xdirect: ok nspace=kvs_[0-9]*_1$' "$WORK/out"; then
+        pass "$how: spawned children on 2 hosts fence without PMIX_COLLECT_DATA and get each other's key (direct modex)"
+    else
+        fail "$how: a spawned job's gets across hosts: exit $rc, $got of 2 gets, from $hosts hosts"
         show
     fi
 done

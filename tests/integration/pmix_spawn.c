@@ -26,6 +26,15 @@
  *                       PMIX_PARENT_ID, puts xchild-<rank> = its host
  *                       name, commits, fences with its siblings (across
  *                       nodes, collecting data); prints "pmix_spawn xchild R on HOST: ok".
+ *   pmix_spawn xdirect N rank 0, in a job over several nodes, spawns N
+ *                       children (argv "xdchild <its nspace> 0") and
+ *                       prints "pmix_spawn xdirect: ok nspace=<ns>".
+ *   pmix_spawn xdchild NS R (spawned) puts xdchild-<rank> = its host
+ *                       name, commits, fences WITHOUT PMIX_COLLECT_DATA
+ *                       and gets its next sibling's key (direct modex of
+ *                       a spawned job across nodes: the key is on the
+ *                       sibling's node only), within a PMIX_TIMEOUT of
+ *                       20 s; prints "pmix_spawn xdchild R got S from HOST".
  * A broken rule is named on stderr and the process exits 1.
  */
 #include <pmix.h>
@@ -122,6 +131,57 @@ static void xchild(const pmix_proc_t *me, const char *parent_ns, pmix_rank_t par
     PMIX_VALUE_DESTRUCT(&val);
     fence_collecting("fence with the siblings");
     printf("pmix_spawn xchild %d on %s: ok\n", rank, host);
+}
+
+/* A spawned child's get of its sibling's key after a fence that brought
+ * no data: only the sibling's node has it, so the get must cross nodes. */
+static void xdchild(const pmix_proc_t *me, const char *parent_ns, pmix_rank_t parent_rank)
+{
+    pmix_proc_t job = *me, sibling = *me;
+    pmix_value_t *v = NULL, val;
+    pmix_info_t timeout;
+    int seconds = 20;
+    uint32_t size;
+    char key[32], host[256] = "";
+
+    job.rank = PMIX_RANK_WILDCARD;
+    check_parent(me, parent_ns, parent_rank);
+    CHECK(PMIx_Get(&job, PMIX_JOB_SIZE, NULL, 0, &v) == PMIX_SUCCESS && v != NULL &&
+              v->type == PMIX_UINT32,
+          "PMIX_JOB_SIZE of the spawned job");
+    size = v->data.uint32;
+    PMIX_VALUE_RELEASE(v);
+    CHECK(gethostname(host, sizeof host - 1) == 0, "gethostname");
+    snprintf(key, sizeof key, "xdchild-%d", rank);
+    PMIX_VALUE_LOAD(&val, host, PMIX_STRING);
+    CHECK(PMIx_Put(PMIX_GLOBAL, key, &val) == PMIX_SUCCESS && PMIx_Commit() == PMIX_SUCCESS,
+          "put/commit");
+    PMIX_VALUE_DESTRUCT(&val);
+    CHECK(PMIx_Fence(NULL, 0, NULL, 0) == PMIX_SUCCESS, "fence without PMIX_COLLECT_DATA");
+    sibling.rank = (me->rank + 1) % size;
+    snprintf(key, sizeof key, "xdchild-%u", sibling.rank);
+    PMIX_INFO_LOAD(&timeout, PMIX_TIMEOUT, &seconds, PMIX_INT);
+    CHECK(PMIx_Get(&sibling, key, &timeout, 1, &v) == PMIX_SUCCESS && v != NULL &&
+              v->type == PMIX_STRING,
+          "PMIx_Get of %s from the sibling %u (direct modex)", key, sibling.rank);
+    PMIX_INFO_DESTRUCT(&timeout);
+    printf("pmix_spawn xdchild %d got %u from %s\n", rank, sibling.rank, v->data.string);
+    PMIX_VALUE_RELEASE(v);
+    /* the siblings stay until both got: a getter's owner must be there */
+    CHECK(PMIx_Fence(NULL, 0, NULL, 0) == PMIX_SUCCESS, "the last fence");
+}
+
+/* Rank 0 spawns n children whose gets cross nodes (xdchild). */
+static void xdirect(const char *self, const pmix_proc_t *me, int n)
+{
+    char myrank[16];
+    char *argv[] = { (char *)self, "xdchild", (char *)me->nspace, myrank, NULL };
+    pmix_app_t app = { .cmd = (char *)self, .argv = argv, .maxprocs = n };
+    pmix_nspace_t ns;
+
+    snprintf(myrank, sizeof myrank, "%u", me->rank);
+    CHECK(PMIx_Spawn(NULL, 0, &app, 1, ns) == PMIX_SUCCESS && ns[0] != '\0', "PMIx_Spawn");
+    printf("pmix_spawn xdirect: ok nspace=%s\n", ns);
 }
 
 static pthread_mutex_t end_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -271,6 +331,12 @@ int main(int argc, char **argv)
         child(&me, argv[2], (pmix_rank_t)strtoul(argv[3], NULL, 10));
     } else if (argc > 3 && strcmp(argv[1], "xchild") == 0) {
         xchild(&me, argv[2], (pmix_rank_t)strtoul(argv[3], NULL, 10));
+    } else if (argc > 3 && strcmp(argv[1], "xdchild") == 0) {
+        xdchild(&me, argv[2], (pmix_rank_t)strtoul(argv[3], NULL, 10));
+    } else if (argc > 2 && strcmp(argv[1], "xdirect") == 0) {
+        if (rank == 0)
+            xdirect(argv[0], &me, atoi(argv[2]));
+        fence_collecting("fence"); /* the other ranks stay until rank 0 is done */
     } else if (argc > 2 && strcmp(argv[1], "xnodes") == 0) {
         if (rank == 1)
             xparent(argv[0], &me, atoi(argv[2]));

@@ -24,6 +24,11 @@
  *       in loop mode, which spawns one more, and so on, each printing
  *       "pmi2_spawn loop: spawned" or, once the launcher refuses,
  *       "pmi2_spawn loop: refused" (the chain must end there).
+ *   pmi2_spawn alone N DELAY_MS        every rank fences; the ranks but 0
+ *       finalize and exit at once, while rank 0, DELAY_MS later, spawns N
+ *       children (child mode): the spawn must start them all, on nodes
+ *       whose ranks finished or not, and prints "pmi2_spawn alone: ok
+ *       jobid=<id>"; a refusal is named as any failure.
  *   pmi2_spawn bench N                 rank 0 spawns N children (child
  *       mode, quiet) and prints "spawn_ns N <ns>": request to reply.
  *   pmi2_spawn child CMD [quiet|abort CODE|die CODE] (spawned): checks PMI2_Init's
@@ -151,6 +156,24 @@ static void parent(const char *self, int ncmds, int maxprocs)
     printf("pmi2_spawn parent: ok jobid=%s procs=%d\n", jobid, total);
 }
 
+/* Rank 0 spawns n children delay_ms after its fellow ranks were told to
+ * leave: whether the spawn reaches their nodes before or after they end. */
+static void alone(const char *self, int n, int delay_ms)
+{
+    char jobid[256] = "";
+    int errors[64];
+
+    if (n > 64)
+        fail("at most 64 children");
+    usleep((useconds_t)delay_ms * 1000);
+    if (spawn(self, 1, n, NULL, NULL, jobid, errors) != PMI2_SUCCESS)
+        fail("PMI2_Job_Spawn of %d beside finished ranks failed", n);
+    for (int i = 0; i < n; i++)
+        if (errors[i] != 0)
+            fail("errcode of child %d is %d, expected 0", i, errors[i]);
+    printf("pmi2_spawn alone: ok jobid=%s\n", jobid);
+}
+
 static void child(int argc, char **argv, int spawned, int size, int appnum)
 {
     char value[PMI2_MAX_VALLEN], key[32], mine[64];
@@ -253,6 +276,13 @@ int main(int argc, char **argv)
         if (spawn(argv[0], 1, 1, "lookup", "pmi2-spawn-sibling", job_b, errors) != PMI2_SUCCESS)
             fail("spawning job B failed");
         printf("pmi2_spawn names: ok\n");
+    } else if (strcmp(mode, "alone") == 0 && argc > 3) {
+        if (PMI2_KVS_Fence() != PMI2_SUCCESS)
+            fail("the first fence failed");
+        if (rank == 0)
+            alone(argv[0], atoi(argv[2]), atoi(argv[3]));
+        PMI2_Finalize(); /* no last fence: the others are gone */
+        return 0;
     } else if (rank == 0 && strcmp(mode, "bench") == 0 && argc > 2) {
         char jobid[256];
         int n = atoi(argv[2]), *errors = calloc((size_t)n, sizeof(int));
