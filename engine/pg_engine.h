@@ -141,7 +141,8 @@ typedef struct pg_host_ops {
      * when the host takes it back (forgets this server's part; the members
      * get PMIX_ERR_TIMEOUT and the next fence of the same participants
      * takes the same seq, to meet the other servers' instance), false when
-     * it cannot (the fence then runs to the host's end, untimed).  Called
+     * it cannot (the fence then runs to the host's end, untimed; the
+     * host may still end it with PMIX_ERR_TIMEOUT, pg_fence_host_done).  Called
      * while the engine completes requests: it must not call into the
      * engine.  NULL: the host times its fences. */
     bool (*fence_cancel)(void *host_ctx, uint64_t id);
@@ -503,7 +504,11 @@ pmix_status_t pg_fence_join(pg_engine_t *engine, const pg_proc_t *proc,
 
 /* The host finished the distributed part of fence `id`.  `data` holds the
  * collected modex blobs (ingested when the fence collects).  A stale or
- * duplicate id is ignored and returns PMIX_ERR_NOT_FOUND. */
+ * duplicate id is ignored and returns PMIX_ERR_NOT_FOUND.  Status
+ * PMIX_ERR_TIMEOUT says the host settled the instance as timed out on
+ * every server (a member's PMIX_TIMEOUT, decided in one place after
+ * fence_cancel said false): the members get it and, as after a cancel,
+ * the next fence of the same participants takes the same seq. */
 pmix_status_t pg_fence_host_done(pg_engine_t *engine, uint64_t id, pmix_status_t status,
                                  const void *data, size_t size);
 

@@ -550,6 +550,12 @@ pmix_status_t pg_fence_host_done(pg_engine_t *e, uint64_t id, pmix_status_t stat
         return PMIX_ERR_BAD_PARAM;
     if ((f = pg_fence_host_pending(e, id)) == NULL)
         return PMIX_ERR_NOT_FOUND; /* stale or duplicate completion */
+    /* The host settled the instance as timed out on every server (it
+     * took it back, as fence_cancel does, only later): its number goes
+     * back, so the next fence of the same participants meets the other
+     * servers' next one.  A group's outcome is the group code's. */
+    if (status == PMIX_ERR_TIMEOUT && !f->tagged)
+        f->host_pending = false;
     if (status == PMIX_SUCCESS && f->collect && data != NULL && size > 0)
         status = pg_modex_ingest(e, data, size);
     fence_finish(e, f, status);

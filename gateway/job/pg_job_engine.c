@@ -207,7 +207,9 @@ int pg_job_engine_ingest(pg_job_engine_t *je, void *const *blobs, const size_t *
 void pg_job_engine_xfence_done(pg_job_engine_t *je, uint64_t id, int ok, void *const *blobs,
                                const size_t *lens)
 {
-    pmix_status_t st = ok == 0 ? PMIX_SUCCESS : PMIX_ERR_LOST_CONNECTION;
+    pmix_status_t st = ok == 0                         ? PMIX_SUCCESS
+                       : ok == PG_JOB_XFENCE_TIMED_OUT ? PMIX_ERR_TIMEOUT
+                                                       : PMIX_ERR_LOST_CONNECTION;
     uint64_t t0 = pg_clock_now(), t1;
 
     if (st == PMIX_SUCCESS)

@@ -175,7 +175,11 @@ size_t pg_job_engine_alert(pg_job_engine_t *je, int rank, int code, int range, c
 /* Completes cross-node fence `id`: ok = 0 ingests the other nodes' blobs
  * (blobs[i] for node i; this node's own entry is skipped, NULL entries are
  * empty), writes the node's key segment after a whole-job fence, then
- * answers the local ranks; ok = -1 fails the fence for them. */
+ * answers the local ranks; ok = -1 fails the fence for them;
+ * ok = PG_JOB_XFENCE_TIMED_OUT answers them PMIX_ERR_TIMEOUT, the
+ * instance settled as timed out on every node (the next fence over the
+ * same ranks takes the same number, pg_fence_host_done). */
+#define PG_JOB_XFENCE_TIMED_OUT 1
 void pg_job_engine_xfence_done(pg_job_engine_t *je, uint64_t id, int ok, void *const *blobs,
                                const size_t *lens);
 

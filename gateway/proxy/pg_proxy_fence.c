@@ -27,18 +27,30 @@
  * every member node).  When this node's members all joined, the proxy
  * sends its contribution -- the members' keys new since their last
  * whole-job fence when the fence collects, else nothing -- to every other
- * node with members, in frames of at most CHUNK_MAX bytes (pg_mesh_msg's
- * format):
- *   name (raw: 32-byte hash, u64 sequence), u32 flags, u64 total, u64
- *   offset, then the bytes [offset, offset + n) of the contribution (raw,
- *   to the body's end).
+ * node with members, in frames of at most CHUNK_MAX bytes.  Every frame
+ * (pg_mesh_msg's format) opens with
+ *   name (raw: 32-byte hash, u64 sequence), u32 try, u32 kind
+ * and a PART then holds u32 flags, u64 total, u64 offset, and the bytes
+ * [offset, offset + n) of the contribution (raw, to the body's end).
  * Another node's frames may come before this node's members joined: they
- * wait in the fence's entry.  The fence completes here once every member
- * node's contribution is in (and, for a whole-job fence, the host's fence
- * is over).  A member's PMIX_TIMEOUT takes a subset fence back
- * (pg_proxy_fence_cancel): the entry keeps the parts that came, and when the
- * members join again the same name is sent again, flagged AGAIN, so the
- * other nodes replace the part they had.
+ * wait in the fence's entry.  A whole-job fence completes here once every
+ * member node's contribution is in and the host's fence is over.
+ *
+ * A fence over a subset is timed (PMIX_TIMEOUT), and a timeout must end
+ * the instance alike on every node, or one member gets SUCCESS from the
+ * parts that came while another got PMIX_ERR_TIMEOUT, and the nodes count
+ * the signature's instances differently from then on.  So one node
+ * decides each instance: its decider, the lowest node with members.  It
+ * completes the instance when every part is in and says DONE to the other
+ * member nodes, which complete on DONE and their parts; a member's
+ * timeout on the decider, or a CANCEL from another member node whose
+ * member's deadline passed, ends the try unless it is DONE already: the
+ * decider says TIMEOUT, and every node whose members joined it answers
+ * them PMIX_ERR_TIMEOUT and gives the number back.  The entry stays, one
+ * try further: the next fence over the same ranks takes the same name
+ * and the next try, and a part of an older try, late, is dropped (each
+ * node's frames reach another in the order sent, so a part of the next
+ * try can come before the decider's TIMEOUT, never after a DONE).
  */
 #include "gateway/proxy/pg_proxy_int.h"
 
@@ -60,13 +72,21 @@ enum {
     NAME_LEN = HASH_LEN + 8,      /* signature hash, sequence */
     CHUNK_MAX = 1 << 20, /* the hub relays a frame once it has it whole */
     FLAG_COLLECT = 1,
-    FLAG_AGAIN = 2, /* the node's part again, after a timeout took it back */
+};
+
+/* What a fence frame says (after the name and the try). */
+enum frame_kind {
+    KIND_PART = 1, /* a chunk of a node's contribution */
+    KIND_CANCEL,   /* to the decider: a member's PMIX_TIMEOUT passed here */
+    KIND_DONE,     /* from the decider: the try completed */
+    KIND_TIMEOUT,  /* from the decider: the try timed out */
 };
 
 /* One node's contribution to a fence. */
 typedef struct part {
     unsigned char *data;
     uint64_t total, got;
+    uint32_t try;         /* of the instance it belongs to */
     bool begun, done;
 } part_t;
 
@@ -80,8 +100,9 @@ struct xfence {
     bool exchange;        /* contributions cross (all but a whole-job fence
                              without data, which is the host's alone) */
     bool host_running, host_done;
-    bool again;           /* this node's part was taken back once: the next
-                             one replaces it at the other nodes */
+    uint32_t try;         /* the instance's tries the decider timed out so far */
+    bool done_said;       /* the decider said DONE for this try */
+    bool cancel_sent;     /* this node asked the decider to end this try */
     bool *member;         /* [nnodes] nodes with members */
     part_t *parts;        /* [nnodes] */
     size_t out, in;
@@ -261,19 +282,47 @@ static void xfence_finish(proxy_t *p, xfence_t *x, int status, const char *why)
     xfence_free(p, x);
 }
 
-/* Complete when this node's members joined, every other member node's
- * contribution is in, and the host's fence (a whole-job one) is over. */
-static void xfence_check(proxy_t *p, xfence_t *x)
+/* The node that decides a subset fence's instance: its lowest member node
+ * (-1 while this node does not know the members). */
+static int decider(const proxy_t *p, const xfence_t *x)
 {
-    if (x->id == 0 || (x->whole && !x->host_done))
-        return;
+    for (int n = 0; n < p->nnodes; n++)
+        if (x->member[n])
+            return n;
+    return -1;
+}
+
+/* Every other member node's part of the current try is in. */
+static bool parts_all_in(const proxy_t *p, const xfence_t *x)
+{
     for (int n = 0; x->exchange && n < p->nnodes; n++)
-        if (n != p->nodeid && x->member[n] && !x->parts[n].done)
-            return;
-    xfence_finish(p, x, 0, NULL);
+        if (n != p->nodeid && x->member[n] &&
+            (!x->parts[n].done || x->parts[n].try != x->try))
+            return false;
+    return true;
 }
 
 /* ---- frames ---- */
+
+/* Every fence frame opens with the fence's name, the try and the kind. */
+static void frame_head(pg_mesh_wr_t *w, const xfence_t *x, uint32_t try, enum frame_kind kind)
+{
+    pg_mesh_wr_init(w);
+    pg_mesh_wr_raw(w, x->name, NAME_LEN);
+    pg_mesh_wr_u32(w, try);
+    pg_mesh_wr_u32(w, kind);
+}
+
+/* What w holds to every other member node. */
+static int send_members(proxy_t *p, const xfence_t *x, const pg_mesh_wr_t *w)
+{
+    int rc = w->bad ? -1 : 0;
+
+    for (int node = 0; node < p->nnodes && rc == 0; node++)
+        if (node != p->nodeid && x->member[node])
+            rc = pg_mesh_send(p->mesh, (uint32_t)node, PG_MESH_DATA_FENCE, w->buf, w->len);
+    return rc;
+}
 
 /* This node's contribution to every other member node. */
 static int send_part(proxy_t *p, xfence_t *x, bool collect, const void *data, size_t size)
@@ -285,19 +334,43 @@ static int send_part(proxy_t *p, xfence_t *x, bool collect, const void *data, si
         size_t n = size - off < CHUNK_MAX ? size - off : CHUNK_MAX;
         pg_mesh_wr_t w;
 
-        pg_mesh_wr_init(&w);
-        pg_mesh_wr_raw(&w, x->name, NAME_LEN);
-        pg_mesh_wr_u32(&w, (collect ? FLAG_COLLECT : 0) | (x->again ? FLAG_AGAIN : 0));
+        frame_head(&w, x, x->try, KIND_PART);
+        pg_mesh_wr_u32(&w, collect ? FLAG_COLLECT : 0);
         pg_mesh_wr_u64(&w, size);
         pg_mesh_wr_u64(&w, off);
         pg_mesh_wr_raw(&w, n > 0 ? (const char *)data + off : NULL, n);
-        rc = w.bad ? -1 : 0;
-        for (int node = 0; node < p->nnodes && rc == 0; node++)
-            if (node != p->nodeid && x->member[node])
-                rc = pg_mesh_send(p->mesh, (uint32_t)node, PG_MESH_DATA_FENCE, w.buf, w.len);
+        rc = send_members(p, x, &w);
         pg_mesh_wr_free(&w);
         off += n;
     } while (off < size && rc == 0);
+    return rc;
+}
+
+/* The decider's word on the current try to every other member node. */
+static int send_verdict(proxy_t *p, const xfence_t *x, enum frame_kind kind)
+{
+    pg_mesh_wr_t w;
+    int rc;
+
+    frame_head(&w, x, x->try, kind);
+    rc = send_members(p, x, &w);
+    pg_mesh_wr_free(&w);
+    return rc;
+}
+
+/* To the decider: this node's member's deadline passed.  The member nodes
+ * go with it: the decider's own members may not have joined yet, and its
+ * TIMEOUT must reach every member node. */
+static int send_cancel(proxy_t *p, const xfence_t *x, int to)
+{
+    pg_mesh_wr_t w;
+    int rc;
+
+    frame_head(&w, x, x->try, KIND_CANCEL);
+    for (int n = 0; n < p->nnodes; n++)
+        pg_mesh_wr_u8(&w, x->member[n] ? 1 : 0);
+    rc = w.bad ? -1 : pg_mesh_send(p->mesh, (uint32_t)to, PG_MESH_DATA_FENCE, w.buf, w.len);
+    pg_mesh_wr_free(&w);
     return rc;
 }
 
@@ -310,38 +383,84 @@ static void part_forget(xfence_t *x, part_t *pt)
     *pt = (part_t){ 0 };
 }
 
-/* A frame of another node's contribution. */
-static void on_fence_frame(void *arg, int src, const void *body, size_t len)
+/* Complete when this node's members joined, every other member node's
+ * contribution is in, and the host's fence (a whole-job one) is over; a
+ * subset fence when its decider says so too (this node's, or DONE). */
+static void xfence_check(proxy_t *p, xfence_t *x)
 {
-    proxy_t *p = arg;
-    pg_mesh_rd_t r = pg_mesh_rd(body, len);
-    const unsigned char *name = pg_mesh_rd_raw(&r, NAME_LEN);
-    uint32_t flags = pg_mesh_rd_u32(&r);
-    uint64_t total = pg_mesh_rd_u64(&r);
-    uint64_t off = pg_mesh_rd_u64(&r);
-    size_t n;
-    const unsigned char *chunk = pg_mesh_rd_rest(&r, &n);
-    xfence_t *x;
-    part_t *pt;
-
-    if (!pg_mesh_rd_done(&r) || src < 0 || src >= p->nnodes || src == p->nodeid)
+    if (x->id == 0 || (x->whole && !x->host_done) || !parts_all_in(p, x))
         return;
-    x = xfence_find(p, name, true);
-    if (x == NULL) {
-        pg_proxy_fail(p, PG_EXIT_INTERNAL, "out of memory for another node's fence data");
+    if (!x->whole && decider(p, x) == p->nodeid) {
+        if (send_verdict(p, x, KIND_DONE) != 0) {
+            xfence_finish(p, x, -1, "a node of the fence cannot be reached");
+            return;
+        }
+    } else if (!x->whole && !x->done_said) {
         return;
     }
-    pt = &x->parts[src];
-    if ((flags & FLAG_AGAIN) && off == 0 && pt->begun)
-        part_forget(x, pt); /* its fence timed out there, and is joined again */
-    if (pt->done || (pt->begun && total != pt->total) || off > total || n > total - off ||
-        total > SIZE_MAX / 2) {
+    xfence_finish(p, x, 0, NULL);
+}
+
+/* The decider timed the current try out: the next one starts, without the
+ * parts of this one.  The members that joined it here, if the engine did
+ * not end them itself (x->id still set), get PMIX_ERR_TIMEOUT. */
+static void try_timed_out(proxy_t *p, xfence_t *x)
+{
+    uint64_t id = x->id;
+
+    x->try++;
+    x->done_said = false;
+    x->cancel_sent = false;
+    x->id = 0;
+    for (int n = 0; n < p->nnodes; n++)
+        if (x->parts[n].begun && x->parts[n].try < x->try)
+            part_forget(x, &x->parts[n]);
+    if (id != 0 && p->run != NULL)
+        pg_job_engine_xfence_done(x->je, id, PG_JOB_XFENCE_TIMED_OUT, NULL, NULL);
+}
+
+/* The decider ends the current try: TIMEOUT to the other member nodes.
+ * 0, or -1 when a member node cannot be told (the try ends here all the
+ * same: a node the mesh lost ends the job). */
+static int decide_timeout(proxy_t *p, xfence_t *x)
+{
+    int rc = send_verdict(p, x, KIND_TIMEOUT);
+
+    try_timed_out(p, x);
+    return rc;
+}
+
+/* Does a chunk of `total` bytes at `off` fit the part?  A part of a later
+ * try replaces the one of an earlier try (its decider's TIMEOUT may still
+ * be on its way here). */
+static bool part_takes(xfence_t *x, part_t *pt, uint32_t try, uint64_t total, uint64_t off,
+                       size_t n)
+{
+    if (pt->begun && pt->try < try)
+        part_forget(x, pt);
+    return !pt->done && !(pt->begun && total != pt->total) && off <= total &&
+           n <= total - off && total <= SIZE_MAX / 2;
+}
+
+/* A chunk of another node's contribution. */
+static void on_part(proxy_t *p, int src, xfence_t *x, uint32_t try, pg_mesh_rd_t *r)
+{
+    uint32_t flags = pg_mesh_rd_u32(r); /* FLAG_COLLECT: the data is the same either way */
+    uint64_t total = pg_mesh_rd_u64(r);
+    uint64_t off = pg_mesh_rd_u64(r);
+    size_t n;
+    const unsigned char *chunk = pg_mesh_rd_rest(r, &n);
+    part_t *pt = &x->parts[src];
+
+    (void)flags;
+    if (!pg_mesh_rd_done(r) || !part_takes(x, pt, try, total, off, n)) {
         fprintf(stderr, "pmigate: node %d: node %d sent fence data that does not fit: dropped\n",
                 p->nodeid, src);
         return;
     }
     if (!pt->begun) {
         pt->begun = true;
+        pt->try = try;
         pt->total = total;
         pt->data = total > 0 ? malloc((size_t)total) : NULL;
         if (total > 0 && pt->data == NULL) {
@@ -358,6 +477,60 @@ static void on_fence_frame(void *arg, int src, const void *body, size_t len)
     x->in += (size_t)pt->total;
     x->data_at = pg_clock_now();
     xfence_check(p, x);
+}
+
+/* At the decider: another member node's member timed out.  The try ends
+ * unless it completed already (then DONE is on its way there). */
+static void on_cancel(proxy_t *p, xfence_t *x, pg_mesh_rd_t *r)
+{
+    const unsigned char *members = pg_mesh_rd_raw(r, (size_t)p->nnodes);
+
+    if (members == NULL || !pg_mesh_rd_done(r))
+        return;
+    for (int n = 0; n < p->nnodes; n++)
+        x->member[n] = x->member[n] || members[n] != 0;
+    if (decide_timeout(p, x) != 0)
+        pg_proxy_fail(p, PG_EXIT_INTERNAL, "a node of the fence cannot be reached");
+}
+
+/* Which entry a frame is for: the parts and the decider's TIMEOUT may be
+ * the first this node hears of a fence (its members have not joined);
+ * a CANCEL or DONE for a fence that is over here is late, and dropped. */
+static xfence_t *frame_fence(proxy_t *p, const unsigned char *name, enum frame_kind kind)
+{
+    xfence_t *x = xfence_find(p, name, kind == KIND_PART || kind == KIND_TIMEOUT);
+
+    if (x == NULL && (kind == KIND_PART || kind == KIND_TIMEOUT))
+        pg_proxy_fail(p, PG_EXIT_INTERNAL, "out of memory for another node's fence");
+    return x;
+}
+
+/* A fence frame from another node. */
+static void on_fence_frame(void *arg, int src, const void *body, size_t len)
+{
+    proxy_t *p = arg;
+    pg_mesh_rd_t r = pg_mesh_rd(body, len);
+    const unsigned char *name = pg_mesh_rd_raw(&r, NAME_LEN);
+    uint32_t try = pg_mesh_rd_u32(&r);
+    uint32_t kind = pg_mesh_rd_u32(&r);
+    xfence_t *x;
+
+    if (r.bad || src < 0 || src >= p->nnodes || src == p->nodeid ||
+        (x = frame_fence(p, name, (enum frame_kind)kind)) == NULL)
+        return;
+    if (try < x->try) /* a try the decider timed out: it is over */
+        return;
+    if (kind == KIND_PART)
+        on_part(p, src, x, try, &r);
+    else if (kind == KIND_CANCEL && try == x->try)
+        on_cancel(p, x, &r);
+    else if (kind == KIND_DONE && try == x->try) {
+        x->done_said = true;
+        xfence_check(p, x);
+    } else if (kind == KIND_TIMEOUT) {
+        x->try = try; /* the first this node hears of the fence may be a later try's end */
+        try_timed_out(p, x);
+    }
 }
 
 /* ---- the host's fence (whole-job fences) ---- */
@@ -401,6 +574,8 @@ void pg_proxy_on_xfence(void *ctx, const pg_job_engine_xfence_t *f)
     x->whole = f->whole_job;
     x->out = f->part_size;
     x->exchange = !x->whole || f->collect;
+    x->done_said = false;
+    x->cancel_sent = false;
     mark_members(p, x, f);
     if (x->exchange && send_part(p, x, f->collect, f->part, x->out) != 0) {
         xfence_finish(p, x, -1, "a node of the fence cannot be reached");
@@ -421,23 +596,40 @@ void pg_proxy_on_xfence(void *ctx, const pg_job_engine_xfence_t *f)
 }
 
 /* The engine's fence_cancel hook: a member's PMIX_TIMEOUT passed while
- * fence `id` waited for other nodes.  A fence over a subset is taken back:
- * its entry stays, without this node's members, so the other nodes' parts
- * that came (and come) meet the next fence of the same ranks, which takes
- * the same name; this node's part then replaces the one sent before.  A
- * whole-job fence is the host's too, and a host's fence cannot be left: it
- * runs on. */
+ * fence `id` waited for other nodes.  A whole-job fence is the host's
+ * too, and a host's fence cannot be left: it runs on.  A fence over a
+ * subset ends as its decider says: on the decider it ends now (TIMEOUT to
+ * the others, and the engine answers its members); elsewhere the decider
+ * is asked, and the engine waits for its TIMEOUT -- or its DONE, when the
+ * try completed there first.  Called while the engine completes
+ * requests: nothing here calls into it. */
 bool pg_proxy_fence_cancel(void *ctx, uint64_t id)
 {
     proxy_t *p = ctx;
 
     for (xfence_t *x = p->xfences; x != NULL; x = x->next) {
+        int to;
+
         if (x->id != id)
             continue;
         if (x->whole)
             return false;
+        to = decider(p, x);
+        if (to != p->nodeid && (x->cancel_sent || send_cancel(p, x, to) == 0)) {
+            x->cancel_sent = true;
+            return false;
+        }
+        /* This node decides -- also when the decider cannot be asked: its
+         * members must not wait untimed for a node the mesh lost (that
+         * ends the job).  The engine ends the members here, so not
+         * through try_timed_out; failing the job would call into it. */
         x->id = 0;
-        x->again = true;
+        if (to == p->nodeid && decide_timeout(p, x) == 0)
+            return true;
+        if (to != p->nodeid)
+            try_timed_out(p, x);
+        fprintf(stderr, "pmigate: node %d: a fence across nodes timed out, and not every node "
+                        "of it can be told\n", p->nodeid);
         return true;
     }
     return false;

@@ -9,6 +9,11 @@
 #     after the node handed it on: PMIX_ERR_TIMEOUT, and the next fence
 #     over the same ranks meets the late rank's (instead of both waiting
 #     forever for fences the other side numbers differently);
+#   - timeouts of fences over subsets across hosts: two subsets joined in
+#     opposite orders, each instance timing out with one member in it,
+#     then meeting; and one fence whose late member joins around the
+#     other's deadline: every member gets the same status, and the next
+#     fence over the same ranks meets (as on one node);
 #   - direct modex: a get of another host's rank's key before any fence is
 #     answered once committed, ends at its PMIX_TIMEOUT, and never
 #     deadlocks with a fence the getter must join
@@ -36,6 +41,7 @@ check() {
 
 for how in slurm mpirun; do
     check $how fences "fences over subsets of ranks on 3 hosts (with and without data, two at once over the same hosts, PMIX_TIMEOUT and a fence again), a node-local one's keys reach every host"
+    check $how timeouts "PMIX_TIMEOUT on fences over subsets across hosts: one outcome for every member, the next fence over the same ranks meets"
     check $how dmodex "direct modex across hosts: held until committed, PMIX_TIMEOUT, no deadlock with a fence"
 done
 finish

@@ -611,6 +611,38 @@ static void test_fence_at_host_timed_when_host_lets_go(void)
     teardown();
 }
 
+/* A host that cannot take a fence back at once may settle it as timed
+ * out later (the proxy's decider answers): the members get
+ * PMIX_ERR_TIMEOUT and the number goes back, as after a cancel, or this
+ * server's next fence would not meet the other servers'. */
+static void test_fence_timed_out_by_host_gives_number_back(void)
+{
+    hostf_t h = { 0 };
+    pg_host_ops_t ops = { .fence = fence_hook, .fence_cancel = fence_cancel_hook };
+    fenced_t f[2];
+    bool served[2] = { true, false };
+    eng = pg_engine_new(&ops, &h);
+    job_block(eng, NS, 4, 2, served);
+    pg_proc_t p0 = P(NS, 0), p1 = P(NS, 1);
+    memset(f, 0, sizeof(f));
+    h.cancel_answer = false;
+    pg_fence_join(eng, &p0, NULL, 0, 0, 50, 10, fenced_cb, &f[0]);
+    pg_fence_join(eng, &p1, NULL, 0, 0, 0, 10, fenced_cb, &f[1]);
+    pg_engine_expire(eng, 60);
+    CU_ASSERT_EQUAL(h.cancels, 1);
+    CU_ASSERT_EQUAL(f[0].calls, 0); /* the host decides */
+    CU_ASSERT_EQUAL(pg_fence_host_done(eng, h.id[0], PMIX_ERR_TIMEOUT, NULL, 0), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(f[0].status, PMIX_ERR_TIMEOUT);
+    CU_ASSERT_EQUAL(f[1].status, PMIX_ERR_TIMEOUT);
+    pg_fence_join(eng, &p0, NULL, 0, 0, 0, 100, fenced_cb, &f[0]);
+    pg_fence_join(eng, &p1, NULL, 0, 0, 0, 100, fenced_cb, &f[1]);
+    CU_ASSERT_EQUAL(h.calls, 2);
+    CU_ASSERT_EQUAL(h.seq[1], h.seq[0]); /* the same fence, for the other servers */
+    CU_ASSERT_EQUAL(pg_fence_host_done(eng, h.id[1], PMIX_SUCCESS, NULL, 0), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(f[0].status, PMIX_SUCCESS);
+    teardown();
+}
+
 static void test_fence_duplicate_join_before_completion_refused(void)
 {
     fenced_t f[2];
@@ -1379,6 +1411,8 @@ static const pg_cunit_test_t tests[] = {
     { "fence_failed_before_host_gives_its_number_back",
       test_fence_failed_before_host_gives_its_number_back },
     { "fence_at_host_timed_when_host_lets_go", test_fence_at_host_timed_when_host_lets_go },
+    { "fence_timed_out_by_host_gives_number_back",
+      test_fence_timed_out_by_host_gives_number_back },
     { "fence_duplicate_join_before_completion_refused",
       test_fence_duplicate_join_before_completion_refused },
     { "many_jobs_each_found_by_name", test_many_jobs_each_found_by_name },

@@ -28,8 +28,21 @@
  *     after 0.9 s or more;
  *   - F gets L's key while L waits in a whole-job fence without it: not a
  *     deadlock, NOT_FOUND (as on one node), then F joins the fence.
+ * Timeouts of fences over subsets ("timeouts"; A = the first node's first
+ * rank, B = the second node's, C = the last rank; X = {A, B}, Z = {A, C};
+ * every member of a fence must see the same outcome, as on one node):
+ *   - X and Z joined in opposite orders, each instance by one member only
+ *     before its PMIX_TIMEOUT: A's X (2 s) then Z (1 s); C's Z (1 s) at
+ *     once and again after A's; B's X (1 s) after A's: every one ends
+ *     with PMIX_ERR_TIMEOUT (a timed-out member's part never completes
+ *     a later fence of another member);
+ *   - then X and Z with a generous PMIX_TIMEOUT: they meet;
+ *   - X under PMIX_TIMEOUT 1 s for both, B joining 0.7 to 1.3 s late
+ *     (around A's deadline): A and B get the same status, and a
+ *     collecting X after it brings each the other's status.
  * argv[1] is the rank count of every node ("2,2,2"; every node at least 2
- * ranks, at least 2 nodes), argv[2] "fences", "dmodex" or "all".  Prints
+ * ranks, at least 2 nodes), argv[2] "fences", "dmodex", "timeouts" or
+ * "all".  Prints
  * "pmix_xdata rank R: ok" or names the broken rule and exits 1.
  */
 #include <pmix.h>
@@ -242,6 +255,103 @@ static void fences(int size, int f, int f2, int l2, int l)
     }
 }
 
+/* Sleeps until `at` seconds after t0. */
+static void sleep_until(double t0, double at)
+{
+    double left = t0 + at - now();
+
+    if (left > 0)
+        usleep((useconds_t)(left * 1e6));
+}
+
+/* A fence over {me, other} under PMIX_TIMEOUT secs that no other member
+ * joins before its deadline: PMIX_ERR_TIMEOUT, after 0.9 s or more. */
+static void fence_alone(int other, int secs, const char *what)
+{
+    int pair[2] = { rank, other };
+    double t0 = now();
+    pmix_status_t st = fence_st(pair, 2, 0, secs);
+
+    CHECK(st == PMIX_ERR_TIMEOUT && now() - t0 > 0.9,
+          "%s: a fence over {%d, %d} rank %d does not join, PMIX_TIMEOUT %d s: %s after %.3f s",
+          what, rank, other, other, secs, PMIx_Error_string(st), now() - t0);
+}
+
+/* Each instance of X = {A, B} and Z = {A, C} is joined by one member
+ * before it times out; then both meet with a generous PMIX_TIMEOUT. */
+static void timeouts_alone(int a, int b, int c)
+{
+    int x[2] = { a, b }, z[2] = { a, c };
+    double t0;
+
+    fence(NULL, 0, 0); /* every rank starts the clock together */
+    t0 = now();
+    if (rank == a) {
+        fence_alone(b, 2, "A's X first");
+        sleep_until(t0, 3);
+        fence_alone(c, 1, "A's Z, 2 s after C's timed out");
+    } else if (rank == b) {
+        sleep_until(t0, 3);
+        fence_alone(a, 1, "B's X, 1 s after A's timed out");
+    } else if (rank == c) {
+        fence_alone(a, 1, "C's Z first");
+        sleep_until(t0, 5);
+        fence_alone(a, 1, "C's Z again, 1 s after A's timed out");
+    }
+    sleep_until(t0, 6.5); /* C's last try is over */
+    if (rank == a || rank == b)
+        CHECK(fence_st(x, 2, 0, 30) == PMIX_SUCCESS, "X after its timeouts does not meet");
+    if (rank == a || rank == c)
+        CHECK(fence_st(z, 2, 0, 30) == PMIX_SUCCESS, "Z after its timeouts does not meet");
+}
+
+/* X under PMIX_TIMEOUT 1 s for A and B, B `late` s late: whatever the
+ * outcome, both see the same; the next X (collecting, generous) meets. */
+static void timeout_race(int a, int b, double late, int trial)
+{
+    int x[2] = { a, b };
+    int other = rank == a ? b : a;
+    char key[32], mine[32], want[32];
+    pmix_status_t st, theirs = PMIX_SUCCESS;
+    pmix_value_t *v = NULL;
+    pmix_proc_t p = proc(other);
+    double t0 = now();
+
+    if (rank == b)
+        usleep((useconds_t)(late * 1e6));
+    st = fence_st(x, 2, 0, 1);
+    /* a late B alone in a new instance times out 1 s after it joined:
+     * the collecting X must not meet that one */
+    sleep_until(t0, late + 1.5);
+    snprintf(key, sizeof(key), "race-%d", trial);
+    snprintf(mine, sizeof(mine), "%d", (int)st);
+    put(key, mine);
+    CHECK(fence_st(x, 2, 1, 30) == PMIX_SUCCESS,
+          "trial %d (B %.2f s late): the collecting X after it does not meet (this rank: %s)",
+          trial, late, PMIx_Error_string(st));
+    CHECK(PMIx_Get(&p, key, NULL, 0, &v) == PMIX_SUCCESS && v != NULL &&
+              v->type == PMIX_STRING,
+          "trial %d: rank %d's status is not here", trial, other);
+    theirs = (pmix_status_t)atoi(v->data.string);
+    snprintf(want, sizeof(want), "%s", PMIx_Error_string(theirs));
+    PMIX_VALUE_RELEASE(v);
+    CHECK(theirs == st,
+          "trial %d (B %.2f s late): one fence over {%d, %d}, two outcomes: %s here, %s at "
+          "rank %d",
+          trial, late, a, b, PMIx_Error_string(st), want, other);
+}
+
+static void timeouts(int a, int b, int c)
+{
+    static const double late[] = { 0.7, 0.95, 1.0, 1.05, 1.3 };
+
+    timeouts_alone(a, b, c);
+    for (int i = 0; i < (int)(sizeof(late) / sizeof(late[0])); i++)
+        if (rank == a || rank == b)
+            timeout_race(a, b, late[i], i);
+    fence(NULL, 0, 0);
+}
+
 static void dmodex(int f, int l)
 {
     double t0;
@@ -282,7 +392,7 @@ int main(int argc, char **argv)
     int counts[64], nnodes = 0, size = 0;
     const char *what;
 
-    CHECK(argc == 3, "usage: pmix_xdata COUNTS fences|dmodex|all");
+    CHECK(argc == 3, "usage: pmix_xdata COUNTS fences|dmodex|timeouts|all");
     what = argv[2];
     for (char *p = argv[1]; *p && nnodes < 64; p = strchr(p, ',') ? strchr(p, ',') + 1 : "") {
         counts[nnodes] = atoi(p);
@@ -296,6 +406,8 @@ int main(int argc, char **argv)
         fences(size, 0, 1, size - 2, size - 1);
     if (strcmp(what, "dmodex") == 0 || strcmp(what, "all") == 0)
         dmodex(0, size - 1);
+    if (strcmp(what, "timeouts") == 0 || strcmp(what, "all") == 0)
+        timeouts(0, counts[0], size - 1);
     CHECK(PMIx_Finalize(NULL, 0) == PMIX_SUCCESS, "finalize");
     printf("pmix_xdata rank %d: ok\n", rank);
     return 0;
