@@ -284,6 +284,23 @@ static void check_stop_key(void)
         PMIX_VALUE_RELEASE(v);
 }
 
+/* PMIX_QUERY_DEBUG_SUPPORT names PMIX_DEBUG_STOP_IN_INIT, as a debugger
+ * that launches through a tool checks before asking for it. */
+static void check_debug_support(void)
+{
+    pmix_info_t *out = NULL;
+    size_t n = 0;
+    pmix_status_t rc = query1(PMIX_QUERY_DEBUG_SUPPORT, NULL, &out, &n);
+    const char *list = rc == PMIX_SUCCESS && n == 1 && out[0].value.type == PMIX_STRING
+                           ? out[0].value.data.string
+                           : "";
+
+    report(strstr(list, PMIX_DEBUG_STOP_IN_INIT) != NULL, "debug_support", "%s: '%s'",
+           PMIx_Error_string(rc), list);
+    if (out != NULL)
+        PMIX_INFO_FREE(out, n);
+}
+
 /* Does the file hold a line with `mark` (a rank that passed init)? */
 static int output_has(const char *path, const char *mark)
 {
@@ -353,6 +370,7 @@ static int hold(int argc, char **argv)
     if (job_ns == NULL)
         return PMIx_tool_finalize(), 1;
     check_stop_key();
+    check_debug_support();
     listed = wait_table(nprocs, argv[4], why, sizeof(why));
     sleep(1); /* a rank that was not held prints meanwhile */
     report(listed && !output_has(argv[5], argv[6]), "held_in_init", "table %d (%s), '%s' %s",

@@ -38,7 +38,7 @@ held() {
     trc=$?
     wait "$jobpid"
     jrc=$?
-    for check in stop_in_init_key held_in_init debugger_release job_end_event; do
+    for check in stop_in_init_key debug_support held_in_init debugger_release job_end_event; do
         grep -q "^PASS $check " "$WORK/tool.out" || fail "$label: no PASS for $check"
     done
     if [ $trc -eq 0 ] && [ $jrc -eq 0 ] && [ "$(grep -c "$mark" "$WORK/job.out")" -eq "$want" ]; then
