@@ -21,6 +21,14 @@
  *       process table lists NPROCS live ranks of PROGRAM while the file
  *       OUTPUT (the job's output) has no line with MARK (no rank passed
  *       init), then PMIX_DEBUGGER_RELEASE to the job, and its end.
+ *   pmix_tool node SIZE NLOCAL RELEASE PROGRAM
+ *       A tool on one node of a job over several (`pmigate proxy`): the
+ *       job's namespace and SIZE; its local process table: NLOCAL live
+ *       ranks of PROGRAM on this host, in a row ("LOCAL RANKS a-b"); its
+ *       whole process table as the proxy has it ("TABLE ..."); then the
+ *       job's end once RELEASE exists (the ranks wait for it).
+ *   pmix_tool release
+ *       Attaches to the job on this node and sends it PMIX_DEBUGGER_RELEASE.
  *   pmix_tool rank
  *       A rank: PMIx_Init, "RANK <r> PAST INIT", PMIx_Finalize.
  *   pmix_tool spawner N
@@ -386,6 +394,106 @@ static int hold(int argc, char **argv)
     return failures;
 }
 
+/* This node's rows: NLOCAL live ranks of `program` on this host, in a row. */
+static int local_rows_ok(const pmix_proc_info_t *rows, size_t n, long nlocal,
+                         const char *program, char *why, size_t len)
+{
+    char host[256] = "";
+
+    (void)gethostname(host, sizeof(host) - 1);
+    if ((long)n != nlocal || n == 0)
+        return snprintf(why, len, "%zu rows", n), 0;
+    for (size_t r = 0; r < n; r++) {
+        const pmix_proc_info_t *p = &rows[r];
+        const char *exe = p->executable_name != NULL ? p->executable_name : "";
+        const char *base = strrchr(exe, '/') != NULL ? strrchr(exe, '/') + 1 : exe;
+
+        snprintf(why, len, "ranks %u-%u, row %zu: rank %u pid %d exe %s host %s", rows[0].proc.rank,
+                 rows[n - 1].proc.rank, r, p->proc.rank, (int)p->pid, exe,
+                 p->hostname ? p->hostname : "-");
+        if (strcmp(p->proc.nspace, job_ns) != 0 || p->proc.rank != rows[0].proc.rank + r ||
+            p->pid <= 0 || kill(p->pid, 0) != 0 || strcmp(base, program) != 0 ||
+            p->hostname == NULL || strcmp(p->hostname, host) != 0)
+            return 0;
+    }
+    printf("LOCAL RANKS %u-%u\n", rows[0].proc.rank, rows[n - 1].proc.rank);
+    return 1;
+}
+
+static void check_local_table(long nlocal, const char *program)
+{
+    pmix_info_t *out = NULL;
+    size_t n = 0;
+    char why[512] = "";
+    pmix_status_t rc = query1(PMIX_QUERY_LOCAL_PROC_TABLE, job_ns, &out, &n);
+    int ok = rc == PMIX_SUCCESS && n == 1 && out[0].value.type == PMIX_DATA_ARRAY &&
+             local_rows_ok(out[0].value.data.darray->array, out[0].value.data.darray->size,
+                           nlocal, program, why, sizeof(why));
+
+    report(ok, "local_proc_table", "%s: %s", PMIx_Error_string(rc), why);
+    if (out != NULL)
+        PMIX_INFO_FREE(out, n);
+}
+
+/* The whole table as this node's proxy has it: one line per row. */
+static void print_table(void)
+{
+    pmix_info_t *out = NULL;
+    size_t n = 0;
+    pmix_status_t rc = query1(PMIX_QUERY_PROC_TABLE, job_ns, &out, &n);
+    const pmix_proc_info_t *rows = NULL;
+    size_t nrows = 0;
+
+    if (rc == PMIX_SUCCESS && n == 1 && out[0].value.type == PMIX_DATA_ARRAY) {
+        rows = out[0].value.data.darray->array;
+        nrows = out[0].value.data.darray->size;
+    }
+    printf("TABLE %s %zu rows\n", PMIx_Error_string(rc), nrows);
+    for (size_t r = 0; r < nrows; r++)
+        printf("TABLE rank %u host %s pid %d state %d\n", rows[r].proc.rank,
+               rows[r].hostname ? rows[r].hostname : "-", (int)rows[r].pid, rows[r].state);
+    if (out != NULL)
+        PMIX_INFO_FREE(out, n);
+}
+
+static int node_tool(int argc, char **argv)
+{
+    pmix_status_t rc;
+
+    if (argc < 6)
+        return fprintf(stderr, "usage: pmix_tool node SIZE NLOCAL RELEASE PROGRAM\n"), 2;
+    rc = PMIx_tool_init(&me, NULL, 0);
+    report(rc == PMIX_SUCCESS, "tool_init", "%s", PMIx_Error_string(rc));
+    if (rc != PMIX_SUCCESS)
+        return 1;
+    check_identity();
+    if (job_ns != NULL) {
+        check_namespaces();
+        check_size(atol(argv[2]));
+        check_local_table(atol(argv[3]), argv[5]);
+        print_table();
+        check_job_end(argv[4]);
+    }
+    rc = PMIx_tool_finalize();
+    report(rc == PMIX_SUCCESS, "tool_finalize", "%s", PMIx_Error_string(rc));
+    return failures;
+}
+
+static int release_only(void)
+{
+    pmix_status_t rc = PMIx_tool_init(&me, NULL, 0);
+
+    report(rc == PMIX_SUCCESS, "tool_init", "%s", PMIx_Error_string(rc));
+    if (rc != PMIX_SUCCESS)
+        return 1;
+    check_identity();
+    if (job_ns != NULL)
+        release_job();
+    rc = PMIx_tool_finalize();
+    report(rc == PMIX_SUCCESS, "tool_finalize", "%s", PMIx_Error_string(rc));
+    return failures;
+}
+
 static int rank_main(void)
 {
     pmix_status_t rc = PMIx_Init(&me, NULL, 0);
@@ -495,10 +603,14 @@ int main(int argc, char **argv)
         return hold(argc, argv);
     if (argc > 1 && strcmp(argv[1], "rank") == 0)
         return rank_main();
+    if (argc > 1 && strcmp(argv[1], "node") == 0)
+        return node_tool(argc, argv);
+    if (argc > 1 && strcmp(argv[1], "release") == 0)
+        return release_only();
     if (argc > 1 && strcmp(argv[1], "spawner") == 0)
         return spawner(argc, argv);
     fprintf(stderr, "usage: pmix_tool attach PID NPROCS RELEASE PROGRAM | flood SOCKET N | "
                     "init [NSPACE] | hold PID NPROCS PROGRAM OUTPUT MARK [NSPACE] | rank | "
-                    "spawner N\n");
+                    "spawner N | node SIZE NLOCAL RELEASE PROGRAM | release\n");
     return 2;
 }
