@@ -279,6 +279,10 @@ typedef struct pg_ns_layout {
                                      processes?  NULL = all nodes are served
                                      (single-node gateway simulating nodes) */
     bool spawned;                 /* PMIX_SPAWNED */
+    /* PMIX_DEBUG_STOP_IN_INIT: the host holds rank stop_rank (WILDCARD:
+     * every rank) in init for a debugger; a job-level key a tool reads */
+    bool stop_in_init;
+    pmix_rank_t stop_rank;
     /* the namespace of a tool attached to the gateway (PMIx_tool_init), a
      * process of its own that runs no job: it hears events and asks, but
      * pg_ns_foreach does not list it among the jobs */

@@ -94,6 +94,8 @@ typedef struct pg_ns {
     bool dead;              /* deregistered, waiting for refs to drop */
     uint32_t size, univ_size, nnodes, napps;
     bool spawned;
+    bool stop_in_init;      /* PMIX_DEBUG_STOP_IN_INIT: stop_rank */
+    pmix_rank_t stop_rank;
     bool tool;      /* a tool's namespace (pg_ns_layout_t.tool) */
     bool has_parent;        /* parent holds PMIX_PARENT_ID */
     pmix_proc_t parent;

@@ -306,9 +306,13 @@ void pg_event_free_exec(pg_engine_t *e, pg_ns_t *job)
     job->pids = NULL;
 }
 
-/* The engine's life-cycle states in the Standard's terms. */
+/* The engine's life-cycle states in the Standard's terms.  A process
+ * another server serves (`pmigate proxy`: another node's rank) is
+ * unknown here, not being launched: UNDEF. */
 static pmix_proc_state_t state_of(const pg_ns_t *job, pmix_rank_t rank)
 {
+    if (!job->node_served[job->rank_node[rank]])
+        return PMIX_PROC_STATE_UNDEF;
     if (job->exits != NULL && job->exits[rank] != PG_NOT_EXITED)
         return job->exits[rank] == 0 ? PMIX_PROC_STATE_TERMINATED : PMIX_PROC_STATE_TERM_NON_ZERO;
     switch (job->procs[rank].state) {

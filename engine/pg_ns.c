@@ -345,6 +345,8 @@ pmix_status_t pg_ns_register(pg_engine_t *e, const char *nspace, const pg_ns_lay
     job->nnodes = l->nnodes;
     job->univ_size = l->univ_size ? l->univ_size : l->size;
     job->spawned = l->spawned;
+    job->stop_in_init = l->stop_in_init;
+    job->stop_rank = l->stop_rank;
     job->tool = l->tool;
     if (l->parent_nspace != NULL) {
         job->has_parent = true;
@@ -538,6 +540,8 @@ static bool rsv_job(const pg_ns_t *job, const char *k, rsv_out_t *o)
         return rsv_str(o, job->proc_map);
     if (KEY_IS(k, PMIX_ANL_MAP))
         return rsv_str(o, job->anl_map);
+    if (KEY_IS(k, PMIX_DEBUG_STOP_IN_INIT))
+        return job->stop_in_init && rsv_u32(o, PMIX_PROC_RANK, job->stop_rank);
     if (KEY_IS(k, PMIX_SPAWNED)) {
         o->num.b = job->spawned;
         o->v = pg_value_bytes(PMIX_BOOL, &o->num.b, sizeof(bool));

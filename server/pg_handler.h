@@ -83,6 +83,11 @@ typedef struct pg_spawn_req {
      * not when every process exited 0.  0 for PMI-1 and PMI-2 spawns. */
     int notify_end;
     int end_silent_ok;
+    /* PMIx_Spawn's PMIX_DEBUG_STOP_IN_INIT: the new job's rank stop_rank
+     * (PMIX_RANK_WILDCARD: every rank) is held in init until a
+     * PMIX_DEBUGGER_RELEASE (debugger_release below).  0 otherwise. */
+    int stop_in_init;
+    uint32_t stop_rank;
 } pg_spawn_req_t;
 
 /* How a spawn ended, borrowed for the completion call. */
@@ -181,6 +186,11 @@ typedef struct pg_peer_ops {
      * PMIX_ERR_EXISTS (the id is in use), PMIX_ERR_NOMEM.  May be NULL: the
      * host watches nothing (the request is answered PMIX_ERR_NOT_SUPPORTED). */
     int (*monitor)(pg_peer_t *peer, const pg_monitor_req_t *req);
+    /* The peer sent PMIX_DEBUGGER_RELEASE (a debugger's PMIx_Notify_event)
+     * naming job `nspace` (NULL: it named none, every job it reaches):
+     * the host lets that job's ranks it holds in init go on.  May be NULL:
+     * the host holds no rank. */
+    void (*debugger_release)(pg_peer_t *peer, const char *nspace);
 } pg_peer_ops_t;
 
 /* One connected process as its handler sees it.  The host embeds it in its

@@ -65,6 +65,8 @@ struct pg_conn {
     unsigned write_armed : 1;     /* wev is added (replies wait for the socket) */
     unsigned read_paused : 1;     /* rev is removed: too many replies unread */
     unsigned peer_gone : 1;       /* writes fail with EPIPE: replies are dropped */
+    unsigned hold_asked : 1;      /* the owner's hold_init was asked */
+    unsigned held : 1;            /* requests wait for pg_conn_release_hold */
 };
 
 static void conn_really_free(pg_conn_t *c);
@@ -453,6 +455,21 @@ static int conn_oversized(pg_conn_t *c, char *head, size_t avail, int err)
     return conn_dispatch(c, &c->msg, err) != 0 ? -1 : 0;
 }
 
+/* Is the next request held for a debugger (owner's hold_init)?  Asked once
+ * the rank is known, at its first request: a PMIx preamble is not one (a
+ * tool says what it is there, and tools are never held). */
+static int conn_holds(pg_conn_t *c, const char *head, size_t avail)
+{
+    if (c->held || c->hold_asked)
+        return c->held;
+    if (c->peer.rank < 0 || (!c->opened && pg_pmix_is_start(head, avail)))
+        return 0;
+    c->hold_asked = 1;
+    if (c->ops != NULL && c->ops->hold_init != NULL && c->ops->hold_init(c->owner, c))
+        c->held = 1;
+    return c->held;
+}
+
 /* Frames, parses and dispatches every complete message in the buffer. */
 static void conn_process(pg_conn_t *c)
 {
@@ -463,6 +480,8 @@ static void conn_process(pg_conn_t *c)
         pg_frame_t frame;
         int rc;
 
+        if (conn_holds(c, head, avail))
+            break;
         if (c->skip.kind != PG_FRAME_NONE) {
             c->in_start += pg_frame_skip(&c->skip, head, avail);
             continue;
@@ -543,6 +562,8 @@ static void conn_eof(pg_conn_t *c)
     c->by_peer = 1;
     if (c->finalized || (!c->opened && c->in_end == c->in_start))
         conn_close(c, NULL);
+    else if (c->held)
+        conn_close(c, "closed its PMI connection while held in init for a debugger");
     else if (c->in_end > c->in_start || c->skip.kind != PG_FRAME_NONE)
         conn_close(c, "closed its PMI connection in the middle of a message");
     else
@@ -854,7 +875,34 @@ static int peer_monitor(pg_peer_t *peer, const pg_monitor_req_t *req)
     return PMIX_ERR_NOT_SUPPORTED;
 }
 
+static void peer_debugger_release(pg_peer_t *peer, const char *nspace)
+{
+    pg_conn_t *c = pg_conn_of(peer);
+
+    if (c->ops != NULL && c->ops->debugger_release != NULL)
+        c->ops->debugger_release(c->owner, c, nspace);
+}
+
+void pg_conn_release_hold(pg_conn_t *conn)
+{
+    if (conn == NULL || !conn->held)
+        return;
+    conn->held = 0;
+    conn_enter(conn);
+    conn_process(conn);
+    if (!conn->closed)
+        conn_pump(conn);
+    conn_served(conn);
+    conn_leave(conn);
+}
+
+int pg_conn_held(const pg_conn_t *conn)
+{
+    return conn->held;
+}
+
 static const pg_peer_ops_t conn_peer_ops = {
+    .debugger_release = peer_debugger_release,
     .spawn = peer_spawn,
     .reply_send = peer_reply_send,
     .job_signal = peer_job_signal,

@@ -99,6 +99,16 @@ typedef struct pg_conn_owner_ops {
      * gives it a home of its own (pg_conn_rehome) and returns 0, or returns
      * -1 with `why` (the connection closes).  NULL: tools are refused. */
     int (*tool)(void *owner, pg_conn_t *conn, const char **why);
+    /* The rank's first request (its init: PMI-1/PMI-2 init, PMIx_Init,
+     * after the PMIx preamble) is about to be taken: return 1 to hold it,
+     * unanswered, until pg_conn_release_hold (a debugger's
+     * PMIX_DEBUG_STOP_IN_INIT).  Asked once, when the rank is known; a
+     * PMI_PORT connection's first request after it named its rank.  NULL:
+     * never held. */
+    int (*hold_init)(void *owner, pg_conn_t *conn);
+    /* The peer released job `nspace` (NULL: every job) from init
+     * (pg_peer_ops_t.debugger_release).  NULL: nothing is held here. */
+    void (*debugger_release)(void *owner, pg_conn_t *conn, const char *nspace);
 } pg_conn_owner_ops_t;
 
 /* Takes ownership of fd (made non-blocking).  rank < 0: a listener
@@ -139,6 +149,12 @@ void pg_conn_set_finalized(pg_conn_t *conn);
  * connection leaving the job that accepted it (see the `tool` op). */
 void pg_conn_rehome(pg_conn_t *conn, const pg_peer_job_t *job, int rank,
                     const pg_conn_owner_ops_t *ops, void *owner);
+
+/* A connection held by hold_init takes its requests again, the held init
+ * first.  Nothing for a connection not held. */
+void pg_conn_release_hold(pg_conn_t *conn);
+/* Is the connection held in init (hold_init)? */
+int pg_conn_held(const pg_conn_t *conn);
 
 void pg_conn_set_trace(pg_conn_t *conn, pg_conn_trace_fn fn, void *arg);
 /* Reads whatever the socket holds now and dispatches it; used when the

@@ -456,7 +456,7 @@ static pg_job_t *job_new(const pg_job_ctx_t *ctx, const pg_run_opts_t *opts,
     *job = (pg_job_t){
         .ctx = ctx, .base = ctx->base, .opts = opts, .handlers = handlers,
         .size = opts->nprocs, .nlocal = opts->nprocs, .v = ctx->verdict,
-        .failed_rank = -1,
+        .failed_rank = -1, .stop_in_init = opts->stop_in_init, .stop_rank = PMIX_RANK_WILDCARD,
     };
     if (pg_job_conns_init(job) != 0 || job_alloc_ranks(job) != 0) {
         pg_job_free(job);
@@ -518,6 +518,7 @@ int pg_job_layout(const pg_job_t *job, pg_job_engine_layout_t *l, uint32_t **ran
         .nspace = job->kvsname, .size = job->size, .hostname = job->ctx->hostname,
         .appnum = job->appnum, .cpuset = (const char *const *)job->cpusets,
         .mapping = job->mapping, .doomed = job_fence_doomed, .doomed_ctx = (void *)job,
+        .stop_in_init = job->stop_in_init != 0, .stop_rank = job->stop_rank,
     };
     *rank_node = NULL;
     if (job->node == NULL)
@@ -600,6 +601,26 @@ const char *pg_job_rank_program(const pg_job_t *job, int rank)
     return job->opts->segments[job->ranks[rank].appnum].argv[0];
 }
 
+void pg_job_release_init(pg_job_t *job)
+{
+    if (!job->stop_in_init)
+        return;
+    job->stop_in_init = 0;
+    pg_job_log(job, "released from init by a debugger");
+    for (int i = job->first; i < job->first + job->nlocal; i++) {
+        pg_rank_t *r = &job->ranks[i];
+
+        pg_conn_release_hold(r->fd_conn);
+        if (r->pmi_conn != r->fd_conn)
+            pg_conn_release_hold(r->pmi_conn);
+    }
+}
+
+int pg_job_held(const pg_job_t *job)
+{
+    return job->stop_in_init;
+}
+
 void pg_job_report(const pg_job_t *job, pg_report_job_t *out)
 {
     *out = (pg_report_job_t){
@@ -610,12 +631,14 @@ void pg_job_report(const pg_job_t *job, pg_report_job_t *out)
         .nlocal = job->node != NULL ? job->nlocal : job->size,
         .parent_kvsname = job->jobno > 0 ? job->parent_kvsname : NULL,
         .parent_rank = job->parent_rank,
+        .held_in_init = job->stop_in_init,
     };
     for (int i = 0; i < job->size; i++) {
         const pg_rank_t *r = &job->ranks[i];
 
         out->launched += r->pid != 0;
-        out->initialised += r->connected;
+        /* a rank held in init has not passed it */
+        out->initialised += r->connected && !(r->pmi_conn != NULL && pg_conn_held(r->pmi_conn));
         out->finalized += r->finalized;
         out->exited += r->reaped;
     }
@@ -635,6 +658,7 @@ static int spawned_attach_engine(pg_job_t *sub, const pg_kv_t *preput, int nprep
     pg_job_engine_layout_t layout = {
         .nspace = sub->kvsname, .size = sub->size, .hostname = sub->ctx->hostname,
         .appnum = sub->appnum, .mapping = sub->mapping, .spawned = true,
+        .stop_in_init = sub->stop_in_init != 0, .stop_rank = sub->stop_rank,
         .parent_nspace = sub->parent_kvsname, .parent_rank = sub->parent_rank,
     };
 
@@ -724,6 +748,8 @@ static int spawn_job(pg_job_t *parent, int parent_rank, const spawn_at_t *at,
     sub->launched_arg = arg;
     sub->notify_end = req->notify_end;
     sub->end_silent_ok = req->end_silent_ok;
+    sub->stop_in_init = req->stop_in_init;
+    sub->stop_rank = req->stop_rank;
     if (at->node != NULL) {
         sub->jobno = at->jobno; /* every node's number for it */
         if (pg_job_set_node(sub, at->node) != 0) {

@@ -128,6 +128,13 @@ void pg_job_judge_silent(pg_job_t *job);
 
 /* ---- any job ---- */
 
+/* A debugger released the job (PMIX_DEBUGGER_RELEASE): the ranks held in
+ * their init (pg_conn_owner_ops_t.hold_init) take their requests again,
+ * and none is held from now on.  Nothing for a job not held. */
+void pg_job_release_init(pg_job_t *job);
+/* Is the job waiting for a debugger's release? */
+int pg_job_held(const pg_job_t *job);
+
 /* The job's ranks on this node as `pmigate status` shows them (strings
  * borrowed from the job). */
 struct pg_report_job;

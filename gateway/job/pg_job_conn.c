@@ -25,6 +25,7 @@
 #include "gateway/job/pg_job_ctx.h"
 #include "gateway/job/pg_job_int.h"
 #include "gateway/job/pg_job_tool.h"
+#include "pmix_common.h"
 #include "gateway/job/pg_port.h"
 #include "gateway/tools/pg_trace_rec.h"
 #include "pmix_common.h"
@@ -375,6 +376,26 @@ static void conn_closed(void *owner, pg_conn_t *conn, const char *reason)
         rank_fail_lost(job, r, reason);
 }
 
+/* --stop-in-init / PMIX_DEBUG_STOP_IN_INIT: the rank's init waits for a
+ * debugger's release (docs/user-guide.md, "Debuggers and tools"). */
+static int conn_hold_init(void *owner, pg_conn_t *conn)
+{
+    pg_job_t *job = owner;
+    int rank = pg_conn_rank(conn);
+
+    return job->stop_in_init &&
+           (job->stop_rank == PMIX_RANK_WILDCARD || (uint32_t)rank == job->stop_rank);
+}
+
+/* A rank, as any PMIx process may, released a job from init. */
+static void conn_debugger_release(void *owner, pg_conn_t *conn, const char *nspace)
+{
+    pg_job_t *job = owner;
+
+    (void)conn;
+    pg_job_ctx_release_init(job->ctx, nspace);
+}
+
 /* The seam's spawn, from one of this job's ranks: the run's policy. */
 static void conn_spawn(void *owner, pg_conn_t *conn, const pg_spawn_req_t *req,
                        pg_spawn_done_fn done, void *cbdata)
@@ -391,7 +412,8 @@ int pg_job_conns_init(pg_job_t *job)
         .job_abort = conn_job_abort, .log_write = conn_log_write, .served = conn_served,
         .job_signal = conn_job_signal, .log_to = conn_log_to,
         .closed = conn_closed, .spawn = conn_spawn, .segment_reader = conn_segment_reader,
-        .monitor = conn_monitor, .tool = conn_tool,
+        .monitor = conn_monitor, .tool = conn_tool, .hold_init = conn_hold_init,
+        .debugger_release = conn_debugger_release,
     };
     if (job->ctx->opts->heartbeat > 0)
         job->conn_ops.heard = conn_heard;

@@ -69,6 +69,11 @@ void pg_job_ctx_spawned_add(const pg_job_ctx_t *ctx, int delta)
     ctx->ops->spawned_add(ctx->run, delta);
 }
 
+void pg_job_ctx_release_init(const pg_job_ctx_t *ctx, const char *nspace)
+{
+    ctx->ops->release_init(ctx->run, nspace);
+}
+
 void pg_job_ctx_spawn_opts_free(const pg_job_ctx_t *ctx, pg_run_opts_t *opts)
 {
     ctx->ops->spawn_opts_free(opts);

@@ -48,6 +48,8 @@ typedef struct pg_job_ctx_ops {
     int (*nranks)(const pg_run_t *run);
     /* Processes spawned: +n accepted, -n that never started (--max-procs). */
     void (*spawned_add)(pg_run_t *run, int delta);
+    /* A debugger released job `nspace` (NULL: every job) from init. */
+    void (*release_init)(pg_run_t *run, const char *nspace);
     /* The seam's spawn from rank `rank` of `parent`: the run's policy
      * checks it and starts a job (pg_job_spawn), `done` answers. */
     void (*spawn)(pg_job_t *parent, int rank, const pg_spawn_req_t *req, pg_spawn_done_fn done,
@@ -95,6 +97,7 @@ void pg_job_ctx_teardown(const pg_job_ctx_t *ctx, int signo);
 void pg_job_ctx_teardown_told(const pg_job_ctx_t *ctx, const pg_job_t *job, int rank);
 void pg_job_ctx_maybe_done(const pg_job_ctx_t *ctx);
 void pg_job_ctx_spawned_add(const pg_job_ctx_t *ctx, int delta);
+void pg_job_ctx_release_init(const pg_job_ctx_t *ctx, const char *nspace);
 void pg_job_ctx_spawn_opts_free(const pg_job_ctx_t *ctx, pg_run_opts_t *opts);
 
 #endif

@@ -367,6 +367,8 @@ static int register_layout(pg_job_engine_t *je, const pg_job_engine_layout_t *l)
         .cpuset = l->cpuset,
         .node_served = multi ? served : NULL, /* the other nodes' gateways serve theirs */
         .spawned = l->spawned,
+        .stop_in_init = l->stop_in_init,
+        .stop_rank = l->stop_rank,
         .parent_nspace = l->parent_nspace,
         .parent_rank = (pmix_rank_t)l->parent_rank,
     };

@@ -97,6 +97,10 @@ typedef struct pg_job_engine_layout {
     const char *const *cpuset;  /* [size] hwloc list strings */
     const char *mapping;        /* PMI_process_mapping */
     bool spawned;               /* a job a rank spawned (PMIX_SPAWNED) */
+    /* its ranks are held in init for a debugger (PMIX_DEBUG_STOP_IN_INIT):
+     * rank stop_rank, or every rank (PMIX_RANK_WILDCARD) */
+    bool stop_in_init;
+    uint32_t stop_rank;
     /* spawned: the process that asked (PMIX_PARENT_ID); nspace NULL: none */
     const char *parent_nspace;
     int parent_rank;

@@ -91,6 +91,11 @@ struct pg_job {
                               * before finalize), -1: none yet */
     int failed_code;         /* that rank's exit code */
     int told_ended;          /* over several nodes: its end here was told */
+    /* held in init for a debugger (--stop-in-init, PMIx_Spawn's
+     * PMIX_DEBUG_STOP_IN_INIT) until a PMIX_DEBUGGER_RELEASE: rank
+     * stop_rank, or every rank (PMIX_RANK_WILDCARD); 0 once released */
+    int stop_in_init;
+    uint32_t stop_rank;
 };
 
 /* pg_job_conn.c: the job becomes its connections' owner (job->conn_ops)

@@ -81,6 +81,15 @@ static void tool_log_write(void *owner, pg_conn_t *conn, const char *line)
     pg_job_log(t->tools->root, "tool %s: %s", t->nspace, line);
 }
 
+/* PMIX_DEBUGGER_RELEASE from the tool: the run's jobs it names go on. */
+static void tool_debugger_release(void *owner, pg_conn_t *conn, const char *nspace)
+{
+    tool_t *t = owner;
+
+    (void)conn;
+    pg_job_ctx_release_init(t->tools->root->ctx, nspace);
+}
+
 /* ---- the record ---- */
 
 pg_job_tools_t *pg_job_tools_new(pg_job_t *root)
@@ -92,6 +101,7 @@ pg_job_tools_t *pg_job_tools_new(pg_job_t *root)
     tools->root = root;
     tools->ops = (pg_conn_owner_ops_t){
         .closed = tool_closed, .heard = tool_heard, .log_write = tool_log_write,
+        .debugger_release = tool_debugger_release,
     };
     return tools;
 }

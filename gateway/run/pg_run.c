@@ -816,6 +816,7 @@ static const pg_job_ctx_ops_t run_job_ops = {
     .add_job = pg_run_add_job,
     .nranks = pg_run_nranks,
     .spawned_add = pg_run_spawned_add,
+    .release_init = pg_run_release_init,
     .spawn = pg_spawn_start,
     .spawn_opts_free = pg_spawn_opts_free,
 };
@@ -994,4 +995,17 @@ int pg_run_nranks(const pg_run_t *run)
 void pg_run_spawned_add(pg_run_t *run, int delta)
 {
     run->ctx.spawned_total += delta;
+}
+
+static void release_if_named(pg_job_t *job, const char *nspace)
+{
+    if (nspace == NULL || strcmp(pg_job_kvsname(job), nspace) == 0)
+        pg_job_release_init(job);
+}
+
+void pg_run_release_init(pg_run_t *run, const char *nspace)
+{
+    release_if_named(run->root, nspace);
+    for (int k = 0; k < run->nsubs; k++)
+        release_if_named(run->subs[k], nspace);
 }

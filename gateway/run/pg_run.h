@@ -108,6 +108,9 @@ int pg_run_nranks(const pg_run_t *run);
  * --max-procs; `delta` counts a spawn accepted (+n) or children that
  * never started (-n). */
 void pg_run_spawned_add(pg_run_t *run, int delta);
+/* A debugger's PMIX_DEBUGGER_RELEASE for job `nspace` (NULL: every job of
+ * the run): its ranks held in init go on (pg_job_release_init). */
+void pg_run_release_init(pg_run_t *run, const char *nspace);
 /* Brings every rank of every job down: `signo` now, SIGKILL after a grace. */
 void pg_run_teardown(pg_run_t *run, int signo);
 /* A failure (of rank `rank` of `job`; job NULL: none) that the jobs' PMIx

@@ -64,8 +64,9 @@ void pg_report_job(FILE *out, const pg_report_job_t *j)
                 j->size);
     else
         fprintf(out, ": %d rank%s", j->size, j->size == 1 ? "" : "s");
-    fprintf(out, ": %d launched, %d initialised, %d finalized, %d exited\n", j->launched,
-            j->initialised, j->finalized, j->exited);
+    fprintf(out, ": %d launched, %d initialised, %d finalized, %d exited%s\n", j->launched,
+            j->initialised, j->finalized, j->exited,
+            j->held_in_init ? ": held in init for a debugger" : "");
 }
 
 static double seconds_since(pg_time_t then, pg_time_t now)

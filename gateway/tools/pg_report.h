@@ -33,6 +33,7 @@ typedef struct pg_report_job {
     int launched, initialised, finalized, exited;
     const char *parent_kvsname; /* spawned: the job of the rank that asked, else NULL */
     int parent_rank;
+    int held_in_init;          /* its ranks wait in init for a debugger's release */
 } pg_report_job_t;
 
 /* "job 0 kvs_7_0: 4 ranks: 4 launched, 3 initialised, 0 finalized, 0 exited" */

@@ -56,6 +56,8 @@ const char pg_cli_run_usage[] =
     "  --trace FILE           record every PMI message to FILE (see pmigate trace)\n"
     "  --strict               fail the job (status 125) when a rank ran without\n"
     "                         speaking PMI, instead of only warning\n"
+    "  --stop-in-init         hold every rank in its PMI init until a PMIx tool\n"
+    "                         releases the job (PMIX_DEBUGGER_RELEASE)\n"
     "  -h, --help             this text\n"
     "\n"
     "Exit status: the first non-zero rank status (128+N for a rank killed by\n"
@@ -272,6 +274,10 @@ static int parse_option(cli_state_t *st, int argc, char **argv, int *i, pg_segme
     }
     if (opt_is(arg, "strict", &iv) && iv == NULL) {
         opts->strict = 1;
+        return 0;
+    }
+    if (opt_is(arg, "stop-in-init", &iv) && iv == NULL) {
+        opts->stop_in_init = 1;
         return 0;
     }
     if ((opt_is(arg, "verbose", &iv) || opt_is(arg, "v", &iv)) && iv == NULL) {

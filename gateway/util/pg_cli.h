@@ -53,6 +53,8 @@ typedef struct pg_run_opts {
     int tag_output;
     int verbose;
     int strict;             /* --strict: a rank that never spoke PMI fails the job */
+    int stop_in_init;       /* --stop-in-init: every rank waits in init for a
+                               debugger's PMIX_DEBUGGER_RELEASE */
     const char *trace_path; /* --trace FILE: record every PMI message (borrowed) */
     int help;               /* --help was given: print usage, launch nothing */
     /* not options: `pmigate proxy` sets them so a trace names its node

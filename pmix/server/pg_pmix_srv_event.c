@@ -101,6 +101,45 @@ static pmix_status_t events_notify_with(pg_engine_t *e, pg_event_t *ev, const pm
     return rc;
 }
 
+/* The jobs a PMIX_DEBUGGER_RELEASE names, each told to the host: the
+ * processes of its custom range (the targets, or PMIX_EVENT_CUSTOM_RANGE
+ * in its info, as OpenPMIx's debuggerd.c sends it with range LOCAL) and
+ * PMIX_EVENT_AFFECTED_PROC(S).  Naming none releases every job the host
+ * holds: the event then reaches them all. */
+static size_t release_procs(pg_peer_t *peer, const pmix_proc_t *procs, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        peer->ops->debugger_release(peer, procs[i].nspace);
+    return n;
+}
+
+static size_t release_named(pg_peer_t *peer, const pmix_value_t *v)
+{
+    if (v->type == PMIX_PROC && v->data.proc != NULL)
+        return release_procs(peer, v->data.proc, 1);
+    if (v->type == PMIX_DATA_ARRAY && v->data.darray != NULL &&
+        v->data.darray->type == PMIX_PROC && v->data.darray->array != NULL)
+        return release_procs(peer, v->data.darray->array, v->data.darray->size);
+    return 0;
+}
+
+static void debugger_release(pg_peer_t *peer, const pmix_proc_t *targets, size_t ntargets,
+                             const pmix_info_t *info, size_t ninfo)
+{
+    size_t named;
+
+    if (peer->ops->debugger_release == NULL)
+        return;
+    named = release_procs(peer, targets, ntargets);
+    for (size_t i = 0; i < ninfo; i++)
+        if (pg_pmix_info_is(&info[i], PMIX_EVENT_CUSTOM_RANGE) ||
+            pg_pmix_info_is(&info[i], PMIX_EVENT_AFFECTED_PROC) ||
+            pg_pmix_info_is(&info[i], PMIX_EVENT_AFFECTED_PROCS))
+            named += release_named(peer, &info[i].value);
+    if (named == 0)
+        peer->ops->debugger_release(peer, NULL);
+}
+
 /* PMIx_Notify_event: status, source, range, custom targets[], info[]. */
 int pg_pmix_serve_notify(pg_pmix_in_t *in)
 {
@@ -134,6 +173,8 @@ int pg_pmix_serve_notify(pg_pmix_in_t *in)
     }
     if (rc == PMIX_SUCCESS)
         rc = events_notify_with(e, &ev, info, ninfo);
+    if (rc == PMIX_SUCCESS && code == PMIX_DEBUGGER_RELEASE)
+        debugger_release(in->peer, procs, nprocs, info, ninfo);
     (void)pg_pmix_reply_status(in->peer, in->cmd, in->id, rc);
 out:
     free(targets);

@@ -20,6 +20,7 @@ typedef struct query_out {
     size_t n, cap;
     size_t asked, answered; /* keys */
     bool can_spawn;         /* the host serves PMIx_Spawn (pg_peer_ops_t.spawn) */
+    bool can_hold;          /* the host holds ranks in init (pg_peer_ops_t.debugger_release) */
 } query_out_t;
 
 /* A fresh slot for `key` (the caller fills its value), or NULL. */
@@ -339,8 +340,14 @@ static pmix_status_t query_spawn_support(const query_key_t *k)
                      PMIX_STRING);
 }
 
-/* No debugger attributes are served and there are no psets: an empty
- * answer, not a missing one. */
+/* The debugger attributes served: holding ranks in init, where the host
+ * does (a tool's launch then releases them with PMIX_DEBUGGER_RELEASE). */
+static pmix_status_t query_debug_support(const query_key_t *k)
+{
+    return query_add(k->o, k->key, k->o->can_hold ? PMIX_DEBUG_STOP_IN_INIT : "", PMIX_STRING);
+}
+
+/* No psets: an empty answer, not a missing one. */
 static pmix_status_t query_empty_list(const query_key_t *k)
 {
     return query_add(k->o, k->key, "", PMIX_STRING);
@@ -492,7 +499,7 @@ static const struct query_row {
     { PMIX_QUERY_NAMESPACE_INFO, query_namespace_info },
     { PMIX_QUERY_JOB_STATUS, query_job_status },
     { PMIX_QUERY_SPAWN_SUPPORT, query_spawn_support },
-    { PMIX_QUERY_DEBUG_SUPPORT, query_empty_list },
+    { PMIX_QUERY_DEBUG_SUPPORT, query_debug_support },
     { PMIX_QUERY_NUM_PSETS, query_zero },
     { PMIX_QUERY_PSET_NAMES, query_empty_list },
     { PMIX_QUERY_SUPPORTED_KEYS, query_supported_keys },
@@ -558,7 +565,8 @@ int pg_pmix_serve_query(pg_pmix_in_t *in)
 {
     pg_engine_t *e = in->peer->job->engine;
     pg_proc_t self = pg_pmix_session_proc(in->s);
-    query_out_t o = { .can_spawn = in->peer->ops->spawn != NULL };
+    query_out_t o = { .can_spawn = in->peer->ops->spawn != NULL,
+                      .can_hold = in->peer->ops->debugger_release != NULL };
     pmix_data_buffer_t buf;
     pmix_status_t rc, status;
     uint32_t n = 0;

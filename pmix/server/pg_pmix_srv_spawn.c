@@ -225,6 +225,27 @@ static bool spawn_asks(const spawn_in_t *sp, const char *key)
     return false;
 }
 
+/* PMIX_DEBUG_STOP_IN_INIT in the job info: which of the new job's ranks
+ * wait in init for a debugger.  The Standard types it pmix_rank_t (a rank,
+ * or PMIX_RANK_WILDCARD: all); OpenPMIx's debugger.c passes a bool, true
+ * meaning all.  *rank is set and true returned when some rank is held. */
+static bool spawn_stop_in_init(const spawn_in_t *sp, uint32_t *rank)
+{
+    for (size_t i = 0; i < sp->njinfo; i++) {
+        const pmix_info_t *x = &sp->jinfo[i];
+
+        if (!pg_pmix_info_is(x, PMIX_DEBUG_STOP_IN_INIT))
+            continue;
+        if (x->value.type == PMIX_PROC_RANK || x->value.type == PMIX_UINT32) {
+            *rank = x->value.type == PMIX_PROC_RANK ? x->value.data.rank : x->value.data.uint32;
+            return true;
+        }
+        *rank = PMIX_RANK_WILDCARD;
+        return pg_pmix_info_true(x);
+    }
+    return false;
+}
+
 /* PMIx_Spawn: the host starts the job; the reply names its namespace. */
 int pg_pmix_serve_spawn(pg_pmix_in_t *in)
 {
@@ -247,6 +268,7 @@ int pg_pmix_serve_spawn(pg_pmix_in_t *in)
                       spawn_asks(&sp, PMIX_NOTIFY_JOB_EVENTS),
         .end_silent_ok = spawn_asks(&sp, PMIX_EVENT_SILENT_TERMINATION),
     };
+    req.stop_in_init = spawn_stop_in_init(&sp, &req.stop_rank);
     in->peer->ops->spawn(in->peer, &req, spawn_done, r); /* done always runs */
     spawn_in_free(&sp);
     return PG_HANDLER_OK;

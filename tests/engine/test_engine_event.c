@@ -277,6 +277,25 @@ static void test_process_table_rows(void)
     pg_engine_free(w.e);
 }
 
+/* Over several nodes, a rank another server serves is in the table with
+ * its host, but its state is not this engine's to say. */
+static void test_process_table_other_nodes(void)
+{
+    pg_engine_t *e = pg_engine_new(NULL, NULL);
+    const bool served[2] = { false, true };
+    pg_proc_t there = P("j", 0), here = P("j", 3);
+    pg_proc_desc_t d;
+
+    CU_ASSERT_EQUAL_FATAL(job_block(e, "j", 4, 2, served), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(pg_proc_describe(e, &there, &d), PMIX_SUCCESS);
+    CU_ASSERT_STRING_EQUAL(d.hostname, "node0");
+    CU_ASSERT_EQUAL(d.pid, 0);
+    CU_ASSERT_EQUAL(d.state, PMIX_PROC_STATE_UNDEF);
+    CU_ASSERT_EQUAL(pg_proc_describe(e, &here, &d), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(d.state, PMIX_PROC_STATE_LAUNCH_UNDERWAY);
+    pg_engine_free(e);
+}
+
 /* A reaped process shows how it exited (a tool's process table): 0 is
  * TERMINATED, any other code TERM_NON_ZERO with the code; the others run on. */
 static void test_process_table_exits(void)
@@ -504,6 +523,7 @@ static const pg_cunit_test_t tests[] = {
     { "process_table_rows", test_process_table_rows },
     { "namespaces_are_listed", test_namespaces_are_listed },
     { "process_table_exits", test_process_table_exits },
+    { "process_table_other_nodes", test_process_table_other_nodes },
     { "tool_namespace_is_no_job", test_tool_namespace_is_no_job },
     { "job_control_declarations_are_kept", test_job_control_declarations_are_kept },
     { "events_beyond_the_server_go_to_the_host", test_events_beyond_the_server_go_to_the_host },

@@ -36,6 +36,8 @@ typedef struct seen {
     char log[256];                /* the last line the owner's log_write got */
     int served;                   /* owner's served calls */
     const char *job_seen;         /* the kvsname the handler read through its peer */
+    int hold;                     /* the owner's hold_init answer */
+    int hold_asked;               /* ...and how often it was asked */
 } seen_t;
 
 static seen_t seen;
@@ -137,9 +139,18 @@ static void o_served(void *owner, pg_conn_t *c)
     seen.served++;
 }
 
+static int o_hold_init(void *owner, pg_conn_t *c)
+{
+    (void)owner;
+    (void)c;
+    seen.hold_asked++;
+    return seen.hold;
+}
+
 static const pg_conn_owner_ops_t owner_ops = {
     .identify = o_identify, .opened = o_opened, .finalized = o_finalized,
     .job_abort = o_job_abort, .log_write = o_log_write, .served = o_served, .closed = o_closed,
+    .hold_init = o_hold_init,
 };
 
 /* What the handlers may read of the job. */
@@ -221,6 +232,44 @@ static void test_pmi1_init_picks_pmi1(void)
     CU_ASSERT_EQUAL(seen.owner_opened, 1);
     CU_ASSERT_TRUE(read_peer(buf, sizeof(buf)) == 3 && strcmp(buf, "ok\n") == 0);
     CU_ASSERT_EQUAL(seen.traced_out, 3);
+    close_conn();
+}
+
+/* --stop-in-init: the init is taken only once the owner releases it, and
+ * the owner is asked once. */
+static void test_held_init_waits_for_release(void)
+{
+    char buf[64];
+
+    open_conn(0, &both);
+    seen.hold = 1;
+    send_str("cmd=init pmi_version=1 pmi_subversion=1\n");
+    CU_ASSERT_EQUAL(seen.messages[PG_PROTO_PMI1], 0);
+    CU_ASSERT_TRUE(pg_conn_held(conn));
+    CU_ASSERT_TRUE(read_peer(buf, sizeof(buf)) < 0 && errno == EAGAIN);
+    send_str("cmd=get_maxes\n");
+    CU_ASSERT_EQUAL(seen.messages[PG_PROTO_PMI1], 0);
+    pg_conn_release_hold(conn);
+    CU_ASSERT_EQUAL(seen.messages[PG_PROTO_PMI1], 2);
+    CU_ASSERT_EQUAL(seen.last_cmd, PG_CMD_PMI1_GET_MAXES);
+    CU_ASSERT_TRUE(read_peer(buf, sizeof(buf)) == 6 && strcmp(buf, "ok\nok\n") == 0);
+    CU_ASSERT_EQUAL(seen.hold_asked, 1);
+    CU_ASSERT_FALSE(pg_conn_held(conn));
+    close_conn();
+}
+
+/* A held rank that goes away is named as such. */
+static void test_eof_while_held_is_reported(void)
+{
+    open_conn(2, &both);
+    seen.hold = 1;
+    send_str("cmd=init pmi_version=1 pmi_subversion=1\n");
+    close(peer);
+    peer = -1;
+    spin();
+    CU_ASSERT_EQUAL(seen.closed, 1);
+    CU_ASSERT_STRING_EQUAL(seen.reason,
+                           "closed its PMI connection while held in init for a debugger");
     close_conn();
 }
 
@@ -442,6 +491,8 @@ static const pg_cunit_test_t conn_tests[] = {
     { "PMI_PORT: a refused rank closes the connection", test_port_connection_refused_rank },
     { "PMI_PORT: commands before identification are refused", test_port_connection_must_identify_first },
     { "EOF before finalize is reported", test_eof_before_finalize_is_reported },
+    { "a held init waits for the release", test_held_init_waits_for_release },
+    { "EOF while held in init is reported", test_eof_while_held_is_reported },
     { "EOF after finalize is clean", test_eof_after_finalize_is_clean },
     { "PG_HANDLER_CLOSE writes the reply, then closes", test_handler_close_flushes_reply_first },
     { "a protocol without handler is closed with a reason", test_unserved_protocol_is_closed_with_reason },

@@ -820,7 +820,7 @@ static const pg_spawn_cmd_t cmds[] = {
     { "/bin/prog0", 3, 2, argv0, 2, info0 },
     { "/bin/prog1", 2, 0, NULL, 0, NULL },
 };
-static const pg_spawn_req_t req = { 2, cmds, 1, preput, env, 2, 1, 0 };
+static const pg_spawn_req_t req = { 2, cmds, 1, preput, env, 2, 1, 0, 0, 0 };
 
 static void test_request_round_trip(void)
 {
@@ -875,7 +875,7 @@ static void test_request_bad_counts(void)
 
     for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
         pg_spawn_cmd_t bad = { "/bin/true", counts[i], 0, NULL, 0, NULL };
-        pg_spawn_req_t one = { 1, &bad, 0, NULL, NULL, 0, 0, 0 };
+        pg_spawn_req_t one = { 1, &bad, 0, NULL, NULL, 0, 0, 0, 0, 0 };
         pg_mesh_wr_t b = { 0 };
         pg_mesh_rd_t r;
         pg_spawn_wire_t w;

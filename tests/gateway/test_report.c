@@ -142,14 +142,16 @@ static void test_wait_lines(void)
 
 static void test_job_lines(void)
 {
-    pg_report_job_t root = { 0, "kvs_7_0", 4, 0, 4, 4, 3, 0, 1, NULL, 0 };
-    pg_report_job_t spawned = { 1, "kvs_7_1", 1, 0, 1, 1, 0, 0, 0, "kvs_7_0", 2 };
-    pg_report_job_t node = { 0, "kvs_9_0", 5, 3, 2, 2, 2, 0, 0, NULL, 0 };
+    pg_report_job_t root = { 0, "kvs_7_0", 4, 0, 4, 4, 3, 0, 1, NULL, 0, 0 };
+    pg_report_job_t spawned = { 1, "kvs_7_1", 1, 0, 1, 1, 0, 0, 0, "kvs_7_0", 2, 0 };
+    pg_report_job_t node = { 0, "kvs_9_0", 5, 3, 2, 2, 2, 0, 0, NULL, 0, 0 };
+    pg_report_job_t held = { 0, "kvs_8_0", 3, 0, 3, 3, 0, 0, 0, NULL, 0, 1 };
     FILE *out = capture();
 
     pg_report_job(out, &root);
     pg_report_job(out, &spawned);
     pg_report_job(out, &node);
+    pg_report_job(out, &held);
     fclose(out);
     CU_ASSERT_STRING_EQUAL(printed,
                            "job 0 kvs_7_0: 4 ranks: 4 launched, 3 initialised, 0 finalized, "
@@ -157,7 +159,9 @@ static void test_job_lines(void)
                            "job 1 kvs_7_1 (spawned by rank 2 of kvs_7_0): 1 rank: 1 launched, "
                            "0 initialised, 0 finalized, 0 exited\n"
                            "job 0 kvs_9_0: ranks 3-4 of 5 on this node: 2 launched, "
-                           "2 initialised, 0 finalized, 0 exited\n");
+                           "2 initialised, 0 finalized, 0 exited\n"
+                           "job 0 kvs_8_0: 3 ranks: 3 launched, 0 initialised, 0 finalized, "
+                           "0 exited: held in init for a debugger\n");
 }
 
 static void test_progress_text(void)

@@ -6,7 +6,11 @@
 # (the ranks' live pids) and status, and hears the job's end.  A flood of
 # silent connections and of tools that say nothing keeps no tool out,
 # and another user is refused.  Then OpenPMIx's own examples/tool.c, built
-# against pmigate's headers and libpmix, lists the job.
+# against pmigate's headers and libpmix, lists the job; its debugger.c
+# --attach attaches and finds the job; debugger.c without --attach (a launch
+# through the tool, PMIx_Spawn) is refused at once, as documented; its
+# debuggerd.c builds (Debian's copy exits before PMIx_tool_init: nothing to
+# run).
 . "$(dirname "$0")/../lib.sh"
 PROG=$top_builddir/tests/pmix/pmix_tool
 make_workdir pg_pmix_tool
@@ -138,6 +142,7 @@ typedef struct {
     pthread_cond_broadcast(&(l)->cond); pthread_mutex_unlock(&(l)->mutex); } while (0)
 typedef struct {
     mylock_t lock;
+    volatile bool active; /* debuggerd.c waits on this instead of the lock */
     pmix_info_t *info;
     size_t ninfo;
 } myquery_data_t;
@@ -170,6 +175,33 @@ HDR
         grep -q "^JOB SIZE FOR NSPACE kvs_${jobb}_0: 2\$" "$WORK/ompi.out" &&
             pass "examples/tool.c --nspace: the job's size" ||
             { cat "$WORK/ompi.out"; fail "examples/tool.c --nspace: no size 2"; }
+    fi
+    examples=$(dirname "$example")
+    for ex in debugger debuggerd; do
+        "${CC:-cc}" -o "$WORK/ompi_$ex" -I"$WORK" -I"$top_srcdir/pmix/include" "$examples/$ex.c" \
+            -lpthread -L"$top_builddir/pmix/.libs" -lpmix -Wl,-rpath,"$top_builddir/pmix/.libs" \
+            >"$WORK/cc.out" 2>&1 || { cat "$WORK/cc.out"; fail "examples/$ex.c does not build"; }
+    done
+    [ -x "$WORK/ompi_debuggerd" ] && pass "examples/debuggerd.c builds against pmigate"
+    if [ -x "$WORK/ompi_debugger" ]; then
+        timeout 20 "$WORK/ompi_debugger" --attach "kvs_${jobb}_0" >"$WORK/ompi.out" 2>&1
+        rc=$?
+        if [ $rc -eq 0 ] && grep -q "^Query returned .*kvs_${jobb}_0" "$WORK/ompi.out"; then
+            pass "examples/debugger.c --attach finds the job"
+        else
+            cat "$WORK/ompi.out"
+            fail "examples/debugger.c --attach: exit $rc"
+        fi
+        # a launch through the tool: refused (docs/pmix-vs-openpmix.md), not hung
+        timeout 20 "$WORK/ompi_debugger" >"$WORK/ompi.out" 2>&1
+        rc=$?
+        if [ $rc -ne 0 ] && [ $rc -ne 124 ] &&
+            grep -q "Application failed to launch with error: PMIX_ERR_NOT_SUPPORTED" "$WORK/ompi.out"; then
+            pass "examples/debugger.c: a tool's PMIx_Spawn is refused at once"
+        else
+            cat "$WORK/ompi.out"
+            fail "examples/debugger.c without --attach: exit $rc"
+        fi
     fi
 fi
 : >"$WORK/release.b"
