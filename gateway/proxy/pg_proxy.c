@@ -165,10 +165,17 @@ static uint64_t start_deadline(const proxy_t *p)
     return p->mesh != NULL ? pg_mesh_start_deadline(p->mesh) : p->timeout_at;
 }
 
+/* The start deadline passed (a timer may fire up to its microsecond
+ * rounding early: 1 ms of slack). */
+static bool start_deadline_passed(const proxy_t *p)
+{
+    return start_deadline(p) > 0 && pg_clock_now() + 1000000u >= start_deadline(p);
+}
+
 /* A start-up that took longer than --timeout is the job's timeout. */
 static bool start_timed_out(const proxy_t *p)
 {
-    return p->timeout_at > 0 && pg_clock_now() >= p->timeout_at;
+    return p->timeout_at > 0 && p->timeout_at <= start_deadline(p) && start_deadline_passed(p);
 }
 
 /* The start-up allgather: checks the counts, learns host names, the
@@ -352,7 +359,7 @@ static int run_node(proxy_t *p, const pg_run_opts_t *opts, const pg_handler_tabl
 static int start_failed(proxy_t *p, const char *err, bool seen_by_all)
 {
     enum { START_ABORT_GRACE_MS = 1000 };
-    bool deadline_passed = start_deadline(p) > 0 && pg_clock_now() >= start_deadline(p);
+    bool deadline_passed = start_deadline_passed(p);
     int status = start_timed_out(p) ? PG_EXIT_TIMEOUT : PG_EXIT_INTERNAL;
 
     if (status == PG_EXIT_TIMEOUT)
