@@ -165,7 +165,12 @@ for how in slurm mpirun; do
     launch $how 3 PMIGATE_MESH_CONNECT=20 -n 3 /bin/true
     victim=$(stopped_on 3)
     hub=$(proxy_on 1)
-    port=$("$CLUSTER_ON" 1 ss -Hltnp | awk -v p="pid=$hub," 'index($0, p) { n = split($4, a, ":"); print a[n]; exit }')
+    # the hub's mesh listener: the one the hub holds alone.  Under Slurm the
+    # proxy also holds a listener it inherited from slurmstepd (ss names
+    # both processes on that line): flooding that one reaches slurmstepd,
+    # not the mesh.
+    port=$("$CLUSTER_ON" 1 ss -Hltnp |
+        awk -v u="users:((\"pmigate\",pid=$hub," '$NF ~ /^users:\(\(/ && index($NF, u) == 1 && index($NF, "),(") == 0 { n = split($4, a, ":"); print a[n]; exit }')
     if [ -z "$port" ]; then
         fail "$how: the hub's mesh port not found (hub $hub)"
         finish_job
