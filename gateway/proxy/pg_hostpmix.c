@@ -230,6 +230,16 @@ static void on_gather_deadline(evutil_socket_t fd, short what, void *arg)
     event_base_loopbreak(w->base);
 }
 
+/* timer fires at deadline (pg_clock_now's time) at the earliest by the
+ * microsecond: the remainder rounded up. */
+static void arm_until(struct event *timer, uint64_t deadline, uint64_t now)
+{
+    uint64_t left = deadline > now ? (deadline - now + 999u) / 1000u : 0; /* us */
+    struct timeval tv = { (time_t)(left / 1000000u), (suseconds_t)(left % 1000000u) };
+
+    evtimer_add(timer, &tv);
+}
+
 /* Why the loop and not PMIx_Fence: a blocking fence waits as long as the
  * slowest proxy, forever for one that is stopped or was killed before it
  * joined (issue 31); the start-up has a deadline (docs/proxy.md,
@@ -246,18 +256,25 @@ static int fence_by(pg_hostpmix_t *h, struct event_base *base, uint64_t deadline
         snprintf(err, errlen, "out of resources");
         return -1;
     }
-    if (deadline > 0) {
-        struct timeval tv = { 0, 0 };
-        uint64_t left = deadline > now ? deadline - now : 0;
-
-        tv.tv_sec = (time_t)(left / 1000000000u);
-        tv.tv_usec = (suseconds_t)(left % 1000000000u / 1000);
-        evtimer_add(timer, &tv);
-    }
+    if (deadline > 0)
+        arm_until(timer, deadline, now);
     if (pg_hostpmix_fence(h, on_gather_fenced, &w, err, errlen) != 0)
         goto out;
-    while (!w.done && !w.timed_out && !atomic_load(&h->lost))
+    while (!w.done && !atomic_load(&h->lost)) {
+        /* libevent's clock is coarse (CLOCK_MONOTONIC_COARSE: a tick,
+         * several ms, behind ours): its timer may fire before the deadline
+         * by pg_clock_now(), and the proxy would then not call the end the
+         * job's --timeout (start_timed_out).  Only our clock says the
+         * deadline passed. */
+        if (w.timed_out) {
+            now = pg_clock_now();
+            if (now >= deadline)
+                break;
+            w.timed_out = false;
+            arm_until(timer, deadline, now);
+        }
         event_base_loop(base, EVLOOP_ONCE);
+    }
     if (w.done && w.status == 0)
         rc = 0;
     else if (w.done)
