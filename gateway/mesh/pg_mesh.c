@@ -111,20 +111,29 @@ static void tick_pending(pg_mesh_t *m, uint64_t now)
 static void tick_start(pg_mesh_t *m, uint64_t now)
 {
     char why[200];
+    double bound = (double)(m->start_deadline - m->created_at) / 1e9;
 
     if (!m->started || now < m->start_deadline)
         return;
+    /* a leaf linked to the hub but never told READY: the hub waits for a
+     * node this leaf cannot name (the hub names it and ends the job) */
+    if (m->nodeid != 0 && m->joined[0] && !m->hub_ready && !m->refused) {
+        m->refused = true;
+        snprintf(m->refused_why, sizeof(m->refused_why),
+                 "node 0 did not say within %.0f s that every node had joined: another node "
+                 "did not come", bound);
+        event_base_loopbreak(m->base);
+    }
     for (int n = 0; n < m->nnodes; n++) {
         bool expected = m->nodeid == 0 ? n != 0 : n == 0;
 
         if (!expected || m->joined[n] || m->gone[n])
             continue;
         if (m->nodeid != 0 && m->dial_err[0] != '\0')
-            snprintf(why, sizeof(why), "it could not be reached within %.0f s (%s)",
-                     (double)m->connect_ns / 1e9, m->dial_err);
+            snprintf(why, sizeof(why), "it could not be reached within %.0f s (%s)", bound,
+                     m->dial_err);
         else
-            snprintf(why, sizeof(why), "it did not join within %.0f s",
-                     (double)m->connect_ns / 1e9);
+            snprintf(why, sizeof(why), "it did not join within %.0f s", bound);
         if (n == 0 && m->dialing != NULL)
             pg_mesh_link_drop(m->dialing, why);
         pg_mesh_report_gone(m, n, 0, why);
@@ -148,6 +157,7 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
     tick_links(m, now);
     tick_pending(m, now);
     tick_start(m, now);
+    pg_mesh_refusals_tell(m, now, false);
 }
 
 /* ---------------------------------------------------------------- */
@@ -216,6 +226,7 @@ pg_mesh_t *pg_mesh_new(struct event_base *base, const pg_mesh_opts_t *o, char *e
     pg_mesh_queue_init(&m->loopback);
     m->link_up_fn = hub_check_ready;
     m->dial_lost_fn = pg_mesh_dial_next;
+    m->stranger_dropped_fn = pg_mesh_refusal_note;
     m->relay_fn = relay;
     if (m->nnodes < 1 || m->nodeid < 0 || m->nodeid >= m->nnodes) {
         snprintf(err, errlen, "node %d of %d is not a node", m->nodeid, m->nnodes);
@@ -228,7 +239,14 @@ pg_mesh_t *pg_mesh_new(struct event_base *base, const pg_mesh_opts_t *o, char *e
     }
     if (pg_mesh_listen(m, addr != NULL && *addr != '\0' ? addr : NULL, err, errlen) != 0)
         goto fail;
-    m->last_tick = pg_clock_now();
+    /* Not accepting until pg_mesh_start: the owner's loop may run before
+     * (the host's exchange of the cards), and a handshake needs the
+     * secret, which the cards make; the kernel holds early connections. */
+    evconnlistener_disable(m->listener);
+    m->last_tick = m->created_at = pg_clock_now();
+    m->start_deadline = m->created_at + m->connect_ns;
+    if (o->start_by > 0 && o->start_by < m->start_deadline)
+        m->start_deadline = o->start_by;
     event_add(m->tick, &tick);
     return m;
 fail:
@@ -240,6 +258,7 @@ void pg_mesh_free(pg_mesh_t *m)
 {
     if (m == NULL)
         return;
+    pg_mesh_refusals_tell(m, pg_clock_now(), true); /* what the window counted so far */
     m->leaving = true; /* no dialing again while links go */
     m->gone_fn = NULL; /* nobody to tell: the owner is freeing */
     while (m->pending != NULL)
@@ -303,7 +322,10 @@ int pg_mesh_start(pg_mesh_t *m, const char *const *cards, char *err, size_t errl
     if (job_secret(m, cards, err, errlen) != 0)
         return -1;
     m->started = true;
-    m->start_deadline = pg_clock_now() + m->connect_ns;
+    if (evconnlistener_enable(m->listener) != 0) {
+        snprintf(err, errlen, "cannot accept the other proxies' connections");
+        return -1;
+    }
     if (m->nodeid != 0)
         pg_mesh_dial_next(m);
     return 0;
@@ -374,6 +396,11 @@ int pg_mesh_wait_ready(pg_mesh_t *m, char *err, size_t errlen)
         return -1;
     }
     return 0;
+}
+
+uint64_t pg_mesh_start_deadline(const pg_mesh_t *m)
+{
+    return m->start_deadline;
 }
 
 int pg_mesh_on(pg_mesh_t *m, unsigned type, pg_mesh_recv_fn fn, void *arg)

@@ -92,7 +92,11 @@ typedef struct pg_mesh_opts {
     int nnodes;
     uint64_t heartbeat_ns; /* idle link -> heartbeat; 0: 0.5 s */
     uint64_t timeout_ns;   /* silence -> lost; 0: PMIGATE_MESH_TIMEOUT or 3 s */
-    uint64_t connect_ns;   /* links up after start, or fail; 0: PMIGATE_MESH_CONNECT or 30 s */
+    uint64_t connect_ns;   /* links up by then from pg_mesh_new (the host's exchange
+                              before pg_mesh_start counts), or fail; 0:
+                              PMIGATE_MESH_CONNECT or 30 s */
+    uint64_t start_by;     /* pg_clock_now() time by which the links are up, when
+                              earlier than connect_ns from now (--timeout); 0: none */
     const char *addr;      /* the one address to listen on and advertise;
                               NULL: PMIGATE_MESH_ADDR or every address */
 } pg_mesh_opts_t;
@@ -126,6 +130,11 @@ int pg_mesh_start(pg_mesh_t *m, const char *const *cards, char *err, size_t errl
  * hub: every leaf's), or the connect deadline passes or a link is
  * refused.  Returns 0, or -1 with err set. */
 int pg_mesh_wait_ready(pg_mesh_t *m, char *err, size_t errlen);
+
+/* When the start-up must be over (pg_clock_now() time): pg_mesh_new's time
+ * plus connect_ns, or start_by when earlier.  What the owner does before
+ * pg_mesh_start (the host's exchange of the cards) must end by then too. */
+uint64_t pg_mesh_start_deadline(const pg_mesh_t *m);
 
 /* The callback for frames of `type` (PG_MESH_TYPE_USER <= type <
  * PG_MESH_TYPE_MAX); fn NULL unregisters.  0 or -1 (bad type). */

@@ -42,6 +42,7 @@ enum {
     TOKEN_LEN = 32,
     ADDRS_MAX = 8,              /* addresses on a card */
     PENDING_MAX = 64,           /* unauthenticated links held at once */
+    REFUSALS_LOG_MS = 10000,    /* refused connections: one line per window */
     PG_MESH_HANDSHAKE_MS = 5000,
     DIAL_ATTEMPT_MS = 2000,     /* one address's connect + handshake */
     DIAL_RETRY_MS = 100,        /* after every address failed */
@@ -77,6 +78,7 @@ typedef struct link {
     uint64_t last_rx, last_tx;      /* pg_clock_now() */
     uint64_t quiet_until;           /* the peer said it may be silent until */
     bool bye;                       /* the peer said goodbye */
+    char peer[64];                  /* accepted: "address:port" it came from, for the log */
     struct link *next;              /* in m->pending */
 } link_t;
 
@@ -94,7 +96,9 @@ struct pg_mesh {
     unsigned char token[TOKEN_LEN];
     unsigned char secret[PG_MESH_HASH_LEN];
     bool started;
-    uint64_t start_deadline;
+    uint64_t created_at;            /* pg_mesh_new: the start-up's clock starts */
+    uint64_t start_deadline;        /* set by pg_mesh_new, not pg_mesh_start: the host's
+                                       exchange before the start counts */
     link_t **peers;                 /* [nnodes] the link to each node, or NULL */
     bool *gone;                     /* [nnodes] reported gone (once) */
     bool *joined;                   /* [nnodes] was UP once */
@@ -117,12 +121,20 @@ struct pg_mesh {
     bool hub_ready;                 /* a leaf: the hub said READY */
     bool ready_sent;                /* the hub: it said READY to every leaf */
     char refused_why[160];
+    /* connections refused before their handshake (pg_mesh_net.c): told
+     * once, then counted, one line per REFUSALS_LOG_MS */
+    unsigned refusals;              /* since refusals_since, not told yet */
+    uint64_t refusals_since;
+    bool refusals_told;             /* a line went out in this window */
+    char refusal_last[200];         /* the last one: why, from where */
     /* What a link tells the rooms above it.  pg_mesh_link.c is the lowest
      * room and calls none of pg_mesh_net.c's or pg_mesh.c's functions (a
      * circle of calls would tie the three into one); pg_mesh_new sets
      * these instead. */
     void (*link_up_fn)(pg_mesh_t *m);   /* a link came UP (pg_mesh.c: READY) */
     void (*dial_lost_fn)(pg_mesh_t *m); /* the dialing link dropped (net: dial on) */
+    /* an accepted link dropped before its handshake finished (net: the log) */
+    void (*stranger_dropped_fn)(pg_mesh_t *m, const link_t *l, const char *why);
     void (*relay_fn)(pg_mesh_t *m, const link_t *from, unsigned type, uint32_t src,
                      uint32_t dst, const unsigned char *body, size_t len); /* the hub */
     /* frames from this node to itself, handed over on the loop's next turn */
@@ -163,5 +175,11 @@ int pg_mesh_parse_card(pg_mesh_t *m, const char *card, unsigned char token[TOKEN
                        bool want_addrs);
 void pg_mesh_dial_next(pg_mesh_t *m);
 void pg_mesh_on_dial_timer(evutil_socket_t fd, short what, void *arg);
+/* A connection refused before its handshake (stranger_dropped_fn): told at
+ * once when it is the window's first, counted otherwise. */
+void pg_mesh_refusal_note(pg_mesh_t *m, const link_t *l, const char *why);
+/* The loop's tick: the window's count told once REFUSALS_LOG_MS passed
+ * (force: now, whatever the window -- the mesh is closing). */
+void pg_mesh_refusals_tell(pg_mesh_t *m, uint64_t now, bool force);
 
 #endif

@@ -180,6 +180,9 @@ void pg_mesh_link_drop(link_t *l, const char *why)
         pending_remove(m, l);
     if (was_dialing)
         m->dialing = NULL;
+    if (node < 0 && (l->state == L_ACCEPTED || l->state == L_CHALLENGED) && !m->leaving &&
+        m->stranger_dropped_fn != NULL)
+        m->stranger_dropped_fn(m, l, why);
     bufferevent_free(l->bev);
     pg_mesh_mac_free(l->tx);
     pg_mesh_mac_free(l->rx);

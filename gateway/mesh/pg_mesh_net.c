@@ -8,6 +8,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/listener.h>
@@ -18,30 +19,154 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
+
+#include "wire/pg_clock.h"
 
 /* ---------------------------------------------------------------- */
 /* accepting                                                          */
 /* ---------------------------------------------------------------- */
 
+/* "address:port" of a peer, an IPv4 peer of the dual-stack listener
+ * written as IPv4 (as the cards and the operator's tools write it). */
+static void peer_text(const struct sockaddr *sa, char *out, size_t len)
+{
+    char a[INET6_ADDRSTRLEN] = "?";
+    int port = 0;
+
+    if (sa->sa_family == AF_INET) {
+        const struct sockaddr_in *sin = (const struct sockaddr_in *)sa;
+
+        inet_ntop(AF_INET, &sin->sin_addr, a, sizeof(a));
+        port = ntohs(sin->sin_port);
+    } else if (sa->sa_family == AF_INET6) {
+        const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)sa;
+
+        if (IN6_IS_ADDR_V4MAPPED(&sin6->sin6_addr))
+            inet_ntop(AF_INET, &sin6->sin6_addr.s6_addr[12], a, sizeof(a));
+        else
+            inet_ntop(AF_INET6, &sin6->sin6_addr, a, sizeof(a));
+        port = ntohs(sin6->sin6_port);
+    }
+    snprintf(out, len, "%s:%d", a, port);
+}
+
+/* Has the accepted link `l` sent anything yet?  A peer proxy sends HELLO
+ * as soon as it is connected; a connection that says nothing is the first
+ * a newcomer may push out. */
+static bool stranger_spoke(const link_t *l)
+{
+    int n = 0;
+
+    if (evbuffer_get_length(bufferevent_get_input(l->bev)) > 0)
+        return true;
+    return ioctl(bufferevent_getfd(l->bev), FIONREAD, &n) == 0 && n > 0;
+}
+
+/* The stranger a newcomer replaces when every pending slot is taken: an
+ * accepted link still in its handshake (never this node's own dial), the
+ * silent ones first, the oldest (earliest deadline) of them.  NULL when
+ * there is none. */
+static link_t *stranger_to_drop(const pg_mesh_t *m)
+{
+    link_t *best = NULL;
+    bool best_spoke = true;
+
+    for (link_t *l = m->pending; l != NULL; l = l->next) {
+        bool spoke;
+
+        if (l->state != L_ACCEPTED && l->state != L_CHALLENGED)
+            continue;
+        spoke = l->state == L_CHALLENGED || stranger_spoke(l);
+        if (best == NULL || (best_spoke && !spoke) ||
+            (spoke == best_spoke && l->deadline < best->deadline)) {
+            best = l;
+            best_spoke = spoke;
+        }
+    }
+    return best;
+}
+
+/* Why drop a stranger for a newcomer rather than refuse the newcomer: the
+ * slots are held by whoever came first, so an outsider holding them all
+ * while the peers dial would keep every peer out until the start-up fails
+ * (issue 31); a peer completes its handshake in a round trip, long before
+ * 64 newer connections push it out. */
 static void on_accept(struct evconnlistener *lst, evutil_socket_t fd, struct sockaddr *sa,
                       int salen, void *arg)
 {
     pg_mesh_t *m = arg;
     link_t *l;
+    char peer[sizeof(l->peer)];
     int one = 1;
 
     (void)lst;
-    (void)sa;
     (void)salen;
-    if (m->npending >= PENDING_MAX || m->leaving) {
+    if (m->leaving) {
         close(fd);
         return;
     }
+    peer_text(sa, peer, sizeof(peer));
+    if (m->npending >= PENDING_MAX) {
+        link_t *old = stranger_to_drop(m);
+
+        if (old == NULL) {
+            link_t tmp = { .m = m };
+
+            snprintf(tmp.peer, sizeof(tmp.peer), "%s", peer);
+            pg_mesh_refusal_note(m, &tmp, "too many connections in their handshake");
+            close(fd);
+            return;
+        }
+        pg_mesh_link_drop(old, "pushed out by a newer connection (64 in their handshake)");
+    }
     (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     l = pg_mesh_link_new(m, fd, L_ACCEPTED);
-    if (l != NULL)
-        pg_mesh_pending_add(m, l);
+    if (l == NULL)
+        return;
+    snprintf(l->peer, sizeof(l->peer), "%s", peer);
+    pg_mesh_pending_add(m, l);
+}
+
+/* ---------------------------------------------------------------- */
+/* refused connections, in the log                                   */
+/* ---------------------------------------------------------------- */
+
+/* Why rate-limited: a flood of bad connections (a scanner, an attack)
+ * would otherwise write a line each, hundreds of thousands; the first
+ * says at once what happens, then one line per window says how much. */
+void pg_mesh_refusal_note(pg_mesh_t *m, const link_t *l, const char *why)
+{
+    uint64_t now = pg_clock_now();
+
+    snprintf(m->refusal_last, sizeof(m->refusal_last), "%s, from %s", why,
+             l->peer[0] != '\0' ? l->peer : "?");
+    if (!m->refusals_told) {
+        fprintf(stderr,
+                "pmigate: node %d: refused a mesh connection: %s (more are counted: one "
+                "line every %d s)\n",
+                m->nodeid, m->refusal_last, REFUSALS_LOG_MS / 1000);
+        m->refusals_told = true;
+        m->refusals_since = now;
+        return;
+    }
+    m->refusals++;
+}
+
+void pg_mesh_refusals_tell(pg_mesh_t *m, uint64_t now, bool force)
+{
+    if (!m->refusals_told || (!force && now - m->refusals_since < ms_ns(REFUSALS_LOG_MS)))
+        return;
+    if (m->refusals > 0)
+        fprintf(stderr, "pmigate: node %d: refused %u more mesh connection%s in the last %.0f s "
+                        "(the last: %s)\n",
+                m->nodeid, m->refusals, m->refusals == 1 ? "" : "s",
+                (double)(now - m->refusals_since) / 1e9, m->refusal_last);
+    /* a quiet window ends the count: the next refusal is told at once */
+    m->refusals_told = m->refusals > 0;
+    m->refusals = 0;
+    m->refusals_since = now;
 }
 
 /* The addresses of this host worth advertising: non-loopback IPv4 first,

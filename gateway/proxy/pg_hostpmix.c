@@ -165,9 +165,9 @@ void pg_hostpmix_blobs_free(const pg_hostpmix_t *h, void **blobs, size_t *lens)
     free(lens);
 }
 
-/* ---- the start-up allgather (blocking) ---- */
+/* ---- the start-up allgather ---- */
 
-/* After the blocking collecting fence: every proxy's card, this proxy's
+/* After the collecting fence: every proxy's card, this proxy's
  * own included. */
 static pmix_status_t get_cards(pg_hostpmix_t *h, void ***out, size_t **lens)
 {
@@ -203,22 +203,111 @@ static pmix_status_t get_cards(pg_hostpmix_t *h, void ***out, size_t **lens)
     return PMIX_SUCCESS;
 }
 
-int pg_hostpmix_allgather(pg_hostpmix_t *h, const void *mine, size_t len, void ***out,
-                          size_t **lens, char *err, size_t errlen)
+/* The allgather's fence is over, or its deadline passed: the loop stops. */
+typedef struct gather_wait {
+    struct event_base *base;
+    bool done, timed_out;
+    int status;
+} gather_wait_t;
+
+static void on_gather_fenced(void *arg, int status, const char *msg)
 {
-    pmix_info_t info;
-    bool yes = true;
+    gather_wait_t *w = arg;
+
+    (void)msg;
+    w->done = true;
+    w->status = status;
+    event_base_loopbreak(w->base);
+}
+
+static void on_gather_deadline(evutil_socket_t fd, short what, void *arg)
+{
+    gather_wait_t *w = arg;
+
+    (void)fd;
+    (void)what;
+    w->timed_out = true;
+    event_base_loopbreak(w->base);
+}
+
+/* timer fires at deadline (pg_clock_now's time) at the earliest by the
+ * microsecond: the remainder rounded up. */
+static void arm_until(struct event *timer, uint64_t deadline, uint64_t now)
+{
+    uint64_t left = deadline > now ? (deadline - now + 999u) / 1000u : 0; /* us */
+    struct timeval tv = { (time_t)(left / 1000000u), (suseconds_t)(left % 1000000u) };
+
+    evtimer_add(timer, &tv);
+}
+
+/* Why the loop and not PMIx_Fence: a blocking fence waits as long as the
+ * slowest proxy, forever for one that is stopped or was killed before it
+ * joined (issue 31); the start-up has a deadline (docs/proxy.md,
+ * "Start-up"). */
+static int fence_by(pg_hostpmix_t *h, struct event_base *base, uint64_t deadline, char *err,
+                    size_t errlen)
+{
+    gather_wait_t w = { .base = base };
+    struct event *timer = evtimer_new(base, on_gather_deadline, &w);
+    uint64_t now = pg_clock_now();
+    int rc = -1;
+
+    if (timer == NULL) {
+        snprintf(err, errlen, "out of resources");
+        return -1;
+    }
+    if (deadline > 0)
+        arm_until(timer, deadline, now);
+    if (pg_hostpmix_fence(h, on_gather_fenced, &w, err, errlen) != 0)
+        goto out;
+    while (!w.done && !atomic_load(&h->lost)) {
+        /* libevent's clock is coarse (CLOCK_MONOTONIC_COARSE: a tick,
+         * several ms, behind ours): its timer may fire before the deadline
+         * by pg_clock_now(), and the proxy would then not call the end the
+         * job's --timeout (start_timed_out).  Only our clock says the
+         * deadline passed. */
+        if (w.timed_out) {
+            now = pg_clock_now();
+            if (now >= deadline)
+                break;
+            w.timed_out = false;
+            arm_until(timer, deadline, now);
+        }
+        event_base_loop(base, EVLOOP_ONCE);
+    }
+    if (w.done && w.status == 0)
+        rc = 0;
+    else if (w.done)
+        snprintf(err, errlen, "exchange with the other proxies failed: the host's fence failed");
+    else if (w.timed_out) {
+        h->done = NULL; /* w goes with this frame; the fence's end, if it comes, is no one's */
+        rc = PG_HOSTPMIX_TIMED_OUT;
+    }
+    else
+        snprintf(err, errlen, "the host runtime is gone");
+out:
+    event_free(timer);
+    return rc;
+}
+
+int pg_hostpmix_allgather(pg_hostpmix_t *h, const void *mine, size_t len, uint64_t deadline,
+                          void ***out, size_t **lens, char *err, size_t errlen)
+{
     pmix_status_t st;
+    int rc;
 
     st = put_bytes(PMIX_GLOBAL, PG_HOST_CARD_KEY, mine, len);
     if (st == PMIX_SUCCESS)
         st = PMIx_Commit();
-    PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
-    if (st == PMIX_SUCCESS)
-        st = PMIx_Fence(NULL, 0, &info, 1);
-    PMIX_INFO_DESTRUCT(&info);
-    if (st == PMIX_SUCCESS)
-        st = get_cards(h, out, lens);
+    if (st != PMIX_SUCCESS) {
+        snprintf(err, errlen, "exchange with the other proxies failed: %s",
+                 PMIx_Error_string(st));
+        return -1;
+    }
+    rc = fence_by(h, event_get_base(h->ev), deadline, err, errlen);
+    if (rc != 0)
+        return rc;
+    st = get_cards(h, out, lens);
     if (st != PMIX_SUCCESS) {
         snprintf(err, errlen, "exchange with the other proxies failed: %s",
                  PMIx_Error_string(st));
@@ -285,7 +374,8 @@ static void on_pipe(evutil_socket_t fd, short what, void *arg)
     st = (pmix_status_t)atomic_load(&h->status);
     if (st != PMIX_SUCCESS)
         snprintf(msg, sizeof(msg), "the host's fence failed: %s", PMIx_Error_string(st));
-    h->done(h->done_arg, st == PMIX_SUCCESS ? 0 : -1, msg);
+    if (h->done != NULL)
+        h->done(h->done_arg, st == PMIX_SUCCESS ? 0 : -1, msg);
 }
 
 /* OpenPMIx's progress thread: the host's connection is lost. */

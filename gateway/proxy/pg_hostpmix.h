@@ -9,7 +9,7 @@
  * (never pmigate's client library of the same soname).
  *
  * What it asks of the host: the start-up allgather of one small blob per
- * proxy (blocking, before the event loop runs) and non-blocking fences of
+ * proxy (before the job runs, with a deadline) and non-blocking fences of
  * every proxy without data; the fences' data crosses the proxies' mesh
  * (pg_proxy_fence.c, docs/proxy.md "Fence data"), since OpenPMIx's
  * store re-sends every key a client ever put with every commit.  The
@@ -39,12 +39,17 @@ void pg_hostpmix_finalize(pg_hostpmix_t *h);
 int pg_hostpmix_rank(const pg_hostpmix_t *h);
 int pg_hostpmix_size(const pg_hostpmix_t *h);
 
-/* Blocking allgather of one blob per proxy (used once, at start, before the
- * event loop runs).  On success *out is a malloc'd array of size() blob
- * pointers (each malloc'd, NULL for an empty blob) and *lens their lengths;
- * free with pg_hostpmix_blobs_free().  Returns 0 or -1 with err set. */
-int pg_hostpmix_allgather(pg_hostpmix_t *h, const void *mine, size_t len, void ***out,
-                          size_t **lens, char *err, size_t errlen);
+/* Allgather of one blob per proxy (used once, at start, before the job's
+ * loop runs): the fence is non-blocking and the caller's event loop runs
+ * (pg_hostpmix_attach first) until it is over or `deadline`
+ * (pg_clock_now() time; 0: none) passed.  On success *out is a malloc'd
+ * array of size() blob pointers (each malloc'd, NULL for an empty blob) and
+ * *lens their lengths; free with pg_hostpmix_blobs_free().  Returns 0,
+ * PG_HOSTPMIX_TIMED_OUT (the deadline passed: err untouched, the host's
+ * fence still waits), or -1 with err set. */
+enum { PG_HOSTPMIX_TIMED_OUT = -2 };
+int pg_hostpmix_allgather(pg_hostpmix_t *h, const void *mine, size_t len, uint64_t deadline,
+                          void ***out, size_t **lens, char *err, size_t errlen);
 void pg_hostpmix_blobs_free(const pg_hostpmix_t *h, void **blobs, size_t *lens);
 
 /* Completion of a non-blocking fence: status 0, or -1 with the reason in

@@ -4,13 +4,16 @@
  * Start-up, in order: PMIx_Init with the host (node index = rank among the
  * proxies, number of nodes = the host job's size); this node's rank count
  * from -n (blocks, the first nodes take one more) or --ppn; the proxies'
- * mesh listening (pg_mesh.h); one blocking allgather through the host of
+ * mesh listening (pg_mesh.h); one allgather through the host of
  * "count pid hostname meshcard" per node, so every proxy checks that all
  * were started with the same job and learns the host names, the
  * namespace (node 0's, identical everywhere: the engines' modex blobs name
  * it) and the mesh's addresses and secret; the mesh comes up; then the
  * node's job runs in pg_run, and pg_proxy_end.c sees that it ends as the
- * whole job does.
+ * whole job does.  The start-up has one deadline, from the proxy's start
+ * (the mesh's, pg_mesh.h's connect_ns, or --timeout when sooner): the
+ * host's exchange runs the loop until it is over or that deadline passed,
+ * and the mesh must be up by then too (docs/proxy.md, "Start-up").
  *
  * Fences across nodes and their data are pg_proxy_fence.c's, direct
  * modex across nodes pg_proxy_modex.c's.
@@ -154,13 +157,37 @@ static int name_nodes_apart(proxy_t *p)
     return 0;
 }
 
+/* When the whole start-up (the host's exchange, the mesh) must be over:
+ * the mesh's bound (PMIGATE_MESH_CONNECT from the proxy's start, or
+ * --timeout when sooner); one node, which waits for no one: --timeout's. */
+static uint64_t start_deadline(const proxy_t *p)
+{
+    return p->mesh != NULL ? pg_mesh_start_deadline(p->mesh) : p->timeout_at;
+}
+
+/* The start deadline passed (a timer may fire up to its microsecond
+ * rounding early: 1 ms of slack). */
+static bool start_deadline_passed(const proxy_t *p)
+{
+    return start_deadline(p) > 0 && pg_clock_now() + 1000000u >= start_deadline(p);
+}
+
+/* A start-up that took longer than --timeout is the job's timeout. */
+static bool start_timed_out(const proxy_t *p)
+{
+    return p->timeout_at > 0 && p->timeout_at <= start_deadline(p) && start_deadline_passed(p);
+}
+
 /* The start-up allgather: checks the counts, learns host names, the
- * namespace and the mesh's cards.  Returns 0 or -1 with err set. */
+ * namespace and the mesh's cards.  Returns 0, PG_HOSTPMIX_TIMED_OUT with
+ * err set (the start deadline passed in the host's exchange), or -1 with
+ * err set. */
 static int agree_on_job(proxy_t *p, char *err, size_t errlen)
 {
     char me[PG_MESH_CARD_MAX + 512], host[256];
     void **blobs = NULL;
     size_t *lens = NULL;
+    uint64_t deadline = start_deadline(p);
     int rc = -1;
 
     if (gethostname(host, sizeof(host) - 1) != 0)
@@ -168,8 +195,15 @@ static int agree_on_job(proxy_t *p, char *err, size_t errlen)
     host[sizeof(host) - 1] = '\0';
     snprintf(me, sizeof(me), "%d %ld %s %s", p->counts[p->nodeid], (long)getpid(), host,
              p->mesh != NULL ? pg_mesh_card(p->mesh) : "-");
-    if (pg_hostpmix_allgather(p->host, me, strlen(me), &blobs, &lens, err, errlen) != 0)
-        return -1;
+    rc = pg_hostpmix_allgather(p->host, me, strlen(me), deadline, &blobs, &lens, err, errlen);
+    if (rc == PG_HOSTPMIX_TIMED_OUT) /* which node is missing, the host does not say */
+        snprintf(err, errlen,
+                 "the host's start-up exchange (its fence of the proxies) did not complete "
+                 "within %.0f s: a node did not join it (not started, stopped, or gone)",
+                 (double)(deadline - p->started_at) / 1e9);
+    if (rc != 0)
+        return rc;
+    rc = -1;
     p->hostnames = calloc((size_t)p->nnodes, sizeof(*p->hostnames));
     p->mesh_cards = calloc((size_t)p->nnodes, sizeof(*p->mesh_cards));
     if (p->hostnames == NULL || p->mesh_cards == NULL) {
@@ -209,7 +243,7 @@ out:
  * goes in it), up after it.  One node needs none. */
 static int mesh_open(proxy_t *p, char *err, size_t errlen)
 {
-    pg_mesh_opts_t o = { .nodeid = p->nodeid, .nnodes = p->nnodes };
+    pg_mesh_opts_t o = { .nodeid = p->nodeid, .nnodes = p->nnodes, .start_by = p->timeout_at };
 
     if (p->nnodes < 2)
         return 0;
@@ -320,23 +354,41 @@ static int run_node(proxy_t *p, const pg_run_opts_t *opts, const pg_handler_tabl
 
 /* A start-up failure before the mesh could carry it: the host's abort
  * ends the other proxies -- from node 0 only when every node sees the
- * same failure (the allgather's checks), so the host never gets K aborts
- * at once. */
+ * same failure (the allgather's checks, its deadline), so the host never
+ * gets K aborts at once.  A start-up that outlived --timeout ends as the
+ * job's timeout does (exit 124): --timeout counts from the proxy's start. */
 static int start_failed(proxy_t *p, const char *err, bool seen_by_all)
 {
-    fprintf(stderr, "pmigate proxy: node %d: %s\n", p->nodeid, err);
+    enum { START_ABORT_GRACE_MS = 1000 };
+    bool deadline_passed = start_deadline_passed(p);
+    int status = start_timed_out(p) ? PG_EXIT_TIMEOUT : PG_EXIT_INTERNAL;
+
+    if (status == PG_EXIT_TIMEOUT)
+        fprintf(stderr, "pmigate proxy: node %d: job timed out after %g s, in the start-up: %s\n",
+                p->nodeid, p->timeout, err);
+    else
+        fprintf(stderr, "pmigate proxy: node %d: %s\n", p->nodeid, err);
+    /* the others' start deadlines pass about when this one's did: node 0
+     * lets them say so themselves before its abort ends them */
+    if (seen_by_all && p->nodeid == 0 && deadline_passed)
+        usleep(START_ABORT_GRACE_MS * 1000);
     if (!seen_by_all || p->nodeid == 0)
-        pg_hostpmix_abort(p->host, PG_EXIT_INTERNAL, err);
+        pg_hostpmix_abort(p->host, status, err);
     pg_hostpmix_finalize(p->host);
     proxy_free(p);
-    return PG_EXIT_INTERNAL;
+    return status;
 }
 
 int pg_proxy_run(struct event_base *base, pg_run_opts_t *opts, const pg_handler_table_t *handlers)
 {
     proxy_t p = { .parent = getppid(), .base = base }; /* the parent first: it may die */
     char err[512] = "";
-    int status, signalled = 0;
+    int status, signalled = 0, rc;
+
+    p.started_at = opts->timeout_from = pg_clock_now(); /* --timeout counts from here */
+    p.timeout = opts->timeout;
+    if (opts->timeout > 0)
+        p.timeout_at = p.started_at + (uint64_t)(opts->timeout * 1e9);
 
     p.host = pg_hostpmix_init(err, sizeof(err));
     if (p.host == NULL) {
@@ -355,7 +407,8 @@ int pg_proxy_run(struct event_base *base, pg_run_opts_t *opts, const pg_handler_
         return start_failed(&p, err, true);
     if (mesh_open(&p, err, sizeof(err)) != 0)
         return start_failed(&p, err, false);
-    if (agree_on_job(&p, err, sizeof(err)) != 0)
+    rc = agree_on_job(&p, err, sizeof(err));
+    if (rc != 0) /* a deadline in the host's exchange passes alike on every waiting node */
         return start_failed(&p, err, true);
     /* every frame's reader before the mesh comes up: a node that is up
      * first starts its ranks, and what they cause (a failure, a publish)

@@ -41,6 +41,9 @@ typedef struct proxy {
     /* fences across nodes (pg_proxy_fence.c) */
     xfence_t *xfences;       /* running, or announced by another node */
     unsigned fences;         /* cross-node fences started so far */
+    uint64_t started_at;     /* pg_clock_now() at the proxy's start */
+    uint64_t timeout_at;     /* started_at + --timeout; 0: no --timeout */
+    double timeout;          /* --timeout, for the message */
     bool say_times;          /* --verbose or PMIGATE_PROXY_TIMES: one line per fence */
     /* direct modex across nodes (pg_proxy_modex.c) */
     dmodex_out_t *gets_out;  /* this node's gets, waiting for another node */

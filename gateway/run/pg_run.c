@@ -430,6 +430,17 @@ static void on_signal(evutil_socket_t signo, short what, void *arg)
     pg_run_teardown(run, (int)signo);
 }
 
+/* Seconds of --timeout already gone when the run starts: `pmigate proxy`
+ * counts from its own start, the host's exchange and the mesh included. */
+static double timeout_spent(const pg_run_opts_t *opts)
+{
+    uint64_t now = pg_clock_now();
+
+    if (opts->timeout_from == 0 || now <= opts->timeout_from)
+        return 0;
+    return (double)(now - opts->timeout_from) / 1e9;
+}
+
 static void on_timeout(evutil_socket_t fd, short what, void *arg)
 {
     pg_run_t *run = arg;
@@ -657,9 +668,13 @@ static int arm_events(pg_run_t *run)
         run->ev_event_grace == NULL)
         return -1;
     if (run->opts->timeout > 0) {
-        struct timeval tv = { (time_t)run->opts->timeout,
-                              (suseconds_t)((run->opts->timeout - (time_t)run->opts->timeout) *
-                                            1e6) };
+        double left = run->opts->timeout - timeout_spent(run->opts);
+        struct timeval tv = { 0, 0 };
+
+        if (left > 0) {
+            tv.tv_sec = (time_t)left;
+            tv.tv_usec = (suseconds_t)((left - (double)(time_t)left) * 1e6);
+        }
         if (event_add(run->ev_timeout, &tv) != 0)
             return -1;
     }

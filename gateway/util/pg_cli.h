@@ -13,6 +13,7 @@
 #define PG_CLI_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Exit status for bad usage (what getopt-style tools return). */
 enum { PG_EXIT_USAGE = 2 };
@@ -61,6 +62,8 @@ typedef struct pg_run_opts {
      * (trace_nnodes <= 1: a single-node job) */
     int trace_node, trace_nnodes;
     const char *trace_host; /* borrowed */
+    uint64_t timeout_from;  /* pg_clock_now() time --timeout counts from (`pmigate proxy`:
+                               its start); 0: the run's start */
     int max_procs;          /* --max-procs N: processes spawned over the run */
     int max_procs_set;      /* 0: PG_SPAWN_MAX_PROCS_DEFAULT (gateway/run/pg_spawn.h) */
 } pg_run_opts_t;

@@ -1,0 +1,209 @@
+#!/bin/sh
+# The start-up of a `pmigate proxy` job over 3 separate hosts (the cluster
+# in a box) is bounded and cannot be starved (docs/proxy.md, "Start-up";
+# issue 31), under Slurm (srun --mpi=pmix) and mpirun:
+#   - a node silent in the host's start-up exchange (its proxy stopped
+#     before it joined; the hub's too, then SIGKILLed): every other node
+#     ends within the start-up's bound (PMIGATE_MESH_CONNECT) with a message
+#     saying that the host's exchange did not complete;
+#   - --timeout counts from the proxy's start: with a node silent there,
+#     the others end after --timeout, exit 124, saying so;
+#   - an outsider on host 2 flooding the hub's mesh port while the proxies
+#     start (connections that hold a slot and say nothing, and headers far
+#     too big) does not stop the start-up, and the hub's log tells the
+#     refusals rate-limited: one line at once, then one count per 10 s.
+# Each proxy runs under `sh -c`, which stops itself first on the host the
+# case makes silent (SIGSTOP: no hook in pmigate).  Stderr goes to
+# /tmp/proxy.err on each host.
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/cluster.sh"
+. "$(dirname "$0")/proxy_lib.sh"
+proxy_cluster_up pg_start 3
+
+# launch HOW STOPPED ENV ARGS...: `pmigate proxy ARGS` once per host under
+# HOW (slurm, mpirun) with the environment ENV (k=v ...), in the
+# background ($job); the proxy of host STOPPED (0: none) stops itself
+# before it starts.  Output in $WORK/out.
+launch() {
+    launcher=$1 stopped=$2 env=$3
+    shift 3
+    for i in 1 2 3; do
+        rm -f "$(cluster_node_tmp "$i")/proxy.err"
+    done
+    cmd="[ \"\$(hostname)\" = $(cluster_node_name "$stopped") ] && kill -STOP \$\$;
+         $env exec $PMIGATE proxy $* 2>/tmp/proxy.err"
+    case $launcher in
+    slurm) timeout -k 5 60 "$CLUSTER_ON" 1 srun -N 3 --mpi=pmix sh -c "$cmd" ;;
+    mpirun) timeout -k 5 60 "$CLUSTER_MPIRUN" -np 3 --map-by ppr:1:node sh -c "$cmd" ;;
+    esac >"$WORK/out" 2>&1 &
+    job=$!
+}
+
+# stopped_on I: the stopped shell on host I (5 s at most).
+stopped_on() {
+    n=0
+    while [ $n -lt 100 ]; do
+        for p in $(cluster_node_pids "$1"); do
+            [ "$(awk '{ print $3 }' "/proc/$p/stat" 2>/dev/null)" = T ] && echo "$p" && return 0
+        done
+        n=$((n + 1))
+        sleep 0.05
+    done
+    return 1
+}
+
+# gone_within MS HOST...: polls until no process of the job runs on those
+# hosts; $took is how long it took (ms) from $since (date +%s%N).
+gone_within() {
+    limit=$1
+    shift
+    while :; do
+        left=
+        for i in "$@"; do
+            left="$left$(job_procs "$i")"
+        done
+        took=$((($(date +%s%N) - since) / 1000000))
+        [ -z "$left" ] && return 0
+        [ $took -le $((limit + 5000)) ] || return 1
+        sleep 0.1
+    done
+}
+
+said() {
+    grep -q "$2" "$(cluster_node_tmp "$1")/proxy.err" 2>/dev/null
+}
+
+# finish_job: the launcher's status in $rc, every process of the job gone.
+finish_job() {
+    [ -n "${victim:-}" ] && kill -9 "$victim" 2>/dev/null
+    victim=
+    n=0
+    while kill -0 "$job" 2>/dev/null && [ $n -lt 300 ]; do
+        n=$((n + 1))
+        sleep 0.05
+    done
+    kill "$job" 2>/dev/null
+    wait "$job"
+    rc=$?
+    for i in 1 2 3; do
+        job_procs "$i" | xargs -r kill -9 2>/dev/null
+    done
+}
+
+# -- a node silent in the host's exchange: the others end within the bound ------
+# (host 3, a leaf; host 1, the hub, stopped then SIGKILLed)
+for how in slurm mpirun; do
+    for host in 3 1; do
+        since=$(date +%s%N)
+        launch $how $host PMIGATE_MESH_CONNECT=4 -n 6 /bin/true
+        victim=$(stopped_on $host)
+        [ $host = 1 ] && sleep 1 && kill -9 "$victim"
+        others=$([ $host = 3 ] && echo "1 2" || echo "2 3")
+        a=${others% *} b=${others#* }
+        # a killed hub is a task the launcher sees die: it may end the other
+        # tasks before their deadline, and then they have nothing to say;
+        # a node that is only silent is for the others to notice and name
+        if gone_within 4000 $others && [ $took -le 12000 ] &&
+            { [ $host = 1 ] && [ $took -lt 4000 ] ||
+                { said $a "did not complete within 4 s" && said $b "did not complete within 4 s"; }; }; then
+            pass "$how: host $host silent in the start-up: hosts $others ended in $took ms$([ $took -ge 4000 ] && echo ", saying so")"
+        else
+            fail "$how: host $host silent in the start-up: hosts $others not done in 12 s ($took ms) or silent"
+            cat "$(cluster_node_tmp $a)/proxy.err" 2>/dev/null | head -n 5
+        fi
+        finish_job
+    done
+done
+
+# -- --timeout counts from the proxy's start --------------------------------------
+for how in slurm mpirun; do
+    since=$(date +%s%N)
+    launch $how 3 PMIGATE_MESH_CONNECT=30 --timeout 3 -n 6 /bin/true
+    victim=$(stopped_on 3)
+    if gone_within 3000 1 2 && [ $took -le 8000 ] && said 1 "job timed out after 3 s, in the start-up" &&
+        said 2 "job timed out after 3 s, in the start-up"; then
+        pass "$how: --timeout 3 with host 3 silent in the start-up: hosts 1 and 2 ended in $took ms"
+    else
+        fail "$how: --timeout 3 with host 3 silent in the start-up: hosts 1 and 2 not done in 8 s ($took ms) or silent"
+        cat "$(cluster_node_tmp 1)/proxy.err" 2>/dev/null | head -n 5
+    fi
+    finish_job
+    [ $how = slurm ] || continue
+    # a run that got going: its ranks get what is left of the 4 s (counted
+    # from the run's start, it would end 7 s in)
+    since=$(date +%s%N)
+    launch $how 3 "" --timeout 4 -n 3 sleep 30
+    sleep 3
+    kill -CONT "$(stopped_on 3)"
+    finish_job
+    took=$((($(date +%s%N) - since) / 1000000))
+    if [ $rc -eq 124 ] && [ $took -lt 6000 ]; then
+        pass "$how: --timeout 4, one host 3 s late: exit 124 after $took ms"
+    else
+        fail "$how: --timeout 4, one host 3 s late: exit $rc after $took ms"
+    fi
+done
+
+# -- an outsider floods the hub's mesh port while the proxies start -------------------
+cat >"$WORK/flood.py" <<'EOF'
+# flood.py ADDR PORT: hold up to 300 silent connections to ADDR:PORT,
+# opening new ones as fast as possible, and between them send a header
+# announcing a 1 GiB body on another.
+import socket, struct, sys, time
+addr, port = sys.argv[1], int(sys.argv[2])
+held = []
+while True:
+    try:
+        held.append(socket.create_connection((addr, port), timeout=0.5))
+    except OSError:
+        time.sleep(0.01)
+    try:
+        b = socket.create_connection((addr, port), timeout=0.5)
+        b.sendall(struct.pack(">IHHII", 1 << 30, 1, 0, 0, 0))
+        b.close()
+    except OSError:
+        pass
+    if len(held) > 300:
+        held.pop(0).close()
+EOF
+for how in slurm mpirun; do
+    launch $how 3 PMIGATE_MESH_CONNECT=20 -n 3 /bin/true
+    victim=$(stopped_on 3)
+    hub=$(proxy_on 1)
+    # the hub's mesh listener: the one the hub holds alone.  Under Slurm the
+    # proxy also holds a listener it inherited from slurmstepd (ss names
+    # both processes on that line): flooding that one reaches slurmstepd,
+    # not the mesh.
+    port=$("$CLUSTER_ON" 1 ss -Hltnp |
+        awk -v u="users:((\"pmigate\",pid=$hub," '$NF ~ /^users:\(\(/ && index($NF, u) == 1 && index($NF, "),(") == 0 { n = split($4, a, ":"); print a[n]; exit }')
+    if [ -z "$port" ]; then
+        fail "$how: the hub's mesh port not found (hub $hub)"
+        finish_job
+        continue
+    fi
+    "$CLUSTER_ON" 2 python3 "$WORK/flood.py" "$(cluster_node_name 1)" "$port" &
+    flood=$!
+    sleep 2
+    kill -CONT "$victim"
+    victim=
+    finish_job
+    kill "$flood" 2>/dev/null
+    wait "$flood" 2>/dev/null
+    err=$(cluster_node_tmp 1)/proxy.err
+    first=$(grep -c "refused a mesh connection" "$err")
+    counts=$(grep -c "refused [0-9]* more mesh connections" "$err")
+    total=$(sed -n 's/.*refused \([0-9]*\) more mesh.*/\1/p' "$err" | awk '{ s += $1 } END { print s + 0 }')
+    if [ $rc -eq 0 ]; then
+        pass "$how: the hub's mesh port flooded from host 2 during the start-up: the job ran (exit 0)"
+    else
+        fail "$how: the hub's mesh port flooded from host 2 during the start-up: exit $rc"
+        head -n 5 "$err" "$(cluster_node_tmp 2)/proxy.err"
+    fi
+    if [ "$first" -eq 1 ] && [ "$counts" -ge 1 ] && [ "$counts" -le 3 ] && [ "$total" -ge 100 ]; then
+        pass "$how: the hub logged the refusals in $((first + counts)) lines ($((total + 1)) connections)"
+    else
+        fail "$how: the hub's log of refusals: $first first, $counts counts, $total counted"
+        head -n 5 "$err"
+    fi
+done
+finish
