@@ -192,11 +192,13 @@ typedef struct pg_host_ops {
      * pg_event_deliver.  `ev` is borrowed for the call.  NULL: not needed. */
     void (*event)(void *host_ctx, const pg_event_t *ev);
 
-    /* `proc`'s commit just made new values visible (called inside
+    /* `proc`'s commit just changed what was visible (called inside
      * pg_commit, before any held get it satisfies completes; and when data
      * of a process served elsewhere arrives: a fence's or a dmodex's).  A host that
      * keeps a copy of committed data (the gateway's node segment) learns
-     * here that the copy is behind for `proc`.  NULL: not needed. */
+     * here that the copy is behind for `proc`.  A commit of keys only
+     * `proc` posted and had not published calls nothing: no copy holds
+     * them, and their readers must ask anyway.  NULL: not needed. */
     void (*commit)(void *host_ctx, const pg_proc_t *proc);
 
     /* A fence can never complete: members that had not joined will not

@@ -264,6 +264,25 @@ static void cell_publish(pg_engine_t *e, pg_ns_t *job, pg_slot_t *s, pg_kv_t *kv
     log_append(job, s, kv);
 }
 
+/* Does publishing the staged values of `rank` change an answer a copy made
+ * before (the gateway's node segment) gives?  Only a new value of a key it
+ * had published, or a key other ranks posted too (the answer to a get
+ * without a rank may move).  A key nobody else posted is in no copy, and a
+ * reader that finds no entry asks the server: telling the host would send
+ * every later get of this rank's older keys to the socket as well
+ * (docs/shm-segment.md). */
+static bool commit_changes_copies(pg_procst_t *p, pmix_rank_t rank)
+{
+    for (uint32_t i = 0; i < p->nstaged; i++) {
+        pg_slot_t *s = p->staged[i];
+        pg_kv_t **cell = slot_find(s, rank);
+        if (cell != NULL && ((*cell)->flags & PG_KV_STAGED) &&
+            ((*cell)->older != NULL || s->count > 1))
+            return true;
+    }
+    return false;
+}
+
 pmix_status_t pg_commit(pg_engine_t *e, const pg_proc_t *proc)
 {
     pmix_status_t rc;
@@ -271,7 +290,7 @@ pmix_status_t pg_commit(pg_engine_t *e, const pg_proc_t *proc)
     if (job == NULL)
         return rc;
     pg_procst_t *p = &job->procs[proc->rank];
-    if (p->nstaged > 0 && e->ops.commit != NULL)
+    if (e->ops.commit != NULL && commit_changes_copies(p, proc->rank))
         e->ops.commit(e->host_ctx, proc);
     for (uint32_t i = 0; i < p->nstaged; i++) {
         pg_slot_t *s = p->staged[i];

@@ -208,6 +208,7 @@ typedef struct child_plan {
     cpu_set_t cpus;
     int batch;          /* run under SCHED_BATCH (--sched batch) */
     const char *wdir;   /* chdir here first, or NULL */
+    int lent_top;       /* the child copies pmigate's table up to here */
     /* The child's errno when it cannot exec.  vfork lends the child the
      * parent's memory until exec or _exit, so this is how it reports;
      * volatile: the parent reads what another process wrote. */
@@ -265,6 +266,71 @@ static int child_own_fds(const child_fds_t *f)
     return 0;
 }
 
+/* Descriptors at low numbers, kept for pmigate's whole run, on which the
+ * parent lends a child its four sources for the length of the spawn:
+ * [0..3] the lent ones, [4] /dev/null, what they hold between spawns.
+ * Why: a child that inherits a copy of pmigate's table (four descriptors
+ * per running rank) takes and drops a reference to each one; N ranks cost
+ * N^2 of them (docs/performance.md, "Own clients at scale").  A child
+ * that shares the table instead takes a private copy of its first few
+ * numbers only, these among them. */
+enum { LENT_NULL = PG_CHILD_FIRST_CLOSED };
+static int lent[PG_CHILD_FIRST_CLOSED + 1] = { -1, -1, -1, -1, -1 };
+
+/* Reserves lent[] at the lowest free numbers: at the first launch they are
+ * among pmigate's first few.  0, or -1 with errno. */
+static int lent_reserve(void)
+{
+    for (int i = 0; i <= LENT_NULL; i++)
+        if (lent[i] < 0 && (lent[i] = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0)
+            return -1;
+    return 0;
+}
+
+/* The highest lent number: a child copies the table up to it. */
+static int lent_top(void)
+{
+    int top = 0;
+
+    for (int i = 0; i <= LENT_NULL; i++)
+        top = lent[i] > top ? lent[i] : top;
+    return top;
+}
+
+/* Puts the sources on the lent numbers, and rewrites *f to name those;
+ * 0, or -1 with errno (then nothing is lent: lent_back restores). */
+static int lent_lend(child_fds_t *f)
+{
+    int *src[PG_CHILD_FIRST_CLOSED] = { &f->stdin_fd, &f->out_w, &f->err_w, &f->pmi };
+
+    for (int i = 0; i < PG_CHILD_FIRST_CLOSED; i++) {
+        if (*src[i] < 0)
+            continue; /* the child opens /dev/null itself */
+        if (dup3(*src[i], lent[i], O_CLOEXEC) < 0)
+            return -1;
+        *src[i] = lent[i];
+    }
+    return 0;
+}
+
+/* Drops the parent's lent references again (a child's socket end held here
+ * would hide that child's end of the connection). */
+static void lent_back(void)
+{
+    for (int i = 0; i < PG_CHILD_FIRST_CLOSED; i++)
+        (void)dup3(lent[LENT_NULL], lent[i], O_CLOEXEC);
+}
+
+/* In the child, first: its own table, a copy of pmigate's up to the lent
+ * numbers only (close_range's UNSHARE: Linux 5.9), or of all of it.  A
+ * child that cannot have one must not touch pmigate's. */
+static int child_unshare(int top)
+{
+    if (close_range((unsigned)top + 1, ~0U, CLOSE_RANGE_UNSHARE) == 0)
+        return 0;
+    return unshare(CLONE_FILES);
+}
+
 /* In the child, between vfork and exec: system calls only.  Never returns. */
 static void child_exec(child_plan_t *p)
 {
@@ -287,7 +353,7 @@ static void child_exec(child_plan_t *p)
     (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != p->parent)
         _exit(PG_EXIT_INTERNAL);
-    if (child_own_fds(&p->fds) != 0) {
+    if (child_unshare(p->lent_top) != 0 || child_own_fds(&p->fds) != 0) {
         err = errno;
         goto fail;
     }
@@ -342,6 +408,16 @@ static int rank_plan(pg_job_t *job, const pg_rank_t *r, const child_fds_t *fds, 
     return 0;
 }
 
+/* The child's stack while it shares pmigate's memory: one child at a
+ * time, as the parent waits until it has exec'd (CLONE_VFORK). */
+static char child_stack[256 * 1024] __attribute__((aligned(16)));
+
+static int child_main(void *plan)
+{
+    child_exec(plan);
+    return 0;
+}
+
 /* vfork, not fork: no page tables are copied (fork's cost grew with the
  * gateway's size, superlinearly in N) and the parent resumes once the child
  * has exec'd.  Signals stay blocked across it so that none of pmigate's
@@ -349,7 +425,9 @@ static int rank_plan(pg_job_t *job, const pg_rank_t *r, const child_fds_t *fds, 
  * jobs use it too: fork without the wait, and clone(CLONE_VM) without it,
  * were measured no faster to a spawn's reply -- the children's execs are
  * the cost -- and fork costs page copies, clone a shared errno; see
- * docs/performance.md, "Spawn latency".) */
+ * docs/performance.md, "Spawn latency".)  vfork by clone, sharing the
+ * descriptor table too: the child copies only its first numbers
+ * (child_unshare), not a table that grows with the ranks. */
 static pid_t spawn_child(child_plan_t *plan)
 {
     sigset_t all, old;
@@ -358,9 +436,8 @@ static pid_t spawn_child(child_plan_t *plan)
 
     sigfillset(&all);
     (void)sigprocmask(SIG_SETMASK, &all, &old);
-    pid = vfork();
-    if (pid == 0)
-        child_exec(plan);
+    pid = clone(child_main, child_stack + sizeof(child_stack),
+                CLONE_VM | CLONE_VFORK | CLONE_FILES | SIGCHLD, plan);
     saved = errno;
     (void)sigprocmask(SIG_SETMASK, &old, NULL);
     errno = saved;
@@ -422,7 +499,14 @@ static int rank_launch(pg_job_t *job, pg_rank_t *r)
     fds = (child_fds_t){ sv[1], out[1], err[1], -1 };
     if (in != NULL)
         fds.stdin_fd = pg_stdin_child_fd(in);
-    if (rank_plan(job, r, &fds, &plan) != 0 || (pid = spawn_child(&plan)) < 0)
+    if (lent_reserve() != 0 || rank_plan(job, r, &fds, &plan) != 0)
+        goto fail;
+    plan.lent_top = lent_top();
+    pid = lent_lend(&plan.fds) == 0 ? spawn_child(&plan) : -1;
+    saved = errno;
+    lent_back();
+    errno = saved;
+    if (pid < 0)
         goto fail;
     /* both sides set the group: whichever runs first wins the race */
     (void)setpgid(pid, job->ctx->ops->adopt(job->ctx->run, pid));

@@ -167,16 +167,23 @@ static char *entry_id(const char *nspace, pmix_rank_t rank, const char *key, siz
     return id;
 }
 
+/* Looks the id up from the stack: a get looks here first, N^2 times in a
+ * wire-up, and mostly finds nothing (docs/performance.md, "Own clients
+ * at scale"). */
 static cached_t *cached_find(const pg_cache_t *c, const char *nspace, pmix_rank_t rank,
                              const char *key)
 {
-    size_t len;
-    char *id = entry_id(nspace, rank, key, &len);
+    char id[PMIX_MAX_NSLEN + 1 + sizeof(rank) + PMIX_MAX_KEYLEN];
+    size_t nl = strnlen(nspace, PMIX_MAX_NSLEN), kl = strnlen(key, PMIX_MAX_KEYLEN);
     cached_t *v = NULL;
 
-    if (id != NULL)
-        HASH_FIND(hh, c->values, id, len, v);
-    free(id);
+    if (c->values == NULL)
+        return NULL;
+    memcpy(id, nspace, nl);
+    id[nl] = '\0';
+    memcpy(id + nl + 1, &rank, sizeof(rank));
+    memcpy(id + nl + 1 + sizeof(rank), key, kl);
+    HASH_FIND(hh, c->values, id, nl + 1 + sizeof(rank) + kl, v);
     return v;
 }
 

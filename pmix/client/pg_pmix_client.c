@@ -779,6 +779,15 @@ static const char *const realm_qualifiers[] = {
     PMIX_HOSTNAME, PMIX_SESSION_ID,
 };
 
+/* Copies a NUL-terminated name of at most `max` bytes into zeroed `dst`:
+ * what PMIX_LOAD_KEY/NSPACE do, without clearing the whole field byte
+ * by byte again.  A wire-up makes N^2 gets, each loads a key and a
+ * namespace (docs/performance.md, "Own clients at scale"). */
+static void load_name(char *dst, const char *src, size_t max)
+{
+    memcpy(dst, src, strnlen(src, max));
+}
+
 static pmix_status_t get_prepare(const pmix_proc_t *proc, const char *key,
                                  const pmix_info_t info[], size_t ninfo, get_op_t *op)
 {
@@ -792,15 +801,13 @@ static pmix_status_t get_prepare(const pmix_proc_t *proc, const char *key,
     if (!key_ok(key) || (info == NULL && ninfo > 0))
         return PMIX_ERR_BAD_PARAM;
     /* NULL proc: a globally unique key of my namespace */
-    PMIX_LOAD_PROCID(&op->target, client.self.nspace, PMIX_RANK_UNDEF);
-    if (proc != NULL) {
-        if (proc->nspace[0] != '\0')
-            PMIX_LOAD_NSPACE(op->target.nspace, proc->nspace);
-        op->target.rank = proc->rank;
-    }
-    PMIX_LOAD_KEY(op->key, key);
+    load_name(op->target.nspace,
+              proc != NULL && proc->nspace[0] != '\0' ? proc->nspace : client.self.nspace,
+              PMIX_MAX_NSLEN);
+    op->target.rank = proc != NULL ? proc->rank : PMIX_RANK_UNDEF;
+    load_name(op->key, key, PMIX_MAX_KEYLEN);
     op->reserved = PMIX_CHECK_RESERVED_KEY(key);
-    for (size_t i = 0; i < sizeof(realm_qualifiers) / sizeof(realm_qualifiers[0]); i++)
+    for (size_t i = 0; ninfo > 0 && i < sizeof(realm_qualifiers) / sizeof(realm_qualifiers[0]); i++)
         op->qualified = op->qualified || info_has(info, ninfo, realm_qualifiers[i]);
     op->optional = info_flag(info, ninfo, PMIX_OPTIONAL);
     op->refresh = info_flag(info, ninfo, PMIX_GET_REFRESH_CACHE);

@@ -6,7 +6,11 @@
  * card (PMIX_GLOBAL), commits, fences with PMIX_COLLECT_DATA, gets all N
  * cards and checks each; the phase times (µs) of the slowest rank are
  * gathered through PMIx and rank 0 prints them on one line:
- *   pmixbench n=N fence=… getall=…
+ *   pmixbench n=N fence=… getall=… ready_at=… out_at=… got_at=…
+ * The *_at are moments (µs of CLOCK_BOOTTIME, the clock of /proc/uptime,
+ * so the script compares them with its own start): when the last rank had
+ * committed its card, the first rank left the fence, the last had every card
+ * (tests/bench/pmix_wireup.sh splits the wall time into launch, fence, gets).
  */
 #include <pmix.h>
 
@@ -22,6 +26,15 @@ static double now_us(void)
     struct timespec ts;
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+/* A moment every process of the node reads alike. */
+static double boot_us(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_BOOTTIME, &ts);
     return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
 }
 
@@ -53,8 +66,12 @@ static pmix_status_t put_double(const char *key, double d)
     return PMIx_Put(PMIX_GLOBAL, key, &v);
 }
 
-/* The slowest rank's value of key "<what>-<rank>" (rank 0 only). */
-static double slowest(const pmix_proc_t *me, uint32_t n, const char *what)
+/* The keys of the moments of `at` in main. */
+static const char *const stamp_names[] = { "ready_at", "fenced_at", "got_at" };
+
+/* The largest (or with `least`, the smallest) rank's value of key
+ * "<what>-<rank>" (rank 0 only). */
+static double extreme(const pmix_proc_t *me, uint32_t n, const char *what, bool least)
 {
     double worst = 0;
     char key[64];
@@ -66,7 +83,7 @@ static double slowest(const pmix_proc_t *me, uint32_t n, const char *what)
         PMIX_LOAD_PROCID(&p, me->nspace, r);
         snprintf(key, sizeof(key), "%s-%u", what, r);
         if (PMIx_Get(&p, key, NULL, 0, &v) == PMIX_SUCCESS && v->type == PMIX_DOUBLE &&
-            v->data.dval > worst)
+            (r == 0 || (least ? v->data.dval < worst : v->data.dval > worst)))
             worst = v->data.dval;
         if (v != NULL)
             PMIX_VALUE_RELEASE(v);
@@ -74,12 +91,17 @@ static double slowest(const pmix_proc_t *me, uint32_t n, const char *what)
     return worst;
 }
 
+static double slowest(const pmix_proc_t *me, uint32_t n, const char *what)
+{
+    return extreme(me, n, what, false);
+}
+
 int main(void)
 {
     pmix_proc_t me, job, p;
     pmix_value_t *v = NULL, val;
     char key[64], card[PG_CARD_LEN + 1];
-    double t0, t1, t2;
+    double t0, t1, t2, at[3];
     pmix_status_t rc;
     uint32_t n;
 
@@ -98,9 +120,11 @@ int main(void)
     if (rc != PMIX_SUCCESS || (rc = PMIx_Commit()) != PMIX_SUCCESS)
         return fail(&me, "put/commit", rc);
     t0 = now_us();
+    at[0] = boot_us();
     if ((rc = fence_collect()) != PMIX_SUCCESS)
         return fail(&me, "fence", rc);
     t1 = now_us();
+    at[1] = boot_us();
     for (uint32_t r = 0; r < n; r++) {
         PMIX_LOAD_PROCID(&p, me.nspace, r);
         snprintf(key, sizeof(key), "card-%u", r);
@@ -112,17 +136,24 @@ int main(void)
         PMIX_VALUE_RELEASE(v);
     }
     t2 = now_us();
+    at[2] = boot_us();
     snprintf(key, sizeof(key), "fence-%u", me.rank);
     rc = put_double(key, t1 - t0);
     snprintf(key, sizeof(key), "getall-%u", me.rank);
     if (rc == PMIX_SUCCESS)
         rc = put_double(key, t2 - t1);
+    for (int i = 0; i < 3 && rc == PMIX_SUCCESS; i++) {
+        snprintf(key, sizeof(key), "%s-%u", stamp_names[i], me.rank);
+        rc = put_double(key, at[i]);
+    }
     if (rc != PMIX_SUCCESS || (rc = PMIx_Commit()) != PMIX_SUCCESS ||
         (rc = fence_collect()) != PMIX_SUCCESS)
         return fail(&me, "gather", rc);
     if (me.rank == 0)
-        printf("pmixbench n=%u fence=%.0f getall=%.0f\n", n, slowest(&me, n, "fence"),
-               slowest(&me, n, "getall"));
+        printf("pmixbench n=%u fence=%.0f getall=%.0f ready_at=%.0f out_at=%.0f got_at=%.0f\n",
+               n, slowest(&me, n, "fence"), slowest(&me, n, "getall"),
+               slowest(&me, n, stamp_names[0]), extreme(&me, n, stamp_names[1], true),
+               slowest(&me, n, stamp_names[2]));
     fflush(stdout);
     PMIx_Fence(NULL, 0, NULL, 0);
     PMIx_Finalize(NULL, 0);

@@ -8,6 +8,13 @@
 # with hand-written clients; for reference).  At the side-by-side sizes,
 # `pmigate run --sched batch` and `floor_pmi2 --batch` run as well: the
 # same, with the ranks under SCHED_BATCH.
+# Own clients at scale: pmigate's libpmi2 (pmi2_wireup with pmigate's
+# library first in LD_LIBRARY_PATH) and its libpmix (pmixbench) at
+# BENCH_SCALE_NS ranks, each wall split into launch (start to the last
+# rank's card), fence (to the first rank out of it) and gets (to the last
+# rank holding every card: the other ranks' release and all N^2 gets), from
+# the ranks' own CLOCK_BOOTTIME stamps; next
+# to `pmigate run /bin/true`, the floor of starting N processes.
 # Prints a table of medians, a block of `ratio` lines against the goals of
 # docs/performance.md, and writes the same figures to $PG_BUILD/bench/wireup.txt.
 # Numbers, not a timed test: a missed goal is reported, never an error.
@@ -16,7 +23,7 @@
 # with bin/pmigate) — set by tests/bench/run.sh.  Knobs:
 #   BENCH_REPS=3         repetitions per measurement (medians are printed)
 #   BENCH_BIG_REPS=1     repetitions at N >= 1024 (one run is ~20-60 s)
-#   BENCH_SIDE_NS, BENCH_ALONE_NS, BENCH_HELLO_NS   the N lists
+#   BENCH_SIDE_NS, BENCH_ALONE_NS, BENCH_HELLO_NS, BENCH_SCALE_NS   the N lists
 #   BENCH_GETS=10000     gets of the one-client latency loop
 #   BENCH_HYDRA_TIMEOUT=60   seconds before a hydra run counts as hung
 set -uo pipefail
@@ -29,6 +36,7 @@ big_reps=${BENCH_BIG_REPS:-1}
 side_ns=${BENCH_SIDE_NS-"32 64 128 192"}
 alone_ns=${BENCH_ALONE_NS-"256 512 1024"}
 hello_ns=${BENCH_HELLO_NS-"16 64"}
+scale_ns=${BENCH_SCALE_NS-"1024 2048 4096"}
 loop_gets=${BENCH_GETS:-10000}
 hydra_timeout=${BENCH_HYDRA_TIMEOUT:-60}
 
@@ -174,7 +182,7 @@ bench_bin() {
 }
 
 max_n=0
-for n in $side_ns $alone_ns $hello_ns; do [ "$n" -gt "$max_n" ] && max_n=$n; done
+for n in $side_ns $alone_ns $hello_ns $scale_ns; do [ "$n" -gt "$max_n" ] && max_n=$n; done
 
 check_limits() {
     # The gateway holds ~4 descriptors per rank (socketpair end, stdout and
@@ -280,6 +288,60 @@ run_wireup_series() {
             if [[ " $side_ns " == *" $n "* ]] && [ -n "$hydra" ]; then
                 failed "wireup hydra $n" || wireup_once hydra "$n" "$hydra_timeout"
             fi
+        done
+    done
+}
+
+# ---- own clients at scale --------------------------------------------------
+
+# now_boot_us: CLOCK_BOOTTIME in µs (/proc/uptime: 10 ms steps), the clock
+# of the ranks' *_at stamps.
+now_boot_us() {
+    local up _
+    read -r up _ </proc/uptime
+    awk -v u="$up" 'BEGIN {printf "%.0f", u * 1e6}'
+}
+
+# scale_once LIB N: one wire-up of N ranks of pmigate's LIB (pmi2, pmix, or
+# true: the launch floor); samples wall, launch, fence, gets and RSS.
+scale_once() {
+    local lib=$1 n=$2 tag="scale $1 $2" t0 cmd
+    case $lib in
+        pmi2) cmd=(env LD_LIBRARY_PATH="$PG_BUILD/pmi2/.libs" "$pmigate" run -n "$n" "$wireup_prog") ;;
+        pmix) cmd=(env LD_LIBRARY_PATH="$PG_BUILD/pmix/.libs" "$pmigate" run -n "$n" "$pmixbench") ;;
+        true) cmd=("$pmigate" run -n "$n" /bin/true) ;;
+    esac
+    t0=$(now_boot_us)
+    run_measured $(( 60 + n / 8 )) "$tag" "${cmd[@]}"
+    if [ "$RUN_STATUS" != ok ]; then
+        STATUS[$tag]=$RUN_STATUS
+        return
+    fi
+    add_sample "$tag wall" "$RUN_WALL"
+    add_sample "$tag hwm" "$RUN_HWM"
+    STATUS[$tag]=ok
+    [ "$lib" = true ] && return
+    local ready fenced got
+    ready=$(field ready_at "$work/out") fenced=$(field out_at "$work/out") got=$(field got_at "$work/out")
+    if [ -z "$got" ] || [ "$(field n "$work/out")" != "$n" ]; then
+        STATUS[$tag]="no stamps line"
+        return
+    fi
+    add_sample "$tag launch" "$(calc "($ready - $t0) / 1e6")"
+    add_sample "$tag fence" "$(calc "($fenced - $ready) / 1e6")"
+    add_sample "$tag gets" "$(calc "($got - $fenced) / 1e6")"
+}
+
+run_scale_series() {
+    local n r lib
+    [ -n "$PMIGATE_WHY" ] && return
+    for n in $scale_ns; do
+        say "  N=$n ($big_reps reps)"
+        for (( r = 1; r <= big_reps; r++ )); do
+            for lib in true pmi2 pmix; do
+                [ "$lib" = pmix ] && [ -z "$pmixbench" ] && continue
+                failed "scale $lib $n" || scale_once "$lib" "$n"
+            done
         done
     done
 }
@@ -429,6 +491,31 @@ report_wireup() {
     done
 }
 
+report_scale() {
+    local n lib line
+    say ""
+    say "Own clients at scale (put 220 B, fence, get all N; pmigate's libpmi2 and libpmix), seconds, medians of $big_reps runs"
+    say "  launch = start to the last rank's card put; fence = to the first rank out of the fence; gets = to the last rank holding all N"
+    printf '  %5s | %-8s | %-36s | %-36s | %s\n' N "floor" "libpmi2: wall launch fence gets" \
+        "libpmix: wall launch fence gets" "RSS MB pmi2/pmix"
+    for n in $scale_ns; do
+        line=$(printf '  %5s | %8s |' "$n" "$(cell "scale true $n" wall)")
+        for lib in pmi2 pmix; do
+            line+=$(printf ' %8s %8s %8s %8s |' "$(cell "scale $lib $n" wall)" "$(cell "scale $lib $n" launch)" \
+                "$(cell "scale $lib $n" fence)" "$(cell "scale $lib $n" gets)")
+        done
+        line+=$(printf ' %s / %s' "$(cell "scale pmi2 $n" hwm 1024)" "$(cell "scale pmix $n" hwm 1024)")
+        say "$line"
+        for lib in true pmi2 pmix; do
+            record "result bench=scale lib=$lib n=$n status=\"${STATUS["scale $lib $n"]:-not run}\"" \
+                "wall_s=$(median "scale $lib $n wall") launch_s=$(median "scale $lib $n launch")" \
+                "fence_s=$(median "scale $lib $n fence") gets_s=$(median "scale $lib $n gets")" \
+                "rss_kb=$(median "scale $lib $n hwm")"
+        done
+    done
+    say "  floor = pmigate run -n N /bin/true: starting and reaping N processes, no PMI"
+}
+
 report_hello() {
     local n s
     say ""
@@ -486,6 +573,15 @@ report_ratios() {
     done
     ratio "pmigate wall n=512 (s)" "$(median "wireup pmigate 512 wall")" "<" 8 "${STATUS["wireup pmigate 512"]:-$why}"
     pm=$(median "wireup pmigate 1024 hwm")
+    for n in $scale_ns; do
+        for lib in pmi2 pmix; do
+            ratio "lib$lib wire-up wall n=$n (s)" "$(median "scale $lib $n wall")" "<" 3 \
+                "${STATUS["scale $lib $n"]:-$why}"
+            pm=$(median "scale $lib $n hwm")
+            ratio "lib$lib pmigate RSS n=$n (MB)" "$([ -n "$pm" ] && calc "$pm / 1024")" "<" 64 \
+                "${STATUS["scale $lib $n"]:-$why}"
+        done
+    done
     ratio "pmigate RSS n=1024 (MB)" "$([ -n "$pm" ] && calc "$pm / 1024")" "<" 64 "${STATUS["wireup pmigate 1024"]:-$why}"
     for n in $hello_ns; do
         pm=$(median "hello pmigate $n wall")
@@ -527,6 +623,10 @@ check_limits
 floor_epoll=$(bench_bin floor_epoll "$here/pg_bench.c") || { echo "cannot build floor_epoll" >&2; exit 1; }
 floor_pmi2=$(bench_bin floor_pmi2 "$here/pg_bench.c") || { echo "cannot build floor_pmi2" >&2; exit 1; }
 floor_rtt=$(bench_bin floor_rtt "$here/pg_bench.c") || { echo "cannot build floor_rtt" >&2; exit 1; }
+make -s -C "$PG_BUILD" tests/bench/pmixbench >/dev/null 2>&1 || true
+pmixbench=$PG_BUILD/tests/bench/.libs/pmixbench   # the binary, not libtool's wrapper
+[ -x "$pmixbench" ] || pmixbench=$PG_BUILD/tests/bench/pmixbench
+[ -x "$pmixbench" ] || { pmixbench=; note "no pmixbench built: libpmix at scale skipped"; }
 getloop=$(bench_bin pmi2_getloop -lpmi2) || { getloop=; note "pmi2_getloop not built (no libpmi2?)"; }
 [ -x "$wireup_prog" ] || { echo "no $wireup_prog: build the tree first (make)" >&2; exit 1; }
 [ -n "$hydra" ] || note "mpiexec.hydra not found: hydra columns are n/a"
@@ -541,12 +641,15 @@ awk -v l="${load_start%% *}" 'BEGIN {exit !(l > 1.0)}' &&
 t_start=$SECONDS
 say "-- wire-up series"
 run_wireup_series
+say "-- own clients at scale"
+run_scale_series
 say "-- MPICH hello series"
 run_hello_series
 say "-- one-client series"
 run_oneclient_series
 
 report_wireup
+report_scale
 report_hello
 report_oneclient
 report_ratios

@@ -189,6 +189,45 @@ static void test_bad_arguments_are_errors(void)
     pg_engine_free(e);
 }
 
+/* The host's commit hook: which ranks' copies went behind, in order. */
+typedef struct {
+    int n;
+    pmix_rank_t ranks[16];
+} behind_t;
+
+static void on_commit(void *ctx, const pg_proc_t *proc)
+{
+    behind_t *b = ctx;
+
+    if (b->n < 16)
+        b->ranks[b->n++] = proc->rank;
+}
+
+/* A copy of the committed data only goes behind when a commit changes an
+ * answer it could give: a new key of the poster's own is in no copy. */
+static void test_the_commit_hook_runs_only_when_an_answer_changes(void)
+{
+    behind_t b = { 0 };
+    pg_engine_t *e = pg_engine_new(&(pg_host_ops_t){ .commit = on_commit }, &b);
+
+    CU_ASSERT_EQUAL_FATAL(job_block(e, "ns", 3, 1, NULL), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(put_str(e, "ns", 0, PMIX_GLOBAL, "card-0", "a", 0), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(put_str(e, "ns", 0, PMIX_GLOBAL, "card-0", "b", 0), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(commit(e, "ns", 0), PMIX_SUCCESS); /* first value, re-put while staged */
+    CU_ASSERT_EQUAL(commit(e, "ns", 1), PMIX_SUCCESS); /* nothing staged */
+    CU_ASSERT_EQUAL(b.n, 0);
+    CU_ASSERT_EQUAL(put_str(e, "ns", 0, PMIX_GLOBAL, "card-0", "c", 0), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(commit(e, "ns", 0), PMIX_SUCCESS); /* a published value changes */
+    CU_ASSERT_EQUAL(put_str(e, "ns", 2, PMIX_GLOBAL, "card-0", "d", 0), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(commit(e, "ns", 2), PMIX_SUCCESS); /* rank 0 posted it too */
+    CU_ASSERT_EQUAL(put_str(e, "ns", 1, PMIX_GLOBAL, "time-1", "e", 0), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(commit(e, "ns", 1), PMIX_SUCCESS); /* only rank 1's, new */
+    CU_ASSERT_EQUAL_FATAL(b.n, 2);
+    CU_ASSERT_EQUAL(b.ranks[0], 0);
+    CU_ASSERT_EQUAL(b.ranks[1], 2);
+    pg_engine_free(e);
+}
+
 static const pg_cunit_test_t tests[] = {
     { "only_committed_values_are_visible", test_only_committed_values_are_visible },
     { "a_new_put_shows_the_old_value_until_commit",
@@ -199,6 +238,8 @@ static const pg_cunit_test_t tests[] = {
       test_every_poster_of_a_popular_key_appears_once },
     { "visitor_status_stops_the_walk", test_visitor_status_stops_the_walk },
     { "bad_arguments_are_errors", test_bad_arguments_are_errors },
+    { "the_commit_hook_runs_only_when_an_answer_changes",
+      test_the_commit_hook_runs_only_when_an_answer_changes },
     { NULL, NULL },
 };
 

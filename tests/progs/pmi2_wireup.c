@@ -4,7 +4,11 @@
  * every rank puts one 220-byte "business card", fences, gets all N cards and
  * checks each one, then finalizes.  Rank 0 prints the phase times (µs, the
  * slowest rank's, gathered through the KVS) on one line:
- *   wireup n=N init=… put=… fence=… getall=… total=…
+ *   wireup n=N init=… put=… fence=… getall=… total=… ready_at=… out_at=… got_at=…
+ * The *_at are moments (µs of CLOCK_BOOTTIME, the clock of /proc/uptime, so
+ * a script can compare them with its own start): when the last rank had put
+ * its card, the first rank left the fence, and the last had every card
+ * (tests/bench/wireup.sh splits the wall time into launch, fence, gets).
  */
 #include <slurm/pmi2.h>
 #include <stdio.h>
@@ -18,6 +22,14 @@ static double now_us(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+/* A moment every process of the node reads alike. */
+static double boot_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_BOOTTIME, &ts);
     return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
 }
 
@@ -44,10 +56,10 @@ int main(void)
     pg_card_make(rank, card);
     if ((rc = PMI2_KVS_Put(key, card)) != PMI2_SUCCESS)
         return fail(rank, "PMI2_KVS_Put", rc);
-    double t2 = now_us();
+    double t2 = now_us(), ready_at = boot_us();
     if ((rc = PMI2_KVS_Fence()) != PMI2_SUCCESS)
         return fail(rank, "PMI2_KVS_Fence", rc);
-    double t3 = now_us();
+    double t3 = now_us(), fenced_at = boot_us();
 
     for (int r = 0; r < size; r++) {
         char want[PG_CARD_LEN + 1];
@@ -60,29 +72,35 @@ int main(void)
             return fail(rank, "card check", -1);
         }
     }
-    double t4 = now_us();
+    double t4 = now_us(), got_at = boot_us();
 
     /* Report the slowest rank's phases: each rank posts its times, rank 0
      * reads them after a second fence. */
     char times[128];
-    snprintf(times, sizeof times, "%.0f %.0f %.0f %.0f", t1 - t0, t2 - t1, t3 - t2, t4 - t3);
+    snprintf(times, sizeof times, "%.0f %.0f %.0f %.0f %.0f %.0f %.0f", t1 - t0, t2 - t1, t3 - t2,
+             t4 - t3, ready_at, fenced_at, got_at);
     snprintf(key, sizeof key, "times-%d", rank);
     if ((rc = PMI2_KVS_Put(key, times)) != PMI2_SUCCESS || (rc = PMI2_KVS_Fence()) != PMI2_SUCCESS)
         return fail(rank, "report", rc);
     if (rank == 0) {
-        double worst[4] = { 0, 0, 0, 0 };
+        double worst[7] = { 0 }, first_out = 0;
         for (int r = 0; r < size; r++) {
-            double v[4];
+            double v[7];
             snprintf(key, sizeof key, "times-%d", r);
             if (PMI2_KVS_Get(jobid, r, key, got, sizeof got, &len) != PMI2_SUCCESS ||
-                sscanf(got, "%lf %lf %lf %lf", &v[0], &v[1], &v[2], &v[3]) != 4)
+                sscanf(got, "%lf %lf %lf %lf %lf %lf %lf", &v[0], &v[1], &v[2], &v[3], &v[4],
+                       &v[5], &v[6]) != 7)
                 return fail(rank, "report get", -1);
-            for (int i = 0; i < 4; i++)
+            for (int i = 0; i < 7; i++)
                 if (v[i] > worst[i])
                     worst[i] = v[i];
+            if (r == 0 || v[5] < first_out)
+                first_out = v[5];
         }
-        printf("wireup n=%d init=%.0f put=%.0f fence=%.0f getall=%.0f total=%.0f\n", size,
-               worst[0], worst[1], worst[2], worst[3], now_us() - t0);
+        printf("wireup n=%d init=%.0f put=%.0f fence=%.0f getall=%.0f total=%.0f ready_at=%.0f "
+               "out_at=%.0f got_at=%.0f\n",
+               size, worst[0], worst[1], worst[2], worst[3], now_us() - t0, worst[4], first_out,
+               worst[6]);
     }
     if ((rc = PMI2_Finalize()) != PMI2_SUCCESS)
         return fail(rank, "PMI2_Finalize", rc);
