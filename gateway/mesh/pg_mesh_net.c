@@ -91,8 +91,8 @@ static link_t *stranger_to_drop(const pg_mesh_t *m)
 /* Why drop a stranger for a newcomer rather than refuse the newcomer: the
  * slots are held by whoever came first, so an outsider holding them all
  * while the peers dial would keep every peer out until the start-up fails
- * (issue 31); a peer completes its handshake in a round trip, long before
- * 64 newer connections push it out. */
+ * (as an outsider's flood once did); a peer completes its handshake in a
+ * round trip, long before 64 newer connections push it out. */
 static void on_accept(struct evconnlistener *lst, evutil_socket_t fd, struct sockaddr *sa,
                       int salen, void *arg)
 {

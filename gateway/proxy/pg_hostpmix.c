@@ -242,7 +242,7 @@ static void arm_until(struct event *timer, uint64_t deadline, uint64_t now)
 
 /* Why the loop and not PMIx_Fence: a blocking fence waits as long as the
  * slowest proxy, forever for one that is stopped or was killed before it
- * joined (issue 31); the start-up has a deadline (docs/proxy.md,
+ * joined; the start-up has a deadline (docs/proxy.md,
  * "Start-up"). */
 static int fence_by(pg_hostpmix_t *h, struct event_base *base, uint64_t deadline, char *err,
                     size_t errlen)

@@ -22,7 +22,7 @@
 #     on every host with 9 (one exit status);
 # and over 3 hosts:
 #   - PMI-2 spawn (Slurm's libpmi2) of 2 from rank 0 while ranks 1 and 2
-#     have just finished (issue 31, item 10): 8 runs at several delays,
+#     have just finished: 8 runs at several delays,
 #     each must start both children and answer the spawner -- a node whose
 #     ranks are gone but whose proxy still runs hosts children, or the hub
 #     knows it is gone before it places them, never a partial start

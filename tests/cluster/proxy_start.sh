@@ -1,7 +1,7 @@
 #!/bin/sh
 # The start-up of a `pmigate proxy` job over 3 separate hosts (the cluster
-# in a box) is bounded and cannot be starved (docs/proxy.md, "Start-up";
-# issue 31), under Slurm (srun --mpi=pmix) and mpirun:
+# in a box) is bounded and cannot be starved (docs/proxy.md, "Start-up"),
+# under Slurm (srun --mpi=pmix) and mpirun:
 #   - a node silent in the host's start-up exchange (its proxy stopped
 #     before it joined; the hub's too, then SIGKILLed): every other node
 #     ends within the start-up's bound (PMIGATE_MESH_CONNECT) with a message
@@ -181,14 +181,20 @@ for how in slurm mpirun; do
         finish_job
         continue
     fi
-    "$CLUSTER_ON" 2 python3 "$WORK/flood.py" "$(cluster_node_name 1)" "$port" &
-    flood=$!
+    # four flooders: a slot a silent stranger gives up after its handshake
+    # deadline is taken again at once, so only a newcomer that makes room
+    # for itself (the leaves) gets in
+    floods=
+    for f in 1 2 3 4; do
+        "$CLUSTER_ON" 2 /usr/bin/python3 "$WORK/flood.py" "$(cluster_node_name 1)" "$port" &
+        floods="$floods $!"
+    done
     sleep 2
     kill -CONT "$victim"
     victim=
     finish_job
-    kill "$flood" 2>/dev/null
-    wait "$flood" 2>/dev/null
+    kill $floods 2>/dev/null
+    wait $floods 2>/dev/null
     err=$(cluster_node_tmp 1)/proxy.err
     first=$(grep -c "refused a mesh connection" "$err")
     counts=$(grep -c "refused [0-9]* more mesh connections" "$err")

@@ -710,7 +710,7 @@ static void test_jobend_lost_nodes(void)
     nodes_down(&x);
 }
 
-/* Issue 31: a process that is no proxy writes a well-formed FAIL frame
+/* A forged frame: a process that is no proxy writes a well-formed FAIL frame
  * ("rank 0 aborted the job (code 42)") into node 1's link to the hub.  The
  * frame is not believed: the link it came on is closed and the job ends
  * with status 1, every node saying a frame failed authentication, none
