@@ -26,8 +26,14 @@ static int table_cap;
 
 /* noinline and the barrier: the call must stay, with every store to the
  * table before it, for the debugger's breakpoint to stop there and read a
- * whole table. */
-__attribute__((used, noinline, noclone)) void MPIR_Breakpoint(void)
+ * whole table.  noclone is gcc's (a specialised copy would carry another
+ * name); clang makes no such copies and does not know the attribute. */
+#if defined(__clang__)
+#define PG_MPIR_NOCLONE
+#else
+#define PG_MPIR_NOCLONE __attribute__((noclone))
+#endif
+__attribute__((used, noinline)) PG_MPIR_NOCLONE void MPIR_Breakpoint(void)
 {
     __asm__ volatile("" ::: "memory");
 }
