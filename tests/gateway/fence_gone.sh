@@ -37,7 +37,13 @@ job 0 "PMI-1 ranks fence after two silent ranks exited" "$TWO" \
     -n 2 "$SCRIPT_PROG" "$TMP/fence" : -n 2 true
 # (the silent rank is "sh" there, and named so)
 job 0 "PMI-1 ranks wait in the fence when a silent rank exits" "rank 2 (sh)" \
-    -n 2 "$SCRIPT_PROG" "$TMP/fence" : -n 1 sh -c 'sleep 1; exec true'
+    -n 2 "$SCRIPT_PROG" "$TMP/fence" : -n 1 sh -c \
+    'n=0
+     until "$0" status $PPID | grep -q "fence 1: waiting for rank 2 (of 3)" || [ $n -ge 200 ]; do
+         n=$((n + 1))
+         sleep 0.05
+     done
+     exec true' "$PMIGATE"
 job 125 "--strict: PMI-1 ranks, silent ranks gone" "$TWO" --strict \
     -n 2 "$SCRIPT_PROG" "$TMP/fence" : -n 2 true
 expect_grep '^pmigate: error: a fence can never complete' "$TMP/e" "--strict says error"

@@ -14,8 +14,20 @@ printf '%s\n' 'send1 cmd=init pmi_version=1 pmi_subversion=1' 'expect rc=0' \
     'send1 cmd=barrier_in' 'expect cmd=barrier_out' 'expect never-comes' >"$TMP/s0"
 printf '%s\n' 'send1 cmd=init pmi_version=1 pmi_subversion=1' 'expect rc=0' >"$TMP/s1"
 "$PMIGATE" run --trace "$TMP/crash.trace" -n 2 sh -c \
-    'ulimit -c 0; if [ "$PMI_RANK" = 1 ]; then "$0" "$1"1; sleep 0.5; kill -SEGV $$; fi; exec "$0" "$1"0' \
-    "$SCRIPT_PROG" "$TMP/s" >"$TMP/rec.out" 2>&1
+    'ulimit -c 0
+     if [ "$PMI_RANK" = 1 ]; then
+         "$0" "$1"1
+         # die once rank 0 waits in the barrier (its barrier_in is in the
+         # trace: the recorder writes it out when the loop goes idle)
+         n=0
+         until grep -q "^[0-9]* 0 [0-9]* pmi1 C cmd=barrier_in" "$2" || [ $n -ge 200 ]; do
+             n=$((n + 1))
+             sleep 0.05
+         done
+         kill -SEGV $$
+     fi
+     exec "$0" "$1"0' \
+    "$SCRIPT_PROG" "$TMP/s" "$TMP/crash.trace" >"$TMP/rec.out" 2>&1
 expect_status 139 $? "the recorded job (rank 1 dies of SIGSEGV)"
 grep -q '^#! [0-9]* exit rank=1 signal=11$' "$TMP/crash.trace" ||
     { cat "$TMP/crash.trace" >&2; fail "the trace does not record rank 1's death"; }
