@@ -101,10 +101,12 @@ for how in slurm mpirun; do
         others=$([ $host = 3 ] && echo "1 2" || echo "2 3")
         a=${others% *} b=${others#* }
         # a killed hub is a task the launcher sees die: it may end the other
-        # tasks before their deadline, and then they have nothing to say;
-        # a node that is only silent is for the others to notice and name
+        # tasks around their own deadline, and then they have nothing to
+        # say -- what counts is that they end within the bound (Slurm left
+        # them waiting 9 s before); a node that is only silent is for the
+        # others to notice and name
         if gone_within 4000 $others && [ $took -le 12000 ] &&
-            { [ $host = 1 ] && [ $took -lt 4000 ] ||
+            { [ $host = 1 ] && [ $took -le 8000 ] ||
                 { said $a "did not complete within 4 s" && said $b "did not complete within 4 s"; }; }; then
             pass "$how: host $host silent in the start-up: hosts $others ended in $took ms$([ $took -ge 4000 ] && echo ", saying so")"
         else
