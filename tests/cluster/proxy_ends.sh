@@ -59,28 +59,7 @@ ranks_up() {
     return 1
 }
 
-# gone_within MS HOST...: polls until no process of the job runs on those
-# hosts; $took is how long it took (ms).  1 when MS passed first.
-gone_within() {
-    limit=$1
-    shift
-    start=$(date +%s%N)
-    while :; do
-        left=
-        for i in "$@"; do
-            left="$left$(job_procs "$i")"
-        done
-        took=$((($(date +%s%N) - start) / 1000000))
-        [ -z "$left" ] && return 0
-        [ $took -le $((limit + 3000)) ] || return 1 # give up polling: it failed
-        sleep 0.05
-    done
-}
 
-# said I TEXT: host I's proxy said TEXT.
-said() {
-    grep -q "$2" "$(cluster_node_tmp "$1")/proxy.err" 2>/dev/null
-}
 
 # leftovers: what the job left on any host (processes, with their state,
 # parent and what they wait in, so a failure says why; job directories).

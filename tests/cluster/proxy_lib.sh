@@ -57,3 +57,30 @@ proxy_job() {
     esac >"$WORK/out" 2>&1
     rc=$?
 }
+
+# gone_within MS HOST...: polls until no process of the job runs on those
+# hosts; $took is how long it took (ms), counted from $since (date +%s%N)
+# when the caller set it (the start of what it times), else from now.
+# Returns 1 once MS + 5 s passed with processes left (it failed: polling
+# on would only wait).
+gone_within() {
+    limit=$1
+    shift
+    from=${since:-$(date +%s%N)}
+    while :; do
+        left=
+        for i in "$@"; do
+            left="$left$(job_procs "$i")"
+        done
+        took=$((($(date +%s%N) - from) / 1000000))
+        [ -z "$left" ] && return 0
+        [ $took -le $((limit + 5000)) ] || return 1
+        sleep 0.05
+    done
+}
+
+# said I TEXT: host I's proxy said TEXT on its stderr (/tmp/proxy.err there,
+# where the tests that start proxies by hand send it).
+said() {
+    grep -q "$2" "$(cluster_node_tmp "$1")/proxy.err" 2>/dev/null
+}

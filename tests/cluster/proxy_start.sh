@@ -52,26 +52,7 @@ stopped_on() {
     return 1
 }
 
-# gone_within MS HOST...: polls until no process of the job runs on those
-# hosts; $took is how long it took (ms) from $since (date +%s%N).
-gone_within() {
-    limit=$1
-    shift
-    while :; do
-        left=
-        for i in "$@"; do
-            left="$left$(job_procs "$i")"
-        done
-        took=$((($(date +%s%N) - since) / 1000000))
-        [ -z "$left" ] && return 0
-        [ $took -le $((limit + 5000)) ] || return 1
-        sleep 0.1
-    done
-}
 
-said() {
-    grep -q "$2" "$(cluster_node_tmp "$1")/proxy.err" 2>/dev/null
-}
 
 # finish_job: the launcher's status in $rc, every process of the job gone.
 finish_job() {
