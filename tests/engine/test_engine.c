@@ -573,19 +573,30 @@ static bool fence_cancel_hook(void *ctx, uint64_t id)
     return h->cancel_answer;
 }
 
+/* A job of 4 ranks, 0 and 1 served here, 2 and 3 by another server (so a
+ * fence goes to the host): ranks 0 (PMIX_TIMEOUT 50) and 1 join at time 10,
+ * the host answering a cancel with `cancel_answer`. */
+static void fence_two_at_host(hostf_t *h, bool cancel_answer, fenced_t f[2])
+{
+    static const pg_host_ops_t ops = { .fence = fence_hook, .fence_cancel = fence_cancel_hook };
+    bool served[2] = { true, false };
+    pg_proc_t p0 = P(NS, 0), p1 = P(NS, 1);
+
+    eng = pg_engine_new(&ops, h);
+    job_block(eng, NS, 4, 2, served);
+    memset(f, 0, 2 * sizeof(*f));
+    h->cancel_answer = cancel_answer;
+    pg_fence_join(eng, &p0, NULL, 0, 0, 50, 10, fenced_cb, &f[0]);
+    pg_fence_join(eng, &p1, NULL, 0, 0, 0, 10, fenced_cb, &f[1]);
+}
+
 static void test_fence_at_host_timed_when_host_lets_go(void)
 {
     hostf_t h = { 0 };
-    pg_host_ops_t ops = { .fence = fence_hook, .fence_cancel = fence_cancel_hook };
     fenced_t f[2];
-    bool served[2] = { true, false };
-    eng = pg_engine_new(&ops, &h);
-    job_block(eng, NS, 4, 2, served);
     pg_proc_t p0 = P(NS, 0), p1 = P(NS, 1);
-    memset(f, 0, sizeof(f));
-    h.cancel_answer = true;
-    pg_fence_join(eng, &p0, NULL, 0, 0, 50, 10, fenced_cb, &f[0]);
-    pg_fence_join(eng, &p1, NULL, 0, 0, 0, 10, fenced_cb, &f[1]);
+
+    fence_two_at_host(&h, true, f);
     CU_ASSERT_EQUAL(h.calls, 1); /* at the host */
     CU_ASSERT_EQUAL(pg_engine_next_deadline(eng), 60);
     pg_engine_expire(eng, 60);
@@ -618,16 +629,10 @@ static void test_fence_at_host_timed_when_host_lets_go(void)
 static void test_fence_timed_out_by_host_gives_number_back(void)
 {
     hostf_t h = { 0 };
-    pg_host_ops_t ops = { .fence = fence_hook, .fence_cancel = fence_cancel_hook };
     fenced_t f[2];
-    bool served[2] = { true, false };
-    eng = pg_engine_new(&ops, &h);
-    job_block(eng, NS, 4, 2, served);
     pg_proc_t p0 = P(NS, 0), p1 = P(NS, 1);
-    memset(f, 0, sizeof(f));
-    h.cancel_answer = false;
-    pg_fence_join(eng, &p0, NULL, 0, 0, 50, 10, fenced_cb, &f[0]);
-    pg_fence_join(eng, &p1, NULL, 0, 0, 0, 10, fenced_cb, &f[1]);
+
+    fence_two_at_host(&h, false, f);
     pg_engine_expire(eng, 60);
     CU_ASSERT_EQUAL(h.cancels, 1);
     CU_ASSERT_EQUAL(f[0].calls, 0); /* the host decides */

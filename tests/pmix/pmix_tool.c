@@ -118,20 +118,32 @@ static void check_identity(void)
         PMIX_VALUE_RELEASE(v);
 }
 
-/* PMIX_QUERY_NAMESPACES lists the job, not the tool. */
-static void check_namespaces(void)
+/* The answer to a query whose one result is a comma-separated list, in
+ * list[cap] ("" when the query failed or answered something else); its
+ * status. */
+static pmix_status_t query_list(const char *key, char *list, size_t cap)
 {
     pmix_info_t *out = NULL;
     size_t n = 0;
-    pmix_status_t rc = query1(PMIX_QUERY_NAMESPACES, NULL, &out, &n);
-    const char *list = rc == PMIX_SUCCESS && n == 1 && out[0].value.type == PMIX_STRING
-                           ? out[0].value.data.string
-                           : "";
+    pmix_status_t rc = query1(key, NULL, &out, &n);
+
+    snprintf(list, cap, "%s",
+             rc == PMIX_SUCCESS && n == 1 && out[0].value.type == PMIX_STRING
+                 ? out[0].value.data.string
+                 : "");
+    if (out != NULL)
+        PMIX_INFO_FREE(out, n);
+    return rc;
+}
+
+/* PMIX_QUERY_NAMESPACES lists the job, not the tool. */
+static void check_namespaces(void)
+{
+    char list[4096];
+    pmix_status_t rc = query_list(PMIX_QUERY_NAMESPACES, list, sizeof(list));
 
     report(job_ns != NULL && strstr(list, job_ns) != NULL && strstr(list, ".tool.") == NULL,
            "namespaces", "%s: '%s'", PMIx_Error_string(rc), list);
-    if (out != NULL)
-        PMIX_INFO_FREE(out, n);
 }
 
 static void check_size(long nprocs)
@@ -296,17 +308,11 @@ static void check_stop_key(void)
  * that launches through a tool checks before asking for it. */
 static void check_debug_support(void)
 {
-    pmix_info_t *out = NULL;
-    size_t n = 0;
-    pmix_status_t rc = query1(PMIX_QUERY_DEBUG_SUPPORT, NULL, &out, &n);
-    const char *list = rc == PMIX_SUCCESS && n == 1 && out[0].value.type == PMIX_STRING
-                           ? out[0].value.data.string
-                           : "";
+    char list[4096];
+    pmix_status_t rc = query_list(PMIX_QUERY_DEBUG_SUPPORT, list, sizeof(list));
 
     report(strstr(list, PMIX_DEBUG_STOP_IN_INIT) != NULL, "debug_support", "%s: '%s'",
            PMIx_Error_string(rc), list);
-    if (out != NULL)
-        PMIX_INFO_FREE(out, n);
 }
 
 /* Does the file hold a line with `mark` (a rank that passed init)? */
