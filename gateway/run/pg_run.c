@@ -28,6 +28,7 @@
 #include "gateway/io/pg_listen.h"
 #include "gateway/job/pg_port.h"
 #include "gateway/run/pg_mpir.h"
+#include "gateway/run/pg_run_mpir.h"
 #include "gateway/run/pg_spawn.h"
 #include "gateway/util/pg_proc.h"
 #include "gateway/tools/pg_report.h"
@@ -113,88 +114,21 @@ static struct timeval ms_to_tv(long ms)
     return tv;
 }
 
-/* ---------------------------------------------------------------- */
-/* MPIR: the ranks for a debugger (pg_mpir.h)                         */
-/* ---------------------------------------------------------------- */
-
-/* Rank `rank` of `job` in the table, with the program's path as the
- * kernel has it (what a debugger opens to read its symbols; a name found
- * in PATH would not do), else as the command line named it. */
-static int mpir_append_rank(const pg_run_t *run, const pg_job_t *job, int rank)
-{
-    pid_t pid = pg_job_pids(job)[rank];
-    char link[64], exe[PATH_MAX];
-    ssize_t n;
-
-    snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
-    n = readlink(link, exe, sizeof(exe) - 1);
-    if (n <= 0)
-        return pg_mpir_append(run->hostname, pg_job_rank_program(job, rank), pid);
-    exe[n] = '\0';
-    return pg_mpir_append(run->hostname, exe, pid);
-}
-
-/* 0, or -1 out of memory (said; the table lists the ranks before). */
-static int mpir_append_job(pg_run_t *run, const pg_job_t *job)
-{
-    for (int rank = 0; rank < pg_job_size(job); rank++) {
-        if (mpir_append_rank(run, job, rank) != 0) {
-            pg_run_log(run, "out of memory: the debugger's process table lacks ranks");
-            return -1;
-        }
-    }
-    return 0;
-}
-
-/* The jobs whose launch ended join the table, in job order (a job still
- * starting holds the ones after it back), and the debugger stops in
- * MPIR_Breakpoint to read it: the root job's ranks first, then each
- * spawned job's.  The flag is read as each launch ends: a debugger that
- * sets it in a running pmigate gets the jobs launched after, not the ones
- * before (docs/user-guide.md, "Debuggers and tools"). */
+/* The jobs whose launch ended join the debugger's table (pg_run_mpir.h).
+ * `pmigate proxy` has no table: its ranks are one node's share, and the
+ * job's starter is the host runtime (docs/user-guide.md, "Debuggers and
+ * tools"). */
 static void mpir_announce(pg_run_t *run)
 {
-    int debugged, added = 0;
+    const pg_job_t *jobs[1 + run->nsubs];
 
-    if (run->nnodes > 0 || run->ctx.tearing_down) /* a proxy has no table (mpir_abort) */
+    if (run->nnodes > 0 || run->ctx.tearing_down)
         return;
-    debugged = pg_mpir_debugged();
-    while (run->mpir_next <= run->nsubs) {
-        const pg_job_t *job = run->mpir_next == 0 ? run->root : run->subs[run->mpir_next - 1];
-
-        if (pg_job_discarded(job)) { /* its ranks were killed: nothing to debug */
-            run->mpir_next++;
-            continue;
-        }
-        if (!pg_job_launched(job))
-            break;
-        run->mpir_next++;
-        if (!debugged)
-            continue;
-        if (mpir_append_job(run, job) != 0)
-            break;
-        added++;
-    }
-    if (added > 0)
-        pg_mpir_spawned();
-}
-
-/* A PMI abort ends the run: the debugger hears why before the ranks go. */
-static void mpir_abort(pg_run_t *run)
-{
-    char why[128];
-
-    /* `pmigate proxy` (nnodes > 0) has no table: its ranks are one node's
-     * share, and the job's starter is the host runtime (docs/user-guide.md,
-     * "Debuggers and tools") */
-    if (run->nnodes > 0 || !pg_mpir_debugged() || run->verdict.cause != PG_CAUSE_ABORT)
-        return;
-    if (run->verdict.rank >= 0)
-        snprintf(why, sizeof(why), "rank %d aborted the job (exit status %d)",
-                 run->verdict.rank, run->verdict.code);
-    else
-        snprintf(why, sizeof(why), "the job was aborted (exit status %d)", run->verdict.code);
-    pg_mpir_aborting(why);
+    jobs[0] = run->root;
+    for (int k = 0; k < run->nsubs; k++)
+        jobs[1 + k] = run->subs[k];
+    if (pg_run_mpir_announce(jobs, 1 + run->nsubs, &run->mpir_next, run->hostname) != 0)
+        pg_run_log(run, "out of memory: the debugger's process table lacks ranks");
 }
 
 /* ---------------------------------------------------------------- */
@@ -295,7 +229,8 @@ void pg_run_teardown_told(pg_run_t *run, const pg_job_t *job, int rank)
 {
     struct timeval grace = ms_to_tv(PG_RUN_EVENT_GRACE_MS);
 
-    mpir_abort(run);
+    if (run->nnodes == 0)
+        pg_run_mpir_abort(&run->verdict);
     if (!has_listeners(run, job, rank)) {
         pg_run_teardown(run, SIGTERM);
         return;
