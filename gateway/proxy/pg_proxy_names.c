@@ -262,17 +262,24 @@ static void to_hub(proxy_t *p, pg_mesh_wr_t *w, unsigned type, uint64_t id)
         (void)pg_name_host_done(e, id, PMIX_ERR_UNREACH, NULL, NULL);
 }
 
+/* The fields a publish and an unpublish start with: the request's id, its
+ * publisher and the key. */
+static void wr_request(pg_mesh_wr_t *w, uint64_t id, const pg_proc_t *publisher, const char *key)
+{
+    pg_mesh_wr_init(w);
+    pg_mesh_wr_u64(w, id);
+    pg_mesh_wr_str(w, publisher->nspace);
+    pg_mesh_wr_u32(w, publisher->rank);
+    pg_mesh_wr_str(w, key);
+}
+
 void pg_proxy_name_publish(void *ctx, uint64_t id, const pg_proc_t *publisher, const char *key,
                         const pg_value_t *value)
 {
     proxy_t *p = ctx;
     pg_mesh_wr_t w;
 
-    pg_mesh_wr_init(&w);
-    pg_mesh_wr_u64(&w, id);
-    pg_mesh_wr_str(&w, publisher->nspace);
-    pg_mesh_wr_u32(&w, publisher->rank);
-    pg_mesh_wr_str(&w, key);
+    wr_request(&w, id, publisher, key);
     pg_mesh_wr_u32(&w, value->type);
     pg_mesh_wr_bytes(&w, value->data, value->size);
     to_hub(p, &w, NAME_PUBLISH, id);
@@ -283,11 +290,7 @@ void pg_proxy_name_unpublish(void *ctx, uint64_t id, const pg_proc_t *publisher,
     proxy_t *p = ctx;
     pg_mesh_wr_t w;
 
-    pg_mesh_wr_init(&w);
-    pg_mesh_wr_u64(&w, id);
-    pg_mesh_wr_str(&w, publisher->nspace);
-    pg_mesh_wr_u32(&w, publisher->rank);
-    pg_mesh_wr_str(&w, key);
+    wr_request(&w, id, publisher, key);
     to_hub(p, &w, NAME_UNPUBLISH, id);
 }
 

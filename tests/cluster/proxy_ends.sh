@@ -32,16 +32,7 @@ HOLD_RANKS="$HOLD pmi 99 finalize pg_ends"
 launch() {
     launcher=$1
     shift
-    for i in 1 2 3; do
-        rm -f "$(cluster_node_tmp "$i")/proxy.err"
-    done
-    cmd="exec $PMIGATE proxy $* 2>/tmp/proxy.err"
-    case $launcher in
-    slurm) timeout -k 5 60 "$CLUSTER_ON" 1 srun -N 3 --mpi=pmix sh -c "$cmd" ;;
-    slurm-K1) timeout -k 5 60 "$CLUSTER_ON" 1 srun -K1 -N 3 --mpi=pmix sh -c "$cmd" ;;
-    mpirun) timeout -k 5 60 "$CLUSTER_MPIRUN" -np 3 --map-by ppr:1:node sh -c "$cmd" ;;
-    esac >"$WORK/out" 2>&1 &
-    job=$!
+    launch_sh "$launcher" "exec $PMIGATE proxy $* 2>/tmp/proxy.err"
 }
 
 # ranks_up N: until N ranks run on the hosts (20 s at most).

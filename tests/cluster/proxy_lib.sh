@@ -84,3 +84,19 @@ gone_within() {
 said() {
     grep -q "$2" "$(cluster_node_tmp "$1")/proxy.err" 2>/dev/null
 }
+
+# launch_sh HOW CMD: `sh -c CMD` once on each of 3 hosts under HOW (slurm,
+# slurm-K1: srun -K1, mpirun), in the background ($job), after each host's
+# /tmp/proxy.err is cleared (CMD sends the proxy's stderr there); output in
+# $WORK/out.
+launch_sh() {
+    for i in 1 2 3; do
+        rm -f "$(cluster_node_tmp "$i")/proxy.err"
+    done
+    case $1 in
+    slurm) timeout -k 5 60 "$CLUSTER_ON" 1 srun -N 3 --mpi=pmix sh -c "$2" ;;
+    slurm-K1) timeout -k 5 60 "$CLUSTER_ON" 1 srun -K1 -N 3 --mpi=pmix sh -c "$2" ;;
+    mpirun) timeout -k 5 60 "$CLUSTER_MPIRUN" -np 3 --map-by ppr:1:node sh -c "$2" ;;
+    esac >"$WORK/out" 2>&1 &
+    job=$!
+}

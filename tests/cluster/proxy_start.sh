@@ -27,16 +27,8 @@ proxy_cluster_up pg_start 3
 launch() {
     launcher=$1 stopped=$2 env=$3
     shift 3
-    for i in 1 2 3; do
-        rm -f "$(cluster_node_tmp "$i")/proxy.err"
-    done
-    cmd="[ \"\$(hostname)\" = $(cluster_node_name "$stopped") ] && kill -STOP \$\$;
+    launch_sh "$launcher" "[ \"\$(hostname)\" = $(cluster_node_name "$stopped") ] && kill -STOP \$\$;
          $env exec $PMIGATE proxy $* 2>/tmp/proxy.err"
-    case $launcher in
-    slurm) timeout -k 5 60 "$CLUSTER_ON" 1 srun -N 3 --mpi=pmix sh -c "$cmd" ;;
-    mpirun) timeout -k 5 60 "$CLUSTER_MPIRUN" -np 3 --map-by ppr:1:node sh -c "$cmd" ;;
-    esac >"$WORK/out" 2>&1 &
-    job=$!
 }
 
 # stopped_on I: the stopped shell on host I (5 s at most).
