@@ -20,6 +20,7 @@
 #include "gateway/tools/pg_statusd.h"
 #include "gateway/util/pg_tmpdir.h"
 #include "wire/pg_clock.h"
+#include "wire/pg_jobdir.h"
 
 enum { STATUS_REPORT_MAX = 16 * 1024 * 1024 };
 
@@ -203,7 +204,7 @@ static int show_once(const pg_status_opts_t *opts, FILE *out, FILE *errs, int *n
         free(report);
         return 1;
     }
-    if (pg_tmpdir_live(&dirs, &n) != 0)
+    if (pg_jobdir_live(&dirs, &n) != 0)
         n = 0;
     for (size_t i = 0; i < n; i++) {
         if (pg_status_query(dirs[i], &report, &pid, err, sizeof(err)) != 0) {
@@ -217,7 +218,7 @@ static int show_once(const pg_status_opts_t *opts, FILE *out, FILE *errs, int *n
         }
         free(report);
     }
-    pg_tmpdir_list_free(dirs, n);
+    pg_jobdir_list_free(dirs, n);
     if (shown == 0) {
         if (want > 0)
             fprintf(errs, "pmigate status: no pmigate job of yours with pid %ld on this node\n",

@@ -1,7 +1,7 @@
 /*
  * pg_status_cli: `pmigate status [--watch] [JOB]`, the client of the status
  * endpoint (pg_statusd.h).  It finds this user's running pmigate jobs on
- * this node -- the live job directories under $TMPDIR (pg_tmpdir_live),
+ * this node -- the live job directories under $TMPDIR (pg_jobdir_live),
  * or the one JOB names by its directory or by pmigate's pid -- asks each
  * for its report and prints it; --watch asks again every interval.  It
  * only reads: the endpoint answers nothing but the report.

@@ -19,13 +19,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static const char *tmp_base(void)
-{
-    const char *tmp = getenv("TMPDIR");
-
-    return tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp";
-}
-
 /* Makes dir/owner.lock, locked, in *lock_fd.  0 or an errno. */
 static int take_lock(const char *dir, int *lock_fd)
 {
@@ -54,7 +47,7 @@ int pg_tmpdir_new(const char *name, char *dir, size_t len, int *lock_fd)
     int err;
 
     *lock_fd = -1;
-    if ((size_t)snprintf(dir, len, "%s/%s.XXXXXX", tmp_base(), name) >= len) {
+    if ((size_t)snprintf(dir, len, "%s/%s.XXXXXX", pg_jobdir_base(), name) >= len) {
         dir[0] = '\0';
         return ENAMETOOLONG;
     }
@@ -206,30 +199,6 @@ void pg_tmpdir_remove(const char *dir, int lock_fd)
         close(lock_fd);
 }
 
-/* What parent/name is: a job directory of this user whose owner is alive
- * (OWNER_ALIVE) or dead (OWNER_DEAD), or anything else (NOT_OURS: another
- * user's, no lock, not a directory). */
-typedef enum { NOT_OURS, OWNER_ALIVE, OWNER_DEAD } owner_state_t;
-
-static owner_state_t owner_state(int parent, const char *name)
-{
-    char lock[512];
-    struct stat st;
-    int fd, dead;
-
-    if (fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) ||
-        st.st_uid != geteuid())
-        return NOT_OURS;
-    if ((size_t)snprintf(lock, sizeof(lock), "%s/" PG_TMPDIR_LOCK, name) >= sizeof(lock))
-        return NOT_OURS;
-    fd = openat(parent, lock, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0)
-        return NOT_OURS;
-    dead = flock(fd, LOCK_EX | LOCK_NB) == 0;
-    close(fd); /* our own lock goes with it */
-    return dead ? OWNER_DEAD : OWNER_ALIVE;
-}
-
 static int is_job_dir_name(const char *name)
 {
     static const char *const kinds[] = { PG_TMPDIR_PREFIX ".", PG_TMPDIR_PREFIX "-shm.", NULL };
@@ -242,58 +211,17 @@ static int is_job_dir_name(const char *name)
 
 int pg_tmpdir_sweep(void)
 {
-    DIR *tmp = opendir(tmp_base());
+    DIR *tmp = opendir(pg_jobdir_base());
     struct dirent *e;
     int removed = 0;
 
     if (tmp == NULL)
         return 0;
     while ((e = readdir(tmp)) != NULL)
-        if (is_job_dir_name(e->d_name) && owner_state(dirfd(tmp), e->d_name) == OWNER_DEAD &&
+        if (is_job_dir_name(e->d_name) &&
+            pg_jobdir_owner(dirfd(tmp), e->d_name) == PG_JOBDIR_DEAD &&
             remove_tree(dirfd(tmp), e->d_name) == 0)
             removed++;
     closedir(tmp);
     return removed;
-}
-
-int pg_tmpdir_live(char ***dirs, size_t *n)
-{
-    DIR *tmp = opendir(tmp_base());
-    struct dirent *e;
-    char **list = NULL, **grown, *path;
-    size_t count = 0;
-    int err = 0;
-
-    *dirs = NULL;
-    *n = 0;
-    if (tmp == NULL)
-        return errno;
-    while ((e = readdir(tmp)) != NULL) {
-        if (strncmp(e->d_name, PG_TMPDIR_PREFIX ".", strlen(PG_TMPDIR_PREFIX ".")) != 0 ||
-            owner_state(dirfd(tmp), e->d_name) != OWNER_ALIVE)
-            continue;
-        grown = realloc(list, (count + 1) * sizeof(*list));
-        if (grown == NULL || asprintf(&path, "%s/%s", tmp_base(), e->d_name) < 0) {
-            list = grown != NULL ? grown : list;
-            err = ENOMEM;
-            break;
-        }
-        list = grown;
-        list[count++] = path;
-    }
-    closedir(tmp);
-    if (err != 0) {
-        pg_tmpdir_list_free(list, count);
-        return err;
-    }
-    *dirs = list;
-    *n = count;
-    return 0;
-}
-
-void pg_tmpdir_list_free(char **dirs, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        free(dirs[i]);
-    free(dirs);
 }

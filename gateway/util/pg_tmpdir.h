@@ -18,9 +18,11 @@
 
 #include <stddef.h>
 
+#include "wire/pg_jobdir.h"
+
 /* The name every job directory starts with (then "." or "-shm."). */
-#define PG_TMPDIR_PREFIX "pmigate"
-#define PG_TMPDIR_LOCK "owner.lock"
+#define PG_TMPDIR_PREFIX PG_JOBDIR_PREFIX
+#define PG_TMPDIR_LOCK PG_JOBDIR_LOCK
 
 /* Creates <$TMPDIR or /tmp>/<name>.XXXXXX (mode 0700) into dir[len] and
  * its owner lock, held in *lock_fd.  Returns 0 or an errno (dir is then ""). */
@@ -39,11 +41,5 @@ void pg_tmpdir_remove(const char *dir, int lock_fd);
  * Returns how many were removed. */
 int pg_tmpdir_sweep(void);
 
-/* The job directories (PG_TMPDIR_PREFIX ".XXXXXX", the ones holding a
- * job's sockets) under $TMPDIR (or /tmp) of this user whose owner lives,
- * for `pmigate status`.  *dirs is a malloc'd array of *n malloc'd paths
- * (pg_tmpdir_list_free).  0, or an errno. */
-int pg_tmpdir_live(char ***dirs, size_t *n);
-void pg_tmpdir_list_free(char **dirs, size_t n);
 
 #endif

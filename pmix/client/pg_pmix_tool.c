@@ -21,13 +21,11 @@
 
 #include <pmix_tool.h>
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -35,12 +33,11 @@
 
 #include "pmix/client/pg_mux.h"
 #include "pmix/client/pg_pmix_client_int.h"
+#include "wire/pg_jobdir.h"
 
-/* As gateway/util/pg_tmpdir.h names them: the job directory's prefix, its
- * owner's lock, and the PMI_PORT socket in it (gateway/io/pg_listen.h).
- * libpmix links none of the gateway, so the names are repeated here. */
-#define TOOL_DIR_PREFIX "pmigate."
-#define TOOL_DIR_LOCK "owner.lock"
+/* The PMI_PORT socket in a job directory, as gateway/io/pg_listen.h names
+ * it (libpmix links none of the gateway), and the scheme of the URI a tool
+ * may name it by. */
 #define TOOL_SOCKET "pmi"
 #define TOOL_URI_SCHEME "pmigate:"
 
@@ -64,34 +61,6 @@ static void tool_say(const char *fmt, const char *a, const char *b)
     fputc('\n', stderr);
 }
 
-static const char *tmp_base(void)
-{
-    const char *tmp = getenv("TMPDIR");
-
-    return tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp";
-}
-
-/* parent/name is a job directory of this user whose owner lives: its
- * owner.lock is held (the owner keeps it locked for its whole life). */
-static int owner_alive(int parent, const char *name)
-{
-    char lock[512];
-    struct stat st;
-    int fd, alive;
-
-    if (fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) ||
-        st.st_uid != geteuid())
-        return 0;
-    if ((size_t)snprintf(lock, sizeof(lock), "%s/" TOOL_DIR_LOCK, name) >= sizeof(lock))
-        return 0;
-    fd = openat(parent, lock, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    alive = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
-    close(fd); /* our own lock, if we took one, goes with it */
-    return alive;
-}
-
 static void paths_free(tool_paths_t *p)
 {
     for (size_t i = 0; i < p->n; i++)
@@ -101,35 +70,21 @@ static void paths_free(tool_paths_t *p)
     p->n = 0;
 }
 
-static pmix_status_t paths_add(tool_paths_t *p, const char *dir, const char *name)
-{
-    char **grown = realloc(p->path, (p->n + 1) * sizeof(*grown));
-    char *path;
-
-    if (grown == NULL)
-        return PMIX_ERR_NOMEM;
-    p->path = grown;
-    if (asprintf(&path, "%s/%s/" TOOL_SOCKET, dir, name) < 0)
-        return PMIX_ERR_NOMEM;
-    p->path[p->n++] = path;
-    return PMIX_SUCCESS;
-}
-
-/* The PMI_PORT sockets of this user's live pmigate jobs on this node. */
+/* The PMI_PORT sockets of this user's live pmigate jobs on this node
+ * (wire/pg_jobdir.h finds their directories). */
 static pmix_status_t live_sockets(tool_paths_t *p)
 {
-    DIR *tmp = opendir(tmp_base());
-    struct dirent *e;
-    pmix_status_t rc = PMIX_SUCCESS;
+    char **dirs;
+    size_t n;
 
-    if (tmp == NULL)
+    if (pg_jobdir_live(&dirs, &n) != 0)
         return PMIX_SUCCESS; /* no directory: no job */
-    while (rc == PMIX_SUCCESS && (e = readdir(tmp)) != NULL)
-        if (strncmp(e->d_name, TOOL_DIR_PREFIX, strlen(TOOL_DIR_PREFIX)) == 0 &&
-            owner_alive(dirfd(tmp), e->d_name))
-            rc = paths_add(p, tmp_base(), e->d_name);
-    closedir(tmp);
-    return rc;
+    p->path = calloc(n > 0 ? n : 1, sizeof(*p->path));
+    for (size_t i = 0; p->path != NULL && i < n; i++)
+        if (asprintf(&p->path[p->n], "%s/" TOOL_SOCKET, dirs[i]) >= 0)
+            p->n++;
+    pg_jobdir_list_free(dirs, n);
+    return p->path != NULL && p->n == n ? PMIX_SUCCESS : PMIX_ERR_NOMEM;
 }
 
 /* Connects to the unix socket at path.  A path too long for a socket
@@ -255,7 +210,7 @@ static pmix_status_t attach_among(const tool_paths_t *p, const tool_choice_t *c,
     pmix_status_t rc = PMIX_ERR_NOT_FOUND;
 
     if (p->n == 0) {
-        tool_say("no pmigate job of this user runs on this node (looked in %s)%s", tmp_base(), "");
+        tool_say("no pmigate job of this user runs on this node (looked in %s)%s", pg_jobdir_base(), "");
         return PMIX_ERR_UNREACH;
     }
     if (p->n > 1 && !chosen) {
