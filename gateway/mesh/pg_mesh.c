@@ -517,6 +517,11 @@ int pg_mesh_reachable(const pg_mesh_t *m, int node)
     return route(m, (uint32_t)node) != NULL;
 }
 
+void pg_mesh_counters(const pg_mesh_t *m, pg_mesh_counters_t *c)
+{
+    *c = m->count;
+}
+
 struct event_base *pg_mesh_base(const pg_mesh_t *m)
 {
     return m->base;

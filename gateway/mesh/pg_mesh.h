@@ -162,6 +162,18 @@ int pg_mesh_leave(pg_mesh_t *m, int ms);
 /* 1 when node `node` is linked (directly or through the hub) and not gone. */
 int pg_mesh_reachable(const pg_mesh_t *m, int node);
 
+/* What this node's mesh did so far, from its own counting: the bytes and
+ * frames it wrote to its links (headers and tags included, the frames it
+ * relayed for others too), the part of them relayed, and the links it
+ * holds (UP) now and held at most at once.  For `pmigate proxy`'s timing
+ * lines and the scale benchmark (docs/performance.md). */
+typedef struct pg_mesh_counters {
+    uint64_t sent_bytes, sent_frames, relayed_bytes;
+    int links, links_max;
+} pg_mesh_counters_t;
+
+void pg_mesh_counters(const pg_mesh_t *m, pg_mesh_counters_t *c);
+
 struct event_base *pg_mesh_base(const pg_mesh_t *m);
 int pg_mesh_nodeid(const pg_mesh_t *m);
 int pg_mesh_nnodes(const pg_mesh_t *m);

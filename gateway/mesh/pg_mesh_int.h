@@ -137,6 +137,7 @@ struct pg_mesh {
     void (*stranger_dropped_fn)(pg_mesh_t *m, const link_t *l, const char *why);
     void (*relay_fn)(pg_mesh_t *m, const link_t *from, unsigned type, uint32_t src,
                      uint32_t dst, const unsigned char *body, size_t len); /* the hub */
+    pg_mesh_counters_t count;       /* pg_mesh_counters: links count UP ones */
     /* frames from this node to itself, handed over on the loop's next turn */
     pg_mesh_queue_t loopback;
     struct event *loop_ev;

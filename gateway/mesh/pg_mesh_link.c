@@ -97,6 +97,10 @@ void pg_mesh_link_write(link_t *l, unsigned type, uint32_t src, uint32_t dst, co
     if (taglen > 0)
         evbuffer_add(out, tag, taglen);
     l->last_tx = pg_clock_now();
+    l->m->count.sent_bytes += HDR_LEN + len + taglen;
+    l->m->count.sent_frames++;
+    if (src != (uint32_t)l->m->nodeid)
+        l->m->count.relayed_bytes += HDR_LEN + len + taglen;
 }
 
 /* A frame of the channel's own, from this node to the link's peer. */
@@ -174,9 +178,10 @@ void pg_mesh_link_drop(link_t *l, const char *why)
     int orderly = l->bye;
     bool was_dialing = m->dialing == l;
 
-    if (node >= 0 && m->peers[node] == l)
+    if (node >= 0 && m->peers[node] == l) {
         m->peers[node] = NULL;
-    else
+        m->count.links--;
+    } else
         pending_remove(m, l);
     if (was_dialing)
         m->dialing = NULL;
@@ -253,6 +258,8 @@ static int link_up(link_t *l, bool connected, int node)
     l->state = L_UP;
     m->peers[node] = l;
     m->joined[node] = true;
+    if (++m->count.links > m->count.links_max)
+        m->count.links_max = m->count.links;
     if (m->link_up_fn != NULL)
         m->link_up_fn(m);
     return 0;
@@ -514,4 +521,6 @@ void pg_mesh_link_say_now(link_t *l, unsigned type, const void *body, size_t len
     if ((size_t)n < whole)
         evbuffer_add(out, frame + n, whole - (size_t)n);
     l->last_tx = pg_clock_now();
+    l->m->count.sent_bytes += whole;
+    l->m->count.sent_frames++;
 }

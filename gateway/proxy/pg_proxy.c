@@ -279,6 +279,20 @@ static const pg_host_ops_t node_ops = {
 
 /* ---- the whole proxy ---- */
 
+/* The timing lines' last: what this node's mesh carried, from its own
+ * counters (the scale benchmark reads it: docs/performance.md). */
+static void say_mesh_counters(const proxy_t *p)
+{
+    pg_mesh_counters_t c;
+
+    pg_mesh_counters(p->mesh, &c);
+    fprintf(stderr,
+            "pmigate: node %d: mesh: nodes=%d links=%d links_max=%d sent_bytes=%llu "
+            "sent_frames=%llu relayed_bytes=%llu\n",
+            p->nodeid, p->nnodes, c.links, c.links_max, (unsigned long long)c.sent_bytes,
+            (unsigned long long)c.sent_frames, (unsigned long long)c.relayed_bytes);
+}
+
 static void proxy_free(proxy_t *p)
 {
     pg_proxy_spawn_free(p);
@@ -289,6 +303,8 @@ static void proxy_free(proxy_t *p)
     pg_proxy_status_free(p);
     pg_proxy_fence_free(p);
     pg_proxy_modex_free(p);
+    if (p->say_times && p->mesh != NULL)
+        say_mesh_counters(p);
     pg_mesh_free(p->mesh);
     for (int n = 0; p->hostnames != NULL && n < p->nnodes; n++)
         free(p->hostnames[n]);
