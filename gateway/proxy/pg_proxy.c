@@ -21,6 +21,7 @@
 #include "gateway/proxy/pg_proxy.h"
 
 #include <stdio.h>
+#include <sys/resource.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -284,13 +285,15 @@ static const pg_host_ops_t node_ops = {
 static void say_mesh_counters(const proxy_t *p)
 {
     pg_mesh_counters_t c;
+    struct rusage ru = { 0 };
 
     pg_mesh_counters(p->mesh, &c);
+    (void)getrusage(RUSAGE_SELF, &ru);
     fprintf(stderr,
             "pmigate: node %d: mesh: nodes=%d links=%d links_max=%d sent_bytes=%llu "
-            "sent_frames=%llu relayed_bytes=%llu\n",
+            "sent_frames=%llu relayed_bytes=%llu rss_kb=%ld\n",
             p->nodeid, p->nnodes, c.links, c.links_max, (unsigned long long)c.sent_bytes,
-            (unsigned long long)c.sent_frames, (unsigned long long)c.relayed_bytes);
+            (unsigned long long)c.sent_frames, (unsigned long long)c.relayed_bytes, ru.ru_maxrss);
 }
 
 static void proxy_free(proxy_t *p)
