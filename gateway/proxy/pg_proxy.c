@@ -21,9 +21,9 @@
 #include "gateway/proxy/pg_proxy.h"
 
 #include <stdio.h>
-#include <sys/resource.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "gateway/job/pg_job_engine.h"
