@@ -6,9 +6,16 @@
  * without -K1), nor which failure of the job came first, nor carry the
  * features a host lacks (names, events, groups, spawn across nodes).
  * The K proxies of a job therefore keep a small TCP channel among
- * themselves: node 0 is the hub, every other
- * node keeps one link to it, and the hub relays what one leaf sends
- * another.  Only the job's proxies may join: the secret is derived from
+ * themselves, shaped so that no node's share grows with K
+ * (pg_mesh_topo.h): node i links with i +- 2^j, at most 2 ceil(log2 K)
+ * links, and a frame reaches any node in at most ceil(log2 K) hops, each
+ * node passing on what is for others.  Data that should not be relayed
+ * (a fence's parts, direct-modex values) goes over a direct link, dialed
+ * when first needed (pg_mesh_send_direct); at most EXTRA_MAX of those
+ * stay open.  Node 0 has no links the others lack: it only roots the
+ * tree over which the start-up and the end are agreed, and the features
+ * that need one node to decide (the job's end, names, spawn, groups)
+ * send it their frames.  Only the job's proxies may join: the secret is derived from
  * random bytes every node contributed to the start-up allgather through
  * the host, and each link proves it knows the secret (HMAC-SHA256 over
  * fresh nonces) before any frame is taken.
@@ -21,7 +28,9 @@
  * Liveness: a link is lost when its connection closes without a goodbye,
  * or when nothing arrived for the timeout (heartbeats are sent while a
  * link is otherwise idle; a node that knows it will be busy says so first,
- * pg_mesh_quiet).  Lost nodes are reported through one callback.
+ * pg_mesh_quiet).  Lost nodes are reported through one callback: a node
+ * hears of its own links' nodes (the others' loss reaches it through the
+ * features, the job's end).
  *
  * Threads and ownership: everything runs on the libevent thread of
  * `base`; callbacks run there, with the body borrowed for the call.  They
@@ -31,6 +40,7 @@
 #ifndef PG_MESH_H
 #define PG_MESH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -104,9 +114,9 @@ typedef struct pg_mesh_opts {
 /* A frame of a registered type from node `src`. */
 typedef void (*pg_mesh_recv_fn)(void *arg, int src, const void *body, size_t len);
 
-/* Node `node` can no longer be reached: it said goodbye (orderly = 1), or
- * its link broke or fell silent, or it never joined (orderly = 0, `why`
- * says which).  On a leaf, node 0 gone means every node is gone. */
+/* Node `node` (one this node linked with, or dialed) can no longer be
+ * reached: it said goodbye (orderly = 1), or its link broke or fell
+ * silent, or it never joined (orderly = 0, `why` says which). */
 typedef void (*pg_mesh_gone_fn)(void *arg, int node, int orderly, const char *why);
 
 /* Opens the listener (so the card can be handed out before any peer is
@@ -121,14 +131,14 @@ void pg_mesh_free(pg_mesh_t *m);
 const char *pg_mesh_card(const pg_mesh_t *m);
 
 /* Every node's card ([nnodes], this node's included, as the allgather
- * returned them): derives the job secret and starts the links (a leaf
- * dials the hub).  Returns 0, or -1 with err set (a card that does not
- * parse). */
+ * returned them): derives the job secret and starts the links (the lower
+ * node of each pair of neighbours dials).  Returns 0, or -1 with err set
+ * (a card that does not parse). */
 int pg_mesh_start(pg_mesh_t *m, const char *const *cards, char *err, size_t errlen);
 
-/* Runs the loop until this node's links are up (a leaf: the hub's; the
- * hub: every leaf's), or the connect deadline passes or a link is
- * refused.  Returns 0, or -1 with err set. */
+/* Runs the loop until every node's links are up (node 0 said READY down
+ * the tree), or the connect deadline passes or a neighbour is lost.
+ * Returns 0, or -1 with err set. */
 int pg_mesh_wait_ready(pg_mesh_t *m, char *err, size_t errlen);
 
 /* When the start-up must be over (pg_clock_now() time): pg_mesh_new's time
@@ -142,24 +152,46 @@ int pg_mesh_on(pg_mesh_t *m, unsigned type, pg_mesh_recv_fn fn, void *arg);
 void pg_mesh_on_gone(pg_mesh_t *m, pg_mesh_gone_fn fn, void *arg);
 
 /* Queues a frame for node `dst` (or PG_MESH_ALL: every other node),
- * relayed by the hub when there is no direct link.  A frame for this node
- * itself (the hub sending "to the hub") goes to its own handler on the
- * loop's next turn, never within this call, in the order sent.  The body
- * is copied.  Returns 0, or -1 when `dst` cannot be reached (gone, or
- * never linked) or the frame is too big. */
+ * passed on by the nodes on its way.  Frames from one node to another
+ * arrive in the order sent, whether sent to it or to all.  A frame for
+ * this node itself (node 0 sending "to node 0") goes to its own handler
+ * on the loop's next turn, never within this call, in the order sent.
+ * The body is copied.  Returns 0, or -1 when `dst` cannot be reached
+ * (gone, or no way around the gone) or the frame is too big.  A frame to
+ * all that meets a gone node on its way is lost beyond it: what every
+ * node must hear whatever was lost goes by pg_mesh_send_neighbours. */
 int pg_mesh_send(pg_mesh_t *m, uint32_t dst, unsigned type, const void *body, size_t len);
+
+/* The same over a direct link to `dst`, dialed when there is none (the
+ * frame waits for it): bulk data that no other node should carry.  The
+ * order holds among a node's direct frames to another, not between them
+ * and its pg_mesh_send frames. */
+int pg_mesh_send_direct(pg_mesh_t *m, uint32_t dst, unsigned type, const void *body, size_t len);
+
+/* The frame to every node this one holds a link with (a flood: each
+ * receiver passes it on once, as its feature decides).  Returns how many
+ * links took it, or -1. */
+int pg_mesh_send_neighbours(pg_mesh_t *m, unsigned type, const void *body, size_t len);
 
 /* This node is about to be busy (the loop blocked) for up to ns: its
  * peers wait that long more before taking its silence for a loss.  Sent
  * at once when the link's queue is empty. */
 void pg_mesh_quiet(pg_mesh_t *m, uint64_t ns);
 
+/* This node's work is done: once every node's is (agreed up the tree,
+ * node 0 saying so down), pg_mesh_all_done turns true.  Why wait: the
+ * others' frames pass through this node; it leaves only when none will
+ * come. */
+void pg_mesh_done(pg_mesh_t *m);
+bool pg_mesh_all_done(const pg_mesh_t *m);
+
 /* Orderly leave: a goodbye on every link after what is queued; the links
  * close once written.  Runs the loop up to `ms` for that; returns 0 when
  * everything was written. */
 int pg_mesh_leave(pg_mesh_t *m, int ms);
 
-/* 1 when node `node` is linked (directly or through the hub) and not gone. */
+/* 1 when node `node` is linked, or reachable through others once the
+ * mesh is up, and not gone. */
 int pg_mesh_reachable(const pg_mesh_t *m, int node);
 
 /* What this node's mesh did so far, from its own counting: the bytes and

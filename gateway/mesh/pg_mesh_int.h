@@ -4,16 +4,19 @@
  *
  * Why a header of its own: pg_mesh.c grew past what one file should hold,
  * so the channel is split by what each part knows about --
- *   pg_mesh.c       the API, the hub's relay and routing, liveness (ticks,
- *                   heartbeats, silence, the start deadline), leaving;
+ *   pg_mesh.c       the API, routing (pg_mesh_topo's shape), frames that
+ *                   wait for a link, the start-up and the end agreed over
+ *                   the tree, liveness (ticks, heartbeats, silence, the
+ *                   start deadline), leaving, closing spare links;
  *   pg_mesh_link.c  one link: framing, the handshake, reading and writing
  *                   frames, dropping a link and reporting its node gone;
  *   pg_mesh_net.c   addresses: listening and the card, accepting, reading
- *                   the hub's card and dialing it.
+ *                   a node's card and dialing it.
  * The calls go one way: pg_mesh.c calls pg_mesh_net.c and pg_mesh_link.c,
  * pg_mesh_net.c calls pg_mesh_link.c, and what a link must tell the rooms
- * above it (it came up, the dial failed, a frame is for another node) it
- * tells through the callbacks pg_mesh_new sets in the struct.
+ * above it (it came up, a dial failed, a frame is for another node, a
+ * channel frame of the tree's) it tells through the callbacks pg_mesh_new
+ * sets in the struct.
  * The struct below is the one state they share; a room changes only its
  * own fields' meaning (see the comments on each).
  */
@@ -30,6 +33,7 @@
 #include "gateway/mesh/pg_mesh.h"
 #include "gateway/mesh/pg_mesh_queue.h"
 #include "gateway/mesh/pg_mesh_auth.h"
+#include "gateway/mesh/pg_mesh_topo.h"
 
 struct bufferevent;
 struct event;
@@ -47,6 +51,7 @@ enum {
     DIAL_ATTEMPT_MS = 2000,     /* one address's connect + handshake */
     DIAL_RETRY_MS = 100,        /* after every address failed */
     TICK_MS = 100,              /* heartbeats, silence, deadlines */
+    EXTRA_MAX = 8,              /* links beyond the shape's (direct data) kept at once */
     /* the channel's own frame types */
     T_HELLO = 1,
     T_CHALLENGE = 2,
@@ -54,9 +59,16 @@ enum {
     T_HEARTBEAT = 4,
     T_BYE = 5,
     T_QUIET = 6,
-    T_READY = 7, /* hub -> leaf: every leaf is linked, the start-up is over */
+    T_READY = 7, /* down the tree from node 0: every node is linked */
     T_REFUSED = 8, /* a frame from you failed authentication: this link closes */
+    T_UP = 9,         /* up the tree: this node's subtree is linked */
+    T_DONE = 10,      /* up the tree: this node's subtree is done */
+    T_ALLDONE = 11,   /* down the tree from node 0: every node is done */
+    T_CLOSE = 12,     /* a spare link closes (not the node): send nothing more on it */
+    T_CLOSE_ACK = 13, /* ...and nothing was: the closer drops it */
 };
+
+enum { TAKE_CLOSED = 3 }; /* channel_fn: drop the link, a spare one closed */
 
 typedef enum link_state {
     L_DIALING,    /* connect() in flight */
@@ -77,9 +89,15 @@ typedef struct link {
     uint64_t deadline;              /* of the handshake (or the dial attempt) */
     uint64_t last_rx, last_tx;      /* pg_clock_now() */
     uint64_t quiet_until;           /* the peer said it may be silent until */
+    uint64_t last_used;             /* a frame of the mesh's users last went out */
     bool bye;                       /* the peer said goodbye */
+    bool dialed;                    /* this node dialed it (node set from the start) */
+    bool dup;                       /* dropped for the other link of the same two nodes:
+                                       not a refusal worth a log line */
+    bool closing;                   /* a spare link closing (CLOSE said or heard) */
     char peer[64];                  /* accepted: "address:port" it came from, for the log */
     struct link *next;              /* in m->pending */
+    struct dial *dial;              /* dialed, not UP yet: the dial it is an attempt of */
 } link_t;
 
 typedef struct handler {
@@ -99,18 +117,21 @@ struct pg_mesh {
     uint64_t created_at;            /* pg_mesh_new: the start-up's clock starts */
     uint64_t start_deadline;        /* set by pg_mesh_new, not pg_mesh_start: the host's
                                        exchange before the start counts */
+    char **cards;                   /* [nnodes] every node's card (pg_mesh_start) */
     link_t **peers;                 /* [nnodes] the link to each node, or NULL */
     bool *gone;                     /* [nnodes] reported gone (once) */
     bool *joined;                   /* [nnodes] was UP once */
+    pg_mesh_queue_t *waiting;       /* [nnodes] frames for a link not up yet (dst kept) */
     link_t *pending;                /* accepted or dialing, not UP yet */
     int npending;
-    /* a leaf dialing the hub */
-    struct sockaddr_storage hub_addr[ADDRS_MAX];
-    socklen_t hub_addrlen[ADDRS_MAX];
-    int nhub_addrs, dial_next;
-    link_t *dialing;
-    struct event *dial_timer;
-    char dial_err[160];
+    /* the shape (pg_mesh_topo): this node's neighbours, and its place in
+     * the tree rooted at node 0 */
+    int nbrs[2 * PG_TOPO_LEVELS_MAX], nnbrs;
+    int parent, children[PG_TOPO_LEVELS_MAX], nchildren;
+    int extra_links;                /* UP links that are not the shape's */
+    /* pg_mesh_net.c: nodes being dialed */
+    struct dial *dials;
+    char dial_err[160];             /* the last dial's failure, for the log */
     struct event *tick;
     uint64_t last_tick;
     handler_t handlers[PG_MESH_TYPE_MAX];
@@ -118,8 +139,10 @@ struct pg_mesh {
     void *gone_arg;
     bool leaving;
     bool refused;                   /* a link was refused at start (wait_ready fails) */
-    bool hub_ready;                 /* a leaf: the hub said READY */
-    bool ready_sent;                /* the hub: it said READY to every leaf */
+    /* agreed over the tree (pg_mesh.c) */
+    int ups_in, dones_in;           /* children that reported UP, DONE */
+    bool up_sent, ready;            /* UP said to the parent; READY known */
+    bool done_here, done_sent, all_done;
     char refused_why[160];
     /* connections refused before their handshake (pg_mesh_net.c): told
      * once, then counted, one line per REFUSALS_LOG_MS */
@@ -131,12 +154,20 @@ struct pg_mesh {
      * room and calls none of pg_mesh_net.c's or pg_mesh.c's functions (a
      * circle of calls would tie the three into one); pg_mesh_new sets
      * these instead. */
-    void (*link_up_fn)(pg_mesh_t *m);   /* a link came UP (pg_mesh.c: READY) */
-    void (*dial_lost_fn)(pg_mesh_t *m); /* the dialing link dropped (net: dial on) */
+    void (*link_up_fn)(pg_mesh_t *m, int node);   /* a link came UP (pg_mesh.c) */
+    void (*dial_lost_fn)(pg_mesh_t *m, int node); /* a dial's attempt dropped (net) */
+    void (*closed_fn)(pg_mesh_t *m, int node);    /* a spare link closed (pg_mesh.c) */
+    void (*node_gone_fn)(pg_mesh_t *m, int node); /* before the owner hears (pg_mesh.c) */
+    /* a channel frame of the tree's or of closing (T_READY, T_UP ..
+     * T_CLOSE_ACK): 0, TAKE_CLOSED (the link is to be dropped, closed) or
+     * -1 (it broke the protocol) */
+    int (*channel_fn)(pg_mesh_t *m, link_t *l, unsigned type);
+    bool (*dialing_fn)(const pg_mesh_t *m, int node); /* net: a dial of node's is on */
     /* an accepted link dropped before its handshake finished (net: the log) */
     void (*stranger_dropped_fn)(pg_mesh_t *m, const link_t *l, const char *why);
-    void (*relay_fn)(pg_mesh_t *m, const link_t *from, unsigned type, uint32_t src,
-                     uint32_t dst, const unsigned char *body, size_t len); /* the hub */
+    /* a frame for another node, or for all: passed on (pg_mesh.c) */
+    void (*forward_fn)(pg_mesh_t *m, unsigned type, uint32_t src, uint32_t dst,
+                       const unsigned char *body, size_t len);
     pg_mesh_counters_t count;       /* pg_mesh_counters: links count UP ones */
     /* frames from this node to itself, handed over on the loop's next turn */
     pg_mesh_queue_t loopback;
@@ -172,10 +203,23 @@ void pg_mesh_report_gone(pg_mesh_t *m, int node, int orderly, const char *why);
 
 /* pg_mesh_net.c: addresses */
 int pg_mesh_listen(pg_mesh_t *m, const char *addr, char *err, size_t errlen);
-int pg_mesh_parse_card(pg_mesh_t *m, const char *card, unsigned char token[TOKEN_LEN],
-                       bool want_addrs);
-void pg_mesh_dial_next(pg_mesh_t *m);
-void pg_mesh_on_dial_timer(evutil_socket_t fd, short what, void *arg);
+/* A card "port token addr[,addr...]": the token, and (addrs non-NULL) up
+ * to ADDRS_MAX addresses with the port.  0 or -1. */
+int pg_mesh_parse_card(const char *card, unsigned char token[TOKEN_LEN],
+                       struct sockaddr_storage *addrs, socklen_t *lens, int *naddrs);
+/* Dials `node` until a link to it is UP, address after address, again
+ * and again; `deadline` (pg_clock_now() time, 0: none, the start-up's
+ * bound holds) reports it gone when passed.  0, or -1 (out of memory, or
+ * its card has no address). */
+int pg_mesh_dial(pg_mesh_t *m, int node, uint64_t deadline);
+bool pg_mesh_dialing(const pg_mesh_t *m, int node);
+/* The dial of `node` is over (its link is UP, or it is gone). */
+void pg_mesh_dial_end(pg_mesh_t *m, int node);
+/* A dial's attempt dropped (dial_lost_fn): the next address, or later. */
+void pg_mesh_dial_lost(pg_mesh_t *m, int node);
+/* The loop's tick: dials past their deadline report their node gone. */
+void pg_mesh_dials_tick(pg_mesh_t *m, uint64_t now);
+void pg_mesh_dials_free(pg_mesh_t *m);
 /* A connection refused before its handshake (stranger_dropped_fn): told at
  * once when it is the window's first, counted otherwise. */
 void pg_mesh_refusal_note(pg_mesh_t *m, const link_t *l, const char *why);

@@ -1,18 +1,21 @@
 /*
  * pg_mesh_link: one link of the proxies' mesh -- its frames, its
  * handshake, its reading -- and what happens when it drops.  The rest of
- * the mesh is in pg_mesh.c (API, relay, liveness) and pg_mesh_net.c
+ * the mesh is in pg_mesh.c (API, routing, liveness) and pg_mesh_net.c
  * (listening, accepting, dialing); pg_mesh_int.h says why it is split.
  *
  * The lowest of the mesh's three files: it calls neither of the others, and
  * tells them what they must know through the callbacks in pg_mesh_t.
  *
- * A link goes through these states: a leaf dials the hub (DIALING), sends
+ * A link goes through these states: one node dials another (DIALING), sends
  * HELLO (HELLO_SENT) and answers the CHALLENGE with a PROOF; the side that
  * accepted waits for the HELLO (ACCEPTED), sends the CHALLENGE
  * (CHALLENGED) and checks the PROOF.  Then the link is UP and carries
  * frames both ways; until then nothing but the handshake is read, and a
  * link that does not finish it within PG_MESH_HANDSHAKE_MS is closed.
+ * Two nodes that dial each other at once (both want a direct link) keep
+ * one link: the lower node's dial (the higher one answers it, the lower
+ * one refuses the other).
  *
  * On an UP link every frame ends with a tag (docs/proxy.md, "Frame
  * authentication"): an HMAC under a key of the link's and the direction's
@@ -165,37 +168,43 @@ void pg_mesh_report_gone(pg_mesh_t *m, int node, int orderly, const char *why)
     if (node < 0 || node >= m->nnodes || node == m->nodeid || m->gone[node])
         return;
     m->gone[node] = true;
+    if (m->node_gone_fn != NULL)
+        m->node_gone_fn(m, node);
     if (m->gone_fn != NULL && !m->leaving) /* a node that leaves asks nothing more */
         m->gone_fn(m->gone_arg, node, orderly, why);
 }
 
 /* Frees the link (closing its socket) and, when it was a node's, reports
- * the node gone -- a leaf that loses the hub has lost the relay too. */
+ * the node gone -- unless it was a spare link closing, which loses
+ * nothing.  A dial's attempt that dropped tells the dial. */
 void pg_mesh_link_drop(link_t *l, const char *why)
 {
     pg_mesh_t *m = l->m;
     int node = l->state == L_UP ? l->node : -1;
+    int dialed = l->dial != NULL && l->state != L_UP ? l->node : -1;
     int orderly = l->bye;
-    bool was_dialing = m->dialing == l;
+    bool closing = l->closing;
 
     if (node >= 0 && m->peers[node] == l) {
         m->peers[node] = NULL;
         m->count.links--;
+        if (!pg_topo_is_neighbour(m->nnodes, m->nodeid, node))
+            m->extra_links--;
     } else
         pending_remove(m, l);
-    if (was_dialing)
-        m->dialing = NULL;
     if (node < 0 && (l->state == L_ACCEPTED || l->state == L_CHALLENGED) && !m->leaving &&
-        m->stranger_dropped_fn != NULL)
+        !l->dup && m->stranger_dropped_fn != NULL)
         m->stranger_dropped_fn(m, l, why);
     bufferevent_free(l->bev);
     pg_mesh_mac_free(l->tx);
     pg_mesh_mac_free(l->rx);
     free(l);
-    if (node >= 0)
+    if (node >= 0 && closing && m->closed_fn != NULL)
+        m->closed_fn(m, node);
+    else if (node >= 0)
         pg_mesh_report_gone(m, node, orderly, why);
-    else if (was_dialing && !m->leaving && m->dial_lost_fn != NULL)
-        m->dial_lost_fn(m);
+    else if (dialed >= 0 && !m->leaving && m->dial_lost_fn != NULL)
+        m->dial_lost_fn(m, dialed);
 }
 
 /* HMAC under the job secret over what both ends of a handshake said, for
@@ -252,16 +261,18 @@ static int link_up(link_t *l, bool connected, int node)
     if (link_keys(l, connected, node) != 0)
         return -1;
     pending_remove(m, l);
-    if (m->dialing == l)
-        m->dialing = NULL;
+    l->dial = NULL;
     l->node = node;
     l->state = L_UP;
+    l->last_used = pg_clock_now();
     m->peers[node] = l;
     m->joined[node] = true;
     if (++m->count.links > m->count.links_max)
         m->count.links_max = m->count.links;
+    if (!pg_topo_is_neighbour(m->nnodes, m->nodeid, node))
+        m->extra_links++;
     if (m->link_up_fn != NULL)
-        m->link_up_fn(m);
+        m->link_up_fn(m, node);
     return 0;
 }
 
@@ -277,6 +288,11 @@ static int on_hello(link_t *l, const unsigned char *b, size_t len)
     node = pg_be32_get(b + 4);
     if (!m->started || !node_linkable(m, node))
         return -1;
+    /* both dialed: the lower node's dial is the link (pg_mesh_link.c's head) */
+    if (m->nodeid < (int)node && m->dialing_fn != NULL && m->dialing_fn(m, (int)node)) {
+        l->dup = true;
+        return -1;
+    }
     l->node = (int)node;
     memcpy(l->peer_nonce, b + 8, NONCE_LEN);
     pg_be32_put(body, (uint32_t)m->nodeid);
@@ -323,15 +339,19 @@ static int on_proof(link_t *l, const unsigned char *b, size_t len)
         return -1;
     if (handshake_mac(m, "C", l->peer_nonce, l->my_nonce, (uint32_t)l->node, (uint32_t)m->nodeid,
                       want) != 0 ||
-        !pg_mesh_equal_ct(want, b, PG_MESH_HASH_LEN) || !node_linkable(m, (uint32_t)l->node))
+        !pg_mesh_equal_ct(want, b, PG_MESH_HASH_LEN))
         return -1;
+    if (!node_linkable(m, (uint32_t)l->node)) {
+        l->dup = m->peers[l->node] != NULL; /* this node's own dial won meanwhile */
+        return -1;
+    }
     return link_up(l, false, l->node);
 }
 /* What taking a frame can end in, other than 0 (it was taken) and -1 (it
  * broke the protocol: the link is dropped). */
-enum { TAKE_BYE = 1, TAKE_REFUSED = 2 };
+enum { TAKE_BYE = 1, TAKE_REFUSED = 2 }; /* TAKE_CLOSED: pg_mesh_int.h */
 
-/* A frame on an UP link: 0, TAKE_BYE, TAKE_REFUSED or -1. */
+/* A frame on an UP link: 0, TAKE_BYE, TAKE_REFUSED, TAKE_CLOSED or -1. */
 static int on_frame(link_t *l, unsigned type, uint32_t src, uint32_t dst,
                     const unsigned char *body, size_t len)
 {
@@ -346,17 +366,16 @@ static int on_frame(link_t *l, unsigned type, uint32_t src, uint32_t dst,
             return TAKE_REFUSED;
         if (type == T_QUIET && len == 4)
             l->quiet_until = pg_clock_now() + ms_ns(pg_be32_get(body));
-        if (type == T_READY && l->node == 0)
-            m->hub_ready = true;
-        return type == T_HEARTBEAT || type == T_QUIET || type == T_READY ? 0 : -1;
+        if (type >= T_READY && type != T_REFUSED && type <= T_CLOSE_ACK && len == 0)
+            return m->channel_fn(m, l, type);
+        return type == T_HEARTBEAT || type == T_QUIET ? 0 : -1;
     }
-    if (type >= PG_MESH_TYPE_MAX || src >= (uint32_t)m->nnodes || (int)src == m->nodeid)
+    if (type >= PG_MESH_TYPE_MAX || src >= (uint32_t)m->nnodes || (int)src == m->nodeid ||
+        (dst >= (uint32_t)m->nnodes && dst != PG_MESH_ALL))
         return -1;
-    /* a leaf speaks only for itself; the hub relays for everyone */
-    if (l->node != 0 && (int)src != l->node)
-        return -1;
-    if (m->nodeid == 0 && dst != 0 && m->relay_fn != NULL)
-        m->relay_fn(m, l, type, src, dst, body, len);
+    /* a frame for others goes on first: a handler may take its time */
+    if (dst != (uint32_t)m->nodeid)
+        m->forward_fn(m, type, src, dst, body, len);
     if ((dst == (uint32_t)m->nodeid || dst == PG_MESH_ALL) && m->handlers[type].fn != NULL)
         m->handlers[type].fn(m->handlers[type].arg, (int)src, body, len);
     return 0;
@@ -459,6 +478,7 @@ static void link_on_read(struct bufferevent *bev, void *arg)
                                        pg_be32_get(frame + 12), frame + HDR_LEN, len);
         if (rc != 0) {
             pg_mesh_link_drop(l, rc == TAKE_BYE       ? "it said goodbye"
+                                 : rc == TAKE_CLOSED  ? "the spare link closed"
                                  : rc == TAKE_REFUSED ? frame_forged_here
                                  : l->state == L_UP   ? "it broke the mesh protocol"
                                                       : "it failed the handshake");

@@ -114,6 +114,14 @@ int pg_mesh_wr_send(pg_mesh_wr_t *w, pg_mesh_t *m, uint32_t dst, unsigned type)
     return rc;
 }
 
+int pg_mesh_wr_send_direct(pg_mesh_wr_t *w, pg_mesh_t *m, uint32_t dst, unsigned type)
+{
+    int rc = w->bad ? -1 : pg_mesh_send_direct(m, dst, type, w->buf, w->len);
+
+    pg_mesh_wr_free(w);
+    return rc;
+}
+
 pg_mesh_rd_t pg_mesh_rd(const void *body, size_t len)
 {
     return (pg_mesh_rd_t){ body, len, false };

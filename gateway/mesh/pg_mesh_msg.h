@@ -56,6 +56,8 @@ void pg_mesh_wr_raw(pg_mesh_wr_t *w, const void *p, size_t n);
 /* Sends what was written as one frame (pg_mesh_send) and frees the
  * buffer.  0, or -1 (out of memory, too big, `dst` unreachable). */
 int pg_mesh_wr_send(pg_mesh_wr_t *w, pg_mesh_t *m, uint32_t dst, unsigned type);
+/* The same over a direct link (pg_mesh_send_direct). */
+int pg_mesh_wr_send_direct(pg_mesh_wr_t *w, pg_mesh_t *m, uint32_t dst, unsigned type);
 
 typedef struct pg_mesh_rd {
     const unsigned char *p; /* borrowed: the frame's body */

@@ -296,16 +296,14 @@ static int hexval(char c)
     return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
 
-/* A card "port token addr[,addr...]": the token's bytes, and (want_addrs)
- * the addresses with the port.  0 or -1. */
-int pg_mesh_parse_card(pg_mesh_t *m, const char *card, unsigned char token[TOKEN_LEN],
-                      bool want_addrs)
+int pg_mesh_parse_card(const char *card, unsigned char token[TOKEN_LEN],
+                       struct sockaddr_storage *addrs, socklen_t *lens, int *naddrs)
 {
-    char hex[2 * TOKEN_LEN + 1], addrs[PG_MESH_CARD_MAX], *save = NULL, *a;
-    int port;
+    char hex[2 * TOKEN_LEN + 1], list[PG_MESH_CARD_MAX], *save = NULL, *a;
+    int port, n = 0;
 
     if (card == NULL || strlen(card) >= PG_MESH_CARD_MAX ||
-        sscanf(card, "%d %64s %511s", &port, hex, addrs) != 3 || port < 1 || port > 65535 ||
+        sscanf(card, "%d %64s %511s", &port, hex, list) != 3 || port < 1 || port > 65535 ||
         strlen(hex) != 2 * TOKEN_LEN)
         return -1;
     for (int i = 0; i < TOKEN_LEN; i++) {
@@ -315,67 +313,205 @@ int pg_mesh_parse_card(pg_mesh_t *m, const char *card, unsigned char token[TOKEN
             return -1;
         token[i] = (unsigned char)(hi << 4 | lo);
     }
-    if (!want_addrs)
-        return 0;
-    m->nhub_addrs = 0;
-    for (a = strtok_r(addrs, ",", &save); a != NULL && m->nhub_addrs < ADDRS_MAX;
+    for (a = strtok_r(list, ",", &save); a != NULL && n < ADDRS_MAX;
          a = strtok_r(NULL, ",", &save)) {
-        struct sockaddr_storage *ss = &m->hub_addr[m->nhub_addrs];
-        struct sockaddr_in *sin = (struct sockaddr_in *)ss;
-        struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+        struct sockaddr_storage ss;
+        struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
+        struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
+        socklen_t len;
 
-        memset(ss, 0, sizeof(*ss));
+        memset(&ss, 0, sizeof(ss));
         if (inet_pton(AF_INET, a, &sin->sin_addr) == 1) {
             sin->sin_family = AF_INET;
             sin->sin_port = htons((uint16_t)port);
-            m->hub_addrlen[m->nhub_addrs++] = sizeof(*sin);
+            len = sizeof(*sin);
         } else if (inet_pton(AF_INET6, a, &sin6->sin6_addr) == 1) {
             sin6->sin6_family = AF_INET6;
             sin6->sin6_port = htons((uint16_t)port);
-            m->hub_addrlen[m->nhub_addrs++] = sizeof(*sin6);
+            len = sizeof(*sin6);
+        } else {
+            continue;
         }
+        if (addrs != NULL) {
+            addrs[n] = ss;
+            lens[n] = len;
+        }
+        n++;
     }
-    return m->nhub_addrs > 0 ? 0 : -1;
+    if (naddrs != NULL)
+        *naddrs = n;
+    return n > 0 ? 0 : -1;
 }
 
 /* ---------------------------------------------------------------- */
-/* dialing the hub                                                    */
+/* dialing                                                            */
 /* ---------------------------------------------------------------- */
 
-void pg_mesh_dial_next(pg_mesh_t *m)
+/* One node this node dials: its addresses, tried in turn, and the attempt
+ * in flight.  Why a list and not a field per node: a node dials its few
+ * neighbours at the start and, later, the nodes its direct data goes to;
+ * a job of 10 000 nodes needs no 10 000 of these. */
+typedef struct dial {
+    struct dial *next;
+    pg_mesh_t *m;
+    int node;
+    struct sockaddr_storage addr[ADDRS_MAX];
+    socklen_t addrlen[ADDRS_MAX];
+    int naddrs, next_addr;
+    link_t *attempt;
+    struct event *retry;
+    uint64_t deadline;   /* 0: the start-up's (pg_mesh.c reports the node) */
+} dial_t;
+
+static dial_t *dial_find(const pg_mesh_t *m, int node)
 {
+    for (dial_t *d = m->dials; d != NULL; d = d->next)
+        if (d->node == node)
+            return d;
+    return NULL;
+}
+
+bool pg_mesh_dialing(const pg_mesh_t *m, int node)
+{
+    return dial_find(m, node) != NULL;
+}
+
+/* An accepted link from `node` in its handshake: the other side's dial,
+ * which may still win (the two nodes dialed each other). */
+static bool accepting_from(const pg_mesh_t *m, int node)
+{
+    for (const link_t *l = m->pending; l != NULL; l = l->next)
+        if (!l->dialed && l->node == node)
+            return true;
+    return false;
+}
+
+static void dial_attempt(dial_t *d)
+{
+    pg_mesh_t *m = d->m;
     struct timeval retry = ns_tv(ms_ns(DIAL_RETRY_MS));
     link_t *l;
 
-    if (m->peers[0] != NULL || m->gone[0] || m->dialing != NULL || m->leaving)
+    if (m->peers[d->node] != NULL || m->gone[d->node] || d->attempt != NULL || m->leaving)
         return;
-    if (m->dial_next >= m->nhub_addrs) { /* every address failed: again, shortly */
-        m->dial_next = 0;
-        evtimer_add(m->dial_timer, &retry);
+    /* every address failed, or the other node's own dial is in its
+     * handshake here: again, shortly */
+    if (d->next_addr >= d->naddrs || accepting_from(m, d->node)) {
+        if (d->next_addr >= d->naddrs)
+            d->next_addr = 0;
+        evtimer_add(d->retry, &retry);
         return;
     }
     l = pg_mesh_link_new(m, -1, L_DIALING);
     if (l == NULL) {
-        evtimer_add(m->dial_timer, &retry);
+        evtimer_add(d->retry, &retry);
         return;
     }
-    l->node = 0;
+    l->node = d->node;
+    l->dialed = true;
+    l->dial = d;
     pg_mesh_pending_add(m, l);
-    m->dialing = l;
-    if (bufferevent_socket_connect(l->bev, (struct sockaddr *)&m->hub_addr[m->dial_next],
-                                   (int)m->hub_addrlen[m->dial_next]) != 0) {
+    d->attempt = l;
+    if (bufferevent_socket_connect(l->bev, (struct sockaddr *)&d->addr[d->next_addr],
+                                   (int)d->addrlen[d->next_addr]) != 0) {
         snprintf(m->dial_err, sizeof(m->dial_err), "connect: %s", strerror(errno));
-        m->dial_next++;
+        d->next_addr++;
         pg_mesh_link_drop(l, "cannot connect");
         return;
     }
-    m->dial_next++;
+    d->next_addr++;
 }
 
-void pg_mesh_on_dial_timer(evutil_socket_t fd, short what, void *arg)
+static void on_retry(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
-    pg_mesh_dial_next(arg);
+    dial_attempt(arg);
 }
 
+int pg_mesh_dial(pg_mesh_t *m, int node, uint64_t deadline)
+{
+    unsigned char token[TOKEN_LEN];
+    dial_t *d;
+
+    if (m->peers[node] != NULL || m->gone[node] || dial_find(m, node) != NULL)
+        return 0;
+    d = calloc(1, sizeof(*d));
+    if (d == NULL)
+        return -1;
+    d->m = m;
+    d->node = node;
+    d->deadline = deadline;
+    d->retry = evtimer_new(m->base, on_retry, d);
+    if (d->retry == NULL ||
+        pg_mesh_parse_card(m->cards[node], token, d->addr, d->addrlen, &d->naddrs) != 0) {
+        if (d->retry != NULL)
+            event_free(d->retry);
+        free(d);
+        return -1;
+    }
+    d->next = m->dials;
+    m->dials = d;
+    dial_attempt(d);
+    return 0;
+}
+
+void pg_mesh_dial_end(pg_mesh_t *m, int node)
+{
+    for (dial_t **at = &m->dials; *at != NULL; at = &(*at)->next) {
+        dial_t *d = *at;
+
+        if (d->node != node)
+            continue;
+        *at = d->next;
+        if (d->attempt != NULL) {
+            d->attempt->dial = NULL;
+            d->attempt = NULL;
+        }
+        event_free(d->retry);
+        free(d);
+        return;
+    }
+}
+
+void pg_mesh_dial_lost(pg_mesh_t *m, int node)
+{
+    dial_t *d = dial_find(m, node);
+
+    if (d == NULL)
+        return;
+    d->attempt = NULL;
+    if (m->peers[node] != NULL || m->gone[node])
+        pg_mesh_dial_end(m, node);
+    else
+        dial_attempt(d);
+}
+
+void pg_mesh_dials_tick(pg_mesh_t *m, uint64_t now)
+{
+    dial_t *d, *next;
+
+    for (d = m->dials; d != NULL; d = next) {
+        link_t *attempt = d->attempt;
+        int node = d->node;
+        char why[240];
+
+        next = d->next;
+        if (d->deadline == 0 || now < d->deadline)
+            continue;
+        snprintf(why, sizeof(why), "it could not be reached directly within %.1f s (%s)",
+                 (double)m->timeout_ns / 1e9, m->dial_err[0] != '\0' ? m->dial_err : "no answer");
+        /* gone first: the attempt's drop must not start another */
+        pg_mesh_report_gone(m, node, 0, why);
+        pg_mesh_dial_end(m, node);
+        if (attempt != NULL)
+            pg_mesh_link_drop(attempt, why);
+        next = m->dials; /* the report may have ended dials */
+    }
+}
+
+void pg_mesh_dials_free(pg_mesh_t *m)
+{
+    while (m->dials != NULL)
+        pg_mesh_dial_end(m, m->dials->node);
+}

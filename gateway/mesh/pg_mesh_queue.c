@@ -14,11 +14,17 @@ void pg_mesh_queue_init(pg_mesh_queue_t *q)
 
 int pg_mesh_queue_push(pg_mesh_queue_t *q, unsigned type, int src, const void *body, size_t len)
 {
+    return pg_mesh_queue_push_to(q, type, src, 0, body, len);
+}
+
+int pg_mesh_queue_push_to(pg_mesh_queue_t *q, unsigned type, int src, uint32_t dst,
+                          const void *body, size_t len)
+{
     pg_mesh_frame_t *f = malloc(sizeof(*f) + len);
 
     if (f == NULL)
         return -1;
-    *f = (pg_mesh_frame_t){ .type = type, .src = src, .len = len };
+    *f = (pg_mesh_frame_t){ .type = type, .src = src, .dst = dst, .len = len };
     if (len > 0)
         memcpy(f->body, body, len);
     *q->tail = f;

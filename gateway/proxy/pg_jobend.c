@@ -2,12 +2,21 @@
  * pg_jobend: one end for a job over several nodes.  See pg_jobend.h.
  *
  * Frames (pg_mesh_msg's format): FAIL = u64 when_ns, u32 code, u32 flags
- * (1: an abort), text; END = u32 code, u32 origin node (UINT32_MAX: none),
- * text.  Texts are one line, raw to the body's end (no length, no NUL).
+ * (1: an abort, 2: a node lost), u32 node (whose failure: the sender's,
+ * or the lost node), text; END = u32 code, u32 origin node (UINT32_MAX:
+ * none), text.  Texts are one line, raw to the body's end (no length, no
+ * NUL).
  *
  * Every node, the hub included, sends its failure to the hub (node 0) as
- * FAIL: the hub's own comes back to it from the loop like a leaf's
- * (pg_mesh_send to this node), one path for all.
+ * FAIL: the hub's own comes back to it from the loop like another node's
+ * (pg_mesh_send to this node), one path for all.  A node lost is noticed
+ * by the nodes linked with it, which send FAIL for it.
+ *
+ * The job's END goes to every node by flooding: each node that learns
+ * the end (from the hub, or deciding alone) sends it once on every link
+ * it holds.  Why not down the mesh's tree: a lost node would take the
+ * END of its whole subtree with it, and those nodes know nothing of the
+ * loss; the links' graph stays connected with a node gone.
  */
 #include "gateway/proxy/pg_jobend.h"
 
@@ -19,7 +28,7 @@
 #include <string.h>
 #include <time.h>
 
-enum { FLAG_ABORT = 1, NO_ORIGIN = -1 };
+enum { FLAG_ABORT = 1, FLAG_LOST = 2, NO_ORIGIN = -1 };
 
 struct pg_jobend {
     pg_mesh_t *mesh;
@@ -35,7 +44,10 @@ struct pg_jobend {
     bool weighing;
     pg_jobend_failure_t first;
     struct event *settle;
-    bool *done;                  /* [nnodes] leaves done (goodbye) or gone */
+    /* node 0's link lost: its word is waited for this long (another path
+     * may still reach it), then this node decides alone */
+    struct event *alone;
+    char alone_why[PG_JOBEND_TEXT_MAX];
     /* the decision */
     int code;                    /* -1: none yet */
     struct event *wait;          /* finish's deadline */
@@ -80,12 +92,22 @@ bool pg_jobend_before(const pg_jobend_failure_t *a, const pg_jobend_failure_t *b
 
 /* ---- the decision ---- */
 
-/* The job's end is known here: once, to the owner. */
+/* The job's end is known here: once, to every link (the flood: see the
+ * head of this file), then to the owner. */
 static void decide(pg_jobend_t *e, int code, int origin, const char *text)
 {
+    pg_mesh_wr_t w;
+
     if (e->code >= 0)
         return;
     e->code = status_of(code);
+    pg_mesh_wr_init(&w);
+    pg_mesh_wr_u32(&w, (uint32_t)e->code);
+    pg_mesh_wr_u32(&w, origin >= 0 ? (uint32_t)origin : UINT32_MAX);
+    pg_mesh_wr_raw(&w, text, strlen(text));
+    if (!w.bad)
+        (void)pg_mesh_send_neighbours(e->mesh, PG_MESH_JOBEND_END, w.buf, w.len);
+    pg_mesh_wr_free(&w);
     if (e->end_fn != NULL)
         e->end_fn(e->end_arg, e->code, origin, text);
 }
@@ -95,15 +117,9 @@ static void on_settle(evutil_socket_t fd, short what, void *arg)
 {
     pg_jobend_t *e = arg;
     const pg_jobend_failure_t *f = &e->first;
-    pg_mesh_wr_t w;
 
     (void)fd;
     (void)what;
-    pg_mesh_wr_init(&w);
-    pg_mesh_wr_u32(&w, (uint32_t)status_of(f->code));
-    pg_mesh_wr_u32(&w, (uint32_t)f->node);
-    pg_mesh_wr_raw(&w, f->text, strlen(f->text));
-    (void)pg_mesh_wr_send(&w, e->mesh, PG_MESH_ALL, PG_MESH_JOBEND_END);
     decide(e, f->code, f->node, f->text);
 }
 
@@ -125,16 +141,34 @@ static void weigh(pg_jobend_t *e, const pg_jobend_failure_t *f)
         e->first = *f;
 }
 
-/* A failure record: "node N (host): text". */
+/* A failure record: "node N (host): text" (a lost node's text says all). */
 static void failure_of(const pg_jobend_t *e, pg_jobend_failure_t *f, int node, uint64_t when,
-                       int code, bool is_abort, const char *text, size_t tlen)
+                       int code, uint32_t flags, const char *text, size_t tlen)
 {
     f->when_ns = when;
     f->node = node;
     f->code = status_of(code);
-    f->is_abort = is_abort;
-    snprintf(f->text, sizeof(f->text), "node %d (%s): %.*s", node, name_of(e, node), (int)tlen,
-             text);
+    f->is_abort = (flags & FLAG_ABORT) != 0;
+    if (flags & FLAG_LOST)
+        snprintf(f->text, sizeof(f->text), "%.*s", (int)tlen, text);
+    else
+        snprintf(f->text, sizeof(f->text), "node %d (%s): %.*s", node, name_of(e, node),
+                 (int)tlen, text);
+}
+
+/* FAIL to the hub.  0, or -1 when the hub is out of reach. */
+static int send_fail(pg_jobend_t *e, uint64_t when, int code, uint32_t flags, int node,
+                     const char *text)
+{
+    pg_mesh_wr_t w;
+
+    pg_mesh_wr_init(&w);
+    pg_mesh_wr_u64(&w, when);
+    pg_mesh_wr_u32(&w, (uint32_t)status_of(code));
+    pg_mesh_wr_u32(&w, flags);
+    pg_mesh_wr_u32(&w, (uint32_t)node);
+    pg_mesh_wr_raw(&w, text, strlen(text));
+    return pg_mesh_wr_send(&w, e->mesh, 0, PG_MESH_JOBEND_FAIL);
 }
 
 /* ---- frames ---- */
@@ -146,15 +180,17 @@ static void on_fail_frame(void *arg, int src, const void *body, size_t len)
     uint64_t when = pg_mesh_rd_u64(&r);
     uint32_t code = pg_mesh_rd_u32(&r);
     uint32_t flags = pg_mesh_rd_u32(&r);
+    uint32_t node = pg_mesh_rd_u32(&r);
     size_t tlen;
     const char *text = pg_mesh_rd_rest(&r, &tlen);
     pg_jobend_failure_t f;
 
-    if (e->nodeid != 0 || !pg_mesh_rd_done(&r))
+    if (e->nodeid != 0 || !pg_mesh_rd_done(&r) || node >= (uint32_t)e->nnodes ||
+        ((flags & FLAG_LOST) == 0 && node != (uint32_t)src))
         return;
-    if (src == e->nodeid)
+    if (src == e->nodeid && (flags & FLAG_LOST) == 0)
         e->own_on_way = false;
-    failure_of(e, &f, src, when, (int)code, (flags & FLAG_ABORT) != 0, text, tlen);
+    failure_of(e, &f, (int)node, when, (int)code, flags, text, tlen);
     weigh(e, &f);
 }
 
@@ -168,36 +204,57 @@ static void on_end_frame(void *arg, int src, const void *body, size_t len)
     const char *rest = pg_mesh_rd_rest(&r, &tlen);
     char text[PG_JOBEND_TEXT_MAX];
 
-    if (src != 0 || !pg_mesh_rd_done(&r))
+    (void)src; /* flooded: any node passes it on */
+    if (!pg_mesh_rd_done(&r))
         return;
     snprintf(text, sizeof(text), "%.*s", (int)tlen, tlen > 0 ? rest : "");
     decide(e, (int)code, origin < (uint32_t)e->nnodes ? (int)origin : NO_ORIGIN, text);
 }
 
-/* The mesh lost a node: on the hub, a leaf gone without a goodbye is the
- * job's failure; on a leaf, the hub gone undecided leaves it to decide
- * alone. */
+static void on_alone(evutil_socket_t fd, short what, void *arg)
+{
+    pg_jobend_t *e = arg;
+
+    (void)fd;
+    (void)what;
+    decide(e, e->failed_here ? e->own_code : 1, 0, e->alone_why);
+}
+
+/* The mesh lost a node linked with this one, before the job's end was
+ * known: the job's failure, weighed by the hub (this node tells it, by
+ * another path when the hub's link is the one lost: a link closed for a
+ * forged frame leaves the hub alive).  When the hub does not answer
+ * within PG_JOBEND_ALONE_MS, or cannot be told, this node decides alone
+ * -- the other nodes linked with a dead hub do too -- and the END
+ * floods.  A goodbye is no failure: a
+ * node leaves only once it knows the end (every node done, which may
+ * reach it before this node; or decided, and then its END came first on
+ * the same link). */
 static void on_gone(void *arg, int node, int orderly, const char *why)
 {
     pg_jobend_t *e = arg;
     char text[PG_JOBEND_TEXT_MAX];
     pg_jobend_failure_t f;
 
+    if (e->code >= 0 || orderly || pg_mesh_all_done(e->mesh))
+        return;
+    snprintf(text, sizeof(text), "node %d (%s) was lost: %s", node, name_of(e, node), why);
     if (e->nodeid == 0) {
-        e->done[node] = true;
-        if (orderly)
-            return;
-        failure_of(e, &f, node, wall_ns(), 1, false, "", 0);
-        snprintf(f.text, sizeof(f.text), "node %d (%s) was lost: %s", node, name_of(e, node),
-                 why);
+        failure_of(e, &f, node, wall_ns(), 1, FLAG_LOST, text, strlen(text));
         weigh(e, &f);
         return;
     }
-    if (node != 0 || e->code >= 0)
+    if (send_fail(e, wall_ns(), 1, FLAG_LOST, node, text) != 0) {
+        decide(e, e->failed_here ? e->own_code : 1, node, text);
         return;
-    snprintf(text, sizeof(text), "node 0 (%s) %s: %s", name_of(e, 0),
-             orderly ? "left before the job's end was known" : "was lost", why);
-    decide(e, e->failed_here ? e->own_code : 1, 0, text);
+    }
+    if (node == 0 && !evtimer_pending(e->alone, NULL)) {
+        struct timeval wait = { 0, PG_JOBEND_ALONE_MS * 1000 };
+
+        snprintf(e->alone_why, sizeof(e->alone_why), "%s", text);
+        if (evtimer_add(e->alone, &wait) != 0)
+            on_alone(-1, 0, e);
+    }
 }
 
 /* ---- the API ---- */
@@ -217,9 +274,9 @@ pg_jobend_t *pg_jobend_new(pg_mesh_t *mesh, const char *const *names, pg_jobend_
     e->end_fn = fn;
     e->end_arg = arg;
     e->code = -1;
-    e->done = calloc((size_t)e->nnodes, sizeof(*e->done));
     e->settle = evtimer_new(e->base, on_settle, e);
-    if (e->done == NULL || e->settle == NULL) {
+    e->alone = evtimer_new(e->base, on_alone, e);
+    if (e->settle == NULL || e->alone == NULL) {
         pg_jobend_free(e);
         return NULL;
     }
@@ -240,25 +297,20 @@ void pg_jobend_free(pg_jobend_t *e)
     }
     if (e->settle != NULL)
         event_free(e->settle);
-    free(e->done);
+    if (e->alone != NULL)
+        event_free(e->alone);
     free(e);
 }
 
 void pg_jobend_fail(pg_jobend_t *e, int code, bool is_abort, const char *text)
 {
     char own[PG_JOBEND_TEXT_MAX];
-    pg_mesh_wr_t w;
 
     if (e->failed_here)
         return;
     e->failed_here = true;
     e->own_code = status_of(code);
-    pg_mesh_wr_init(&w);
-    pg_mesh_wr_u64(&w, wall_ns());
-    pg_mesh_wr_u32(&w, (uint32_t)e->own_code);
-    pg_mesh_wr_u32(&w, is_abort ? FLAG_ABORT : 0);
-    pg_mesh_wr_raw(&w, text, strlen(text));
-    if (pg_mesh_wr_send(&w, e->mesh, 0, PG_MESH_JOBEND_FAIL) == 0) {
+    if (send_fail(e, wall_ns(), e->own_code, is_abort ? FLAG_ABORT : 0, e->nodeid, text) == 0) {
         e->own_on_way = e->nodeid == 0;
         return;
     }
@@ -281,15 +333,6 @@ static void on_wait(evutil_socket_t fd, short what, void *arg)
     e->wait_over = true;
 }
 
-/* Has the hub heard the last of every leaf? */
-static bool leaves_done(const pg_jobend_t *e)
-{
-    for (int n = 1; n < e->nnodes; n++)
-        if (!e->done[n])
-            return false;
-    return true;
-}
-
 int pg_jobend_finish(pg_jobend_t *e, int status)
 {
     struct timeval wait = { PG_JOBEND_WAIT_MS / 1000, (PG_JOBEND_WAIT_MS % 1000) * 1000 };
@@ -297,10 +340,18 @@ int pg_jobend_finish(pg_jobend_t *e, int status)
 
     if (status != 0 && !e->failed_here)
         pg_jobend_fail(e, status, false, "its job failed");
+    if (status == 0 && !e->failed_here)
+        pg_mesh_done(e->mesh);
     if (e->nodeid == 0) {
-        while (e->code < 0 && (e->own_on_way || e->weighing || !leaves_done(e)))
+        while (e->code < 0 && (e->own_on_way || e->weighing || !pg_mesh_all_done(e->mesh)))
             event_base_loop(e->base, EVLOOP_ONCE);
-    } else if (status != 0 && e->code < 0) {
+    } else if (status == 0 && !e->failed_here) {
+        /* the others' frames pass through here: stay until every node is
+         * done, or the job's end is known (a node lost is noticed within
+         * the mesh's timeout, and its end floods here) */
+        while (e->code < 0 && !pg_mesh_all_done(e->mesh))
+            event_base_loop(e->base, EVLOOP_ONCE);
+    } else if (e->code < 0) {
         deadline = evtimer_new(e->base, on_wait, e);
         if (deadline != NULL && evtimer_add(deadline, &wait) == 0)
             while (e->code < 0 && !e->wait_over)

@@ -12,7 +12,8 @@
  * the job's end; every proxy then ends its ranks and exits with that one
  * status, and nobody needs the host's abort.  A node whose link breaks or
  * falls silent is a failure of the job (exit status 1, as a rank lost with
- * no status of its own); a leaf cut off from the hub decides alone.
+ * no status of its own), told to the hub by the nodes linked with it; a
+ * node cut off from the hub decides alone.
  *
  * Threads and ownership: the libevent thread of the mesh.  The jobend
  * borrows the mesh and the node names; it registers itself for the mesh's
@@ -32,7 +33,8 @@ typedef struct pg_jobend pg_jobend_t;
 enum {
     PG_JOBEND_SETTLE_MS = 200,  /* the hub waits this long for earlier failures */
     PG_JOBEND_ABORT_MS = 50,    /* an abort wins over a failure stamped this much before it */
-    PG_JOBEND_WAIT_MS = 2000,   /* a failed leaf waits this long for the hub's decision */
+    PG_JOBEND_WAIT_MS = 2000,   /* a failed node waits this long for the hub's decision */
+    PG_JOBEND_ALONE_MS = 1000,  /* a node that lost the hub's link waits this long for its end */
     PG_JOBEND_TEXT_MAX = 320,
 };
 
@@ -62,9 +64,10 @@ void pg_jobend_free(pg_jobend_t *e);
 void pg_jobend_fail(pg_jobend_t *e, int code, bool is_abort, const char *text);
 
 /* The node's ranks are all gone and its own verdict is `status`.  Runs the
- * loop until the job's end is known to this node (the hub: until every
- * leaf is done or gone, deciding if one failed; a failed leaf: up to
- * PG_JOBEND_WAIT_MS for the decision), says goodbye on the mesh, and
+ * loop until the job's end is known to this node (a node done: until
+ * every node is done -- the mesh passes others' frames through it -- or
+ * the end is decided; the hub: deciding if one failed; a failed node: up
+ * to PG_JOBEND_WAIT_MS for the decision), says goodbye on the mesh, and
  * returns the status to exit with. */
 int pg_jobend_finish(pg_jobend_t *e, int status);
 

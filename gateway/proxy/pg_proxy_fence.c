@@ -25,16 +25,32 @@
  * (its sorted participants) and the signature's sequence number (each
  * engine counts a signature's instances, and every instance completes on
  * every member node).  When this node's members all joined, the proxy
- * sends its contribution -- the members' keys new since their last
- * whole-job fence when the fence collects, else nothing -- to every other
- * node with members, in frames of at most CHUNK_MAX bytes.  Every frame
- * (pg_mesh_msg's format) opens with
+ * hands its contribution -- the members' keys new since their last
+ * whole-job fence when the fence collects, else nothing -- to the other
+ * member nodes, in frames of at most CHUNK_MAX bytes.
+ *
+ * How the contributions spread (docs/proxy.md, "Fence data across many
+ * nodes"): the member nodes in order, M of them, each at its place; a
+ * contribution that came from d places back (its own: d = 0) goes on to
+ * the node 2^j places ahead for every 2^j > d with d + 2^j < M.  So a
+ * contribution reaches each member once, after at most ceil(log2 M)
+ * steps, and each node sends M - 1 contributions in all (its own up to
+ * log2 M times, the ones that came from close behind it once or more,
+ * from far behind not at all): the fence's data once, not M - 1 times as
+ * from a hub.  The steps are direct links: for the whole job they are the
+ * mesh's own (node i's links to i + 2^j); a subset's are dialed when
+ * first needed (pg_mesh_send_direct).  A chunk goes on as soon as it
+ * comes, before the rest of its contribution.
+ *
+ * Every frame (pg_mesh_msg's format) opens with
  *   name (raw: 32-byte hash, u64 sequence), u32 try, u32 kind
- * and a PART then holds u32 flags, u64 total, u64 offset, and the bytes
- * [offset, offset + n) of the contribution (raw, to the body's end).
- * Another node's frames may come before this node's members joined: they
- * wait in the fence's entry.  A whole-job fence completes here once every
- * member node's contribution is in and the host's fence is over.
+ * and a PART then holds u32 origin (the node whose contribution it is),
+ * u32 flags, u64 total, u64 offset, and the bytes [offset, offset + n) of
+ * the contribution (raw, to the body's end).  Another node's frames may
+ * come before this node's members joined: they wait in the fence's entry,
+ * and go on once the members are known.  A whole-job fence completes
+ * here once every member node's contribution is in and the host's fence
+ * is over.
  *
  * A fence over a subset is timed (PMIX_TIMEOUT), and a timeout must end
  * the instance alike on every node, or one member gets SUCCESS from the
@@ -70,8 +86,7 @@
 enum {
     HASH_LEN = 32,                /* SHA-256 */
     NAME_LEN = HASH_LEN + 8,      /* signature hash, sequence */
-    CHUNK_MAX = 1 << 20, /* the hub relays a frame once it has it whole */
-    FLAG_COLLECT = 1,
+    CHUNK_MAX = 1 << 20, /* a node passes a chunk on once it has it whole */
 };
 
 /* What a fence frame says (after the name and the try). */
@@ -104,6 +119,10 @@ struct xfence {
     bool done_said;       /* the decider said DONE for this try */
     bool cancel_sent;     /* this node asked the decider to end this try */
     bool *member;         /* [nnodes] nodes with members */
+    bool members_known;   /* this node's members joined: member[] is whole */
+    int *place;           /* [nnodes] a member node's place among them, or -1 */
+    int *at;              /* [nmembers] the member node at each place */
+    int nmembers;
     part_t *parts;        /* [nnodes] */
     size_t out, in;
     uint64_t started, sent, data_at;
@@ -117,6 +136,8 @@ static void xfence_free(proxy_t *p, xfence_t *x)
         free(x->parts[n].data);
     free(x->parts);
     free(x->member);
+    free(x->place);
+    free(x->at);
     free(x);
 }
 
@@ -140,7 +161,9 @@ static xfence_t *xfence_find(proxy_t *p, const unsigned char *name, bool create)
         return NULL;
     x->member = calloc((size_t)p->nnodes, sizeof(*x->member));
     x->parts = calloc((size_t)p->nnodes, sizeof(*x->parts));
-    if (x->member == NULL || x->parts == NULL) {
+    x->place = calloc((size_t)p->nnodes, sizeof(*x->place));
+    x->at = calloc((size_t)p->nnodes, sizeof(*x->at));
+    if (x->member == NULL || x->parts == NULL || x->place == NULL || x->at == NULL) {
         xfence_free(p, x);
         return NULL;
     }
@@ -203,6 +226,18 @@ static void mark_members(proxy_t *p, xfence_t *x, const pg_job_engine_xfence_t *
         else if (node >= 0)
             x->member[node] = true;
     }
+}
+
+/* The member nodes' places, once member[] is whole. */
+static void number_members(proxy_t *p, xfence_t *x)
+{
+    x->nmembers = 0;
+    for (int n = 0; n < p->nnodes; n++) {
+        x->place[n] = x->member[n] ? x->nmembers : -1;
+        if (x->member[n])
+            x->at[x->nmembers++] = n;
+    }
+    x->members_known = true;
 }
 
 /* ---- completion ---- */
@@ -313,7 +348,8 @@ static void frame_head(pg_mesh_wr_t *w, const xfence_t *x, uint32_t try, enum fr
     pg_mesh_wr_u32(w, kind);
 }
 
-/* What w holds to every other member node. */
+/* What w holds to every other member node, along the mesh (a verdict:
+ * a few bytes). */
 static int send_members(proxy_t *p, const xfence_t *x, const pg_mesh_wr_t *w)
 {
     int rc = w->bad ? -1 : 0;
@@ -324,25 +360,54 @@ static int send_members(proxy_t *p, const xfence_t *x, const pg_mesh_wr_t *w)
     return rc;
 }
 
-/* This node's contribution to every other member node. */
-static int send_part(proxy_t *p, xfence_t *x, bool collect, const void *data, size_t size)
+/* Bytes [from, to) of node `origin`'s contribution to try `try` (`total`
+ * bytes, at `data`) on to the member nodes 2^j places ahead, 2^j > its distance
+ * (this file's head), in chunks.  An empty contribution is one frame.  0,
+ * or -1 when a node of the fence cannot be reached. */
+static int pass_on(proxy_t *p, xfence_t *x, uint32_t try, int origin, const unsigned char *data,
+                   uint64_t total, uint64_t from, uint64_t to)
 {
-    size_t off = 0;
+    int me = x->place[p->nodeid], m = x->nmembers;
+    int d = (me - x->place[origin] + m) % m;
     int rc = 0;
 
-    do {
-        size_t n = size - off < CHUNK_MAX ? size - off : CHUNK_MAX;
-        pg_mesh_wr_t w;
+    for (int step = 1; step < m && rc == 0; step *= 2) {
+        uint64_t off = from;
 
-        frame_head(&w, x, x->try, KIND_PART);
-        pg_mesh_wr_u32(&w, collect ? FLAG_COLLECT : 0);
-        pg_mesh_wr_u64(&w, size);
-        pg_mesh_wr_u64(&w, off);
-        pg_mesh_wr_raw(&w, n > 0 ? (const char *)data + off : NULL, n);
-        rc = send_members(p, x, &w);
-        pg_mesh_wr_free(&w);
-        off += n;
-    } while (off < size && rc == 0);
+        if (step <= d || d + step >= m)
+            continue;
+        do {
+            uint64_t n = to - off < CHUNK_MAX ? to - off : CHUNK_MAX;
+            pg_mesh_wr_t w;
+
+            frame_head(&w, x, try, KIND_PART);
+            pg_mesh_wr_u32(&w, (uint32_t)origin);
+            pg_mesh_wr_u32(&w, 0);
+            pg_mesh_wr_u64(&w, total);
+            pg_mesh_wr_u64(&w, off);
+            pg_mesh_wr_raw(&w, n > 0 ? data + off : NULL, (size_t)n);
+            rc = pg_mesh_wr_send_direct(&w, p->mesh, (uint32_t)x->at[(me + step) % m],
+                                        PG_MESH_DATA_FENCE);
+            off += n;
+        } while (off < to && rc == 0);
+    }
+    return rc;
+}
+
+/* The members are known here: this node's contribution goes out, and
+ * what came of the others' before goes on. */
+static int start_spreading(proxy_t *p, xfence_t *x, const void *part, size_t size)
+{
+    int rc;
+
+    number_members(p, x);
+    rc = pass_on(p, x, x->try, p->nodeid, part, size, 0, size);
+    for (int n = 0; n < p->nnodes && rc == 0; n++) {
+        part_t *pt = &x->parts[n];
+
+        if (n != p->nodeid && pt->begun && pt->try == x->try && x->member[n])
+            rc = pass_on(p, x, pt->try, n, pt->data, pt->total, 0, pt->got);
+    }
     return rc;
 }
 
@@ -442,18 +507,23 @@ static bool part_takes(xfence_t *x, part_t *pt, uint32_t try, uint64_t total, ui
            n <= total - off && total <= SIZE_MAX / 2;
 }
 
-/* A chunk of another node's contribution. */
+/* A chunk of another node's contribution (from `src`, which passed it
+ * on: see this file's head); it goes on at once when the members are
+ * known here. */
 static void on_part(proxy_t *p, int src, xfence_t *x, uint32_t try, pg_mesh_rd_t *r)
 {
-    uint32_t flags = pg_mesh_rd_u32(r); /* FLAG_COLLECT: the data is the same either way */
+    uint32_t origin = pg_mesh_rd_u32(r);
+    uint32_t flags = pg_mesh_rd_u32(r); /* none defined */
     uint64_t total = pg_mesh_rd_u64(r);
     uint64_t off = pg_mesh_rd_u64(r);
     size_t n;
     const unsigned char *chunk = pg_mesh_rd_rest(r, &n);
-    part_t *pt = &x->parts[src];
+    part_t *pt;
 
     (void)flags;
-    if (!pg_mesh_rd_done(r) || !part_takes(x, pt, try, total, off, n)) {
+    if (!pg_mesh_rd_done(r) || origin >= (uint32_t)p->nnodes || (int)origin == p->nodeid ||
+        (x->members_known && !x->member[origin]) ||
+        !part_takes(x, pt = &x->parts[origin], try, total, off, n) || off != pt->got) {
         fprintf(stderr, "pmigate: node %d: node %d sent fence data that does not fit: dropped\n",
                 p->nodeid, src);
         return;
@@ -471,6 +541,10 @@ static void on_part(proxy_t *p, int src, xfence_t *x, uint32_t try, pg_mesh_rd_t
     if (n > 0)
         memcpy(pt->data + off, chunk, n);
     pt->got += n;
+    if (x->members_known && pass_on(p, x, try, (int)origin, pt->data, total, off, off + n) != 0) {
+        pg_proxy_fail(p, PG_EXIT_INTERNAL, "a node of the fence cannot be reached");
+        return;
+    }
     if (pt->got < pt->total)
         return;
     pt->done = true;
@@ -577,7 +651,7 @@ void pg_proxy_on_xfence(void *ctx, const pg_job_engine_xfence_t *f)
     x->done_said = false;
     x->cancel_sent = false;
     mark_members(p, x, f);
-    if (x->exchange && send_part(p, x, f->collect, f->part, x->out) != 0) {
+    if (x->exchange && start_spreading(p, x, f->part, x->out) != 0) {
         xfence_finish(p, x, -1, "a node of the fence cannot be reached");
         return;
     }

@@ -104,7 +104,7 @@ static void answer(proxy_t *p, int dst, uint64_t id, pmix_status_t status, const
         pg_mesh_wr_u64(&w, size);
         pg_mesh_wr_u64(&w, off);
         pg_mesh_wr_raw(&w, n > 0 ? (const char *)data + off : NULL, n);
-        if (pg_mesh_wr_send(&w, p->mesh, (uint32_t)dst, PG_MESH_DATA_GOT) != 0)
+        if (pg_mesh_wr_send_direct(&w, p->mesh, (uint32_t)dst, PG_MESH_DATA_GOT) != 0)
             break; /* the getter waits for its timeout or the job's end */
         off += n;
     } while (off < size);
@@ -311,7 +311,7 @@ static void on_dmodex(void *ctx, const pg_host_dmodex_t *d)
     pg_mesh_wr_u32(&w, d->target.rank);
     pg_mesh_wr_u32(&w, d->blocks ? FLAG_BLOCKS : 0);
     pg_mesh_wr_raw(&w, d->key, keylen);
-    if (pg_mesh_wr_send(&w, p->mesh, (uint32_t)owner, PG_MESH_DATA_GET) != 0) {
+    if (pg_mesh_wr_send_direct(&w, p->mesh, (uint32_t)owner, PG_MESH_DATA_GET) != 0) {
         free(o); /* the owner is gone: the job is ending */
         return;
     }
@@ -330,7 +330,7 @@ static void on_dmodex_cancel(void *ctx, uint64_t id)
         return;
     pg_mesh_wr_init(&w);
     pg_mesh_wr_u64(&w, id);
-    (void)pg_mesh_wr_send(&w, p->mesh, (uint32_t)o->owner, PG_MESH_DATA_DROP);
+    (void)pg_mesh_wr_send_direct(&w, p->mesh, (uint32_t)o->owner, PG_MESH_DATA_DROP);
     free(o->data);
     free(o);
 }

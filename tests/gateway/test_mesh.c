@@ -3,7 +3,7 @@
  * authentication (gateway/mesh/pg_mesh_auth.c), on loopback in one process: several meshes on one
  * event loop (or one loop each, to make a node fall silent), as the
  * proxies of a job would be.  What the proxies rely on: a frame reaches
- * its node directly or through the hub, and only that node (PG_MESH_ALL:
+ * its node directly or through the others, and only that node (PG_MESH_ALL:
  * every node but the sender); a node that closes, says goodbye, or goes
  * silent is reported gone, once, saying which; a node that does not know
  * the job's secret, or a stranger, never joins and disturbs nothing; a
@@ -36,13 +36,14 @@
 #include "gateway/mesh/pg_mesh_msg.h"
 #include "gateway/mesh/pg_mesh.h"
 #include "gateway/mesh/pg_mesh_int.h" /* a link's socket, its keys: to forge frames on it */
+#include "gateway/mesh/pg_mesh_topo.h"
 #include "gateway/util/pg_be.h"
 #include "tests/pg_cunit.h"
 #include "wire/pg_clock.h"
 
 /* ---- meshes on loopback ---- */
 
-enum { K = 3, T_TEST = PG_MESH_TYPE_USER, MAX_SEEN = 16 };
+enum { K = 3, BIG_K = 24, T_TEST = PG_MESH_TYPE_USER, MAX_SEEN = 16 };
 
 /* What one node saw. */
 typedef struct seen {
@@ -96,7 +97,7 @@ static pg_mesh_t *mesh_at(struct event_base *base, int node, int nnodes, uint64_
 /* Starts every mesh with everyone's cards. */
 static int start_all(pg_mesh_t **m, int n)
 {
-    const char *cards[K];
+    const char *cards[BIG_K];
     char err[256];
 
     for (int i = 0; i < n; i++)
@@ -231,6 +232,145 @@ static void test_frames_and_relay(void)
     CU_ASSERT_EQUAL(pg_mesh_send(m[0], 2, T_TEST, "late", 4), -1);
     pg_mesh_free(m[0]);
     pg_mesh_free(m[1]);
+    event_base_free(base);
+}
+
+/* ---- the shape at scale (gateway/mesh/pg_mesh_topo.c) ---- */
+
+/* For every job size up to 300 nodes, and 1 000, 4 096 and 10 000: no
+ * node holds more than 2 ceil(log2 K) links, a frame reaches any node in
+ * ceil(log2 K) hops at most over links that exist, and a frame to all
+ * reaches every node exactly once, down its origin's tree. */
+static void test_topo_bounds(void)
+{
+    static const int big[] = { 1000, 4096, 10000 };
+    static int got[10000], stack[10000];
+    int nbrs[2 * PG_TOPO_LEVELS_MAX], kids[PG_TOPO_LEVELS_MAX];
+
+    for (int t = 1; t <= 300 + 3; t++) {
+        int k = t <= 300 ? t : big[t - 301], levels = pg_topo_levels(k);
+        int every = k <= 64 ? 1 : k / 16; /* past 64: a sample of nodes */
+        bool ok = k == 1 || (1 << levels) >= k;
+
+        for (int a = 0; a < k; a += every) {
+            int n = pg_topo_neighbours(k, a, nbrs), sp = 0;
+
+            ok = ok && n <= 2 * levels;
+            for (int i = 0; i < n; i++)
+                ok = ok && pg_topo_is_neighbour(k, nbrs[i], a);
+            for (int b = 0; b < k; b += every) {
+                int at = a, hops = 0;
+
+                while (at != b && hops <= levels) {
+                    int next = pg_topo_next_hop(k, at, b, NULL, NULL);
+
+                    ok = ok && pg_topo_is_neighbour(k, at, next);
+                    at = next;
+                    hops++;
+                }
+                ok = ok && at == b && hops <= levels;
+            }
+            memset(got, 0, sizeof(int) * (size_t)k);
+            got[a] = 1;
+            stack[sp++] = a;
+            while (sp > 0) {
+                int at = stack[--sp], nk = pg_topo_children(k, a, at, kids);
+
+                for (int i = 0; i < nk; i++) {
+                    ok = ok && pg_topo_is_neighbour(k, at, kids[i]) &&
+                         pg_topo_parent(k, a, kids[i]) == at;
+                    got[kids[i]]++;
+                    stack[sp++] = kids[i];
+                }
+            }
+            for (int i = 0; i < k; i++)
+                ok = ok && got[i] == 1;
+        }
+        if (!ok)
+            fprintf(stderr, "the shape of %d nodes breaks a bound\n", k);
+        CU_ASSERT_TRUE(ok);
+    }
+}
+
+static int all_ready(void *arg)
+{
+    meshes_t *ms = arg;
+
+    for (int i = 0; i < ms->n; i++)
+        if (!pg_mesh_reachable(ms->m[i], (i + 1) % ms->n))
+            return 0;
+    return 1;
+}
+
+/* BIG_K nodes on one loop: every node reaches every other through the
+ * others, frames between two nodes keep their order whether sent to one
+ * or to all, no node holds more links than the shape gives it, and
+ * direct data to many nodes keeps at most EXTRA_MAX spare links open
+ * (closing the others without losing a frame). */
+static void test_many_nodes(void)
+{
+    struct event_base *base = event_base_new();
+    static seen_t s[BIG_K];
+    pg_mesh_t *m[BIG_K];
+    counts_t c = { s, BIG_K, 0 };
+    int levels = pg_topo_levels(BIG_K);
+    char err[256], text[32];
+
+    memset(s, 0, sizeof(s));
+    for (int i = 0; i < BIG_K; i++) {
+        m[i] = mesh_at(base, i, BIG_K, 0, 0, &s[i]);
+        CU_ASSERT_FATAL(m[i] != NULL);
+    }
+    CU_ASSERT_FATAL(start_all(m, BIG_K) == 0);
+    CU_ASSERT_EQUAL(pg_mesh_wait_ready(m[BIG_K - 1], err, sizeof(err)), 0);
+    CU_ASSERT_TRUE(run_until(&base, 1, all_ready, &(meshes_t){ m, BIG_K }, 5000));
+    /* node 5 to node 5 + 11 (three hops), then to all, then again to it */
+    CU_ASSERT_EQUAL(pg_mesh_send(m[5], 16, T_TEST, "first", 5), 0);
+    CU_ASSERT_EQUAL(pg_mesh_send(m[5], PG_MESH_ALL, T_TEST, "to-all", 6), 0);
+    CU_ASSERT_EQUAL(pg_mesh_send(m[5], 16, T_TEST, "last", 4), 0);
+    c.frames = 2 + BIG_K - 1;
+    CU_ASSERT_TRUE(run_until(&base, 1, frames_reached, &c, 5000));
+    run_until(&base, 1, gone_seen, &s[0], 100); /* nothing more comes */
+    for (int i = 0; i < BIG_K; i++) {
+        pg_mesh_counters_t k;
+
+        CU_ASSERT_EQUAL(s[i].frames, i == 16 ? 3 : i == 5 ? 0 : 1);
+        if (i != 5)
+            CU_ASSERT_STRING_EQUAL(s[i].body[i == 16 ? 1 : 0], "to-all");
+        pg_mesh_counters(m[i], &k);
+        CU_ASSERT_TRUE(k.links_max <= 2 * levels);
+    }
+    CU_ASSERT_STRING_EQUAL(s[16].body[0], "first");
+    CU_ASSERT_STRING_EQUAL(s[16].body[2], "last");
+    /* direct: node 0 to every node, twice round; its spare links stay
+     * within EXTRA_MAX once the loop has turned */
+    for (int round = 0; round < 2; round++)
+        for (int i = 1; i < BIG_K; i++) {
+            snprintf(text, sizeof(text), "direct-%d", round);
+            CU_ASSERT_EQUAL(pg_mesh_send_direct(m[0], (uint32_t)i, T_TEST, text, strlen(text)), 0);
+            run_until(&base, 1, gone_seen, &s[0], 20);
+        }
+    c.frames += 2 * (BIG_K - 1);
+    CU_ASSERT_TRUE(run_until(&base, 1, frames_reached, &c, 10000));
+    run_until(&base, 1, gone_seen, &s[0], 300);
+    for (int i = 1; i < BIG_K; i++) {
+        int first = i == 16 ? 3 : i == 5 ? 0 : 1; /* after what the first part sent */
+
+        CU_ASSERT_STRING_EQUAL(s[i].body[first], "direct-0");
+        CU_ASSERT_STRING_EQUAL(s[i].body[first + 1], "direct-1");
+    }
+    {
+        pg_mesh_counters_t k;
+        int nbrs[2 * PG_TOPO_LEVELS_MAX], n = pg_topo_neighbours(BIG_K, 0, nbrs);
+
+        pg_mesh_counters(m[0], &k);
+        CU_ASSERT_TRUE(k.links <= n + EXTRA_MAX);
+        CU_ASSERT_TRUE(k.links_max <= n + EXTRA_MAX + 1);
+    }
+    for (int i = 0; i < BIG_K; i++) {
+        CU_ASSERT_EQUAL(s[i].gone, 0);
+        pg_mesh_free(m[i]);
+    }
     event_base_free(base);
 }
 
@@ -645,6 +785,11 @@ static void nodes_up(nodes_t *x)
         x->j[i] = pg_jobend_new(x->m[i], test_names, on_ended, &x->e[i]);
 }
 
+static int mesh_all_done(void *arg)
+{
+    return pg_mesh_all_done(arg);
+}
+
 /* Node i gone: its mesh closed without a goodbye. */
 static void node_lose(nodes_t *x, int i)
 {
@@ -735,20 +880,25 @@ static void test_jobend_forged_abort(void)
         CU_ASSERT_PTR_NULL(strstr(x.e[i].text, "aborted"));
         CU_ASSERT_PTR_NOT_NULL(strstr(x.e[i].text, "failed authentication"));
     }
-    /* the node whose link carried the frame is told why the hub closed it */
-    CU_ASSERT_PTR_NOT_NULL(strstr(x.e[0].text, "node 1 (beta) was lost: a frame failed authentication"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(x.e[2].text, "node 1 (beta) was lost: a frame failed authentication"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(x.e[1].text, "node 0 (alpha) was lost: it closed the link: a frame from this node failed"));
+    /* node 0 decides, and every node says what node 0 saw: the node whose
+     * link carried the frame reached node 0 by another path */
+    for (int i = 0; i < K; i++)
+        CU_ASSERT_PTR_NOT_NULL(strstr(x.e[i].text, "node 1 (beta) was lost: a frame failed authentication"));
     nodes_down(&x);
 }
 
-/* Leaves that end well say goodbye; the hub then ends well too. */
+/* Nodes that end well stay until every node is done (the others' frames
+ * pass through them), then leave; nobody fails. */
 static void test_jobend_all_well(void)
 {
     nodes_t x;
 
     nodes_up(&x);
+    pg_mesh_done(x.m[0]);
+    CU_ASSERT_FALSE(run_until(&x.base, 1, mesh_all_done, x.m[1], 300));
+    pg_mesh_done(x.m[2]);
     CU_ASSERT_EQUAL(pg_jobend_finish(x.j[1], 0), 0);
+    CU_ASSERT_TRUE(pg_mesh_all_done(x.m[1]));
     CU_ASSERT_EQUAL(pg_jobend_finish(x.j[2], 0), 0);
     CU_ASSERT_EQUAL(pg_jobend_finish(x.j[0], 0), 0);
     for (int i = 0; i < K; i++)
@@ -1002,7 +1152,9 @@ int main(void)
         { NULL, NULL },
     };
     static const pg_cunit_test_t mesh_tests[] = {
-        { "frames reach their node, through the hub", test_frames_and_relay },
+        { "frames reach their node, through the others", test_frames_and_relay },
+        { "the shape's bounds, up to 10 000 nodes", test_topo_bounds },
+        { "24 nodes: routes, order, links, spare links", test_many_nodes },
         { "a silent node is lost after the timeout, a quiet one later", test_silence },
         { "a node without the secret is refused", test_impostor },
         { "strangers on the port are closed", test_strangers },
@@ -1011,8 +1163,8 @@ int main(void)
     static const pg_cunit_test_t jobend_tests[] = {
         { "the first failure: an abort wins over what it caused", test_jobend_order },
         { "one end, one status for every node", test_jobend_one_end_for_all },
-        { "a lost leaf, a lost hub", test_jobend_lost_nodes },
-        { "leaves that end well, then the hub", test_jobend_all_well },
+        { "a lost node, a lost node 0", test_jobend_lost_nodes },
+        { "nodes that end well wait for every node", test_jobend_all_well },
         { "a forged abort on a link ends the job as a lost node, not an abort", test_jobend_forged_abort },
         { NULL, NULL },
     };
