@@ -8,27 +8,32 @@
  * duplicate, or gone, on every node, and a lookup that waits must wake the
  * moment the name appears anywhere.  Not every host has a name service
  * (Slurm 22.05's pmix plugin has none), and one that has cannot wake a
- * waiting lookup without blocking the proxy.  So the hub (node 0) holds
- * the job's names: every node's engine hands its publish, unpublish and
- * lookup to the hub (the engine's name hooks); the hub answers at once,
- * and keeps a lookup that waits until the name is published -- then
- * answers it in the same breath.  The hub's own engine sends its calls to
- * the hub like any node's (pg_mesh_send to itself: they come back from the
- * loop, never inside the engine's hook).  Names go with their publisher's job (NAME_DROP when a job
- * ends on a node); a node's engine times its waiting lookups out itself
- * and says so (NAME_CANCEL).
+ * waiting lookup without blocking the proxy.  So each name has a home:
+ * the node its key hashes to (home_of), which holds it.  Every node's
+ * engine hands its publish, unpublish and lookup to the key's home (the
+ * engine's name hooks); the home answers at once, and keeps a lookup that
+ * waits until the name is published -- then answers it in the same
+ * breath.  Why homes and not one node for all: the job's names and their
+ * lookups spread over the nodes, so no node carries every node's calls
+ * (a job of thousands of nodes).  A node that is a key's home sends
+ * itself its calls like any node's (pg_mesh_send to itself: they come
+ * back from the loop, never inside the engine's hook).  Names go with
+ * their publisher's job (NAME_DROP, to every node, when a job ends on a
+ * node); a node's engine times its waiting lookups out itself and says so
+ * (NAME_CANCEL, to every node: the hook knows the call, not its key).
  *
  * Frames (bodies in pg_mesh_msg's format):
- *   PUBLISH   node -> hub  u64 id, str nspace, u32 rank, str key, u32 type, bytes value
- *   UNPUBLISH node -> hub  u64 id, str nspace, u32 rank, str key
- *   LOOKUP    node -> hub  u64 id, u8 wait, str key
- *   CANCEL    node -> hub  u64 id
- *   DROP      node -> hub  str nspace
- *   ANSWER    hub -> leaf  u64 id, u32 status, u8 found
- *                          [, str nspace, u32 rank, u32 type, bytes value]
- *                          (the hub answers its own engine directly: the
- *                          answer comes from the loop already)
- * A leaf that cannot reach the hub answers its engine PMIX_ERR_UNREACH.
+ *   PUBLISH   node -> home  u64 id, str nspace, u32 rank, str key, u32 type, bytes value
+ *   UNPUBLISH node -> home  u64 id, str nspace, u32 rank, str key
+ *   LOOKUP    node -> home  u64 id, u8 wait, str key
+ *   CANCEL    node -> all   u64 id
+ *   DROP      node -> all   str nspace
+ *   ANSWER    home -> node  u64 id, u32 status, u8 found
+ *                           [, str nspace, u32 rank, u32 type, bytes value]
+ *                           (a home answers its own engine directly: the
+ *                           answer comes from the loop already)
+ * A node that cannot reach a key's home answers its engine
+ * PMIX_ERR_UNREACH.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -47,9 +52,9 @@ enum {
     NAME_ANSWER,
 };
 
-/* A published name, at the hub. */
-typedef struct hub_name {
-    struct hub_name *next;
+/* A published name, at its home. */
+typedef struct home_name {
+    struct home_name *next;
     int node;              /* where its publisher runs */
     char *nspace;          /* the publisher */
     uint32_t rank;
@@ -57,24 +62,29 @@ typedef struct hub_name {
     uint32_t type;         /* the value: a PMIx type and its bytes (+ NUL) */
     size_t len;
     char *data;
-} hub_name_t;
+} home_name_t;
 
-/* A lookup waiting for its name, at the hub. */
-typedef struct hub_wait {
-    struct hub_wait *next;
+/* A lookup waiting for its name, at the name's home. */
+typedef struct home_wait {
+    struct home_wait *next;
     int node;
     uint64_t id;           /* the node's engine's */
     char *key;
-} hub_wait_t;
+} home_wait_t;
 
 struct proxy_names {
-    hub_name_t *names;
-    hub_wait_t *waits;
+    home_name_t *names;
+    home_wait_t *waits;
 };
 
-static bool is_hub(const proxy_t *p)
+/* The node that holds `key`: FNV-1a over the key, spread over the nodes. */
+static int home_of(const proxy_t *p, const char *key)
 {
-    return p->nodeid == 0;
+    uint32_t h = 2166136261u;
+
+    for (const unsigned char *c = (const unsigned char *)key; *c != '\0'; c++)
+        h = (h ^ *c) * 16777619u;
+    return (int)(h % (uint32_t)p->nnodes);
 }
 
 /* The node's engine, while its job runs (NULL before and after). */
@@ -83,7 +93,7 @@ static pg_engine_t *node_engine(const proxy_t *p)
     return p->run != NULL ? pg_job_engine_get(pg_run_engine(p->run)) : NULL;
 }
 
-static void name_free(hub_name_t *n)
+static void name_free(home_name_t *n)
 {
     free(n->nspace);
     free(n->key);
@@ -91,26 +101,26 @@ static void name_free(hub_name_t *n)
     free(n);
 }
 
-static void wait_free(hub_wait_t *w)
+static void wait_free(home_wait_t *w)
 {
     free(w->key);
     free(w);
 }
 
-static hub_name_t **name_find(proxy_t *p, const char *key)
+static home_name_t **name_find(proxy_t *p, const char *key)
 {
-    hub_name_t **at = &p->names->names;
+    home_name_t **at = &p->names->names;
 
     while (*at != NULL && strcmp((*at)->key, key) != 0)
         at = &(*at)->next;
     return at;
 }
 
-/* ---- answers, from the hub ---- */
+/* ---- answers, from a name's home ---- */
 
 /* The answer to call `id` of node `node`: into this node's engine, or to
  * the node.  n: the name a lookup found, NULL otherwise. */
-static void answer(proxy_t *p, int node, uint64_t id, pmix_status_t status, const hub_name_t *n)
+static void answer(proxy_t *p, int node, uint64_t id, pmix_status_t status, const home_name_t *n)
 {
     pg_mesh_wr_t w;
 
@@ -141,12 +151,12 @@ static void answer(proxy_t *p, int node, uint64_t id, pmix_status_t status, cons
     (void)pg_mesh_wr_send(&w, p->mesh, (uint32_t)node, NAME_ANSWER); /* a lost node asks no more */
 }
 
-/* ---- the table, at the hub ---- */
+/* ---- the table, at the names' home ---- */
 
-static void hub_publish(proxy_t *p, int node, uint64_t id, const char *nspace, uint32_t rank,
+static void home_publish(proxy_t *p, int node, uint64_t id, const char *nspace, uint32_t rank,
                         const char *key, uint32_t type, const void *data, size_t len)
 {
-    hub_name_t *n;
+    home_name_t *n;
 
     if (*name_find(p, key) != NULL) {
         answer(p, node, id, PMIX_ERR_DUPLICATE_KEY, NULL);
@@ -171,8 +181,8 @@ static void hub_publish(proxy_t *p, int node, uint64_t id, const char *nspace, u
     p->names->names = n;
     answer(p, node, id, PMIX_SUCCESS, NULL);
     /* every lookup waiting for it, at once */
-    for (hub_wait_t **at = &p->names->waits; *at != NULL;) {
-        hub_wait_t *w = *at;
+    for (home_wait_t **at = &p->names->waits; *at != NULL;) {
+        home_wait_t *w = *at;
 
         if (strcmp(w->key, key) != 0) {
             at = &w->next;
@@ -184,10 +194,10 @@ static void hub_publish(proxy_t *p, int node, uint64_t id, const char *nspace, u
     }
 }
 
-static void hub_unpublish(proxy_t *p, int node, uint64_t id, const char *nspace,
+static void home_unpublish(proxy_t *p, int node, uint64_t id, const char *nspace,
                           const char *key)
 {
-    hub_name_t **at = name_find(p, key), *n = *at;
+    home_name_t **at = name_find(p, key), *n = *at;
 
     if (n == NULL) {
         answer(p, node, id, PMIX_ERR_NOT_FOUND, NULL);
@@ -202,10 +212,10 @@ static void hub_unpublish(proxy_t *p, int node, uint64_t id, const char *nspace,
     answer(p, node, id, PMIX_SUCCESS, NULL);
 }
 
-static void hub_lookup(proxy_t *p, int node, uint64_t id, const char *key, bool wait)
+static void home_lookup(proxy_t *p, int node, uint64_t id, const char *key, bool wait)
 {
-    hub_name_t *n = *name_find(p, key);
-    hub_wait_t *w;
+    home_name_t *n = *name_find(p, key);
+    home_wait_t *w;
 
     if (n != NULL || !wait) {
         answer(p, node, id, n != NULL ? PMIX_SUCCESS : PMIX_ERR_NOT_FOUND, n);
@@ -223,11 +233,11 @@ static void hub_lookup(proxy_t *p, int node, uint64_t id, const char *key, bool 
     p->names->waits = w;
 }
 
-static void hub_cancel(proxy_t *p, int node, uint64_t id)
+static void home_cancel(proxy_t *p, int node, uint64_t id)
 {
-    for (hub_wait_t **at = &p->names->waits; *at != NULL; at = &(*at)->next)
+    for (home_wait_t **at = &p->names->waits; *at != NULL; at = &(*at)->next)
         if ((*at)->node == node && (*at)->id == id) {
-            hub_wait_t *w = *at;
+            home_wait_t *w = *at;
 
             *at = w->next;
             wait_free(w);
@@ -237,10 +247,10 @@ static void hub_cancel(proxy_t *p, int node, uint64_t id)
 
 /* Job `nspace` ended on node `node`: the names its processes there
  * published go. */
-static void hub_drop(proxy_t *p, int node, const char *nspace)
+static void home_drop(proxy_t *p, int node, const char *nspace)
 {
-    for (hub_name_t **at = &p->names->names; *at != NULL;) {
-        hub_name_t *n = *at;
+    for (home_name_t **at = &p->names->names; *at != NULL;) {
+        home_name_t *n = *at;
 
         if (n->node == node && strcmp(n->nspace, nspace) == 0) {
             *at = n->next;
@@ -252,14 +262,25 @@ static void hub_drop(proxy_t *p, int node, const char *nspace)
 
 /* ---- the engine's name hooks, on every node ---- */
 
-/* A call for the hub from this node, the hub itself included: sent, or
- * (the hub unreachable) failed at once. */
-static void to_hub(proxy_t *p, pg_mesh_wr_t *w, unsigned type, uint64_t id)
+/* A call for `key`'s home from this node, this node itself included:
+ * sent, or (the home unreachable) failed at once. */
+static void to_home(proxy_t *p, pg_mesh_wr_t *w, unsigned type, uint64_t id, const char *key)
 {
     pg_engine_t *e = node_engine(p);
 
-    if (pg_mesh_wr_send(w, p->mesh, 0, type) != 0 && id != 0 && e != NULL)
+    if (pg_mesh_wr_send(w, p->mesh, (uint32_t)home_of(p, key), type) != 0 && id != 0 &&
+        e != NULL)
         (void)pg_name_host_done(e, id, PMIX_ERR_UNREACH, NULL, NULL);
+}
+
+/* A word for every home, this node included. */
+static void to_every_home(proxy_t *p, pg_mesh_wr_t *w, unsigned type)
+{
+    if (!w->bad) {
+        (void)pg_mesh_send(p->mesh, (uint32_t)p->nodeid, type, w->buf, w->len);
+        (void)pg_mesh_send(p->mesh, PG_MESH_ALL, type, w->buf, w->len);
+    }
+    pg_mesh_wr_free(w);
 }
 
 /* The fields a publish and an unpublish start with: the request's id, its
@@ -282,7 +303,7 @@ void pg_proxy_name_publish(void *ctx, uint64_t id, const pg_proc_t *publisher, c
     wr_request(&w, id, publisher, key);
     pg_mesh_wr_u32(&w, value->type);
     pg_mesh_wr_bytes(&w, value->data, value->size);
-    to_hub(p, &w, NAME_PUBLISH, id);
+    to_home(p, &w, NAME_PUBLISH, id, key);
 }
 
 void pg_proxy_name_unpublish(void *ctx, uint64_t id, const pg_proc_t *publisher, const char *key)
@@ -291,7 +312,7 @@ void pg_proxy_name_unpublish(void *ctx, uint64_t id, const pg_proc_t *publisher,
     pg_mesh_wr_t w;
 
     wr_request(&w, id, publisher, key);
-    to_hub(p, &w, NAME_UNPUBLISH, id);
+    to_home(p, &w, NAME_UNPUBLISH, id, key);
 }
 
 void pg_proxy_name_lookup(void *ctx, uint64_t id, const pg_proc_t *requester, const char *key,
@@ -305,7 +326,7 @@ void pg_proxy_name_lookup(void *ctx, uint64_t id, const pg_proc_t *requester, co
     pg_mesh_wr_u64(&w, id);
     pg_mesh_wr_u8(&w, wait);
     pg_mesh_wr_str(&w, key);
-    to_hub(p, &w, NAME_LOOKUP, id);
+    to_home(p, &w, NAME_LOOKUP, id, key);
 }
 
 void pg_proxy_name_cancel(void *ctx, uint64_t id)
@@ -315,7 +336,7 @@ void pg_proxy_name_cancel(void *ctx, uint64_t id)
 
     pg_mesh_wr_init(&w);
     pg_mesh_wr_u64(&w, id);
-    to_hub(p, &w, NAME_CANCEL, 0);
+    to_every_home(p, &w, NAME_CANCEL);
 }
 
 void pg_proxy_names_drop(void *ctx, const char *nspace)
@@ -325,7 +346,7 @@ void pg_proxy_names_drop(void *ctx, const char *nspace)
 
     pg_mesh_wr_init(&w);
     pg_mesh_wr_str(&w, nspace);
-    to_hub(p, &w, NAME_DROP, 0);
+    to_every_home(p, &w, NAME_DROP);
 }
 
 /* ---- frames ---- */
@@ -345,7 +366,7 @@ static void on_publish(void *arg, int src, const void *body, size_t len)
     type = pg_mesh_rd_u32(&r);
     data = pg_mesh_rd_bytes(&r, &size);
     if (pg_mesh_rd_done(&r))
-        hub_publish(arg, src, id, nspace, rank, key, type, data, size);
+        home_publish(arg, src, id, nspace, rank, key, type, data, size);
     else if (id != 0)
         answer(arg, src, id, PMIX_ERR_BAD_PARAM, NULL);
 }
@@ -360,7 +381,7 @@ static void on_unpublish(void *arg, int src, const void *body, size_t len)
     (void)pg_mesh_rd_u32(&r); /* the rank: a job's names are the job's */
     pg_mesh_rd_str(&r, key, sizeof(key));
     if (pg_mesh_rd_done(&r))
-        hub_unpublish(arg, src, id, nspace, key);
+        home_unpublish(arg, src, id, nspace, key);
     else if (id != 0)
         answer(arg, src, id, PMIX_ERR_BAD_PARAM, NULL);
 }
@@ -374,7 +395,7 @@ static void on_lookup(void *arg, int src, const void *body, size_t len)
 
     pg_mesh_rd_str(&r, key, sizeof(key));
     if (pg_mesh_rd_done(&r))
-        hub_lookup(arg, src, id, key, wait);
+        home_lookup(arg, src, id, key, wait);
     else if (id != 0)
         answer(arg, src, id, PMIX_ERR_BAD_PARAM, NULL);
 }
@@ -385,7 +406,7 @@ static void on_cancel(void *arg, int src, const void *body, size_t len)
     uint64_t id = pg_mesh_rd_u64(&r);
 
     if (pg_mesh_rd_done(&r))
-        hub_cancel(arg, src, id);
+        home_cancel(arg, src, id);
 }
 
 static void on_drop(void *arg, int src, const void *body, size_t len)
@@ -395,10 +416,10 @@ static void on_drop(void *arg, int src, const void *body, size_t len)
 
     pg_mesh_rd_str(&r, nspace, sizeof(nspace));
     if (pg_mesh_rd_done(&r))
-        hub_drop(arg, src, nspace);
+        home_drop(arg, src, nspace);
 }
 
-/* The hub's answer, into this node's engine. */
+/* A home's answer, into this node's engine. */
 static void on_answer(void *arg, int src, const void *body, size_t len)
 {
     char nspace[PMIX_MAX_NSLEN + 1];
@@ -430,11 +451,10 @@ int pg_proxy_names_setup(proxy_t *p)
     static const struct {
         unsigned type;
         pg_mesh_recv_fn fn;
-        bool at_hub;
-    } frames[] = {
-        { NAME_PUBLISH, on_publish, true }, { NAME_UNPUBLISH, on_unpublish, true },
-        { NAME_LOOKUP, on_lookup, true },   { NAME_CANCEL, on_cancel, true },
-        { NAME_DROP, on_drop, true },       { NAME_ANSWER, on_answer, false },
+    } frames[] = { /* every node is some names' home */
+        { NAME_PUBLISH, on_publish }, { NAME_UNPUBLISH, on_unpublish },
+        { NAME_LOOKUP, on_lookup },   { NAME_CANCEL, on_cancel },
+        { NAME_DROP, on_drop },       { NAME_ANSWER, on_answer },
     };
 
     if (p->mesh == NULL)
@@ -443,8 +463,7 @@ int pg_proxy_names_setup(proxy_t *p)
     if (p->names == NULL)
         return -1;
     for (size_t i = 0; i < sizeof(frames) / sizeof(frames[0]); i++)
-        if (frames[i].at_hub == is_hub(p))
-            (void)pg_mesh_on(p->mesh, frames[i].type, frames[i].fn, p);
+        (void)pg_mesh_on(p->mesh, frames[i].type, frames[i].fn, p);
     return 0;
 }
 
@@ -453,13 +472,13 @@ void pg_proxy_names_free(proxy_t *p)
     if (p->names == NULL)
         return;
     while (p->names->names != NULL) {
-        hub_name_t *n = p->names->names;
+        home_name_t *n = p->names->names;
 
         p->names->names = n->next;
         name_free(n);
     }
     while (p->names->waits != NULL) {
-        hub_wait_t *w = p->names->waits;
+        home_wait_t *w = p->names->waits;
 
         p->names->waits = w->next;
         wait_free(w);
