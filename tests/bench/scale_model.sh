@@ -163,7 +163,7 @@ function slurm_tree(k, w,    x, i, p, maxd, head, tail, v, c, dist, n, sd) {
         nch[v] = 0
         if (sd[v] == 0)
             continue
-        dist = gs(w, sd[v]) / w
+        dist = int(gs(w, sd[v]) / w)  # integer division, as in C
         c = v + 1
         for (n = 0; n < w && c < k; n++) {
             ch[v, n + 1] = c
