@@ -36,6 +36,18 @@ function lg(k,    s, p) {
         p *= 2
     return s
 }
+# the overlay's links of a node: i +- 2^j (mod k), j < s, each partner once
+# (at 8 nodes, i + 4 and i - 4 are one node)
+function overlay_links(k, s,    j, p, n, seen) {
+    n = 0
+    p = 1
+    for (j = 0; j < s; j++) {
+        if (!((p % k) in seen)) { seen[p % k] = 1; n++ }
+        if (!(((k - p % k) % k) in seen)) { seen[(k - p % k) % k] = 1; n++ }
+        p *= 2
+    }
+    return n - ((0 in seen) ? 1 : 0)
+}
 function fmt_bytes(b) {
     if (b >= 1e12) return sprintf("%.1f TB", b / 1e12)
     if (b >= 1e9) return sprintf("%.2f GB", b / 1e9)
@@ -231,7 +243,7 @@ BEGIN {
             # and receives K-1 parts
             wire = s * alpha + (k - 1) * m / beta
             tags = 2 * (k - 1) * m / h + 2 * (k - 1) * fr * tag_fixed
-            row(k, m, "pmigate, overlay (Bruck)", 2 * s, s, wire, (k - 1) * m, (k - 1) * m, tags)
+            row(k, m, "pmigate, overlay (Bruck)", overlay_links(k, s), s, wire, (k - 1) * m, (k - 1) * m, tags)
             # Slurm: the tree at TreeWidth 16 (default since 23.02.5) and 50
             split("16 50", W, " ")
             for (wi = 1; wi <= 2; wi++) {
