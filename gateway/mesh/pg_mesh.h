@@ -59,8 +59,8 @@ enum {
  * block of numbers its family owns, so that the families grow apart. */
 enum pg_mesh_type {
     /* the job's end (pg_jobend): 64.. */
-    PG_MESH_JOBEND_FAIL = PG_MESH_TYPE_USER, /* a node's first failure, to the hub */
-    PG_MESH_JOBEND_END,                      /* the job's end, from the hub */
+    PG_MESH_JOBEND_FAIL = PG_MESH_TYPE_USER, /* a node's first failure, to node 0 */
+    PG_MESH_JOBEND_END,                      /* the job's end, flooded over every link */
 
     /* names and events: 80.. */
     PG_MESH_NAMES_FIRST = 80,
@@ -74,21 +74,21 @@ enum pg_mesh_type {
 
     /* dynamic jobs (groups, spawn, connect): 144.. (pg_proxy_spawn.c, pg_proxy_group.c) */
     PG_MESH_DYN_FIRST = 144,
-    PG_MESH_SPAWN_REQ = PG_MESH_DYN_FIRST, /* a rank's spawn, to the hub */
-    PG_MESH_SPAWN_START,    /* placed by the hub: every running node builds its share */
-    PG_MESH_SPAWN_LAUNCHED, /* a node's share started (or could not), to the hub */
+    PG_MESH_SPAWN_REQ = PG_MESH_DYN_FIRST, /* a rank's spawn, to node 0 */
+    PG_MESH_SPAWN_START,    /* placed by node 0: every running node builds its share */
+    PG_MESH_SPAWN_LAUNCHED, /* a node's share started (or could not), to node 0 */
     PG_MESH_SPAWN_SETTLED,  /* the spawn's outcome (a failed one: every node takes back) */
-    PG_MESH_SPAWN_FENCE,    /* a spawned job's fence: a node's part, to the hub */
-    PG_MESH_SPAWN_FENCED,   /* ...every node's part, from the hub */
-    PG_MESH_SPAWN_ENDED,    /* a node's ranks of a spawned job are all gone, to the hub */
+    PG_MESH_SPAWN_FENCE,    /* a spawned job's fence: a node's part, to node 0 */
+    PG_MESH_SPAWN_FENCED,   /* ...every node's part, from node 0 */
+    PG_MESH_SPAWN_ENDED,    /* a node's ranks of a spawned job are all gone, to node 0 */
     PG_MESH_SPAWN_JOB_END,  /* a spawned job is over everywhere (PMIX_EVENT_JOB_END) */
     PG_MESH_DYN_NODE_DONE,  /* a node's ranks are all gone: nothing more starts there */
     /* groups (pg_proxy_group.c): 160.. */
-    PG_MESH_GROUP_ARRIVE = PG_MESH_DYN_FIRST + 16, /* a node's members of a collective, to the hub */
-    PG_MESH_GROUP_SETTLED,  /* ...its outcome and context id, from the hub */
+    PG_MESH_GROUP_ARRIVE = PG_MESH_DYN_FIRST + 16, /* a node's members of a collective, to node 0 */
+    PG_MESH_GROUP_SETTLED,  /* ...its outcome and context id, from node 0 */
     PG_MESH_GROUP_LEFT,     /* a member left a group, to every node */
     PG_MESH_GROUP_INVITE,   /* a leader's invitation, to every node */
-    PG_MESH_GROUP_CANCEL,   /* a node gave a collective up (its timeout), to the hub */
+    PG_MESH_GROUP_CANCEL,   /* a node gave a collective up (its timeout), to node 0 */
 
     /* the job's status across nodes (pmigate status): 192.. */
     PG_MESH_STATUS_FIRST = 192,

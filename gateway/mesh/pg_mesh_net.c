@@ -1,6 +1,6 @@
 /*
  * pg_mesh_net: where the mesh's links come from -- the listener and the
- * card that advertises it, accepting connections, reading the hub's card
+ * card that advertises it, accepting connections, reading a node's card
  * and dialing it address by address.  What a link does once it exists is
  * pg_mesh_link.c's; pg_mesh_int.h says why the mesh is split.
  */

@@ -7,13 +7,13 @@
  * none), text.  Texts are one line, raw to the body's end (no length, no
  * NUL).
  *
- * Every node, the hub included, sends its failure to the hub (node 0) as
- * FAIL: the hub's own comes back to it from the loop like another node's
+ * Every node, node 0 included, sends its failure to node 0 as
+ * FAIL: node 0's own comes back to it from the loop like another node's
  * (pg_mesh_send to this node), one path for all.  A node lost is noticed
  * by the nodes linked with it, which send FAIL for it.
  *
  * The job's END goes to every node by flooding: each node that learns
- * the end (from the hub, or deciding alone) sends it once on every link
+ * the end (from node 0, or deciding alone) sends it once on every link
  * it holds.  Why not down the mesh's tree: a lost node would take the
  * END of its whole subtree with it, and those nodes know nothing of the
  * loss; the links' graph stays connected with a node gone.
@@ -38,9 +38,9 @@ struct pg_jobend {
     pg_jobend_end_fn end_fn;
     void *end_arg;
     bool failed_here;            /* this node's failure was reported */
-    bool own_on_way;             /* the hub: its own FAIL is on the loop, not weighed yet */
+    bool own_on_way;             /* node 0: its own FAIL is on the loop, not weighed yet */
     int own_code;
-    /* the hub: failures weighed until the settling time is over */
+    /* node 0: failures weighed until the settling time is over */
     bool weighing;
     pg_jobend_failure_t first;
     struct event *settle;
@@ -112,7 +112,7 @@ static void decide(pg_jobend_t *e, int code, int origin, const char *text)
         e->end_fn(e->end_arg, e->code, origin, text);
 }
 
-/* The hub: the settling time is over; the first failure is the job's. */
+/* Node 0: the settling time is over; the first failure is the job's. */
 static void on_settle(evutil_socket_t fd, short what, void *arg)
 {
     pg_jobend_t *e = arg;
@@ -123,7 +123,7 @@ static void on_settle(evutil_socket_t fd, short what, void *arg)
     decide(e, f->code, f->node, f->text);
 }
 
-/* The hub: a failure of node f->node into the weighing. */
+/* Node 0: a failure of node f->node into the weighing. */
 static void weigh(pg_jobend_t *e, const pg_jobend_failure_t *f)
 {
     struct timeval settle = { 0, PG_JOBEND_SETTLE_MS * 1000 };
@@ -156,7 +156,7 @@ static void failure_of(const pg_jobend_t *e, pg_jobend_failure_t *f, int node, u
                  (int)tlen, text);
 }
 
-/* FAIL to the hub.  0, or -1 when the hub is out of reach. */
+/* FAIL to node 0.  0, or -1 when node 0 is out of reach. */
 static int send_fail(pg_jobend_t *e, uint64_t when, int code, uint32_t flags, int node,
                      const char *text)
 {
@@ -221,11 +221,11 @@ static void on_alone(evutil_socket_t fd, short what, void *arg)
 }
 
 /* The mesh lost a node linked with this one, before the job's end was
- * known: the job's failure, weighed by the hub (this node tells it, by
- * another path when the hub's link is the one lost: a link closed for a
- * forged frame leaves the hub alive).  When the hub does not answer
+ * known: the job's failure, weighed by node 0 (this node tells it, by
+ * another path when node 0's link is the one lost: a link closed for a
+ * forged frame leaves node 0 alive).  When node 0 does not answer
  * within PG_JOBEND_ALONE_MS, or cannot be told, this node decides alone
- * -- the other nodes linked with a dead hub do too -- and the END
+ * -- the other nodes linked with a dead node 0 do too -- and the END
  * floods.  A goodbye is no failure: a
  * node leaves only once it knows the end (every node done, which may
  * reach it before this node; or decided, and then its END came first on
@@ -314,7 +314,7 @@ void pg_jobend_fail(pg_jobend_t *e, int code, bool is_abort, const char *text)
         e->own_on_way = e->nodeid == 0;
         return;
     }
-    /* the hub is out of reach: this node's failure is the job's here */
+    /* node 0 is out of reach: this node's failure is the job's here */
     snprintf(own, sizeof(own), "node %d (%s): %s", e->nodeid, name_of(e, e->nodeid), text);
     decide(e, e->own_code, e->nodeid, own);
 }

@@ -7,13 +7,13 @@
  * reports whichever proxy's status reaches it first; a rank that fails
  * right after another node's MPI_Abort would otherwise make the job exit
  * with its status instead of the abort's.  So each node sends its first
- * failure to the hub (node 0) over the mesh, the hub picks the job's first
+ * failure to node 0 over the mesh, node 0 picks the job's first
  * one (pg_jobend_before) after a short settling time and tells every node
  * the job's end; every proxy then ends its ranks and exits with that one
  * status, and nobody needs the host's abort.  A node whose link breaks or
  * falls silent is a failure of the job (exit status 1, as a rank lost with
- * no status of its own), told to the hub by the nodes linked with it; a
- * node cut off from the hub decides alone.
+ * no status of its own), told to node 0 by the nodes linked with it; a
+ * node cut off from node 0 decides alone.
  *
  * Threads and ownership: the libevent thread of the mesh.  The jobend
  * borrows the mesh and the node names; it registers itself for the mesh's
@@ -31,14 +31,14 @@
 typedef struct pg_jobend pg_jobend_t;
 
 enum {
-    PG_JOBEND_SETTLE_MS = 200,  /* the hub waits this long for earlier failures */
+    PG_JOBEND_SETTLE_MS = 200,  /* node 0 waits this long for earlier failures */
     PG_JOBEND_ABORT_MS = 50,    /* an abort wins over a failure stamped this much before it */
-    PG_JOBEND_WAIT_MS = 2000,   /* a failed node waits this long for the hub's decision */
-    PG_JOBEND_ALONE_MS = 1000,  /* a node that lost the hub's link waits this long for its end */
+    PG_JOBEND_WAIT_MS = 2000,   /* a failed node waits this long for node 0's decision */
+    PG_JOBEND_ALONE_MS = 1000,  /* a node that lost node 0's link waits this long for its end */
     PG_JOBEND_TEXT_MAX = 320,
 };
 
-/* One node's first failure, as the hub weighs it. */
+/* One node's first failure, as node 0 weighs it. */
 typedef struct pg_jobend_failure {
     uint64_t when_ns;          /* CLOCK_REALTIME at the failing node */
     int node;
@@ -47,7 +47,7 @@ typedef struct pg_jobend_failure {
     char text[PG_JOBEND_TEXT_MAX];
 } pg_jobend_failure_t;
 
-/* The job's end is known (decided by the hub, or alone when cut off from
+/* The job's end is known (decided by node 0, or alone when cut off from
  * it): this node ends its ranks; `code` is the status every node exits
  * with, `origin` the node whose failure it was (-1: none in particular),
  * `text` one line on why, naming that node.  Runs once, on the loop
@@ -59,14 +59,14 @@ pg_jobend_t *pg_jobend_new(pg_mesh_t *mesh, const char *const *names, pg_jobend_
                            void *arg);
 void pg_jobend_free(pg_jobend_t *e);
 
-/* This node's first failure (later ones are ignored): to the hub, or, on
- * the hub, into the weighing.  text: one line, without the node. */
+/* This node's first failure (later ones are ignored): to node 0, or, on
+ * node 0, into the weighing.  text: one line, without the node. */
 void pg_jobend_fail(pg_jobend_t *e, int code, bool is_abort, const char *text);
 
 /* The node's ranks are all gone and its own verdict is `status`.  Runs the
  * loop until the job's end is known to this node (a node done: until
  * every node is done -- the mesh passes others' frames through it -- or
- * the end is decided; the hub: deciding if one failed; a failed node: up
+ * the end is decided; node 0: deciding if one failed; a failed node: up
  * to PG_JOBEND_WAIT_MS for the decision), says goodbye on the mesh, and
  * returns the status to exit with. */
 int pg_jobend_finish(pg_jobend_t *e, int status);

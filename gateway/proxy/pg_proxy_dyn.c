@@ -2,25 +2,25 @@
  * pg_proxy_dyn: how the dynamic jobs of `pmigate proxy` (spawn across
  * nodes: pg_proxy_spawn.c; groups: pg_proxy_group.c) send their messages.
  *
- * Why a layer over the mesh: those protocols are coordinated by the hub
- * (node 0), which is also a node with ranks of its own, and a message from
+ * Why a layer over the mesh: those protocols are coordinated by node 0,
+ * which is also a node with ranks of its own, and a message from
  * a node to itself must take the same path as one from another node --
  * same handler, same order, never inside the caller's own stack (a rank's
- * spawn on the hub would otherwise be started, launched and answered
+ * spawn on node 0 would otherwise be started, launched and answered
  * within the handler call that asked for it).  So a message for this node
  * goes into a queue the loop drains on its next turn; one for another
  * node goes on the mesh; one for every node does both.  With a single
  * node there is no mesh, only the queue (pg_mesh_queue, the one the
  * mesh's own loopback uses: pg_mesh_send to this node takes the same
- * turn of the loop, for the features that send "to the hub" without this
- * layer -- names, the job's end).
+ * turn of the loop, for the features that send to a node (themselves included)
+ * without this layer -- names, the job's end).
  *
  * Messages from one sender reach each node in the order they were sent:
- * the mesh keeps a link's order (the hub relays in order) and the queue
+ * the mesh keeps the order of the frames between two nodes and the queue
  * is first in, first out.
  *
  * A message from another node that comes before this node's run began
- * (the hub's ranks may start, and spawn, before a leaf's) waits in the
+ * (node 0's ranks may start, and spawn, before another node's) waits in the
  * same queue, which is drained only once the run exists: its handlers
  * need the node's jobs.
  */

@@ -10,13 +10,15 @@
  * every node, and neither host carries a proxy's notify to the others
  * (Slurm has no notify; ORTE's goes to the host's own clients, not to the
  * ranks behind a proxy).  So the engine hands such an event to the proxy
- * (the event hook), which sends it to every other node (the hub relays);
- * each delivers it to its subscribers in range (pg_event_deliver).  Ranges
- * PROC_LOCAL and LOCAL stay on their node.  Frames of one node reach each
- * other node in the order sent, so an abort's event reaches the other
- * nodes before the job's end that follows it (pg_jobend: the failure goes
- * to the hub after the event), and each node's teardown waits for its own
- * listeners as on one node.
+ * (the event hook), which sends it to every other node (down the mesh's
+ * tree from this node); each delivers it to its subscribers in range
+ * (pg_event_deliver).  Ranges PROC_LOCAL and LOCAL stay on their node.
+ * Frames of one node reach each other node in the order sent, so an
+ * abort's event reaches node 0 before the failure that follows it
+ * (pg_jobend), and node 0 decides the job's end only PG_JOBEND_SETTLE_MS
+ * later: the event's few hops reach the other nodes well before the end
+ * floods back.  Each node's teardown waits for its own listeners as on one
+ * node.
  *
  * Frame EVENT (to every node; pg_mesh_msg's format): u32 status, u32 range,
  * str source nspace, u32 source rank, str origin nspace, u32 origin rank,
@@ -67,7 +69,7 @@ void pg_proxy_event(void *ctx, const pg_event_t *ev)
             pg_mesh_wr_bytes(&w, ev->details[i].value.data, ev->details[i].value.size);
         }
     }
-    (void)pg_mesh_wr_send(&w, p->mesh, PG_MESH_ALL, EVENT); /* the job ends without the hub */
+    (void)pg_mesh_wr_send(&w, p->mesh, PG_MESH_ALL, EVENT); /* a node lost: the job ends anyway */
 }
 
 /* Names read from an event frame: nspaces of the source, the origin and

@@ -29,8 +29,8 @@
  * whole-job fence when the fence collects, else nothing -- to the other
  * member nodes, in frames of at most CHUNK_MAX bytes.
  *
- * How the contributions spread (docs/proxy.md, "Fence data across many
- * nodes"): the member nodes in order, M of them, each at its place; a
+ * How the contributions spread (docs/proxy.md, "Fence data through the
+ * host"): the member nodes in order, M of them, each at its place; a
  * contribution that came from d places back (its own: d = 0) goes on to
  * the node 2^j places ahead for every 2^j > d with d + 2^j < M.  So a
  * contribution reaches each member once, after at most ceil(log2 M)

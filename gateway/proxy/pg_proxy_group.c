@@ -9,12 +9,12 @@
  * on.  Each node's engine keeps the groups of its own members and runs
  * the collective among them (pg_group.c); when they have all joined it
  * hands the collective to the host (the engine's group hook) and this
- * file settles it at the hub (node 0): the hub counts the members that
+ * file settles it at node 0: node 0 counts the members that
  * arrived from every node under the collective's tag (a group runs one
  * construct, destruct or invite at a time) and, once they are all in,
  * answers every node that had members -- with a fresh context id for a
  * construct or an invite, and every node's blob (what the members shared,
- * PMIX_GROUP_INFO; for an invite, the invitees' answers).  The hub settles
+ * PMIX_GROUP_INFO; for an invite, the invitees' answers).  Node 0 settles
  * every construct, a node-local one too, so the ids are the job's: no two
  * groups share one.  A member's leave is applied on its node (which raises
  * PMIX_GROUP_LEFT; the event crosses nodes as every event does) and passed
@@ -25,14 +25,14 @@
  * the engine is never answered inside its own hook.
  *
  * Frames (bodies in pg_mesh_msg's format):
- *   ARRIVE   node -> hub  str tag, u64 id, u64 nmembers, u64 nlocal,
+ *   ARRIVE   node -> node 0  str tag, u64 id, u64 nmembers, u64 nlocal,
  *                         bytes blob (the node's members' shares or answers)
- *   SETTLED  hub -> node  u64 id, u32 status, u64 cid, bytes blob (every node's)
- *   CANCEL   node -> hub  u64 id   (the node's engine gave the collective up: PMIX_TIMEOUT)
+ *   SETTLED  node 0 -> node  u64 id, u32 status, u64 cid, bytes blob (every node's)
+ *   CANCEL   node -> node 0  u64 id   (the node's engine gave the collective up: PMIX_TIMEOUT)
  *   LEFT     node -> all  str group, str nspace, u32 rank
  *   INVITE   node -> all  str group, str leader nspace, u32 leader rank, u32 n,
  *                         n x (str nspace, u32 rank)   (everyone invited, the leader too)
- * A node that cannot reach the hub answers its engine PMIX_ERR_UNREACH.
+ * A node that cannot reach node 0 answers its engine PMIX_ERR_UNREACH.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -44,16 +44,16 @@
 
 enum { TAG_MAX = PMIX_MAX_NSLEN + 3 }; /* "c:" + a group name + NUL */
 
-/* A node's members, arrived at the hub. */
+/* A node's members, arrived at node 0. */
 typedef struct arrival {
     int node;
     uint64_t id;           /* the node's engine's */
     uint64_t nlocal;       /* its members */
 } arrival_t;
 
-/* A collective waiting for members at the hub. */
-typedef struct hub_coll {
-    struct hub_coll *next;
+/* A collective waiting for members at node 0. */
+typedef struct coord_coll {
+    struct coord_coll *next;
     char tag[TAG_MAX];
     uint64_t nmembers, arrived;
     bool mismatch;         /* nodes disagree on the member count */
@@ -61,10 +61,10 @@ typedef struct hub_coll {
     int nnodes;
     unsigned char *shares; /* the nodes' shares so far, concatenated */
     size_t size;
-} hub_coll_t;
+} coord_coll_t;
 
 struct pg_proxy_group {
-    hub_coll_t *colls;
+    coord_coll_t *colls;
     uint64_t last_cid;     /* the job's context ids, handed out here */
 };
 
@@ -74,16 +74,16 @@ static pg_engine_t *group_engine(const proxy_t *p)
     return p->run != NULL ? pg_job_engine_get(pg_run_engine(p->run)) : NULL;
 }
 
-static void coll_free(hub_coll_t *c)
+static void coll_free(coord_coll_t *c)
 {
     free(c->nodes);
     free(c->shares);
     free(c);
 }
 
-static hub_coll_t *coll_find(proxy_t *p, const char *tag)
+static coord_coll_t *coll_find(proxy_t *p, const char *tag)
 {
-    hub_coll_t *c;
+    coord_coll_t *c;
 
     for (c = p->group->colls; c != NULL; c = c->next)
         if (strcmp(c->tag, tag) == 0)
@@ -99,9 +99,9 @@ static hub_coll_t *coll_find(proxy_t *p, const char *tag)
     return c;
 }
 
-static void coll_unlink(proxy_t *p, hub_coll_t *c)
+static void coll_unlink(proxy_t *p, coord_coll_t *c)
 {
-    hub_coll_t **at = &p->group->colls;
+    coord_coll_t **at = &p->group->colls;
 
     while (*at != c)
         at = &(*at)->next;
@@ -124,7 +124,7 @@ static void settle_node(proxy_t *p, int node, uint64_t id, pmix_status_t status,
 }
 
 /* Every member is in: each node that had members hears the outcome. */
-static void coll_settle(proxy_t *p, hub_coll_t *c)
+static void coll_settle(proxy_t *p, coord_coll_t *c)
 {
     bool agreed = !c->mismatch && c->arrived == c->nmembers;
     pmix_status_t status = agreed ? PMIX_SUCCESS : PMIX_ERR_BAD_PARAM;
@@ -137,7 +137,7 @@ static void coll_settle(proxy_t *p, hub_coll_t *c)
     coll_free(c);
 }
 
-/* ARRIVE, at the hub. */
+/* ARRIVE, at node 0. */
 static void on_arrive(proxy_t *p, int src, const void *body, size_t len)
 {
     pg_mesh_rd_t r = pg_mesh_rd(body, len);
@@ -146,7 +146,7 @@ static void on_arrive(proxy_t *p, int src, const void *body, size_t len)
     const void *shares;
     size_t size;
     unsigned char *grown;
-    hub_coll_t *c;
+    coord_coll_t *c;
 
     pg_mesh_rd_str(&r, tag, sizeof(tag));
     id = pg_mesh_rd_u64(&r);
@@ -183,7 +183,7 @@ static void on_arrive(proxy_t *p, int src, const void *body, size_t len)
         coll_settle(p, c);
 }
 
-/* CANCEL, at the hub: node `src` withdraws its members from collective
+/* CANCEL, at node 0: node `src` withdraws its members from collective
  * `id`.  The shares it brought stay; its members bring the same again,
  * and an engine takes a member's share once. */
 static void on_cancel(proxy_t *p, int src, const void *body, size_t len)
@@ -193,7 +193,7 @@ static void on_cancel(proxy_t *p, int src, const void *body, size_t len)
 
     if (!pg_mesh_rd_done(&r) || p->nodeid != 0)
         return;
-    for (hub_coll_t *c = p->group->colls; c != NULL; c = c->next) {
+    for (coord_coll_t *c = p->group->colls; c != NULL; c = c->next) {
         for (int i = 0; i < c->nnodes; i++) {
             if (c->nodes[i].node != src || c->nodes[i].id != id)
                 continue;
@@ -304,7 +304,7 @@ void pg_proxy_group_cancel(void *ctx, uint64_t id)
 
     pg_mesh_wr_init(&w);
     pg_mesh_wr_u64(&w, id);
-    (void)pg_proxy_dyn_send(p, 0, PG_MESH_GROUP_CANCEL, &w); /* no hub: nothing to forget */
+    (void)pg_proxy_dyn_send(p, 0, PG_MESH_GROUP_CANCEL, &w); /* node 0 unreachable: nothing to forget */
     pg_mesh_wr_free(&w);
 }
 
@@ -363,7 +363,7 @@ void pg_proxy_group_free(proxy_t *p)
     if (p->group == NULL)
         return;
     while (p->group->colls != NULL) {
-        hub_coll_t *c = p->group->colls;
+        coord_coll_t *c = p->group->colls;
 
         p->group->colls = c->next;
         coll_free(c);

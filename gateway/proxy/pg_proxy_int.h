@@ -55,9 +55,9 @@ typedef struct proxy {
     pg_mesh_t *mesh;
     pg_jobend_t *jobend;
     char **mesh_cards;     /* [nnodes] from the start-up allgather, owned */
-    struct proxy_names *names; /* the job's names (held at the hub) */
+    struct proxy_names *names; /* the job's names (held at node 0) */
     struct proxy_status *status; /* `pmigate status` answers gathering the nodes' reports */
-    struct pg_proxy_group *group; /* groups' collectives (settled at the hub) */
+    struct pg_proxy_group *group; /* groups' collectives (settled at node 0) */
     /* the host runtime: the parent process and OpenPMIx's connection */
     pid_t parent;
     char parent_name[32];
@@ -103,7 +103,7 @@ void pg_proxy_on_verdict(void *ctx, const pg_verdict_t *v);
 bool pg_proxy_end_decided(const proxy_t *p);
 void pg_proxy_end_apply_soon(proxy_t *p);
 
-/* pg_proxy_names.c: the job's names at the hub, through the mesh (set up
+/* pg_proxy_names.c: the job's names at node 0, through the mesh (set up
  * before the mesh comes up; nothing with one node).  The engine's name hooks
  * (pg_host_ops_t), called with the proxy. */
 int pg_proxy_names_setup(proxy_t *p);
@@ -149,7 +149,7 @@ int pg_proxy_dyn_send(proxy_t *p, uint32_t dst, unsigned type, const pg_mesh_wr_
 /* The node's run exists: the messages that came before it are handled. */
 void pg_proxy_dyn_run_started(proxy_t *p);
 
-/* pg_proxy_group.c: groups across nodes, settled at the hub (set up
+/* pg_proxy_group.c: groups across nodes, settled at node 0 (set up
  * before the mesh comes up, after pg_proxy_dyn.c; 0 or -1).  The engine's
  * group hooks (pg_host_ops_t), called with the proxy. */
 int pg_proxy_group_setup(proxy_t *p);
@@ -161,7 +161,7 @@ void pg_proxy_group_invite(void *ctx, const char *name, const pg_proc_t *leader,
 void pg_proxy_group_cancel(void *ctx, uint64_t id);
 
 /* pg_proxy_spawn.c: spawn across nodes.  Set up before the mesh comes
- * up, after pg_proxy_dyn.c (0 or -1); the node's ranks are all gone (pending spawns fail, the hub
+ * up, after pg_proxy_dyn.c (0 or -1); the node's ranks are all gone (pending spawns fail, node 0
  * places nothing more here); freed with the proxy. */
 int pg_proxy_spawn_setup(proxy_t *p, const pg_run_opts_t *opts);
 void pg_proxy_spawn_run_ended(proxy_t *p);
@@ -171,7 +171,7 @@ void pg_proxy_spawn_request(void *ctx, pg_job_t *parent, int rank, const pg_spaw
                          const unsigned char *on_nodes, pg_spawn_done_fn done, void *cbdata);
 void pg_proxy_spawn_ended(void *ctx, pg_job_t *job, int failed_rank, int failed_code);
 /* pg_job_node_t.may_end, ctx the proxy: the node's ranks are all gone;
- * true once the hub retired the node (it places nothing more here). */
+ * true once node 0 retired the node (it places nothing more here). */
 bool pg_proxy_spawn_may_end(void *ctx);
 /* pg_proxy_spawn_fence.c: the node of `rank` of the spawned job `nspace`
  * as this node knows it (started here or elsewhere), -1: unknown (for

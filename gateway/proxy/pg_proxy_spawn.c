@@ -7,22 +7,22 @@
  *
  * Who does what (docs/proxy.md, "Spawn across nodes"):
  *  - the requesting node checks the request as one node would (programs,
- *    working directories, info keys: pg_spawn.c) and sends it to the hub;
- *  - the hub counts it against --max-procs for the whole job, places the
+ *    working directories, info keys: pg_spawn.c) and sends it to node 0;
+ *  - node 0 counts it against --max-procs for the whole job, places the
  *    children (blocks over the running nodes, as -n spreads the root job,
  *    the least loaded nodes taking the odd ones; host= limits the nodes),
  *    numbers and names the job, and sends START to every running node;
  *  - every node builds its share from the same request (pg_spawn_share) --
  *    the job's namespace, preput keys and layout, and its ranks there --
  *    and reports how its share started;
- *  - once every node reported, the hub answers the requester (the jobid,
+ *  - once every node reported, node 0 answers the requester (the jobid,
  *    or the errcodes: a share that could not start takes the whole spawn
  *    back, every node kills what it started, as on one node).
  * Afterwards the spawned job lives on its nodes like the root: its
- * whole-job fences go through the hub (every node's part gathered, then
+ * whole-job fences go through node 0 (every node's part gathered, then
  * handed to every node, so its keys are readable anywhere: connect, get),
  * its failures end the whole job through pg_jobend, and when every node's
- * share has ended the hub tells every node, which raises
+ * share has ended node 0 tells every node, which raises
  * PMIX_EVENT_JOB_END to its own processes of the spawner's job when the
  * spawn asked for it.  Its fences: pg_proxy_spawn_fence.c.
  */
@@ -115,7 +115,7 @@ void pg_proxy_spawn_request(void *ctx, pg_job_t *parent, int rank, const pg_spaw
     pg_mesh_wr_bytes(&b, on_nodes, on_nodes != NULL ? (size_t)p->nnodes : 0);
     pg_spawn_wire_pack(&b, req);
     if (pg_proxy_dyn_send(p, 0, PG_MESH_SPAWN_REQ, &b) != 0) {
-        answer_failed(pd, PMIX_ERR_UNREACH, "the job's hub (node 0) cannot be reached",
+        answer_failed(pd, PMIX_ERR_UNREACH, "node 0 cannot be reached",
                       ECANCELED);
     } else {
         pd->next = s->pending;
@@ -138,11 +138,11 @@ static pending_t *pending_take(proxy_spawn_t *s, uint32_t id)
 }
 
 /* ---------------------------------------------------------------- */
-/* the hub: placing, counting, settling                               */
+/* node 0: placing, counting, settling                               */
 /* ---------------------------------------------------------------- */
 
-/* The hub's answer to a spawn it refuses before placing it. */
-static void hub_refuse(proxy_t *p, uint32_t requester, uint32_t reqid, int rc, int nprocs,
+/* Node 0's answer to a spawn it refuses before placing it. */
+static void coord_refuse(proxy_t *p, uint32_t requester, uint32_t reqid, int rc, int nprocs,
                        int err, const char *errmsg)
 {
     pg_mesh_wr_t b = { 0 };
@@ -209,7 +209,7 @@ static hjob_t *hjob_new(proxy_spawn_t *s, int nprocs)
 }
 
 /* START to every running node: the job, its layout, the request. */
-static int hub_start(proxy_t *p, hjob_t *h, const char *parent, int parent_rank,
+static int coord_start(proxy_t *p, hjob_t *h, const char *parent, int parent_rank,
                      const pg_spawn_req_t *req)
 {
     proxy_spawn_t *s = p->spawn;
@@ -241,7 +241,7 @@ static int hub_start(proxy_t *p, hjob_t *h, const char *parent, int parent_rank,
     return rc;
 }
 
-static void hub_settle(proxy_t *p, hjob_t *h);
+static void coord_settle(proxy_t *p, hjob_t *h);
 
 static void on_req(proxy_t *p, int src, const void *body, size_t len)
 {
@@ -258,22 +258,22 @@ static void on_req(proxy_t *p, int src, const void *body, size_t len)
     if (p->nodeid != 0 || r.bad || parent == NULL ||
         (masklen != 0 && masklen != (size_t)p->nnodes) || pg_spawn_wire_unpack(&r, &w) != 0) {
         pg_proxy_spawn_log_node(p, "%s", "a spawn request from another node could not be read: refused");
-        hub_refuse(p, (uint32_t)src, reqid, PMIX_ERR_BAD_PARAM, 0, 0, "unreadable request");
+        coord_refuse(p, (uint32_t)src, reqid, PMIX_ERR_BAD_PARAM, 0, 0, "unreadable request");
         goto out_parent;
     }
     if (w.total > s->cap - s->spawned) {
         snprintf(errmsg, sizeof(errmsg),
                  "spawning %d process%s would exceed --max-procs %d (%d spawned so far)", w.total,
                  w.total == 1 ? "" : "es", s->cap, s->spawned);
-        hub_refuse(p, (uint32_t)src, reqid, PMIX_ERR_OUT_OF_RESOURCE, w.total, EAGAIN, errmsg);
+        coord_refuse(p, (uint32_t)src, reqid, PMIX_ERR_OUT_OF_RESOURCE, w.total, EAGAIN, errmsg);
         goto out;
     }
     if ((h = hjob_new(s, w.total)) == NULL) {
-        hub_refuse(p, (uint32_t)src, reqid, PMIX_ERR_NOMEM, w.total, ECANCELED, "out of memory");
+        coord_refuse(p, (uint32_t)src, reqid, PMIX_ERR_NOMEM, w.total, ECANCELED, "out of memory");
         goto out;
     }
     if (place(s, w.total, masklen != 0 ? mask : NULL, h->counts) != 0) {
-        hub_refuse(p, (uint32_t)src, reqid, PMIX_ERR_OUT_OF_RESOURCE, w.total, EHOSTUNREACH,
+        coord_refuse(p, (uint32_t)src, reqid, PMIX_ERR_OUT_OF_RESOURCE, w.total, EHOSTUNREACH,
                    "no node of the job that the spawn may use runs ranks any more");
         hjob_free(h);
         goto out;
@@ -289,19 +289,19 @@ static void on_req(proxy_t *p, int src, const void *body, size_t len)
         s->load[n] += h->counts[n];
     h->next = s->hjobs;
     s->hjobs = h;
-    if (hub_start(p, h, parent, parent_rank, &w.req) != 0) {
+    if (coord_start(p, h, parent, parent_rank, &w.req) != 0) {
         h->failed = true;
         snprintf(h->errmsg, sizeof(h->errmsg), "a node of the job cannot be reached");
     }
     if (h->nasked == 0) /* nobody to wait for */
-        hub_settle(p, h);
+        coord_settle(p, h);
 out:
     pg_spawn_wire_free(&w);
 out_parent:
     free(parent);
 }
 
-static void hub_job_over(proxy_t *p, hjob_t *h);
+static void coord_job_over(proxy_t *p, hjob_t *h);
 
 static bool hjob_all_ended(const proxy_t *p, const hjob_t *h)
 {
@@ -314,7 +314,7 @@ static bool hjob_all_ended(const proxy_t *p, const hjob_t *h)
 /* Every asked node answered: the requester learns the outcome; a failed
  * spawn goes back everywhere (started processes are killed there, their
  * exits decide nothing) and counts only the processes that started. */
-static void hub_settle(proxy_t *p, hjob_t *h)
+static void coord_settle(proxy_t *p, hjob_t *h)
 {
     proxy_spawn_t *s = p->spawn;
     pg_mesh_wr_t b = { 0 };
@@ -346,7 +346,7 @@ static void hub_settle(proxy_t *p, hjob_t *h)
     if (!h->failed) {
         (void)pg_proxy_dyn_send(p, h->requester, PG_MESH_SPAWN_SETTLED, &b);
         if (hjob_all_ended(p, h)) /* it ran and ended before the last node answered */
-            hub_job_over(p, h);
+            coord_job_over(p, h);
     } else { /* every node it started on takes it back; the requester hears */
         for (int n = 0; n < p->nnodes; n++)
             if (n == (int)h->requester || (s->running[n] && h->counts[n] > 0))
@@ -357,7 +357,7 @@ static void hub_settle(proxy_t *p, hjob_t *h)
 
 /* Node `src` answered START: its share's errcodes, and how many of its
  * processes it forked. */
-static void hub_launched(proxy_t *p, hjob_t *h, int src, int rc, int started, const char *errmsg,
+static void coord_launched(proxy_t *p, hjob_t *h, int src, int rc, int started, const char *errmsg,
                          uint32_t first, uint32_t n, pg_mesh_rd_t *r)
 {
     if (!h->asked[src])
@@ -378,7 +378,7 @@ static void hub_launched(proxy_t *p, hjob_t *h, int src, int rc, int started, co
             snprintf(h->errmsg, sizeof(h->errmsg), "%s", errmsg);
     }
     if (h->nasked == 0 && !h->settled)
-        hub_settle(p, h);
+        coord_settle(p, h);
 }
 
 static void on_launched(proxy_t *p, int src, const void *body, size_t len)
@@ -391,7 +391,7 @@ static void on_launched(proxy_t *p, int src, const void *body, size_t len)
     hjob_t *h = pg_proxy_spawn_hjob_find(p->spawn, jobno);
 
     if (h != NULL && !r.bad && p->nodeid == 0)
-        hub_launched(p, h, src, rc, started, errmsg, first, n, &r);
+        coord_launched(p, h, src, rc, started, errmsg, first, n, &r);
     free(errmsg);
 }
 
@@ -399,7 +399,7 @@ static void on_launched(proxy_t *p, int src, const void *body, size_t len)
 /* every node: its share                                              */
 /* ---------------------------------------------------------------- */
 
-/* LAUNCHED for the hub: how this node's share of job `jobno` started. */
+/* LAUNCHED for node 0: how this node's share of job `jobno` started. */
 static void report_launched(proxy_t *p, int jobno, int rc, int started, const char *errmsg,
                             const int *errcodes, int first, int n)
 {
@@ -454,8 +454,8 @@ static xjob_t *xjob_new(proxy_t *p, int jobno, const char *kvsname, const int *c
     return x;
 }
 
-/* A START from the hub was handled: counted; a node idle before it asks
- * the hub again, when it still is (its share, if any, is running now). */
+/* A START from node 0 was handled: counted; a node idle before it asks
+ * node 0 again, when it still is (its share, if any, is running now). */
 static void started_or_not(proxy_t *p)
 {
     p->spawn->starts_seen++;
@@ -483,7 +483,7 @@ static void on_start(proxy_t *p, int src, const void *body, size_t len)
         counts[n] = (int)pg_mesh_rd_u32(&r);
     if (src != 0 || r.bad || kvsname == NULL || parent_name == NULL || counts == NULL ||
         nnodes != (uint32_t)p->nnodes || pg_spawn_wire_unpack(&r, &w) != 0) {
-        pg_proxy_spawn_log_node(p, "%s", "a spawn from the hub could not be read");
+        pg_proxy_spawn_log_node(p, "%s", "a spawn from node 0 could not be read");
         if (jobno > 0)
             report_launched(p, jobno, -1, 0, "a node could not read the spawn", NULL, 0, 0);
         goto out;
@@ -529,7 +529,7 @@ static void on_settled(proxy_t *p, int src, const void *body, size_t len)
         pg_job_take_back(x->job);
     if (requester == (uint32_t)p->nodeid && (pd = pending_take(s, reqid)) != NULL) {
         if ((uint32_t)pd->nprocs != nprocs) /* never: the request's own count */
-            answer_failed(pd, PMIX_ERROR, "the hub's answer does not match the spawn", ECANCELED);
+            answer_failed(pd, PMIX_ERROR, "node 0's answer does not match the spawn", ECANCELED);
         else
             answer(pd, rc, errmsg != NULL ? errmsg : "the spawn failed", jobid, codes);
     }
@@ -557,7 +557,7 @@ void pg_proxy_spawn_ended(void *ctx, pg_job_t *job, int failed_rank, int failed_
 
 /* Every node's share of h ended: PMIX_EVENT_JOB_END, when asked for, to
  * every node (each tells its own processes of the spawner's job). */
-static void hub_job_over(proxy_t *p, hjob_t *h)
+static void coord_job_over(proxy_t *p, hjob_t *h)
 {
     pg_mesh_wr_t b = { 0 };
     int status = h->failed_rank < 0 ? 0
@@ -576,7 +576,7 @@ static void hub_job_over(proxy_t *p, hjob_t *h)
 }
 
 /* Node n's share of h ended (first failure `rank`, `code`, or -1). */
-static void hub_share_ended(proxy_t *p, hjob_t *h, int n, int rank, int code)
+static void coord_share_ended(proxy_t *p, hjob_t *h, int n, int rank, int code)
 {
     if (h->ended[n])
         return;
@@ -587,7 +587,7 @@ static void hub_share_ended(proxy_t *p, hjob_t *h, int n, int rank, int code)
         h->failed_code = code;
     }
     if (hjob_all_ended(p, h) && h->settled && !h->end_told)
-        hub_job_over(p, h);
+        coord_job_over(p, h);
 }
 
 static void on_ended(proxy_t *p, int src, const void *body, size_t len)
@@ -597,7 +597,7 @@ static void on_ended(proxy_t *p, int src, const void *body, size_t len)
     hjob_t *h = pg_proxy_spawn_hjob_find(p->spawn, jobno);
 
     if (p->nodeid == 0 && !r.bad && h != NULL && h->counts[src] > 0)
-        hub_share_ended(p, h, src, rank, code);
+        coord_share_ended(p, h, src, rank, code);
 }
 
 static void on_job_end(proxy_t *p, int src, const void *body, size_t len)
@@ -624,8 +624,8 @@ static void on_job_end(proxy_t *p, int src, const void *body, size_t len)
 }
 
 /* NODE_DONE's kinds: a node's ranks are gone and it handled `starts`
- * STARTs (IDLE, to the hub); the hub retires it (RETIRE, to the node); a
- * node's run ended unretired, the job torn down (GONE, to the hub). */
+ * STARTs (IDLE, to node 0); node 0 retires it (RETIRE, to the node); a
+ * node's run ended unretired, the job torn down (GONE, to node 0). */
 enum { NODE_IDLE = 1, NODE_RETIRE = 2, NODE_GONE = 3 };
 
 static int send_node_done(proxy_t *p, uint32_t dst, uint32_t kind, uint32_t starts)
@@ -642,7 +642,7 @@ static int send_node_done(proxy_t *p, uint32_t dst, uint32_t kind, uint32_t star
 
 /* Node n is retired: nothing more starts there; what waited for it will
  * not come (its share of a spawn, a fence of its children). */
-static void hub_node_done(proxy_t *p, int n)
+static void coord_node_done(proxy_t *p, int n)
 {
     proxy_spawn_t *s = p->spawn;
 
@@ -653,12 +653,12 @@ static void hub_node_done(proxy_t *p, int n)
         if (h->asked[n]) {
             pg_mesh_rd_t none = pg_mesh_rd(NULL, 0);
 
-            hub_launched(p, h, n, h->counts[n] > 0 ? -1 : 0, 0,
+            coord_launched(p, h, n, h->counts[n] > 0 ? -1 : 0, 0,
                          "a node of the job has no ranks left to start children beside", 0, 0,
                          &none);
         }
         if (h->counts[n] > 0 && !h->ended[n])
-            hub_share_ended(p, h, n, -1, 0);
+            coord_share_ended(p, h, n, -1, 0);
     }
     pg_proxy_spawn_fence_node_done(p, n);
 }
@@ -666,17 +666,17 @@ static void hub_node_done(proxy_t *p, int n)
 /* Node n is idle after `starts` STARTs.  Every START sent there handled:
  * it is retired, and told so.  Fewer: a START is on its way, the node
  * hosts what it brings, and asks again once idle. */
-static void hub_node_idle(proxy_t *p, int n, uint32_t starts)
+static void coord_node_idle(proxy_t *p, int n, uint32_t starts)
 {
     proxy_spawn_t *s = p->spawn;
 
     if (!s->running[n] || starts != s->starts_sent[n])
         return;
-    hub_node_done(p, n);
+    coord_node_done(p, n);
     (void)send_node_done(p, (uint32_t)n, NODE_RETIRE, 0); /* unreachable: it ends anyway */
 }
 
-/* The hub retired this node: its run may end. */
+/* Node 0 retired this node: its run may end. */
 static void node_retired(proxy_t *p)
 {
     p->spawn->retired = true;
@@ -694,9 +694,9 @@ static void on_node_done(proxy_t *p, int src, const void *body, size_t len)
     if (kind == NODE_RETIRE && src == 0)
         node_retired(p);
     else if (kind == NODE_IDLE && p->nodeid == 0)
-        hub_node_idle(p, src, starts);
+        coord_node_idle(p, src, starts);
     else if (kind == NODE_GONE && p->nodeid == 0)
-        hub_node_done(p, src);
+        coord_node_done(p, src);
 }
 
 bool pg_proxy_spawn_may_end(void *ctx)
@@ -707,9 +707,9 @@ bool pg_proxy_spawn_may_end(void *ctx)
     if (s == NULL || s->retired)
         return true;
     if (s->idle_told && s->idle_told_at == s->starts_seen)
-        return false; /* asked already: the hub answers */
+        return false; /* asked already: node 0 answers */
     if (send_node_done(p, 0, NODE_IDLE, s->starts_seen) != 0)
-        return true; /* no hub to ask: the job is ending */
+        return true; /* node 0 cannot be asked: the job is ending */
     s->idle_told = true;
     s->idle_told_at = s->starts_seen;
     return false;
@@ -732,7 +732,7 @@ void pg_proxy_spawn_run_ended(proxy_t *p)
     if (s->retired)
         return;
     if (p->nodeid == 0) /* torn down: no turn of the loop to wait for */
-        hub_node_done(p, 0);
+        coord_node_done(p, 0);
     else
         (void)send_node_done(p, 0, NODE_GONE, s->starts_seen);
 }

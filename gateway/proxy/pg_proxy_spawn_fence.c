@@ -3,7 +3,7 @@
  * nodes (`pmigate proxy`, gateway/proxy/pg_proxy_spawn.c).
  *
  * Each node's engine hands this node's part of the fence (its ranks'
- * committed keys, when the fence collects) to the hub (node 0), which
+ * committed keys, when the fence collects) to node 0, which
  * waits for the part of every node where the job has ranks still running
  * and sends every node all the parts (FENCED).  The nodes with ranks in
  * the fence answer them; the others take the keys in all the same, so a
@@ -15,7 +15,7 @@
  * once over the same proxies could be matched across.
  *
  * This file is the lower of spawn's two: pg_proxy_spawn.c calls it (the
- * fence hook it installs, the hub's handlers, a node's end), and it calls
+ * fence hook it installs, node 0's handlers, a node's end), and it calls
  * nothing there -- the lookups of spawned jobs both need live here.
  */
 #include <stdio.h>
@@ -74,7 +74,7 @@ void pg_proxy_spawn_log_node(const proxy_t *p, const char *fmt, const char *text
 
 /* Spawned job x's cross-node fence hook (pg_job_engine_xfence_fn; the
  * glue hands it only the job's whole-job fences): this node's part to the
- * hub; the answer (on_fenced) completes it. */
+ * node 0; the answer (on_fenced) completes it. */
 void pg_proxy_spawn_xjob_fence(void *ctx, const pg_job_engine_xfence_t *f)
 {
     xjob_t *x = ctx;
@@ -93,7 +93,7 @@ void pg_proxy_spawn_xjob_fence(void *ctx, const pg_job_engine_xfence_t *f)
 }
 
 /* FENCED to every running node: the parts (status 0), or why not. */
-static void hub_fenced(proxy_t *p, gather_t *g, int status, const char *why)
+static void coord_fenced(proxy_t *p, gather_t *g, int status, const char *why)
 {
     pg_mesh_wr_t b = { 0 };
     size_t total = 0;
@@ -182,12 +182,12 @@ static void on_fence(proxy_t *p, int src, const void *body, size_t len)
         memcpy(g->blobs[src], data, size);
         g->lens[src] = size;
     } else if (size > 0) {
-        hub_fenced(p, g, -1, "out of memory");
+        coord_fenced(p, g, -1, "out of memory");
         gather_drop(p, g);
         return;
     }
     if (g->nwait <= 0) {
-        hub_fenced(p, g, 0, NULL);
+        coord_fenced(p, g, 0, NULL);
         gather_drop(p, g);
     }
 }
@@ -236,7 +236,7 @@ void pg_proxy_spawn_fence_node_done(proxy_t *p, int n)
 
         next = g->next;
         if (h != NULL && h->counts[n] > 0 && !g->got[n]) {
-            hub_fenced(p, g, -1, "members of the spawned job's fence ended without joining it");
+            coord_fenced(p, g, -1, "members of the spawned job's fence ended without joining it");
             gather_drop(p, g);
         }
     }

@@ -24,7 +24,7 @@ typedef struct xjob {
     uint64_t fences;      /* completed: the next one is fences + 1 */
 } xjob_t;
 
-/* A spawn one of this node's ranks asked for, until the hub answers. */
+/* A spawn one of this node's ranks asked for, until node 0 answers. */
 typedef struct pending {
     struct pending *next;
     uint32_t id;
@@ -33,7 +33,7 @@ typedef struct pending {
     void *cbdata;
 } pending_t;
 
-/* A spawn the hub placed. */
+/* A spawn node 0 placed. */
 typedef struct hjob {
     struct hjob *next;
     int jobno;
@@ -51,7 +51,7 @@ typedef struct hjob {
     int failed_rank, failed_code;
 } hjob_t;
 
-/* A spawned job's fence, at the hub, until every member node's part came. */
+/* A spawned job's fence, at node 0, until every member node's part came. */
 typedef struct gather {
     struct gather *next;
     int jobno;
@@ -65,15 +65,15 @@ typedef struct gather {
 struct proxy_spawn {
     proxy_t *p;
     bool run_over;         /* this node's ranks are all gone */
-    /* this node's end, agreed with the hub (pg_proxy_spawn_may_end) */
+    /* this node's end, agreed with node 0 (pg_proxy_spawn_may_end) */
     uint32_t starts_seen;  /* STARTs handled */
     bool idle_told;        /* IDLE sent, with starts_seen == idle_told_at */
     uint32_t idle_told_at;
-    bool retired;          /* the hub places nothing more here: the run may end */
+    bool retired;          /* node 0 places nothing more here: the run may end */
     uint32_t next_req;
     pending_t *pending;
     xjob_t *xjobs;
-    /* the hub */
+    /* node 0 */
     int cap;               /* --max-procs */
     int next_jobno, spawned;
     long pid0;             /* node 0's pid: the jobs' names, kvs_<pid0>_<n> */
@@ -87,7 +87,7 @@ struct proxy_spawn {
 /* pg_proxy_spawn_fence.c, the lower file (calls go from pg_proxy_spawn.c
  * to it, never back): the spawned jobs by number; text through the run's
  * log, or stderr once the run is gone; a spawned job's cross-node fence
- * hook (pg_job_engine_xfence_fn, ctx its xjob_t); the hub's handlers
+ * hook (pg_job_engine_xfence_fn, ctx its xjob_t); node 0's handlers
  * registered (0, or -1); node n's ranks are all gone (fences waiting for
  * them fail); every gather freed. */
 xjob_t *pg_proxy_spawn_xjob_find(proxy_spawn_t *s, int jobno);

@@ -1,7 +1,7 @@
 /*
  * pg_spawn_wire: a rank's spawn request (pg_spawn_req_t) as the bytes of a
  * proxies' message, and back (`pmigate proxy`: the requesting node sends
- * it to the hub, the hub to every node that starts a share of it).
+ * it to node 0, node 0 to every node that starts a share of it).
  *
  * Why its own codec: the request is the seam's struct of borrowed
  * pointers; read back on another node it must own every string, and a
