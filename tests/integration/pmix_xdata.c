@@ -4,7 +4,8 @@
  * fences over subsets of ranks on several nodes, and direct modex.
  *
  * Fences over subsets ("fences"; F = the first node's first rank, L = the
- * last node's last rank, F2 and L2 the ranks beside them):
+ * last node's last rank, F2 and L2 the ranks beside them), after a fence
+ * of the whole job that starts their delays together:
  *   - {F, L} collecting: each puts a key first; after the fence each reads
  *     the other's with PMIX_IMMEDIATE (the fence brought it);
  *   - {F, L} without data: L joins 300 ms late, F's fence lasts that long;
@@ -153,6 +154,11 @@ static void fences(int size, int f, int f2, int l2, int l)
     int pair[2] = { l, f }; /* listed in any order */
     double t0;
 
+    /* The delays below (F2's 1.5 s, L's 300 ms) are counted against F's
+     * PMIX_TIMEOUTs, so they must start together: over many nodes the
+     * ranks come out of PMIx_Init a second or more apart, and F2 would
+     * join F's first {F, F2, L} try before its timeout. */
+    fence(NULL, 0, 0);
     /* {F, L} collecting: the other's key came with the fence */
     if (rank == f || rank == l) {
         int other = rank == f ? l : f;
