@@ -55,6 +55,16 @@ static link_t *usable(const pg_mesh_t *m, int node)
     return l != NULL && !l->closing ? l : NULL;
 }
 
+/* How long a direct link may take to come up before its node is taken
+ * for lost: as long as the start-up may take (PMIGATE_MESH_CONNECT), not
+ * the silence timeout -- the node may be busy (a long merge), and the
+ * mesh's own links, watched by its neighbours, say soon enough whether it
+ * is alive. */
+static uint64_t direct_deadline(const pg_mesh_t *m)
+{
+    return pg_clock_now() + (m->connect_ns > m->timeout_ns ? m->connect_ns : m->timeout_ns);
+}
+
 /* The frame to node `node`'s link; while that link is not up (the
  * start-up, a spare link being dialed or closing) it waits for it.
  * `dial`: a link that is not the shape's is dialed for it.  0, or -1
@@ -73,7 +83,7 @@ static int hop_write(pg_mesh_t *m, int node, unsigned type, uint32_t src, uint32
         pg_mesh_queue_push_to(&m->waiting[node], type, (int)src, dst, body, len) != 0)
         return -1;
     if (dial && m->peers[node] == NULL && !pg_topo_is_neighbour(m->nnodes, m->nodeid, node))
-        return pg_mesh_dial(m, node, pg_clock_now() + m->timeout_ns);
+        return pg_mesh_dial(m, node, direct_deadline(m));
     return 0;
 }
 
@@ -191,7 +201,7 @@ static void close_spare_links(pg_mesh_t *m)
 static void on_closed(pg_mesh_t *m, int node)
 {
     if (m->waiting[node].head != NULL && !m->leaving)
-        (void)pg_mesh_dial(m, node, pg_clock_now() + m->timeout_ns);
+        (void)pg_mesh_dial(m, node, direct_deadline(m));
 }
 
 /* ---------------------------------------------------------------- */

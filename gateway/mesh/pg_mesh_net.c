@@ -500,7 +500,8 @@ void pg_mesh_dials_tick(pg_mesh_t *m, uint64_t now)
         if (d->deadline == 0 || now < d->deadline)
             continue;
         snprintf(why, sizeof(why), "it could not be reached directly within %.1f s (%s)",
-                 (double)m->timeout_ns / 1e9, m->dial_err[0] != '\0' ? m->dial_err : "no answer");
+                 (double)(m->connect_ns > m->timeout_ns ? m->connect_ns : m->timeout_ns) / 1e9,
+                 m->dial_err[0] != '\0' ? m->dial_err : "no answer");
         /* gone first: the attempt's drop must not start another */
         pg_mesh_report_gone(m, node, 0, why);
         pg_mesh_dial_end(m, node);

@@ -3,15 +3,16 @@
 # in a box) is bounded and cannot be starved (docs/proxy.md, "Start-up"),
 # under Slurm (srun --mpi=pmix) and mpirun:
 #   - a node silent in the host's start-up exchange (its proxy stopped
-#     before it joined; the hub's too, then SIGKILLed): every other node
+#     before it joined; node 0's too, then SIGKILLed): every other node
 #     ends within the start-up's bound (PMIGATE_MESH_CONNECT) with a message
 #     saying that the host's exchange did not complete;
 #   - --timeout counts from the proxy's start: with a node silent there,
 #     the others end after --timeout, exit 124, saying so;
-#   - an outsider on host 2 flooding the hub's mesh port while the proxies
-#     start (connections that hold a slot and say nothing, and headers far
-#     too big) does not stop the start-up, and the hub's log tells the
-#     refusals rate-limited: one line at once, then one count per 10 s.
+#   - an outsider on host 3 flooding node 1's mesh port (the one node 0
+#     dials: of two neighbours the lower dials) while the proxies start
+#     (connections that hold a slot and say nothing, and headers far too
+#     big) does not stop the start-up, and node 1's log tells the refusals
+#     rate-limited: one line at once, then one count per 10 s.
 # Each proxy runs under `sh -c`, which stops itself first on the host the
 # case makes silent (SIGSTOP: no hook in pmigate).  Stderr goes to
 # /tmp/proxy.err on each host.
@@ -64,7 +65,7 @@ finish_job() {
 }
 
 # -- a node silent in the host's exchange: the others end within the bound ------
-# (host 3, a leaf; host 1, the hub, stopped then SIGKILLed)
+# (host 3, node 2; host 1, node 0, stopped then SIGKILLed)
 for how in slurm mpirun; do
     for host in 3 1; do
         since=$(date +%s%N)
@@ -73,7 +74,7 @@ for how in slurm mpirun; do
         [ $host = 1 ] && sleep 1 && kill -9 "$victim"
         others=$([ $host = 3 ] && echo "1 2" || echo "2 3")
         a=${others% *} b=${others#* }
-        # a killed hub is a task the launcher sees die: it may end the other
+        # a killed node 0 is a task the launcher sees die: it may end the other
         # tasks around their own deadline, and then they have nothing to
         # say -- what counts is that they end within the bound (Slurm left
         # them waiting 9 s before); a node that is only silent is for the
@@ -119,10 +120,10 @@ for how in slurm mpirun; do
     fi
 done
 
-# -- an outsider floods the hub's mesh port while the proxies start -------------------
+# -- an outsider floods node 1's mesh port while the proxies start ---------------------
 cat >"$WORK/flood.py" <<'EOF'
 # flood.py ADDR PORT: keep 200 silent connections to ADDR:PORT open, each
-# one the server closes opened again at once (so the hub's handshake slots
+# one the server closes opened again at once (so the node's handshake slots
 # stay taken), and between them send a header announcing a 1 GiB body on
 # another connection.
 import selectors, socket, struct, sys, time
@@ -157,24 +158,24 @@ EOF
 for how in slurm mpirun; do
     launch $how 3 PMIGATE_MESH_CONNECT=20 -n 3 /bin/true
     victim=$(stopped_on 3)
-    hub=$(proxy_on 1)
-    # the hub's mesh listener: the one the hub holds alone.  Under Slurm the
+    target=$(proxy_on 2)
+    # node 1's mesh listener: the one its proxy holds alone.  Under Slurm the
     # proxy also holds a listener it inherited from slurmstepd (ss names
     # both processes on that line): flooding that one reaches slurmstepd,
     # not the mesh.
-    port=$("$CLUSTER_ON" 1 ss -Hltnp |
-        awk -v u="users:((\"pmigate\",pid=$hub," '$NF ~ /^users:\(\(/ && index($NF, u) == 1 && index($NF, "),(") == 0 { n = split($4, a, ":"); print a[n]; exit }')
+    port=$("$CLUSTER_ON" 2 ss -Hltnp |
+        awk -v u="users:((\"pmigate\",pid=$target," '$NF ~ /^users:\(\(/ && index($NF, u) == 1 && index($NF, "),(") == 0 { n = split($4, a, ":"); print a[n]; exit }')
     if [ -z "$port" ]; then
-        fail "$how: the hub's mesh port not found (hub $hub)"
+        fail "$how: node 1's mesh port not found (proxy $target)"
         finish_job
         continue
     fi
     # four flooders: a slot a silent stranger gives up after its handshake
     # deadline is taken again at once, so only a newcomer that makes room
-    # for itself (the leaves) gets in
+    # for itself (node 0's dial) gets in
     floods=
     for f in 1 2 3 4; do
-        "$CLUSTER_ON" 2 /usr/bin/python3 "$WORK/flood.py" "$(cluster_node_name 1)" "$port" &
+        "$CLUSTER_ON" 3 /usr/bin/python3 "$WORK/flood.py" "$(cluster_node_name 2)" "$port" &
         floods="$floods $!"
     done
     sleep 2
@@ -183,20 +184,20 @@ for how in slurm mpirun; do
     finish_job
     kill $floods 2>/dev/null
     wait $floods 2>/dev/null
-    err=$(cluster_node_tmp 1)/proxy.err
+    err=$(cluster_node_tmp 2)/proxy.err
     first=$(grep -c "refused a mesh connection" "$err")
     counts=$(grep -c "refused [0-9]* more mesh connections" "$err")
     total=$(sed -n 's/.*refused \([0-9]*\) more mesh.*/\1/p' "$err" | awk '{ s += $1 } END { print s + 0 }')
     if [ $rc -eq 0 ]; then
-        pass "$how: the hub's mesh port flooded from host 2 during the start-up: the job ran (exit 0)"
+        pass "$how: node 1's mesh port flooded from host 3 during the start-up: the job ran (exit 0)"
     else
-        fail "$how: the hub's mesh port flooded from host 2 during the start-up: exit $rc"
-        head -n 5 "$err" "$(cluster_node_tmp 2)/proxy.err"
+        fail "$how: node 1's mesh port flooded from host 3 during the start-up: exit $rc"
+        head -n 5 "$err" "$(cluster_node_tmp 1)/proxy.err"
     fi
     if [ "$first" -eq 1 ] && [ "$counts" -ge 1 ] && [ "$counts" -le 3 ] && [ "$total" -ge 20 ]; then
-        pass "$how: the hub logged the refusals in $((first + counts)) lines ($((total + 1)) connections)"
+        pass "$how: node 1 logged the refusals in $((first + counts)) lines ($((total + 1)) connections)"
     else
-        fail "$how: the hub's log of refusals: $first first, $counts counts, $total counted"
+        fail "$how: node 1's log of refusals: $first first, $counts counts, $total counted"
         head -n 5 "$err"
     fi
 done
