@@ -533,12 +533,12 @@ void pg_mesh_free(pg_mesh_t *m)
     pg_mesh_refusals_tell(m, pg_clock_now(), true); /* what the window counted so far */
     m->leaving = true; /* no dialing again while links go */
     m->gone_fn = NULL; /* nobody to tell: the owner is freeing */
+    pg_mesh_dials_free(m); /* first: a dial points at its attempt, a pending link */
     while (m->pending != NULL)
         pg_mesh_link_drop(m->pending, "the mesh is closed");
     for (int n = 0; m->peers != NULL && n < m->nnodes; n++)
         if (m->peers[n] != NULL)
             pg_mesh_link_drop(m->peers[n], "the mesh is closed");
-    pg_mesh_dials_free(m);
     if (m->listener != NULL)
         evconnlistener_free(m->listener);
     if (m->tick != NULL)

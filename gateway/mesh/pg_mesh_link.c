@@ -203,7 +203,7 @@ void pg_mesh_link_drop(link_t *l, const char *why)
         m->closed_fn(m, node);
     else if (node >= 0)
         pg_mesh_report_gone(m, node, orderly, why);
-    else if (dialed >= 0 && !m->leaving && m->dial_lost_fn != NULL)
+    else if (dialed >= 0 && m->dial_lost_fn != NULL) /* the dial forgets it (leaving too) */
         m->dial_lost_fn(m, dialed);
 }
 
