@@ -1,8 +1,11 @@
 /*
- * fuzz_mesh: libFuzzer target over the proxies' mesh as a hub reads it
- * (gateway/mesh/pg_mesh_link.c, docs/proxy.md "Frame authentication"): a
- * hub and a leaf linked over loopback, their handshake done, then the
- * input written into the leaf's link to the hub.  The first byte says how:
+ * fuzz_mesh: libFuzzer target over the proxies' mesh as node 0 reads a
+ * link (gateway/mesh/pg_mesh_link.c, docs/proxy.md "Frame authentication"):
+ * node 0 (called the hub here: it decides the job's end) and node 1 (the
+ * leaf) linked over loopback in a job of 3 whose node 2 never comes, their
+ * handshake done, then the input written into the leaf's link to the hub
+ * (frames for node 2 wait there, or are passed on: routing is read too).
+ * The first byte says how:
  *   bit 0 clear  raw: the rest as it is, as a process that is no proxy would
  *                write it (the hub must close the link at the first tag
  *                that fails, never believe a frame);

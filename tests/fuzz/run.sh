@@ -17,9 +17,9 @@
 #   shm    fuzz_shm.c: the key segment's reader (libpmi, libpmi2, libpmix)
 #          on any image, whole or truncated, in a sealed memfd; seeds:
 #          shm_seeds.c (segments from the gateway's writer).
-#   mesh   fuzz_mesh.c: the proxies' mesh as the hub reads a link after the
+#   mesh   fuzz_mesh.c: the proxies' mesh as node 0 reads a link after the
 #          handshake (raw bytes, or frames tagged with the link's key) and
-#          the frame-body codec under the hub's handlers; seeds: seeds_mesh
+#          the frame-body codec under node 0's handlers; seeds: seeds_mesh
 #          below (the channel's frames, a job's end, codec fields).
 # Work dir: _fuzz/<target>/ at the top (gitignored): the corpus there grows
 # from run to run; crashes land in _fuzz/<target>/artifacts/.  Every run
