@@ -4,7 +4,7 @@
  * link carries (docs/proxy.md, "Frame authentication").
  *
  * Why a file of its own: the rest of the mesh never names libcrypto, so
- * what the mesh asks of it (SHA-256, HMAC-SHA256, a constant-time compare)
+ * what the mesh asks of it (SHA-256, HMAC-SHA256, AES-GCM, a constant-time compare)
  * is read here in one place.
  */
 #ifndef PG_MESH_AUTH_H
@@ -15,7 +15,8 @@
 #include <stdint.h>
 
 enum {
-    PG_MESH_HASH_LEN = 32, /* SHA-256, HMAC-SHA256: the secret, the keys, the tags */
+    PG_MESH_HASH_LEN = 32, /* SHA-256, HMAC-SHA256: the secret, the keys */
+    PG_MESH_TAG_LEN = 16,  /* a frame's tag (GMAC) */
 };
 
 /* SHA-256 of the n parts (part[i], len[i]) one after the other.  0, or -1
@@ -38,10 +39,11 @@ typedef struct pg_mesh_mac pg_mesh_mac_t;
 pg_mesh_mac_t *pg_mesh_mac_new(const unsigned char key[PG_MESH_HASH_LEN]);
 void pg_mesh_mac_free(pg_mesh_mac_t *mac);
 
-/* The tag of the direction's next frame -- HMAC over its sequence number
- * (8 bytes, big-endian), its header and its body -- and the frame counted.
- * 0, or -1 when libcrypto fails (the tag is then zeros). */
+/* The tag of the direction's next frame -- AES-256-GCM's over its header
+ * and body as additional data, the IV its sequence number (8 bytes,
+ * big-endian, after 4 zeros) -- and the frame counted.  0, or -1 when
+ * libcrypto fails (the tag is then zeros). */
 int pg_mesh_mac_next(pg_mesh_mac_t *mac, const unsigned char *hdr, size_t hlen,
-                     const void *body, size_t len, unsigned char tag[PG_MESH_HASH_LEN]);
+                     const void *body, size_t len, unsigned char tag[PG_MESH_TAG_LEN]);
 
 #endif

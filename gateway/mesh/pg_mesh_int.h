@@ -41,7 +41,7 @@ struct evconnlistener;
 
 enum {
     HDR_LEN = 16,
-    TAG_LEN = PG_MESH_HASH_LEN, /* after the body of every frame on an UP link */
+    TAG_LEN = PG_MESH_TAG_LEN,  /* after the body of every frame on an UP link */
     NONCE_LEN = 16,
     TOKEN_LEN = 32,
     ADDRS_MAX = 8,              /* addresses on a card */

@@ -18,7 +18,7 @@
  * one refuses the other).
  *
  * On an UP link every frame ends with a tag (docs/proxy.md, "Frame
- * authentication"): an HMAC under a key of the link's and the direction's
+ * authentication"): a GMAC (AES-GCM's tag) under a key of the link's and the direction's
  * over the frame's sequence number, header and body.  Whoever writes into
  * the link's socket without the key -- a rank that inherited it, say --
  * cannot make a frame the peer believes, nor replay or reorder one.

@@ -43,7 +43,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-enum { FZ_NODES = 3, FZ_HDR = 16, FZ_TAG = PG_MESH_HASH_LEN };
+enum { FZ_NODES = 3, FZ_HDR = 16, FZ_TAG = PG_MESH_TAG_LEN };
 
 static const char *const fz_names[FZ_NODES] = { "hub", "leaf", "absent" };
 

@@ -508,7 +508,7 @@ static void pair_down(pair_t *x)
  * as if the leaf had sent it). */
 static size_t leaf_frame(pair_t *x, const char *text, unsigned char *out)
 {
-    size_t len = strlen(text), n = forge_frame(out, T_TEST, 1, 0, text, len, 32);
+    size_t len = strlen(text), n = forge_frame(out, T_TEST, 1, 0, text, len, PG_MESH_TAG_LEN);
 
     CU_ASSERT_EQUAL(pg_mesh_mac_next(x->m[1]->peers[0]->tx, out, 16, out + 16, len, out + 16 + len), 0);
     return n;
@@ -585,7 +585,7 @@ static void test_frame_forged(void)
     pair_t x;
 
     pair_up(&x);
-    n = forge_frame(frame, T_TEST, 1, 0, "zeros", 5, 32);
+    n = forge_frame(frame, T_TEST, 1, 0, "zeros", 5, PG_MESH_TAG_LEN);
     write_into_link(&x, frame, n);
     check_refused(&x, 0);
     pair_down(&x);
@@ -594,7 +594,7 @@ static void test_frame_forged(void)
     memset(other_key, 7, sizeof(other_key));
     other = pg_mesh_mac_new(other_key);
     CU_ASSERT_PTR_NOT_NULL_FATAL(other);
-    n = forge_frame(frame, T_TEST, 1, 0, "other key", 9, 32);
+    n = forge_frame(frame, T_TEST, 1, 0, "other key", 9, PG_MESH_TAG_LEN);
     CU_ASSERT_EQUAL(pg_mesh_mac_next(other, frame, 16, frame + 16, 9, frame + 16 + 9), 0);
     write_into_link(&x, frame, n);
     check_refused(&x, 0);
@@ -606,7 +606,7 @@ static void test_frame_forged(void)
  * tag; another key, another place, another header or body another. */
 static void test_mac_tags(void)
 {
-    unsigned char key[PG_MESH_HASH_LEN], hdr[16] = { 1 }, t[5][PG_MESH_HASH_LEN];
+    unsigned char key[PG_MESH_HASH_LEN], hdr[16] = { 1 }, t[5][PG_MESH_TAG_LEN];
     pg_mesh_mac_t *a, *b, *c;
 
     memset(key, 1, sizeof(key));
@@ -620,9 +620,9 @@ static void test_mac_tags(void)
     CU_ASSERT_EQUAL(pg_mesh_mac_next(c, hdr, 16, "body", 4, t[2]), 0);
     CU_ASSERT_EQUAL(pg_mesh_mac_next(a, hdr, 16, "body", 4, t[3]), 0); /* a's next place */
     CU_ASSERT_EQUAL(pg_mesh_mac_next(b, hdr, 16, "bodY", 4, t[4]), 0);
-    CU_ASSERT_TRUE(pg_mesh_equal_ct(t[0], t[1], PG_MESH_HASH_LEN));
+    CU_ASSERT_TRUE(pg_mesh_equal_ct(t[0], t[1], PG_MESH_TAG_LEN));
     for (int i = 2; i < 5; i++)
-        CU_ASSERT_FALSE(pg_mesh_equal_ct(t[0], t[i], PG_MESH_HASH_LEN));
+        CU_ASSERT_FALSE(pg_mesh_equal_ct(t[0], t[i], PG_MESH_TAG_LEN));
     pg_mesh_mac_free(a);
     pg_mesh_mac_free(b);
     pg_mesh_mac_free(c);
@@ -872,7 +872,7 @@ static void test_jobend_forged_abort(void)
     pg_be32_put(body + 8, 42);
     pg_be32_put(body + 12, 1); /* an abort */
     memcpy(body + 16, text, sizeof(text) - 1);
-    n = forge_frame(frame, PG_MESH_JOBEND_FAIL, 1, 0, body, 16 + sizeof(text) - 1, 32);
+    n = forge_frame(frame, PG_MESH_JOBEND_FAIL, 1, 0, body, 16 + sizeof(text) - 1, PG_MESH_TAG_LEN);
     CU_ASSERT_EQUAL(write(link_fd(x.m[1], 0), frame, n), (ssize_t)n);
     CU_ASSERT_TRUE(run_until(&x.base, 1, all_ended, &(ends_t){ x.e, K }, 5000));
     for (int i = 0; i < K; i++) {
