@@ -6,7 +6,7 @@ build=$1 prefix=$2 name=${3:-all}
 here=$(cd "$(dirname "$0")" && pwd)
 export PG_BUILD=$build PG_PREFIX=$prefix
 if [ "$name" = all ]; then
-    # pmix_get.sh is part of clients.sh; nodes.sh and spawn.sh run by name only
+    # pmix_get.sh is part of clients.sh; nodes.sh, spawn.sh and scale.sh run by name only
     for b in parse engine wireup clients trace; do
         bash "$here/$b.sh"
     done
