@@ -51,6 +51,16 @@
 #   BENCH_SCALE_TIMEOUT=120          seconds before a run is killed (the
 #                                    K's other runs are then skipped)
 #   BENCH_PROXY_OPTS=""              more options of every `pmigate proxy`
+#   BENCH_SCALE_MESH_TIMEOUT=30      on the machine, the proxies'
+#   BENCH_SCALE_MESH_CONNECT=120     PMIGATE_MESH_TIMEOUT and _CONNECT
+#                                    ("" = pmigate's own, 3 and 30 s): K
+#                                    simulated nodes and their ranks share
+#                                    the machine's cores, so a proxy may
+#                                    wait seconds for a CPU, which the
+#                                    mesh's liveness and start-up deadlines
+#                                    would take for a lost node (256 of
+#                                    them on 2 cores do); the box keeps
+#                                    pmigate's own
 set -uo pipefail
 export LC_ALL=C OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
@@ -63,6 +73,8 @@ ppn=${BENCH_SCALE_PPN:-2}
 bytes=${BENCH_SCALE_BYTES:-1024}
 subset=${BENCH_SCALE_SUBSET:-first}
 tmo=${BENCH_SCALE_TIMEOUT:-120}
+mesh_timeout=${BENCH_SCALE_MESH_TIMEOUT-30}
+mesh_connect=${BENCH_SCALE_MESH_CONNECT-120}
 opts=${BENCH_PROXY_OPTS:-} # word-split on purpose: several options
 top=$(cd "$(dirname "$0")/../.." && pwd)
 pmigate=$PG_PREFIX/bin/pmigate
@@ -201,8 +213,10 @@ bench_at() {
 for where in $wheres; do
     case $where in
     machine)
-        launch=("$mpirun" --oversubscribe) times=()
-        where_label="on this machine (simulated nodes)"
+        launch=(env) where_label="on this machine (simulated nodes"
+        [ -z "$mesh_timeout" ] || { launch+=("PMIGATE_MESH_TIMEOUT=$mesh_timeout"); where_label+=", PMIGATE_MESH_TIMEOUT=$mesh_timeout"; }
+        [ -z "$mesh_connect" ] || { launch+=("PMIGATE_MESH_CONNECT=$mesh_connect"); where_label+=", PMIGATE_MESH_CONNECT=$mesh_connect"; }
+        launch+=("$mpirun" --oversubscribe) times=() where_label+=")"
         ks=$machine_ks
         ;;
     box)
