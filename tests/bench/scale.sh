@@ -90,8 +90,8 @@ trap 'rm -rf "$work"' EXIT
 [ -x "$prog" ] || { echo "scale: $prog not built (make builds it)"; exit 1; }
 [ -n "$mpirun" ] || { echo "scale: mpirun.openmpi not found (./dev deps)"; exit 1; }
 case $subset in first | even) ;; *) echo "scale: BENCH_SCALE_SUBSET: first or even, not $subset"; exit 2 ;; esac
-# K proxies on one machine: mpirun's orted holds pipes to each of them, the
-# hub one link to each other node
+# K proxies on one machine: mpirun's orted holds pipes to each of them,
+# and a proxy may hold a link to every other node (a star's centre does)
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 
 now_us() { date +%s%6N; }
