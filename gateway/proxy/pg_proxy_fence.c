@@ -405,7 +405,8 @@ static int start_spreading(proxy_t *p, xfence_t *x, const void *part, size_t siz
     for (int n = 0; n < p->nnodes && rc == 0; n++) {
         part_t *pt = &x->parts[n];
 
-        if (n != p->nodeid && pt->begun && pt->try == x->try && x->member[n])
+        /* a later try's part too: its decider's TIMEOUT may not be here yet */
+        if (n != p->nodeid && pt->begun && pt->try >= x->try && x->member[n])
             rc = pass_on(p, x, pt->try, n, pt->data, pt->total, 0, pt->got);
     }
     return rc;
