@@ -371,25 +371,13 @@ static int run_node(proxy_t *p, const pg_run_opts_t *opts, const pg_handler_tabl
     return status;
 }
 
-/* Who sees a start-up failure. */
-typedef enum start_fail {
-    FAIL_HERE,        /* this node alone: the host's abort ends the others */
-    FAIL_ALL_WAITING, /* every node, some of them waiting in the host's exchange
-                         (its checks, its deadline): node 0 aborts the host's job */
-    FAIL_ALL_AT_ONCE, /* every node, from the same options, before any exchange:
-                         each exits, no abort -- K proxies exiting while the host
-                         handles an abort left Open MPI's mpirun hanging at 64 */
-} start_fail_t;
-
 /* A start-up failure before the mesh could carry it: the host's abort
  * ends the other proxies -- from node 0 only when every node sees the
- * same failure, so the host never gets K aborts at once, and from no node
- * when every node fails at once.  A start-up that outlived --timeout ends
- * as the job's timeout does (exit 124): --timeout counts from the proxy's
- * start. */
-static int start_failed(proxy_t *p, const char *err, start_fail_t who)
+ * same failure (the allgather's checks, its deadline), so the host never
+ * gets K aborts at once.  A start-up that outlived --timeout ends as the
+ * job's timeout does (exit 124): --timeout counts from the proxy's start. */
+static int start_failed(proxy_t *p, const char *err, bool seen_by_all)
 {
-    bool seen_by_all = who != FAIL_HERE;
     enum { START_ABORT_GRACE_MS = 1000 };
     bool deadline_passed = start_deadline_passed(p);
     int status = start_timed_out(p) ? PG_EXIT_TIMEOUT : PG_EXIT_INTERNAL;
@@ -403,7 +391,7 @@ static int start_failed(proxy_t *p, const char *err, start_fail_t who)
      * lets them say so themselves before its abort ends them */
     if (seen_by_all && p->nodeid == 0 && deadline_passed)
         usleep(START_ABORT_GRACE_MS * 1000);
-    if (who == FAIL_HERE || (who == FAIL_ALL_WAITING && p->nodeid == 0))
+    if (!seen_by_all || p->nodeid == 0)
         pg_hostpmix_abort(p->host, status, err);
     pg_hostpmix_finalize(p->host);
     proxy_free(p);
@@ -432,15 +420,15 @@ int pg_proxy_run(struct event_base *base, pg_run_opts_t *opts, const pg_handler_
     p.say_times = opts->verbose || getenv("PMIGATE_PROXY_TIMES") != NULL;
     if (p.env == NULL || pg_hostpmix_attach(p.host, base) != 0 || trace_per_node(&p, opts) != 0) {
         snprintf(err, sizeof(err), "out of resources");
-        return start_failed(&p, err, FAIL_HERE);
+        return start_failed(&p, err, false);
     }
     if (plan_counts(&p, opts, err, sizeof(err)) != 0)
-        return start_failed(&p, err, FAIL_ALL_AT_ONCE);
+        return start_failed(&p, err, true);
     if (mesh_open(&p, err, sizeof(err)) != 0)
-        return start_failed(&p, err, FAIL_HERE);
+        return start_failed(&p, err, false);
     rc = agree_on_job(&p, err, sizeof(err));
     if (rc != 0) /* a deadline in the host's exchange passes alike on every waiting node */
-        return start_failed(&p, err, FAIL_ALL_WAITING);
+        return start_failed(&p, err, true);
     /* every frame's reader before the mesh comes up: a node that is up
      * first starts its ranks, and what they cause (a failure, a publish)
      * reaches the nodes still waiting for the rest of the mesh */
@@ -448,9 +436,9 @@ int pg_proxy_run(struct event_base *base, pg_run_opts_t *opts, const pg_handler_
         pg_proxy_status_setup(&p) != 0 || pg_proxy_fence_setup(&p) != 0 || pg_proxy_modex_setup(&p) != 0 ||
         pg_proxy_dyn_setup(&p) != 0 || pg_proxy_spawn_setup(&p, opts) != 0 ||
         pg_proxy_group_setup(&p) != 0)
-        return start_failed(&p, "out of resources", FAIL_HERE);
+        return start_failed(&p, "out of resources", false);
     if (mesh_up(&p, err, sizeof(err)) != 0)
-        return start_failed(&p, err, FAIL_HERE);
+        return start_failed(&p, err, false);
     opts->trace_node = p.nodeid;
     opts->trace_nnodes = p.nnodes;
     opts->trace_host = p.hostnames[p.nodeid];
