@@ -73,7 +73,7 @@ void pg_proxy_spawn_log_node(const proxy_t *p, const char *fmt, const char *text
 /* ---- fences ---- */
 
 /* Spawned job x's cross-node fence hook (pg_job_engine_xfence_fn; the
- * glue hands it only the job's whole-job fences): this node's part to the
+ * glue hands it only the job's whole-job fences): this node's part to
  * node 0; the answer (on_fenced) completes it. */
 void pg_proxy_spawn_xjob_fence(void *ctx, const pg_job_engine_xfence_t *f)
 {
