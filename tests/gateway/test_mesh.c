@@ -831,8 +831,8 @@ static void test_jobend_one_end_for_all(void)
     nodes_down(&x);
 }
 
-/* A leaf lost is the job's failure: the others end with status 1, naming
- * it; when the hub is lost, a leaf decides alone. */
+/* A node lost is the job's failure: the others end with status 1, naming
+ * it; when node 0 is lost, the others decide alone. */
 static void test_jobend_lost_nodes(void)
 {
     nodes_t x;
@@ -853,6 +853,56 @@ static void test_jobend_lost_nodes(void)
     CU_ASSERT_EQUAL(x.e[1].code, 1);
     CU_ASSERT_PTR_NOT_NULL(strstr(x.e[1].text, "node 0 (alpha) was lost"));
     nodes_down(&x);
+}
+
+/* BIG_K nodes: a node lost in the middle, then node 0 -- every other node
+ * ends, naming it, though most hold no link with it: its neighbours tell
+ * node 0, and the end floods over every link (node 0 lost: the nodes
+ * linked with it decide alone, the rest hear their end). */
+static void test_jobend_many_nodes(void)
+{
+    static const int lost[] = { 5, 0 };
+
+    for (size_t t = 0; t < sizeof(lost) / sizeof(lost[0]); t++) {
+        struct event_base *base = event_base_new();
+        static seen_t s[BIG_K];
+        static ended_t e[BIG_K];
+        static char name_buf[BIG_K][8];
+        const char *names[BIG_K]; /* the jobend reads one per node */
+        pg_mesh_t *m[BIG_K];
+        pg_jobend_t *j[BIG_K];
+        char want[64];
+        int ended = 0;
+
+        memset(s, 0, sizeof(s));
+        memset(e, 0, sizeof(e));
+        for (int i = 0; i < BIG_K; i++) {
+            snprintf(name_buf[i], sizeof(name_buf[i]), "h%d", i);
+            names[i] = name_buf[i];
+            m[i] = mesh_at(base, i, BIG_K, 0, 0, &s[i]);
+            CU_ASSERT_FATAL(m[i] != NULL);
+        }
+        CU_ASSERT_FATAL(start_all(m, BIG_K) == 0);
+        CU_ASSERT_FATAL(run_until(&base, 1, all_ready, &(meshes_t){ m, BIG_K }, 5000));
+        for (int i = 0; i < BIG_K; i++)
+            j[i] = pg_jobend_new(m[i], names, on_ended, &e[i]);
+        pg_jobend_free(j[lost[t]]);
+        pg_mesh_free(m[lost[t]]);
+        j[lost[t]] = NULL;
+        m[lost[t]] = NULL;
+        e[lost[t]].calls = 1; /* not waited for */
+        CU_ASSERT_TRUE(run_until(&base, 1, all_ended, &(ends_t){ e, BIG_K }, 5000));
+        snprintf(want, sizeof(want), "node %d (h%d) was lost", lost[t], lost[t]);
+        for (int i = 0; i < BIG_K; i++) {
+            if (i == lost[t])
+                continue;
+            ended += e[i].calls == 1 && e[i].code == 1 && strstr(e[i].text, want) != NULL;
+            pg_jobend_free(j[i]);
+            pg_mesh_free(m[i]);
+        }
+        CU_ASSERT_EQUAL(ended, BIG_K - 1);
+        event_base_free(base);
+    }
 }
 
 /* A forged frame: a process that is no proxy writes a well-formed FAIL frame
@@ -1164,6 +1214,7 @@ int main(void)
         { "the first failure: an abort wins over what it caused", test_jobend_order },
         { "one end, one status for every node", test_jobend_one_end_for_all },
         { "a lost node, a lost node 0", test_jobend_lost_nodes },
+        { "24 nodes: a lost node ends every node, node 0 lost too", test_jobend_many_nodes },
         { "nodes that end well wait for every node", test_jobend_all_well },
         { "a forged abort on a link ends the job as a lost node, not an abort", test_jobend_forged_abort },
         { NULL, NULL },
