@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 
 #include "gateway/util/pg_be.h"
 #include "wire/pg_clock.h"
@@ -149,8 +148,6 @@ static void on_node_gone(pg_mesh_t *m, int node)
 
     pg_mesh_dial_end(m, node);
     pg_mesh_queue_init(&m->waiting[node]);
-    if (q.head == NULL)
-        return;
     while ((f = pg_mesh_queue_pop(&q)) != NULL) {
         if (f->dst != (uint32_t)node && f->dst != PG_MESH_ALL && !m->leaving)
             (void)route(m, f->type, (uint32_t)f->src, f->dst, f->body, f->len);
@@ -231,31 +228,38 @@ static void say_children(pg_mesh_t *m, unsigned type)
             pg_mesh_link_say(m->peers[m->children[i]], type, NULL, 0);
 }
 
-static void maybe_up(pg_mesh_t *m)
+/* This node's word on a vote: to its parent once it has the thing itself
+ * (`here`) and every child's subtree has it; node 0 then says to every
+ * node, down the tree, that all have it. */
+static void vote(pg_mesh_t *m, tree_vote_t *v, bool here, unsigned up, unsigned down)
 {
-    if (!m->started || m->up_sent || m->ups_in < m->nchildren || !own_links_up(m))
+    if (!here || v->sent || v->children_in < m->nchildren)
         return;
-    m->up_sent = true;
+    v->sent = true;
     if (m->parent >= 0) {
-        pg_mesh_link_say(m->peers[m->parent], T_UP, NULL, 0);
+        if (m->peers[m->parent] != NULL)
+            pg_mesh_link_say(m->peers[m->parent], up, NULL, 0);
         return;
     }
-    m->ready = true;
-    say_children(m, T_READY);
+    v->all = true;
+    say_children(m, down);
+}
+
+/* Node 0's word, from the parent: passed down. */
+static void vote_all(pg_mesh_t *m, tree_vote_t *v, unsigned down)
+{
+    v->all = true;
+    say_children(m, down);
+}
+
+static void maybe_up(pg_mesh_t *m)
+{
+    vote(m, &m->up, m->started && own_links_up(m), T_UP, T_READY);
 }
 
 static void maybe_done(pg_mesh_t *m)
 {
-    if (!m->done_here || m->done_sent || m->dones_in < m->nchildren)
-        return;
-    m->done_sent = true;
-    if (m->parent >= 0) {
-        if (m->peers[m->parent] != NULL)
-            pg_mesh_link_say(m->peers[m->parent], T_DONE, NULL, 0);
-        return;
-    }
-    m->all_done = true;
-    say_children(m, T_ALLDONE);
+    vote(m, &m->done, m->done_here, T_DONE, T_ALLDONE);
 }
 
 static bool is_child(const pg_mesh_t *m, int node)
@@ -275,26 +279,20 @@ static int on_channel(pg_mesh_t *m, link_t *l, unsigned type)
     case T_UP:
         if (!from_child)
             return -1;
-        m->ups_in++;
+        m->up.children_in++;
         maybe_up(m);
-        return 0;
-    case T_READY:
-        if (!from_parent)
-            return -1;
-        m->ready = true;
-        say_children(m, T_READY);
         return 0;
     case T_DONE:
         if (!from_child)
             return -1;
-        m->dones_in++;
+        m->done.children_in++;
         maybe_done(m);
         return 0;
+    case T_READY:
     case T_ALLDONE:
         if (!from_parent)
             return -1;
-        m->all_done = true;
-        say_children(m, T_ALLDONE);
+        vote_all(m, type == T_READY ? &m->up : &m->done, type);
         return 0;
     case T_CLOSE: /* the peer closes: everything this node sent is before the ACK */
         if (pg_topo_is_neighbour(m->nnodes, m->nodeid, l->node))
@@ -322,17 +320,6 @@ static void on_link_up(pg_mesh_t *m, int node)
 /* liveness                                                           */
 /* ---------------------------------------------------------------- */
 
-/* Bytes waiting unread on the link's socket: a link whose frames are
- * there but not yet read is not silent (this loop was busy). */
-static bool link_has_input(const link_t *l)
-{
-    int n = 0;
-
-    if (evbuffer_get_length(bufferevent_get_input(l->bev)) > 0)
-        return true;
-    return ioctl(bufferevent_getfd(l->bev), FIONREAD, &n) == 0 && n > 0;
-}
-
 static void tick_links(pg_mesh_t *m, uint64_t now)
 {
     for (int n = 0; n < m->nnodes; n++) {
@@ -343,7 +330,8 @@ static void tick_links(pg_mesh_t *m, uint64_t now)
             continue;
         if (now - l->last_tx >= m->heartbeat_ns && !m->leaving)
             pg_mesh_link_say(l, T_HEARTBEAT, NULL, 0);
-        if (now - l->last_rx < m->timeout_ns || now < l->quiet_until || link_has_input(l))
+        if (now - l->last_rx < m->timeout_ns || now < l->quiet_until ||
+            pg_mesh_link_has_input(l)) /* unread: the silence was this loop's */
             continue;
         snprintf(why, sizeof(why), "nothing came from it for %.1f s",
                  (double)(now - l->last_rx) / 1e9);
@@ -375,7 +363,7 @@ static void tick_start(pg_mesh_t *m, uint64_t now)
     char why[240];
     double bound = (double)(m->start_deadline - m->created_at) / 1e9;
 
-    if (!m->started || m->ready || now < m->start_deadline)
+    if (!m->started || m->up.all || now < m->start_deadline)
         return;
     for (int i = 0; i < m->nnbrs; i++) {
         int n = m->nbrs[i];
@@ -649,7 +637,7 @@ int pg_mesh_wait_ready(pg_mesh_t *m, char *err, size_t errlen)
 
     m->gone_fn = wait_gone;
     m->gone_arg = m;
-    while (!m->ready && !m->refused)
+    while (!m->up.all && !m->refused)
         event_base_loop(m->base, EVLOOP_ONCE);
     m->gone_fn = fn;
     m->gone_arg = arg;
@@ -790,7 +778,7 @@ void pg_mesh_done(pg_mesh_t *m)
 
 bool pg_mesh_all_done(const pg_mesh_t *m)
 {
-    return m->all_done;
+    return m->done.all;
 }
 
 int pg_mesh_reachable(const pg_mesh_t *m, int node)
@@ -799,7 +787,7 @@ int pg_mesh_reachable(const pg_mesh_t *m, int node)
         return 0;
     if (m->peers[node] != NULL)
         return 1;
-    return m->ready && pg_topo_next_hop(m->nnodes, m->nodeid, node, node_gone, (void *)m) >= 0;
+    return m->up.all && pg_topo_next_hop(m->nnodes, m->nodeid, node, node_gone, (void *)m) >= 0;
 }
 
 void pg_mesh_counters(const pg_mesh_t *m, pg_mesh_counters_t *c)

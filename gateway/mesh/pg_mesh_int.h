@@ -100,6 +100,14 @@ typedef struct link {
     struct dial *dial;              /* dialed, not UP yet: the dial it is an attempt of */
 } link_t;
 
+/* One thing every node must have before node 0 says so to all, agreed
+ * over the tree rooted at node 0 (pg_mesh.c). */
+typedef struct tree_vote {
+    int children_in; /* children whose subtree has it */
+    bool sent;       /* this node's subtree has it: said to the parent */
+    bool all;        /* every node has it (node 0 said so, down the tree) */
+} tree_vote_t;
+
 typedef struct handler {
     pg_mesh_recv_fn fn;
     void *arg;
@@ -139,10 +147,10 @@ struct pg_mesh {
     void *gone_arg;
     bool leaving;
     bool refused;                   /* a link was refused at start (wait_ready fails) */
-    /* agreed over the tree (pg_mesh.c) */
-    int ups_in, dones_in;           /* children that reported UP, DONE */
-    bool up_sent, ready;            /* UP said to the parent; READY known */
-    bool done_here, done_sent, all_done;
+    /* agreed over the tree (pg_mesh.c): every node linked (UP, READY), done
+     * (DONE, ALLDONE) */
+    tree_vote_t up, done;
+    bool done_here;
     char refused_why[160];
     /* connections refused before their handshake (pg_mesh_net.c): told
      * once, then counted, one line per REFUSALS_LOG_MS */
@@ -190,6 +198,10 @@ static inline struct timeval ns_tv(uint64_t ns)
 int pg_mesh_random(unsigned char *buf, size_t len);
 link_t *pg_mesh_link_new(pg_mesh_t *m, evutil_socket_t fd, link_state_t state);
 void pg_mesh_pending_add(pg_mesh_t *m, link_t *l);
+/* Bytes that came on the link and wait unread, in its buffer or its socket:
+ * a link with those is not silent (this loop was busy), and a stranger
+ * with those has spoken. */
+bool pg_mesh_link_has_input(const link_t *l);
 /* Queues a frame on the link (header and copied body). */
 void pg_mesh_link_write(link_t *l, unsigned type, uint32_t src, uint32_t dst, const void *body,
                         size_t len);

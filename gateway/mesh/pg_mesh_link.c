@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/random.h>
 #include <unistd.h>
 
@@ -143,6 +144,15 @@ link_t *pg_mesh_link_new(pg_mesh_t *m, evutil_socket_t fd, link_state_t state)
     bufferevent_setcb(l->bev, link_on_read, NULL, link_on_event, l);
     bufferevent_enable(l->bev, EV_READ | EV_WRITE);
     return l;
+}
+
+bool pg_mesh_link_has_input(const link_t *l)
+{
+    int n = 0;
+
+    if (evbuffer_get_length(bufferevent_get_input(l->bev)) > 0)
+        return true;
+    return ioctl(bufferevent_getfd(l->bev), FIONREAD, &n) == 0 && n > 0;
 }
 
 void pg_mesh_pending_add(pg_mesh_t *m, link_t *l)

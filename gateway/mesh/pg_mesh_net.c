@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "wire/pg_clock.h"
@@ -52,18 +51,6 @@ static void peer_text(const struct sockaddr *sa, char *out, size_t len)
     snprintf(out, len, "%s:%d", a, port);
 }
 
-/* Has the accepted link `l` sent anything yet?  A peer proxy sends HELLO
- * as soon as it is connected; a connection that says nothing is the first
- * a newcomer may push out. */
-static bool stranger_spoke(const link_t *l)
-{
-    int n = 0;
-
-    if (evbuffer_get_length(bufferevent_get_input(l->bev)) > 0)
-        return true;
-    return ioctl(bufferevent_getfd(l->bev), FIONREAD, &n) == 0 && n > 0;
-}
-
 /* The stranger a newcomer replaces when every pending slot is taken: an
  * accepted link still in its handshake (never this node's own dial), the
  * silent ones first, the oldest (earliest deadline) of them.  NULL when
@@ -78,7 +65,7 @@ static link_t *stranger_to_drop(const pg_mesh_t *m)
 
         if (l->state != L_ACCEPTED && l->state != L_CHALLENGED)
             continue;
-        spoke = l->state == L_CHALLENGED || stranger_spoke(l);
+        spoke = l->state == L_CHALLENGED || pg_mesh_link_has_input(l); /* a peer says HELLO at once */
         if (best == NULL || (best_spoke && !spoke) ||
             (spoke == best_spoke && l->deadline < best->deadline)) {
             best = l;
