@@ -347,7 +347,7 @@ static void tick_pending(pg_mesh_t *m, uint64_t now)
         next = l->next;
         if (now < l->deadline)
             continue;
-        if (l->dialed)
+        if (l->state == L_DIALING || l->state == L_HELLO_SENT) /* this node's dial */
             snprintf(m->dial_err, sizeof(m->dial_err), "no answer within %d ms",
                      l->state == L_DIALING ? DIAL_ATTEMPT_MS : PG_MESH_HANDSHAKE_MS);
         pg_mesh_link_drop(l, "did not finish the handshake");

@@ -91,7 +91,6 @@ typedef struct link {
     uint64_t quiet_until;           /* the peer said it may be silent until */
     uint64_t last_used;             /* a frame of the mesh's users last went out */
     bool bye;                       /* the peer said goodbye */
-    bool dialed;                    /* this node dialed it (node set from the start) */
     bool dup;                       /* dropped for the other link of the same two nodes:
                                        not a refusal worth a log line */
     bool closing;                   /* a spare link closing (CLOSE said or heard) */

@@ -368,7 +368,7 @@ bool pg_mesh_dialing(const pg_mesh_t *m, int node)
 static bool accepting_from(const pg_mesh_t *m, int node)
 {
     for (const link_t *l = m->pending; l != NULL; l = l->next)
-        if (!l->dialed && l->node == node)
+        if ((l->state == L_ACCEPTED || l->state == L_CHALLENGED) && l->node == node)
             return true;
     return false;
 }
@@ -395,7 +395,6 @@ static void dial_attempt(dial_t *d)
         return;
     }
     l->node = d->node;
-    l->dialed = true;
     l->dial = d;
     pg_mesh_pending_add(m, l);
     d->attempt = l;
