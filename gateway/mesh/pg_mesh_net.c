@@ -378,6 +378,7 @@ static void dial_attempt(dial_t *d)
     pg_mesh_t *m = d->m;
     struct timeval retry = ns_tv(ms_ns(DIAL_RETRY_MS));
     link_t *l;
+    int a;
 
     if (m->peers[d->node] != NULL || m->gone[d->node] || d->attempt != NULL || m->leaving)
         return;
@@ -398,14 +399,12 @@ static void dial_attempt(dial_t *d)
     l->dial = d;
     pg_mesh_pending_add(m, l);
     d->attempt = l;
-    if (bufferevent_socket_connect(l->bev, (struct sockaddr *)&d->addr[d->next_addr],
-                                   (int)d->addrlen[d->next_addr]) != 0) {
+    a = d->next_addr++;
+    if (bufferevent_socket_connect(l->bev, (struct sockaddr *)&d->addr[a], (int)d->addrlen[a]) !=
+        0) {
         snprintf(m->dial_err, sizeof(m->dial_err), "connect: %s", strerror(errno));
-        d->next_addr++;
-        pg_mesh_link_drop(l, "cannot connect");
-        return;
+        pg_mesh_link_drop(l, "cannot connect"); /* the dial goes on to the next address */
     }
-    d->next_addr++;
 }
 
 static void on_retry(evutil_socket_t fd, short what, void *arg)

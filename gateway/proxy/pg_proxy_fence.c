@@ -45,7 +45,7 @@
  * Every frame (pg_mesh_msg's format) opens with
  *   name (raw: 32-byte hash, u64 sequence), u32 try, u32 kind
  * and a PART then holds u32 origin (the node whose contribution it is),
- * u32 flags, u64 total, u64 offset, and the bytes [offset, offset + n) of
+ * u64 total, u64 offset, and the bytes [offset, offset + n) of
  * the contribution (raw, to the body's end).  Another node's frames may
  * come before this node's members joined: they wait in the fence's entry,
  * and go on once the members are known.  A whole-job fence completes
@@ -368,29 +368,30 @@ static int pass_on(proxy_t *p, xfence_t *x, uint32_t try, int origin, const unsi
                    uint64_t total, uint64_t from, uint64_t to)
 {
     int me = x->place[p->nodeid], m = x->nmembers;
-    int d = (me - x->place[origin] + m) % m;
+    int d = (me - x->place[origin] + m) % m, first = 1;
+    uint64_t off = from;
     int rc = 0;
 
-    for (int step = 1; step < m && rc == 0; step *= 2) {
-        uint64_t off = from;
+    while (first <= d) /* the smallest step 2^j > d */
+        first *= 2;
+    if (d + first >= m) /* it leads past the members: this node passes it on to no one */
+        return 0;
+    do { /* each chunk written once, sent to each step's node */
+        uint64_t n = to - off < CHUNK_MAX ? to - off : CHUNK_MAX;
+        pg_mesh_wr_t w;
 
-        if (step <= d || d + step >= m)
-            continue;
-        do {
-            uint64_t n = to - off < CHUNK_MAX ? to - off : CHUNK_MAX;
-            pg_mesh_wr_t w;
-
-            frame_head(&w, x, try, KIND_PART);
-            pg_mesh_wr_u32(&w, (uint32_t)origin);
-            pg_mesh_wr_u32(&w, 0);
-            pg_mesh_wr_u64(&w, total);
-            pg_mesh_wr_u64(&w, off);
-            pg_mesh_wr_raw(&w, n > 0 ? data + off : NULL, (size_t)n);
-            rc = pg_mesh_wr_send_direct(&w, p->mesh, (uint32_t)x->at[(me + step) % m],
-                                        PG_MESH_DATA_FENCE);
-            off += n;
-        } while (off < to && rc == 0);
-    }
+        frame_head(&w, x, try, KIND_PART);
+        pg_mesh_wr_u32(&w, (uint32_t)origin);
+        pg_mesh_wr_u64(&w, total);
+        pg_mesh_wr_u64(&w, off);
+        pg_mesh_wr_raw(&w, n > 0 ? data + off : NULL, (size_t)n);
+        rc = w.bad ? -1 : 0;
+        for (int step = first; d + step < m && rc == 0; step *= 2)
+            rc = pg_mesh_send_direct(p->mesh, (uint32_t)x->at[(me + step) % m],
+                                     PG_MESH_DATA_FENCE, w.buf, w.len);
+        pg_mesh_wr_free(&w);
+        off += n;
+    } while (off < to && rc == 0);
     return rc;
 }
 
@@ -514,14 +515,12 @@ static bool part_takes(xfence_t *x, part_t *pt, uint32_t try, uint64_t total, ui
 static void on_part(proxy_t *p, int src, xfence_t *x, uint32_t try, pg_mesh_rd_t *r)
 {
     uint32_t origin = pg_mesh_rd_u32(r);
-    uint32_t flags = pg_mesh_rd_u32(r); /* none defined */
     uint64_t total = pg_mesh_rd_u64(r);
     uint64_t off = pg_mesh_rd_u64(r);
     size_t n;
     const unsigned char *chunk = pg_mesh_rd_rest(r, &n);
     part_t *pt;
 
-    (void)flags;
     if (!pg_mesh_rd_done(r) || origin >= (uint32_t)p->nnodes || (int)origin == p->nodeid ||
         (x->members_known && !x->member[origin]) ||
         !part_takes(x, pt = &x->parts[origin], try, total, off, n) || off != pt->got) {
