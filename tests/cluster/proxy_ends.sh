@@ -3,7 +3,7 @@
 # completely and quickly, whatever dies -- under Slurm (srun --mpi=pmix,
 # with and without -K1) and under mpirun alike (docs/user-guide.md, "What
 # survives what across nodes"):
-#   - a proxy SIGKILLed (node 0's, the proxies' hub, too): the other hosts'
+#   - a proxy SIGKILLed (node 0's, which decides the job's end, too): the other hosts'
 #     proxies and ranks are gone within 2 s, having said which node was
 #     lost; the job ends non-zero;
 #   - a proxy and its keeper SIGKILLed together: the job directory they
@@ -143,23 +143,23 @@ else
     finish_job
 fi
 
-# -- the hub lost: the other nodes decide alone ------------------------------------
+# -- node 0 lost: the nodes linked with it decide alone, the end reaches all --
 launch slurm -n 6 "$HOLD_RANKS"
 if ranks_up 6; then
     kill -9 "$(proxy_on 1)"
     node1=$(cluster_node_name 1)
     if gone_within 2000 2 3 && [ $took -le 2000 ] && said 2 "node 0 ($node1) was lost" &&
         said 3 "node 0 ($node1) was lost"; then
-        pass "slurm: proxy on host 1 (node 0, the hub) SIGKILLed: hosts 2 and 3 ended in $took ms"
+        pass "slurm: proxy on host 1 (node 0) SIGKILLed: hosts 2 and 3 ended in $took ms"
     else
-        fail "slurm: the hub SIGKILLed: hosts 2 and 3 not done in 2 s ($took ms) or silent"
+        fail "slurm: node 0 SIGKILLed: hosts 2 and 3 not done in 2 s ($took ms) or silent"
         cat "$(cluster_node_tmp 2)/proxy.err" 2>/dev/null | head -n 5
     fi
 else
     fail "slurm: the job did not start"
 fi
 finish_job
-all_clear || fail "slurm: the hub lost: left behind: $(echo "$left" | tr '\n' ' ')"
+all_clear || fail "slurm: node 0 lost: left behind: $(echo "$left" | tr '\n' ' ')"
 
 # -- the host runtime lost ----------------------------------------------------------
 # killrt HOW: SIGKILLs the host runtime's process: the parent of host 2's

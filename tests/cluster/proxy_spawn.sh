@@ -24,7 +24,7 @@
 #   - PMI-2 spawn (Slurm's libpmi2) of 2 from rank 0 while ranks 1 and 2
 #     have just finished: 8 runs at several delays,
 #     each must start both children and answer the spawner -- a node whose
-#     ranks are gone but whose proxy still runs hosts children, or the hub
+#     ranks are gone but whose proxy still runs hosts children, or node 0
 #     knows it is gone before it places them, never a partial start
 #     reported as a refusal (docs/proxy.md, "Spawn across nodes");
 #   - PMIx_Spawn of 2 from rank 0 whose children fence without
