@@ -34,6 +34,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "wire/pg_hash.h"
+
 #define PG_SHM_MAGIC "PGSHMKV"     /* 8 bytes with its NUL */
 #define PG_SHM_VERSION 2u
 #define PG_SHM_ANY_RANK UINT32_MAX /* the key-only entry */
@@ -97,12 +99,10 @@ static inline size_t pg_shm_commits_size(uint32_t job_size)
  * slot index) depend on every input bit. */
 static inline uint32_t pg_shm_hash(const char *key, size_t len, uint32_t rank)
 {
-    uint32_t h = 2166136261u;
+    unsigned char r[4] = { (unsigned char)rank, (unsigned char)(rank >> 8),
+                           (unsigned char)(rank >> 16), (unsigned char)(rank >> 24) };
+    uint32_t h = pg_fnv1a(pg_fnv1a(PG_FNV1A_START, key, len), r, sizeof(r));
 
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ (unsigned char)key[i]) * 16777619u;
-    for (int i = 0; i < 4; i++)
-        h = (h ^ ((rank >> (8 * i)) & 0xffu)) * 16777619u;
     h ^= h >> 16;
     h *= 0x85ebca6bu;
     h ^= h >> 13;

@@ -42,6 +42,7 @@
 #include "gateway/mesh/pg_mesh_msg.h"
 #include "gateway/proxy/pg_proxy_int.h"
 #include "engine/pg_engine.h"
+#include "wire/pg_hash.h"
 
 enum {
     NAME_PUBLISH = PG_MESH_NAMES_FIRST,
@@ -80,11 +81,7 @@ struct proxy_names {
 /* The node that holds `key`: FNV-1a over the key, spread over the nodes. */
 static int home_of(const proxy_t *p, const char *key)
 {
-    uint32_t h = 2166136261u;
-
-    for (const unsigned char *c = (const unsigned char *)key; *c != '\0'; c++)
-        h = (h ^ *c) * 16777619u;
-    return (int)(h % (uint32_t)p->nnodes);
+    return (int)(pg_fnv1a(PG_FNV1A_START, key, strlen(key)) % (uint32_t)p->nnodes);
 }
 
 /* The node's engine, while its job runs (NULL before and after). */
