@@ -165,22 +165,24 @@ fi
 job names -n $K "$CLUSTER/pmi1_names"
 expect names "a PMI-1 name published on node 0 found on every node, a duplicate from node $((K - 1)) refused, unpublished from there, gone everywhere" \
     $K '^pmi1_names rank [0-9]*: ok$'
+# spawned NAME RANK PARENT WHAT CHILD: job NAME's spawner (rank RANK) said
+# PARENT (a pattern), and its 8 children each a line matching CHILD.
+spawned() {
+    if grep -q "$3" "$WORK/$1.out"; then
+        expect "$1" "PMIx_Spawn of 8 from rank $2: $4" 8 "$5"
+    else
+        fail "K=$K: PMIx_Spawn of 8 from rank $2: exit $rc, no ok from the parent"
+        grep -v '^pmigate: node [0-9]*: \(mesh\|cross-node fence\)' "$WORK/$1.out" | head -n 20
+    fi
+}
 job spawn --tag-output -n $K "$INTEG/pmix_spawn" xnodes 8
-if grep -q '^\[1\] pmix_spawn xnodes: ok nspace=kvs_[0-9]*_1 hosts=[^,]*\(,[^,]*\)\{7\}$' "$WORK/spawn.out"; then
-    expect spawn "PMIx_Spawn of 8 from rank 1: the children fence across nodes, the parent connects, hears their job end and reads every child's key" \
-        8 '^\[1\.[0-7]\] pmix_spawn xchild [0-7] on [^:]*: ok$'
-else
-    fail "K=$K: PMIx_Spawn of 8 from rank 1: exit $rc, no ok from the parent"
-    grep -v '^pmigate: node [0-9]*: \(mesh\|cross-node fence\)' "$WORK/spawn.out" | head -n 20
-fi
+spawned spawn 1 '^\[1\] pmix_spawn xnodes: ok nspace=kvs_[0-9]*_1 hosts=[^,]*\(,[^,]*\)\{7\}$' \
+    "the children fence across nodes, the parent connects, hears their job end and reads every child's key" \
+    '^\[1\.[0-7]\] pmix_spawn xchild [0-7] on [^:]*: ok$'
 job xdirect --tag-output -n $K "$INTEG/pmix_spawn" xdirect 8
-if grep -q '^\[0\] pmix_spawn xdirect: ok nspace=kvs_[0-9]*_1$' "$WORK/xdirect.out"; then
-    expect xdirect "PMIx_Spawn of 8 from rank 0: the children fence without data and each gets its sibling's key (direct modex)" \
-        8 '^\[1\.[0-7]\] pmix_spawn xdchild [0-7] got [0-7] from '
-else
-    fail "K=$K: PMIx_Spawn of 8 from rank 0: exit $rc, no ok from the parent"
-    grep -v '^pmigate: node [0-9]*: \(mesh\|cross-node fence\)' "$WORK/xdirect.out" | head -n 20
-fi
+spawned xdirect 0 '^\[0\] pmix_spawn xdirect: ok nspace=kvs_[0-9]*_1$' \
+    "the children fence without data and each gets its sibling's key (direct modex)" \
+    '^\[1\.[0-7]\] pmix_spawn xdchild [0-7] got [0-7] from '
 
 # -- the bounds -----------------------------------------------------------------
 # over FIELD MAX NAME...: "JOB: node N FIELD=V" for each proxy of the jobs
