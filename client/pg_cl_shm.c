@@ -52,6 +52,14 @@ struct pg_cl_shm {
     char *commits_path;    /* the commit table beside the segment */
     char *nspace;
     shm_map_t map;         /* base == NULL: nothing mapped */
+    /* A fence ended and its segment is not mapped yet: the first lookup
+     * maps generation `want` (one try).  Why not at the fence: a process
+     * that gets nothing after it -- every rank but one after a job's
+     * closing fence -- would map, and at exit unmap, the whole segment:
+     * with thousands of ranks that page-table work was most of their exit
+     * (docs/performance.md, "Own clients at scale"). */
+    bool pending;
+    uint64_t want;
     const uint64_t *commits; /* NULL: not mapped (PMIx lookups ask) */
     size_t commits_size;
 };
@@ -191,19 +199,6 @@ static bool map_open(const char *path, const char *nspace, uint64_t want, shm_ma
     return ok;
 }
 
-/* Installs `next` (possibly empty) and unmaps what it replaces, outside
- * the lock so lookups wait only for the pointer swap. */
-static void map_swap(pg_cl_shm_t *s, const shm_map_t *next)
-{
-    shm_map_t old;
-
-    pthread_rwlock_wrlock(&s->lock);
-    old = s->map;
-    s->map = *next;
-    pthread_rwlock_unlock(&s->lock);
-    map_release(&old);
-}
-
 /* Maps the commit table of a job of job_size ranks, read-only; NULL when
  * it is missing, of another size or could shrink. */
 static const uint64_t *commits_open(const char *path, uint32_t job_size, size_t *size)
@@ -225,35 +220,72 @@ static const uint64_t *commits_open(const char *path, uint32_t job_size, size_t 
     return base == MAP_FAILED ? NULL : base;
 }
 
-bool pg_cl_shm_refresh(pg_cl_shm_t *s, uint64_t fences)
+/* Forgets the mapping; with `expect`, the next lookup maps generation
+ * `want`.  The old one is unmapped outside the lock, so lookups wait only
+ * for the swap. */
+static void map_forget(pg_cl_shm_t *s, bool expect, uint64_t want)
+{
+    shm_map_t old;
+
+    pthread_rwlock_wrlock(&s->lock);
+    old = s->map;
+    memset(&s->map, 0, sizeof(s->map));
+    s->pending = expect;
+    s->want = want;
+    pthread_rwlock_unlock(&s->lock);
+    map_release(&old);
+}
+
+void pg_cl_shm_expect(pg_cl_shm_t *s, uint64_t fences)
+{
+    if (s != NULL)
+        map_forget(s, true, fences);
+}
+
+/* Maps the expected generation if that has not been tried yet; true when
+ * a segment is mapped.  Takes the write lock: call without the lock. */
+static bool map_pending(pg_cl_shm_t *s)
 {
     shm_map_t next;
     bool ok;
 
+    pthread_rwlock_wrlock(&s->lock);
+    if (s->pending) {
+        s->pending = false;
+        if (map_open(s->path, s->nspace, s->want, &next)) {
+            s->map = next;
+            if (s->commits == NULL)
+                s->commits = commits_open(s->commits_path, next.job_size, &s->commits_size);
+        }
+    }
+    ok = s->map.base != NULL;
+    pthread_rwlock_unlock(&s->lock);
+    return ok;
+}
+
+/* Takes the read lock with the expected segment mapped, if it can be. */
+static void read_lock_mapped(pg_cl_shm_t *s)
+{
+    pthread_rwlock_rdlock(&s->lock);
+    if (!s->pending)
+        return;
+    pthread_rwlock_unlock(&s->lock);
+    (void)map_pending(s);
+    pthread_rwlock_rdlock(&s->lock);
+}
+
+bool pg_cl_shm_refresh(pg_cl_shm_t *s, uint64_t fences)
+{
     if (s == NULL)
         return false;
-    ok = map_open(s->path, s->nspace, fences, &next);
-    if (ok && s->commits == NULL) {
-        size_t size;
-        const uint64_t *c = commits_open(s->commits_path, next.job_size, &size);
-
-        pthread_rwlock_wrlock(&s->lock);
-        s->commits = c;
-        s->commits_size = size;
-        pthread_rwlock_unlock(&s->lock);
-    }
-    map_swap(s, &next);
-    return ok;
+    pg_cl_shm_expect(s, fences);
+    return map_pending(s);
 }
 
 void pg_cl_shm_drop(pg_cl_shm_t *s)
 {
-    shm_map_t none;
-
-    if (s == NULL)
-        return;
-    memset(&none, 0, sizeof(none));
-    map_swap(s, &none);
+    if (s != NULL)
+        map_forget(s, false, 0);
 }
 
 uint64_t pg_cl_shm_generation(pg_cl_shm_t *s)
@@ -317,7 +349,7 @@ int pg_cl_shm_get(pg_cl_shm_t *s, unsigned dialect, const char *key, int rank, i
 
     if (s == NULL || key == NULL || dst == NULL || cap == 0)
         return PG_CL_SHM_ASK;
-    pthread_rwlock_rdlock(&s->lock);
+    read_lock_mapped(s);
     if (s->map.base != NULL && (e = map_lookup(&s->map, key, rank, self)) != NULL &&
         (e->flags & dialect) != 0) {
         size_t n = e->val_len < cap - 1 ? e->val_len : cap - 1;
@@ -348,7 +380,7 @@ int pg_cl_shm_get_packed(pg_cl_shm_t *s, const char *key, uint32_t rank, pg_cl_s
 
     if (s == NULL || key == NULL || take == NULL)
         return PG_CL_SHM_ASK;
-    pthread_rwlock_rdlock(&s->lock);
+    read_lock_mapped(s);
     if (s->map.base != NULL && s->commits != NULL &&
         (rank < s->map.job_size || rank == PG_CL_SHM_ANY) &&
         (e = map_find(&s->map, key, strlen(key), rank == PG_CL_SHM_ANY ? PG_SHM_ANY_RANK : rank)) !=

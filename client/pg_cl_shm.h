@@ -3,7 +3,8 @@
  * (docs/shm-segment.md).  After each whole-job fence pmigate publishes the
  * job's committed data as one read-only file per node; libpmi and libpmi2
  * map it once per fence and answer gets from it, so a get after a fence
- * costs a hash lookup instead of a socket round trip.
+ * costs a hash lookup instead of a socket round trip.  The segment is
+ * mapped at the first lookup after the fence, not at the fence.
  *
  * The rule that keeps it correct: a lookup answers only when the mapped
  * segment was written for the fence this process completed last
@@ -40,9 +41,14 @@ pg_cl_shm_t *pg_cl_shm_new(const char *spec, const char *nspace);
 void pg_cl_shm_free(pg_cl_shm_t *s);
 
 /* Call after this process's fence number `fences` (1, 2, ...) succeeded:
- * maps the segment when its generation is exactly `fences`, else drops any
- * mapping.  One open/fstat/mmap at most; a segment that fails any check is
- * treated as absent.  Returns true when lookups can be answered. */
+ * drops any mapping; the first lookup after it maps the segment if its
+ * generation is exactly `fences` (one open/fstat/mmap, tried once per
+ * fence), so a process that gets nothing maps nothing.  A segment that
+ * fails any check is treated as absent. */
+void pg_cl_shm_expect(pg_cl_shm_t *s, uint64_t fences);
+
+/* pg_cl_shm_expect, then the mapping at once.  Returns true when lookups
+ * can be answered. */
 bool pg_cl_shm_refresh(pg_cl_shm_t *s, uint64_t fences);
 
 /* Forgets the mapping (a fence failed, or the caller stops trusting it). */
@@ -77,7 +83,8 @@ typedef int (*pg_cl_shm_take_fn)(const void *bytes, size_t len, void *arg);
 int pg_cl_shm_get_packed(pg_cl_shm_t *s, const char *key, uint32_t rank, pg_cl_shm_take_fn take,
                          void *arg);
 
-/* The generation mapped now, 0 when none (tests). */
+/* The generation mapped now, 0 when none (tests; an expected segment is
+ * mapped by the first lookup). */
 uint64_t pg_cl_shm_generation(pg_cl_shm_t *s);
 
 #endif

@@ -427,7 +427,7 @@ int pg_pmi1_cl_barrier(pg_pmi1_cl_t *cl)
         return PMI_FAIL;
     }
     /* the gateway published this barrier's segment before answering */
-    (void)pg_cl_shm_refresh(cl->shm, ++cl->barriers);
+    pg_cl_shm_expect(cl->shm, ++cl->barriers);
     return PMI_SUCCESS;
 }
 

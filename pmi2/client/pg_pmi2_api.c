@@ -602,7 +602,7 @@ int PMI2_KVS_Fence(void)
     }
     if (pmi2.fence_is_barrier) {
         /* pmigate published this fence's segment before answering */
-        (void)pg_cl_shm_refresh(pmi2.shm, ++pmi2.fences);
+        pg_cl_shm_expect(pmi2.shm, ++pmi2.fences);
         return rc;
     }
     /* hydra's fence returns at once; the get of a key nobody puts returns

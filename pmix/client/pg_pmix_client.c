@@ -340,7 +340,7 @@ static void fence_counted(bool whole_job, bool collect, pmix_status_t status)
     }
     n = __atomic_add_fetch(&client.fences, 1, __ATOMIC_ACQ_REL);
     __atomic_store_n(&client.collected, collect, __ATOMIC_RELEASE);
-    (void)pg_cl_shm_refresh(client.shm, n);
+    pg_cl_shm_expect(client.shm, n);
 }
 
 static void op_reply(pmix_status_t status, pmix_data_buffer_t *reply, void *arg)
