@@ -29,6 +29,17 @@ static const char *const cmd_names[PG_PMIX_CMD_MAX] = {
     [PG_PMIX_CMD_DISCONNECT] = "disconnect",
 };
 
+bool pg_pmix_init_on_demand(const char *key)
+{
+    static const char *const lists[] = { PMIX_LOCAL_PEERS, PMIX_PROC_MAP, PMIX_NODE_LIST,
+                                         PMIX_NODE_MAP };
+
+    for (size_t i = 0; key != NULL && i < sizeof(lists) / sizeof(lists[0]); i++)
+        if (strcmp(key, lists[i]) == 0)
+            return true;
+    return false;
+}
+
 const char *pg_pmix_cmd_name(int cmd)
 {
     if (cmd <= 0 || cmd >= PG_PMIX_CMD_MAX || cmd_names[cmd] == NULL)

@@ -67,6 +67,13 @@ typedef enum pg_pmix_cmd {
     PG_PMIX_CMD_MAX = 64
 } pg_pmix_cmd_t;
 
+/* Reserved keys INIT's reply leaves out: lists that grow with the job
+ * (every rank, every node) -- at 4 096 ranks PMIX_LOCAL_PEERS and
+ * PMIX_PROC_MAP are 19 KB each, and every rank's init carried them, read
+ * them and cached them whether it asked or not.  The client asks for them
+ * at the first get, PMIX_OPTIONAL or not, and caches the answer. */
+bool pg_pmix_init_on_demand(const char *key);
+
 /* "get" etc. for messages; "?" for unknown codes. */
 const char *pg_pmix_cmd_name(int cmd);
 

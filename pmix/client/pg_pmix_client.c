@@ -952,9 +952,13 @@ static pmix_status_t get_local(const get_op_t *op, pmix_value_t **val)
         return PMIX_SUCCESS; /* fenced data in the node segment */
     if (op->refresh)
         return PMIX_OPERATION_IN_PROGRESS; /* REFRESH: the server first */
+    /* my job's lists left out of init are asked for once, then cached */
+    if (op->reserved && own_ns && pg_pmix_init_on_demand(op->key))
+        return PMIX_OPERATION_IN_PROGRESS;
     if (op->optional)
         return PMIX_ERR_NOT_FOUND; /* the cache was the last stop */
-    /* my job's reserved data came with init: what is not there does not exist */
+    /* the rest of my job's reserved data came with init: what is not there
+     * does not exist */
     if (op->reserved && own_ns &&
         (reserved_view_rank(op) == PMIX_RANK_WILDCARD || op_is_self(op, op->target.rank)))
         return PMIX_ERR_NOT_FOUND;
@@ -1283,17 +1287,20 @@ pmix_status_t PMIx_Unpublish_nb(char **keys, const pmix_info_t info[], size_t ni
 
 /* ---- resolve peers / nodes ------------------------------------------------ */
 
-/* A copy of a string in my job's reserved data, or NULL. */
+/* A copy of a string in my job's reserved data, or NULL: from the cache,
+ * or asked for (the lists init leaves out, pg_pmix_init_on_demand). */
 static char *job_string(const char *key)
 {
-    const pmix_value_t *v;
+    pmix_proc_t job;
+    pmix_value_t *v = NULL;
     char *s = NULL;
 
-    pthread_mutex_lock(&client.lock);
-    v = pg_cache_find(client.cache, client.self.nspace, PMIX_RANK_WILDCARD, key);
-    if (v != NULL && v->type == PMIX_STRING && v->data.string != NULL)
+    PMIX_LOAD_PROCID(&job, client.self.nspace, PMIX_RANK_WILDCARD);
+    if (PMIx_Get(&job, key, NULL, 0, &v) == PMIX_SUCCESS && v->type == PMIX_STRING &&
+        v->data.string != NULL)
         s = strdup(v->data.string);
-    pthread_mutex_unlock(&client.lock);
+    if (v != NULL)
+        PMIX_VALUE_RELEASE(v);
     return s;
 }
 

@@ -183,6 +183,8 @@ static void init_view(pg_engine_t *e, const pg_proc_t *self, pmix_rank_t target_
     for (size_t k = 0; k < NINIT_KEYS && e != NULL; k++) {
         pg_get_req_t q;
 
+        if (pg_pmix_init_on_demand(init_keys[k]))
+            continue; /* the client asks when it wants them */
         pg_get_req_init(&q, self, &target, init_keys[k]);
         q.flags |= PG_GET_IMMEDIATE;
         PMIX_LOAD_KEY(f->info[f->n].key, init_keys[k]);

@@ -229,11 +229,21 @@ static void rules_reserved(void)
     expect_status("reserved_absent_is_not_found", rc, PMIX_ERR_NOT_FOUND);
     release(&v);
 
+    /* a list that grows with the job: PMIX_OPTIONAL must find it too (Open
+     * MPI's startup asks so), though pmigate's init reply leaves it out */
+    rc = get1(PMIX_RANK_WILDCARD, PMIX_LOCAL_PEERS, PMIX_OPTIONAL, &yes, PMIX_BOOL, &v);
+    if (rc == PMIX_SUCCESS && v->type == PMIX_STRING && strcmp(v->data.string, "0,1,2,3") == 0)
+        report(1, "reserved_list_optional", "(\"%s\")", v->data.string);
+    else
+        report(0, "reserved_list_optional", "expected \"0,1,2,3\", got %s %s",
+               PMIx_Error_string(rc), v != NULL && v->type == PMIX_STRING ? v->data.string : "");
+    release(&v);
+
     rc = get1(PMIX_RANK_WILDCARD, PMIX_LOCAL_PEERS, NULL, NULL, PMIX_BOOL, &v);
-    if (rc == PMIX_SUCCESS && v->type == PMIX_STRING)
+    if (rc == PMIX_SUCCESS && v->type == PMIX_STRING && strcmp(v->data.string, "0,1,2,3") == 0)
         report(1, "reserved_local_peers", "(\"%s\")", v->data.string);
     else
-        report(0, "reserved_local_peers", "expected a string, got %s", PMIx_Error_string(rc));
+        report(0, "reserved_local_peers", "expected \"0,1,2,3\", got %s", PMIx_Error_string(rc));
     release(&v);
 }
 
