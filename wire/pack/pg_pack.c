@@ -1215,13 +1215,17 @@ static void destruct_pinfo(void *elem)
 
 /* ---- the table -------------------------------------------------------- */
 
+/* The table is indexed by type code (designated initializers): a lookup is
+ * one load, not a search -- every value packed, unpacked, copied or freed
+ * looks its type up, often several times (a get's value: DATA_ARRAY,
+ * VALUE, STRING). */
 #define PG_INT(code, ctype, width, sgn) \
-    { code, #code, sizeof(ctype), width, width, sgn, pack_int, unpack_int, NULL, NULL }
+    [code] = { code, #code, sizeof(ctype), width, width, sgn, pack_int, unpack_int, NULL, NULL }
 #define PG_COMPOUND(code, ctype, minw, stem) \
-    { code, #code, sizeof(ctype), minw, 0, false, pack_##stem, unpack_##stem, copy_##stem, destruct_##stem }
+    [code] = { code, #code, sizeof(ctype), minw, 0, false, pack_##stem, unpack_##stem, copy_##stem, destruct_##stem }
 
 static const pg_type_ops_t pg_types[] = {
-    { PMIX_BOOL, "PMIX_BOOL", sizeof(bool), 1, 1, false, pack_bool, unpack_bool, NULL, NULL },
+    [PMIX_BOOL] = { PMIX_BOOL, "PMIX_BOOL", sizeof(bool), 1, 1, false, pack_bool, unpack_bool, NULL, NULL },
     PG_INT(PMIX_BYTE, uint8_t, 1, false),
     PG_COMPOUND(PMIX_STRING, char *, 4, string),
     /* platform-width integers travel as 64 bits; the receiver range-checks */
@@ -1237,14 +1241,14 @@ static const pg_type_ops_t pg_types[] = {
     PG_INT(PMIX_UINT16, uint16_t, 2, false),
     PG_INT(PMIX_UINT32, uint32_t, 4, false),
     PG_INT(PMIX_UINT64, uint64_t, 8, false),
-    { PMIX_FLOAT, "PMIX_FLOAT", sizeof(float), 4, 4, false, pack_float, unpack_float, NULL, NULL },
-    { PMIX_DOUBLE, "PMIX_DOUBLE", sizeof(double), 8, 8, false, pack_float, unpack_float, NULL, NULL },
-    { PMIX_TIMEVAL, "PMIX_TIMEVAL", sizeof(struct timeval), 16, 0, false, pack_timeval,
+    [PMIX_FLOAT] = { PMIX_FLOAT, "PMIX_FLOAT", sizeof(float), 4, 4, false, pack_float, unpack_float, NULL, NULL },
+    [PMIX_DOUBLE] = { PMIX_DOUBLE, "PMIX_DOUBLE", sizeof(double), 8, 8, false, pack_float, unpack_float, NULL, NULL },
+    [PMIX_TIMEVAL] = { PMIX_TIMEVAL, "PMIX_TIMEVAL", sizeof(struct timeval), 16, 0, false, pack_timeval,
       unpack_timeval, NULL, NULL },
     PG_INT(PMIX_TIME, time_t, 8, true),
     PG_INT(PMIX_STATUS, pmix_status_t, 4, true),
     PG_COMPOUND(PMIX_VALUE, pmix_value_t, 2, value),
-    { PMIX_PROC, "PMIX_PROC", sizeof(pmix_proc_t), 8, 0, false, pack_proc, unpack_proc, NULL, NULL },
+    [PMIX_PROC] = { PMIX_PROC, "PMIX_PROC", sizeof(pmix_proc_t), 8, 0, false, pack_proc, unpack_proc, NULL, NULL },
     PG_COMPOUND(PMIX_INFO, pmix_info_t, 10, info),
     PG_COMPOUND(PMIX_PDATA, pmix_pdata_t, 14, pdata),
     PG_COMPOUND(PMIX_BYTE_OBJECT, pmix_byte_object_t, 8, bo),
@@ -1269,14 +1273,11 @@ static const pg_type_ops_t pg_types[] = {
 
 static const pg_type_ops_t *ops_for(pmix_data_type_t type)
 {
-    size_t i;
-
-    for (i = 0; i < sizeof(pg_types) / sizeof(pg_types[0]); i++) {
-        if (pg_types[i].type == type) {
-            return &pg_types[i];
-        }
+    /* a gap in the table has no name (PMIX_UNDEF, types not carried) */
+    if (type >= sizeof(pg_types) / sizeof(pg_types[0]) || NULL == pg_types[type].name) {
+        return NULL;
     }
-    return NULL;
+    return &pg_types[type];
 }
 
 bool pg_type_is_supported(pmix_data_type_t type)
