@@ -5,7 +5,12 @@
  * Building is three steps over the staged entries: sort them by (key,
  * rank) so each key's lowest poster comes first and each key is stored
  * once; size the file; fill it (strings, then the hash table, linear
- * probing at load <= 1/2).  The whole image is built in memory (the
+ * probing at load <= 3/4).  The strings area holds three runs -- the keys,
+ * the text values, the PMIx-packed values -- so a reader touches the pages
+ * of its own kind only: a libpmi2 rank maps no PMIx encoding, a libpmix
+ * rank no text (with thousands of ranks each mapping the segment, pages
+ * mapped are the cost of a fence; docs/performance.md, "Own clients at
+ * scale").  The whole image is built in memory (the
  * writer's, reused from one generation to the next) and written with one
  * write() into a fresh memfd, which is sealed and then takes the previous
  * generation's descriptor number.
@@ -271,23 +276,27 @@ static uint32_t entry_flags(const staged_t *s)
     return flags;
 }
 
+/* The strings area's runs, in this order. */
+enum { RUN_KEYS, RUN_TEXT, RUN_PACKED, NRUNS };
+
 typedef struct image {
     char *buf;
     pg_shm_header_t *h;
     pg_shm_entry_t *slots;
     char *strings;
-    uint32_t spos;     /* next free byte of the strings area */
+    uint32_t run_at[NRUNS];  /* where each run starts in the strings area */
+    uint32_t run_pos[NRUNS]; /* next free byte of each run */
 } image_t;
 
-/* Appends bytes + NUL to the strings area; returns their offset. */
-static uint32_t image_string(image_t *im, const char *s, uint32_t len)
+/* Appends bytes + NUL to a run of the strings area; returns their offset. */
+static uint32_t image_string(image_t *im, int run, const char *s, uint32_t len)
 {
-    uint32_t at = im->spos;
+    uint32_t at = im->run_pos[run];
 
     if (len > 0)
         memcpy(im->strings + at, s, len);
     im->strings[at + len] = '\0';
-    im->spos += len + 1;
+    im->run_pos[run] += len + 1;
     return at;
 }
 
@@ -301,21 +310,24 @@ static void image_insert(image_t *im, const pg_shm_entry_t *e)
     im->h->nentries++;
 }
 
-/* Sizes of the sorted staging: distinct keys and string bytes. */
-static int image_measure(const pg_shm_t *w, size_t *nkeys, uint64_t *strings)
+/* Sizes of the sorted staging: distinct keys, and the bytes of each run. */
+static int image_measure(const pg_shm_t *w, size_t *nkeys, uint64_t run_size[NRUNS])
 {
     *nkeys = 0;
-    *strings = 0;
+    memset(run_size, 0, NRUNS * sizeof(run_size[0]));
     for (size_t i = 0; i < w->n; i++) {
         if (i == 0 || strcmp(w->ents[i - 1].key, w->ents[i].key) != 0) {
             ++*nkeys;
-            *strings += (uint64_t)w->ents[i].key_len + 1;
+            run_size[RUN_KEYS] += (uint64_t)w->ents[i].key_len + 1;
         }
-        *strings += (uint64_t)w->ents[i].val_len + 1;
+        run_size[RUN_TEXT] += (uint64_t)w->ents[i].val_len + 1;
         if (w->ents[i].pval_len > 0)
-            *strings += (uint64_t)w->ents[i].pval_len + 1;
+            run_size[RUN_PACKED] += (uint64_t)w->ents[i].pval_len + 1;
     }
-    return *strings + 1 > UINT32_MAX || w->n + *nkeys >= UINT32_MAX / 2 ? -EFBIG : 0;
+    return run_size[RUN_KEYS] + run_size[RUN_TEXT] + run_size[RUN_PACKED] + 1 > UINT32_MAX ||
+                   w->n + *nkeys >= UINT32_MAX / 2
+               ? -EFBIG
+               : 0;
 }
 
 /* Memory for an image of `total` bytes.  Kept from one generation to the
@@ -347,11 +359,13 @@ static char *image_memory(pg_shm_t *w, size_t total)
 static int image_layout(pg_shm_t *w, uint64_t generation, image_t *im)
 {
     size_t nkeys, nslots = 8, nslen = strlen(w->nspace);
-    uint64_t strings, slots_off, strings_off, total;
+    uint64_t run_size[NRUNS], strings, slots_off, strings_off, total;
 
-    if (image_measure(w, &nkeys, &strings) != 0)
+    if (image_measure(w, &nkeys, run_size) != 0)
         return -EFBIG;
-    while (nslots < 2 * (w->n + nkeys) + 1)
+    strings = run_size[RUN_KEYS] + run_size[RUN_TEXT] + run_size[RUN_PACKED];
+    /* entries <= 3/4 of the slots (and one slot always empty: a probe ends) */
+    while (nslots < (w->n + nkeys) * 4 / 3 + 1)
         nslots *= 2;
     slots_off = (sizeof(pg_shm_header_t) + nslen + 1 + 7) & ~(uint64_t)7;
     strings_off = slots_off + nslots * sizeof(pg_shm_entry_t);
@@ -375,7 +389,11 @@ static int image_layout(pg_shm_t *w, uint64_t generation, image_t *im)
     memcpy(im->buf + im->h->nspace_off, w->nspace, nslen + 1);
     im->slots = (pg_shm_entry_t *)(im->buf + slots_off);
     im->strings = im->buf + strings_off;
-    im->spos = 1; /* offset 0 holds "", the value of entries readers must not answer */
+    /* offset 0 holds "", the value of entries readers must not answer */
+    im->run_at[RUN_KEYS] = 1;
+    im->run_at[RUN_TEXT] = im->run_at[RUN_KEYS] + (uint32_t)run_size[RUN_KEYS];
+    im->run_at[RUN_PACKED] = im->run_at[RUN_TEXT] + (uint32_t)run_size[RUN_TEXT];
+    memcpy(im->run_pos, im->run_at, sizeof(im->run_pos));
     return 0;
 }
 
@@ -391,16 +409,16 @@ static void image_fill(const pg_shm_t *w, image_t *im)
         pg_shm_entry_t e = { 0 };
 
         if (first)
-            key_off = image_string(im, s->key, s->key_len);
+            key_off = image_string(im, RUN_KEYS, s->key, s->key_len);
         e.rank = s->rank;
         e.key_len = s->key_len;
         e.key_off = key_off;
         e.val_len = s->val_len;
-        e.val_off = s->val != NULL ? image_string(im, s->val, s->val_len) : 0;
+        e.val_off = s->val != NULL ? image_string(im, RUN_TEXT, s->val, s->val_len) : 0;
         e.flags = entry_flags(s);
         if (s->pval_len > 0) {
             e.pval_len = s->pval_len;
-            e.pval_off = image_string(im, w->packed.base_ptr + s->pval_at, s->pval_len);
+            e.pval_off = image_string(im, RUN_PACKED, w->packed.base_ptr + s->pval_at, s->pval_len);
             e.flags |= PG_SHM_PMIX_OK;
         }
         e.hash = pg_shm_hash(s->key, s->key_len, s->rank);
@@ -410,6 +428,18 @@ static void image_fill(const pg_shm_t *w, image_t *im)
             e.hash = pg_shm_hash(s->key, s->key_len, PG_SHM_ANY_RANK);
             image_insert(im, &e);
         }
+    }
+}
+
+/* Zeroes what the runs did not use (the bytes sized for values the fill
+ * did not store as text, and the last NUL): nothing of an earlier
+ * generation leaks into this one. */
+static void image_zero_gaps(image_t *im)
+{
+    for (int run = 0; run < NRUNS; run++) {
+        uint32_t end = run + 1 < NRUNS ? im->run_at[run + 1] : (uint32_t)im->h->strings_size;
+
+        memset(im->strings + im->run_pos[run], 0, end - im->run_pos[run]);
     }
 }
 
@@ -458,8 +488,7 @@ int pg_shm_publish(pg_shm_t *w, uint64_t generation)
     rc = image_layout(w, generation, &im);
     if (rc == 0) {
         image_fill(w, &im);
-        /* the bytes sized for values the fill did not store as text */
-        memset(im.strings + im.spos, 0, im.h->strings_size - im.spos);
+        image_zero_gaps(&im);
         rc = image_publish(w, &im);
     }
     staging_reset(w);
