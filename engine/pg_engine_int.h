@@ -233,6 +233,7 @@ struct pg_engine {
     pg_req_t *done;               /* completion queue (utlist DL) */
     pg_sub_t *subs;               /* event subscriptions (utlist DL) */
     unsigned notifying;           /* pg_event_notify depth: unsubscribe defers frees */
+    size_t subs_ended;            /* ended subscriptions not freed yet */
     bool flushing;
     bool hang_dirty;
     uint64_t next_id;

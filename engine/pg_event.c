@@ -28,16 +28,30 @@ static void sub_free(pg_engine_t *e, pg_sub_t *s)
     pg_mem_free(e, s, sizeof(*s));
 }
 
-/* Frees the subscriptions ended during a walk (only when no walk runs). */
+/* Ends a subscription: freed now, or by the sweep after the walk that
+ * runs (a walk holds pointers into the list). */
+static void sub_end(pg_engine_t *e, pg_sub_t *s)
+{
+    s->cb = NULL;
+    if (e->notifying == 0)
+        sub_free(e, s);
+    else
+        e->subs_ended++;
+}
+
+/* Frees the subscriptions ended during a walk (only when no walk runs,
+ * and only when there are some: every rank's finalize unsubscribes, and
+ * a pass over all N subscriptions each time was N^2 at the job's end). */
 static void subs_sweep(pg_engine_t *e)
 {
     pg_sub_t *s, *tmp;
 
-    if (e->notifying > 0)
+    if (e->notifying > 0 || e->subs_ended == 0)
         return;
     DL_FOREACH_SAFE(e->subs, s, tmp)
         if (s->cb == NULL)
             sub_free(e, s);
+    e->subs_ended = 0;
 }
 
 pmix_status_t pg_event_subscribe(pg_engine_t *e, const pg_proc_t *proc, pg_event_cb_t cb,
@@ -74,8 +88,7 @@ pmix_status_t pg_event_unsubscribe(pg_engine_t *e, uint64_t id)
         return PMIX_ERR_BAD_PARAM;
     DL_FOREACH(e->subs, s)
         if (s->id == id && s->cb != NULL) {
-            s->cb = NULL;
-            subs_sweep(e);
+            sub_end(e, s);
             return PMIX_SUCCESS;
         }
     return PMIX_ERR_NOT_FOUND;
@@ -84,12 +97,11 @@ pmix_status_t pg_event_unsubscribe(pg_engine_t *e, uint64_t id)
 /* A job that ends takes its subscriptions along (no callback). */
 void pg_event_drop_job(pg_engine_t *e, pg_ns_t *job)
 {
-    pg_sub_t *s;
+    pg_sub_t *s, *tmp;
 
-    DL_FOREACH(e->subs, s)
-        if (s->job == job)
-            s->cb = NULL;
-    subs_sweep(e);
+    DL_FOREACH_SAFE(e->subs, s, tmp)
+        if (s->job == job && s->cb != NULL)
+            sub_end(e, s);
 }
 
 /* ---- ranges ------------------------------------------------------------- */
