@@ -24,12 +24,17 @@ typedef struct cached {
     size_t idlen;
     pmix_value_t value;
     bool permanent;
+    bool reserved;           /* a reserved key's ("pmix" prefix) */
     UT_hash_handle hh;
 } cached_t;
 
 struct pg_cache {
     own_put_t *own;
     cached_t *values;
+    /* Entries of non-reserved keys (fetched values, PMIx_Store_internal):
+     * while there are none -- a wire-up's gets come from the segment --
+     * a lookup of such a key skips the hash (N^2 misses in a wire-up). */
+    size_t nplain;
     size_t nstaged;
     size_t next_order;
 };
@@ -204,6 +209,8 @@ pmix_status_t pg_cache_store(pg_cache_t *c, const char *nspace, pmix_rank_t rank
             return PMIX_ERR_NOMEM;
         }
         HASH_ADD_KEYPTR(hh, c->values, v->id, v->idlen, v);
+        v->reserved = PMIX_CHECK_RESERVED_KEY(key);
+        c->nplain += !v->reserved;
     } else
         pg_value_destruct(&v->value);
     v->value = copy;
@@ -214,7 +221,8 @@ pmix_status_t pg_cache_store(pg_cache_t *c, const char *nspace, pmix_rank_t rank
 const pmix_value_t *pg_cache_find(const pg_cache_t *c, const char *nspace, pmix_rank_t rank,
                                   const char *key)
 {
-    cached_t *v = cached_find(c, nspace, rank, key);
+    cached_t *v = c->nplain > 0 || PMIX_CHECK_RESERVED_KEY(key) ? cached_find(c, nspace, rank, key)
+                                                                   : NULL;
 
     return v != NULL ? &v->value : NULL;
 }
@@ -226,6 +234,7 @@ void pg_cache_forget_fetched(pg_cache_t *c)
     HASH_ITER(hh, c->values, v, tmp)
         if (!v->permanent) {
             HASH_DELETE(hh, c->values, v);
+            c->nplain -= !v->reserved;
             cached_free(v);
         }
 }

@@ -620,6 +620,14 @@ static void cache_fence_forgets_fetched_keeps_permanent(void)
     pg_cache_forget_fetched(c);
     CU_ASSERT_PTR_NULL(pg_cache_find(c, "ns", 2, "card"));
     CU_ASSERT_PTR_NOT_NULL(pg_cache_find(c, "ns", PMIX_RANK_WILDCARD, "pmix.job.size"));
+    /* with no plain key left, plain lookups skip the table: a value stored
+     * again (fetched, then a PMIx_Store_internal one) is still found */
+    CU_ASSERT_EQUAL(pg_cache_store(c, "ns", 2, "card", &v, false), PMIX_SUCCESS);
+    CU_ASSERT_PTR_NOT_NULL(pg_cache_find(c, "ns", 2, "card"));
+    CU_ASSERT_EQUAL(pg_cache_store(c, "ns", 1, "stored", &v, true), PMIX_SUCCESS);
+    pg_cache_forget_fetched(c);
+    CU_ASSERT_PTR_NULL(pg_cache_find(c, "ns", 2, "card"));
+    CU_ASSERT_PTR_NOT_NULL(pg_cache_find(c, "ns", 1, "stored"));
     pg_cache_free(c);
 }
 
