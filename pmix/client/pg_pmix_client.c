@@ -765,6 +765,7 @@ typedef struct get_op {
     pmix_proc_t target;        /* normalised: nspace filled in */
     char key[PMIX_MAX_KEYLEN + 1];
     bool reserved;             /* "pmix" prefix */
+    bool own_ns;               /* the target is of my namespace */
     bool qualified;            /* realm qualifiers: not answered from the cache */
     bool optional, refresh, scoped;
     bool by_cid;               /* PMIX_GROUP_CONTEXT_ID: what a group member shared */
@@ -813,6 +814,7 @@ static pmix_status_t get_prepare(const pmix_proc_t *proc, const char *key,
               proc != NULL && proc->nspace[0] != '\0' ? proc->nspace : client.self.nspace,
               PMIX_MAX_NSLEN);
     op->target.rank = proc != NULL ? proc->rank : PMIX_RANK_UNDEF;
+    op->own_ns = PMIX_CHECK_NSPACE(op->target.nspace, client.self.nspace);
     load_name(op->key, key, PMIX_MAX_KEYLEN);
     op->reserved = PMIX_CHECK_RESERVED_KEY(key);
     for (size_t i = 0; ninfo > 0 && i < sizeof(realm_qualifiers) / sizeof(realm_qualifiers[0]); i++)
@@ -832,15 +834,14 @@ static pmix_status_t get_prepare(const pmix_proc_t *proc, const char *key,
 
 static bool op_is_self(const get_op_t *op, pmix_rank_t rank)
 {
-    return PMIX_CHECK_NSPACE(op->target.nspace, client.self.nspace) &&
+    return op->own_ns &&
            rank == client.self.rank;
 }
 
 /* Answers the client itself knows without asking (the process id). */
 static bool get_identity(const get_op_t *op, pmix_value_t **val, pmix_status_t *rc)
 {
-    bool own_ns = PMIX_CHECK_NSPACE(op->target.nspace, client.self.nspace);
-    bool me = own_ns && (op->target.rank == PMIX_RANK_UNDEF ||
+    bool me = op->own_ns && (op->target.rank == PMIX_RANK_UNDEF ||
                          op->target.rank == PMIX_RANK_INVALID || op_is_self(op, op->target.rank));
 
     if (!me || !(PMIX_CHECK_KEY(op, PMIX_PROCID) ||
@@ -884,7 +885,7 @@ static bool segment_may_answer(const get_op_t *op)
     pmix_rank_t t = op->target.rank;
 
     if (client.shm == NULL || op->reserved || op->refresh || op->scoped ||
-        !PMIX_CHECK_NSPACE(op->target.nspace, client.self.nspace) || op_is_self(op, t))
+        !op->own_ns || op_is_self(op, t))
         return false;
     if (op->optional && !__atomic_load_n(&client.collected, __ATOMIC_ACQUIRE))
         return false;
@@ -925,7 +926,7 @@ static bool segment_get(const get_op_t *op, pmix_value_t **val)
 static pmix_status_t get_local(const get_op_t *op, pmix_value_t **val)
 {
     const pmix_value_t *hit = NULL;
-    bool own_ns = PMIX_CHECK_NSPACE(op->target.nspace, client.self.nspace);
+    bool own_ns = op->own_ns;
     pmix_status_t rc = PMIX_ERR_NOT_FOUND;
 
     *val = NULL;
