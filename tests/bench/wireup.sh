@@ -572,7 +572,6 @@ report_ratios() {
             "$(quotient "$(median "wireup pmigate_batch $n getall")" "$(median "wireup floor_pmi2_batch $n getall")")" info 0 ""
     done
     ratio "pmigate wall n=512 (s)" "$(median "wireup pmigate 512 wall")" "<" 8 "${STATUS["wireup pmigate 512"]:-$why}"
-    pm=$(median "wireup pmigate 1024 hwm")
     for n in $scale_ns; do
         for lib in pmi2 pmix; do
             ratio "lib$lib wire-up wall n=$n (s)" "$(median "scale $lib $n wall")" "<" 3 \
@@ -582,6 +581,7 @@ report_ratios() {
                 "${STATUS["scale $lib $n"]:-$why}"
         done
     done
+    pm=$(median "wireup pmigate 1024 hwm")
     ratio "pmigate RSS n=1024 (MB)" "$([ -n "$pm" ] && calc "$pm / 1024")" "<" 64 "${STATUS["wireup pmigate 1024"]:-$why}"
     for n in $hello_ns; do
         pm=$(median "hello pmigate $n wall")
