@@ -534,7 +534,10 @@ pmix_status_t pg_fence_join_tagged(pg_engine_t *e, const pg_proc_t *proc, const 
     if (dl < f->deadline)
         f->deadline = dl;
     e->hang_dirty = true;
-    if (fence_doomed(f))
+    /* A member gone before the first join dooms the fence; one gone later
+     * is seen when it goes (pg_fence_proc_gone).  Checked at every join,
+     * it was a pass over the members per join: N^2 per fence. */
+    if (f->njoined == 1 && fence_doomed(f))
         fence_fail_doomed(e, f);
     else if (f->njoined == f->nlocal)
         fence_local_done(e, f);
