@@ -324,10 +324,9 @@ static int image_measure(const pg_shm_t *w, size_t *nkeys, uint64_t run_size[NRU
         if (w->ents[i].pval_len > 0)
             run_size[RUN_PACKED] += (uint64_t)w->ents[i].pval_len + 1;
     }
-    return run_size[RUN_KEYS] + run_size[RUN_TEXT] + run_size[RUN_PACKED] + 1 > UINT32_MAX ||
-                   w->n + *nkeys >= UINT32_MAX / 2
-               ? -EFBIG
-               : 0;
+    uint64_t strings = run_size[RUN_KEYS] + run_size[RUN_TEXT] + run_size[RUN_PACKED];
+
+    return strings + 1 > UINT32_MAX || w->n + *nkeys >= UINT32_MAX / 2 ? -EFBIG : 0;
 }
 
 /* Memory for an image of `total` bytes.  Kept from one generation to the
