@@ -37,6 +37,8 @@
 static struct pmi2_state {
     pthread_mutex_t lock;       /* init/finalize, cached facts, singleton stores */
     pthread_cond_t idle;        /* signalled when the last call in progress leaves */
+    /* calls, finalizing and inited are read and changed with atomics:
+     * counting a call in and out takes no lock (pmi2_enter) */
     unsigned calls;             /* calls in progress (between enter and leave) */
     bool finalizing;            /* PMI2_Finalize has begun: calls are refused */
     bool inited;
@@ -201,30 +203,39 @@ static pg_str_t cstr(const char *s)
     return v;
 }
 
+/* Counts a call out; the last one out while a finalize waits wakes it. */
+static void pmi2_call_out(void)
+{
+    if (__atomic_sub_fetch(&pmi2.calls, 1, __ATOMIC_SEQ_CST) == 0 &&
+        __atomic_load_n(&pmi2.finalizing, __ATOMIC_SEQ_CST)) {
+        pthread_mutex_lock(&pmi2.lock);
+        pthread_cond_broadcast(&pmi2.idle);
+        pthread_mutex_unlock(&pmi2.lock);
+    }
+}
+
 /* A call counts itself in, unless the library is not initialised or
- * PMI2_Finalize has begun (then it fails with PMI2_ERR_INIT). */
+ * PMI2_Finalize has begun (then it fails with PMI2_ERR_INIT).  Lock-free:
+ * a wire-up makes N gets per rank, and two lock round trips per call were
+ * a sixth of a get from the segment.  The count goes up before the flags
+ * are read, and PMI2_Finalize sets `finalizing` before it reads the
+ * count (both sequentially consistent): either the call sees the finalize
+ * and backs out, or the finalize sees the call and waits for it. */
 static int pmi2_enter(void)
 {
-    int rc = PMI2_ERR_INIT;
-
-    pthread_mutex_lock(&pmi2.lock);
-    if (pmi2.inited && !pmi2.finalizing) {
-        pmi2.calls++;
-        rc = PMI2_SUCCESS;
-    }
-    pthread_mutex_unlock(&pmi2.lock);
-    return rc;
+    __atomic_add_fetch(&pmi2.calls, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&pmi2.inited, __ATOMIC_SEQ_CST) &&
+        !__atomic_load_n(&pmi2.finalizing, __ATOMIC_SEQ_CST))
+        return PMI2_SUCCESS;
+    pmi2_call_out();
+    return PMI2_ERR_INIT;
 }
 
 /* Counts a call out (a cleanup handler: `entered` is pmi2_enter's result). */
 static void pmi2_leave(int *entered)
 {
-    if (*entered != PMI2_SUCCESS)
-        return;
-    pthread_mutex_lock(&pmi2.lock);
-    if (--pmi2.calls == 0)
-        pthread_cond_broadcast(&pmi2.idle);
-    pthread_mutex_unlock(&pmi2.lock);
+    if (*entered == PMI2_SUCCESS)
+        pmi2_call_out();
 }
 
 /* At the top of every call that uses the state: the call is counted in
@@ -307,7 +318,7 @@ static void pmi2_forget(void)
     pmi2.fences = 0;
     pmi2.jobid[0] = '\0';
     pmi2.node_size = 0;
-    pmi2.inited = false;
+    __atomic_store_n(&pmi2.inited, false, __ATOMIC_SEQ_CST);
 }
 
 int PMI2_Init(int *spawned, int *size, int *rank, int *appnum)
@@ -316,7 +327,7 @@ int PMI2_Init(int *spawned, int *size, int *rank, int *appnum)
     int rc = PMI2_SUCCESS;
 
     pthread_mutex_lock(&pmi2.lock);
-    if (pmi2.finalizing) /* what is inited now is about to go */
+    if (__atomic_load_n(&pmi2.finalizing, __ATOMIC_SEQ_CST)) /* what is inited now is about to go */
         rc = PMI2_ERR_INIT;
     else if (!pmi2.inited) {
         if (pg_cl_env_read(&env) != 0)
@@ -324,7 +335,7 @@ int PMI2_Init(int *spawned, int *size, int *rank, int *appnum)
         else
             rc = env.mode == PG_CL_SINGLETON ? singleton_start() : server_start(&env);
         if (rc == PMI2_SUCCESS)
-            pmi2.inited = true;
+            __atomic_store_n(&pmi2.inited, true, __ATOMIC_SEQ_CST);
         else
             pmi2_forget();
     }
@@ -344,7 +355,7 @@ int PMI2_Init(int *spawned, int *size, int *rank, int *appnum)
 
 int PMI2_Initialized(void)
 {
-    return pmi2.inited;
+    return __atomic_load_n(&pmi2.inited, __ATOMIC_SEQ_CST);
 }
 
 int PMI2_Set_threaded(int is_threaded)
@@ -365,19 +376,19 @@ int PMI2_Finalize(void)
     int rc = PMI2_SUCCESS;
 
     pthread_mutex_lock(&pmi2.lock);
-    if (pmi2.finalizing) { /* another thread's finalize is under way */
+    if (__atomic_load_n(&pmi2.finalizing, __ATOMIC_SEQ_CST)) { /* another thread's finalize */
         pthread_mutex_unlock(&pmi2.lock);
         return PMI2_ERR_INIT;
     }
-    pmi2.finalizing = true;
+    __atomic_store_n(&pmi2.finalizing, true, __ATOMIC_SEQ_CST);
     if (pmi2.inited && pmi2.mux != NULL)
         rc = pmi2_call_simple(PG_CMD_PMI2_FINALIZE, PG_CMD_PMI2_FINALIZE_RESPONSE);
     if (pmi2.mux != NULL)
         pg_pmi2_mux_shutdown(pmi2.mux);
-    while (pmi2.calls > 0)
+    while (__atomic_load_n(&pmi2.calls, __ATOMIC_SEQ_CST) > 0)
         pthread_cond_wait(&pmi2.idle, &pmi2.lock);
     pmi2_forget();
-    pmi2.finalizing = false;
+    __atomic_store_n(&pmi2.finalizing, false, __ATOMIC_SEQ_CST);
     pthread_mutex_unlock(&pmi2.lock);
     return rc;
 }
