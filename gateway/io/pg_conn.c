@@ -32,7 +32,10 @@
 #include "wire/pg_frame.h"
 #include "wire/pg_pmix_frame.h"
 
-enum { PG_CONN_INBUF_INITIAL = 4096, PG_CONN_REASON_MAX = 256 };
+/* A connection's input buffer starts at 1 KiB and doubles as messages
+ * need (conn_reserve): a rank's requests are a few hundred bytes, and at
+ * 4 096 ranks 4 KiB each was 16 MB of the gateway's resident size. */
+enum { PG_CONN_INBUF_INITIAL = 1024, PG_CONN_REASON_MAX = 256 };
 
 struct pg_conn {
     pg_peer_t peer;               /* what the handler sees: rank, job, ops */
