@@ -10,9 +10,8 @@
  * of its own kind only: a libpmi2 rank maps no PMIx encoding, a libpmix
  * rank no text (with thousands of ranks each mapping the segment, pages
  * mapped are the cost of a fence; docs/performance.md, "Own clients at
- * scale").  The whole image is built in memory (the
- * writer's, reused from one generation to the next) and written with one
- * write() into a fresh memfd, which is sealed and then takes the previous
+ * scale").  The image is built in place in a fresh memfd, mapped while
+ * the gateway fills it, then unmapped, sealed, and put at the previous
  * generation's descriptor number.
  *
  * Why memfds: the ranks run as the same user as pmigate, so a file in a
@@ -70,8 +69,6 @@ struct pg_shm {
     staged_t *ents;
     size_t n, cap;
     pmix_data_buffer_t packed; /* this generation's packed PMIx values */
-    char *image;       /* where generations are built, kept between them */
-    size_t image_cap;  /* its mapped size; 0: none yet */
 };
 
 /* What readers rely on: a generation never changes size nor bytes; the
@@ -154,8 +151,6 @@ void pg_shm_free(pg_shm_t *w)
     free(w->spec);
     free(w->nspace);
     pg_buffer_destruct(&w->packed);
-    if (w->image_cap > 0)
-        munmap(w->image, w->image_cap);
     free(w);
 }
 
@@ -280,6 +275,8 @@ static uint32_t entry_flags(const staged_t *s)
 enum { RUN_KEYS, RUN_TEXT, RUN_PACKED, NRUNS };
 
 typedef struct image {
+    int fd;            /* the generation's memfd; -1: none */
+    size_t size;       /* its size, mapped at buf while it is filled */
     char *buf;
     pg_shm_header_t *h;
     pg_shm_entry_t *slots;
@@ -329,36 +326,45 @@ static int image_measure(const pg_shm_t *w, size_t *nkeys, uint64_t run_size[NRU
     return strings + 1 > UINT32_MAX || w->n + *nkeys >= UINT32_MAX / 2 ? -EFBIG : 0;
 }
 
-/* Memory for an image of `total` bytes.  Kept from one generation to the
- * next, and mapped with its pages populated in one call when it must grow:
- * a fresh calloc() per generation took a page fault on every 4 KiB of a
- * 400 KB image as the fill touched it, a third of the publish on the test
- * machine (where a fault is a trip through the hypervisor). */
-static char *image_memory(pg_shm_t *w, size_t total)
+/* The generation's file: a fresh memfd of `total` bytes (zero-filled, so
+ * nothing of an earlier generation can leak into it), mapped for the fill
+ * with its pages populated in one call -- page faults on every 4 KiB as
+ * the fill touched it were a third of a publish on the test machine.
+ * Built in place, the image needs no copy in the gateway's memory (that
+ * buffer was 6-13 MB of its resident size at 4 096 ranks) and no write(). */
+static int image_file(image_t *im, size_t total)
 {
-    if (total > w->image_cap) {
-        size_t page = (size_t)sysconf(_SC_PAGESIZE);
-        size_t cap = (total + total / 2 + page - 1) / page * page;
-        void *m = mmap(NULL, cap, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    void *m;
 
-        if (m == MAP_FAILED)
-            return NULL;
-        if (w->image_cap > 0)
-            munmap(w->image, w->image_cap);
-        w->image = m;
-        w->image_cap = cap;
-    }
-    return w->image;
+    im->fd = memfd_new("pmigate-kvs");
+    if (im->fd < 0 || ftruncate(im->fd, (off_t)total) != 0)
+        return -errno;
+    m = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, im->fd, 0);
+    if (m == MAP_FAILED)
+        return -errno;
+    im->buf = m;
+    im->size = total;
+    return 0;
 }
 
-/* Lays out an image of the staging in the writer's memory: the header,
- * the namespace and an empty table written, every byte before the strings
- * zeroed (padding included: nothing of an earlier generation leaks). */
+/* Unmaps and closes what image_file made (what is published lives on). */
+static void image_release(image_t *im)
+{
+    if (im->buf != NULL)
+        munmap(im->buf, im->size);
+    im->buf = NULL;
+    if (im->fd >= 0)
+        close(im->fd);
+    im->fd = -1;
+}
+
+/* Lays out an image of the staging in its file: the header and the
+ * namespace written; the table and the strings area are zeroes. */
 static int image_layout(pg_shm_t *w, uint64_t generation, image_t *im)
 {
     size_t nkeys, nslots = 8, nslen = strlen(w->nspace);
     uint64_t run_size[NRUNS], strings, slots_off, strings_off, total;
+    int rc;
 
     if (image_measure(w, &nkeys, run_size) != 0)
         return -EFBIG;
@@ -369,9 +375,9 @@ static int image_layout(pg_shm_t *w, uint64_t generation, image_t *im)
     slots_off = (sizeof(pg_shm_header_t) + nslen + 1 + 7) & ~(uint64_t)7;
     strings_off = slots_off + nslots * sizeof(pg_shm_entry_t);
     total = strings_off + strings + 1;
-    if ((im->buf = image_memory(w, total)) == NULL)
-        return -ENOMEM;
-    memset(im->buf, 0, strings_off + 1); /* up to the strings' leading "" */
+    rc = image_file(im, total);
+    if (rc != 0)
+        return rc;
     im->h = (pg_shm_header_t *)im->buf;
     memcpy(im->h->magic, PG_SHM_MAGIC, sizeof(im->h->magic));
     im->h->version = PG_SHM_VERSION;
@@ -430,56 +436,24 @@ static void image_fill(const pg_shm_t *w, image_t *im)
     }
 }
 
-/* Zeroes what the runs did not use (the bytes sized for values the fill
- * did not store as text, and the last NUL): nothing of an earlier
- * generation leaks into this one. */
-static void image_zero_gaps(image_t *im)
+/* Unmaps the filled image, seals its file (no size change, no write: a
+ * rank can neither truncate it under its readers nor change it; the seal
+ * needs the gateway's writable mapping gone) and puts it at the readers'
+ * descriptor number: one dup3 replaces the previous generation, so a
+ * reader opens either whole.  A process that mapped the previous one
+ * keeps it: the memory lives while it is mapped. */
+static int image_publish(const pg_shm_t *w, image_t *im)
 {
-    for (int run = 0; run < NRUNS; run++) {
-        uint32_t end = run + 1 < NRUNS ? im->run_at[run + 1] : (uint32_t)im->h->strings_size;
-
-        memset(im->strings + im->run_pos[run], 0, end - im->run_pos[run]);
-    }
-}
-
-static int write_all(int fd, const char *buf, size_t len)
-{
-    while (len > 0) {
-        ssize_t n = write(fd, buf, len);
-
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return n < 0 ? -errno : -EIO;
-        buf += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
-/* Writes the image into a new memfd, seals it (no size change, no write:
- * a rank can neither truncate it under its readers nor change it) and
- * puts it at the readers' descriptor number: one dup3 replaces the
- * previous generation, so a reader opens either whole.  A process that
- * mapped the previous one keeps it: the memory lives while it is mapped. */
-static int image_publish(const pg_shm_t *w, const image_t *im)
-{
-    int fd = memfd_new("pmigate-kvs"), rc;
-
-    if (fd < 0)
+    munmap(im->buf, im->size);
+    im->buf = NULL;
+    if (fcntl(im->fd, F_ADD_SEALS, SEG_SEALS) != 0 || dup3(im->fd, w->seg_fd, O_CLOEXEC) < 0)
         return -errno;
-    rc = write_all(fd, im->buf, im->h->total_size);
-    if (rc == 0 && fcntl(fd, F_ADD_SEALS, SEG_SEALS) != 0)
-        rc = -errno;
-    if (rc == 0 && dup3(fd, w->seg_fd, O_CLOEXEC) < 0)
-        rc = -errno;
-    close(fd);
-    return rc;
+    return 0;
 }
 
 int pg_shm_publish(pg_shm_t *w, uint64_t generation)
 {
-    image_t im = { 0 };
+    image_t im = { .fd = -1 };
     int rc;
 
     if (w->n > 1) /* nothing staged yet: no array at all */
@@ -487,9 +461,9 @@ int pg_shm_publish(pg_shm_t *w, uint64_t generation)
     rc = image_layout(w, generation, &im);
     if (rc == 0) {
         image_fill(w, &im);
-        image_zero_gaps(&im);
         rc = image_publish(w, &im);
     }
+    image_release(&im);
     staging_reset(w);
     return rc;
 }
