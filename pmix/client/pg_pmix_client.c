@@ -895,7 +895,8 @@ static bool segment_may_answer(const get_op_t *op)
 /* Unpacks a segment entry: the server's get reply value, byte for byte. */
 static int segment_take(const void *bytes, size_t len, void *arg)
 {
-    pmix_value_t **val = arg, *v = PMIx_Value_create(1);
+    /* not zeroed: the unpack clears the value before it fills it */
+    pmix_value_t **val = arg, *v = malloc(sizeof(*v));
     pmix_data_buffer_t view;
 
     if (v == NULL)

@@ -211,7 +211,16 @@ pmix_value_t *PMIx_Value_create(size_t n)
 
 void PMIx_Value_free(pmix_value_t *v, size_t n)
 {
-    typed_array_free(v, n, PMIX_VALUE);
+    /* each value, then the array: what typed_array_free does, without the
+     * data-array wrapper (PMIX_VALUE_RELEASE after every PMIx_Get, N^2
+     * times in a wire-up) */
+    if (NULL == v) {
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        pg_value_destruct(&v[i]);
+    }
+    free(v);
 }
 
 char *PMIx_Value_string(const pmix_value_t *value)
