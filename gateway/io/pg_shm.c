@@ -336,8 +336,11 @@ static int image_file(image_t *im, size_t total)
 {
     void *m;
 
+    /* fallocate, not ftruncate: every page exists before the fill, so a
+     * machine out of memory fails the publish here instead of killing
+     * the gateway with SIGBUS at a store into the mapping */
     im->fd = memfd_new("pmigate-kvs");
-    if (im->fd < 0 || ftruncate(im->fd, (off_t)total) != 0)
+    if (im->fd < 0 || fallocate(im->fd, 0, 0, (off_t)total) != 0)
         return -errno;
     m = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, im->fd, 0);
     if (m == MAP_FAILED)
