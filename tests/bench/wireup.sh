@@ -11,9 +11,10 @@
 # Own clients at scale: pmigate's libpmi2 (pmi2_wireup with pmigate's
 # library first in LD_LIBRARY_PATH) and its libpmix (pmixbench) at
 # BENCH_SCALE_NS ranks, each wall split into launch (start to the last
-# rank's card), fence (to the first rank out of it) and gets (to the last
-# rank holding every card: the other ranks' release and all N^2 gets), from
-# the ranks' own CLOCK_BOOTTIME stamps; next
+# rank's card), fence (to the first rank out of it), gets (to the last
+# rank holding every card: the other ranks' release and all N^2 gets) and
+# exit (the rest: the workload's report fence, finalize, the exits and
+# their reaping), from the ranks' own CLOCK_BOOTTIME stamps; next
 # to `pmigate run /bin/true`, the floor of starting N processes.
 # Prints a table of medians, a block of `ratio` lines against the goals of
 # docs/performance.md, and writes the same figures to $PG_BUILD/bench/wireup.txt.
@@ -330,6 +331,7 @@ scale_once() {
     add_sample "$tag launch" "$(calc "($ready - $t0) / 1e6")"
     add_sample "$tag fence" "$(calc "($fenced - $ready) / 1e6")"
     add_sample "$tag gets" "$(calc "($got - $fenced) / 1e6")"
+    add_sample "$tag exit" "$(calc "$RUN_WALL - ($got - $t0) / 1e6")"
 }
 
 run_scale_series() {
@@ -495,14 +497,16 @@ report_scale() {
     local n lib line
     say ""
     say "Own clients at scale (put 220 B, fence, get all N; pmigate's libpmi2 and libpmix), seconds, medians of $big_reps runs"
-    say "  launch = start to the last rank's card put; fence = to the first rank out of the fence; gets = to the last rank holding all N"
-    printf '  %5s | %-8s | %-36s | %-36s | %s\n' N "floor" "libpmi2: wall launch fence gets" \
-        "libpmix: wall launch fence gets" "RSS MB pmi2/pmix"
+    say "  launch = start to the last rank's card put; fence = to the first rank out of the fence; gets = to the last rank holding all N;"
+    say "  exit = the rest (the workload's report fence, finalize, the exits and their reaping)"
+    printf '  %5s | %-8s | %-45s | %-45s | %s\n' N "floor" "libpmi2: wall launch fence gets exit" \
+        "libpmix: wall launch fence gets exit" "RSS MB pmi2/pmix"
     for n in $scale_ns; do
         line=$(printf '  %5s | %8s |' "$n" "$(cell "scale true $n" wall)")
         for lib in pmi2 pmix; do
-            line+=$(printf ' %8s %8s %8s %8s |' "$(cell "scale $lib $n" wall)" "$(cell "scale $lib $n" launch)" \
-                "$(cell "scale $lib $n" fence)" "$(cell "scale $lib $n" gets)")
+            line+=$(printf ' %8s %8s %8s %8s %8s |' "$(cell "scale $lib $n" wall)" \
+                "$(cell "scale $lib $n" launch)" "$(cell "scale $lib $n" fence)" \
+                "$(cell "scale $lib $n" gets)" "$(cell "scale $lib $n" exit)")
         done
         line+=$(printf ' %s / %s' "$(cell "scale pmi2 $n" hwm 1024)" "$(cell "scale pmix $n" hwm 1024)")
         say "$line"
@@ -510,6 +514,7 @@ report_scale() {
             record "result bench=scale lib=$lib n=$n status=\"${STATUS["scale $lib $n"]:-not run}\"" \
                 "wall_s=$(median "scale $lib $n wall") launch_s=$(median "scale $lib $n launch")" \
                 "fence_s=$(median "scale $lib $n fence") gets_s=$(median "scale $lib $n gets")" \
+                "exit_s=$(median "scale $lib $n exit")" \
                 "rss_kb=$(median "scale $lib $n hwm")"
         done
     done
