@@ -228,6 +228,13 @@ static void say_children(pg_mesh_t *m, unsigned type)
             pg_mesh_link_say(m->peers[m->children[i]], type, NULL, 0);
 }
 
+/* Node 0's word that every node has it: known here, passed down. */
+static void vote_all(pg_mesh_t *m, tree_vote_t *v, unsigned down)
+{
+    v->all = true;
+    say_children(m, down);
+}
+
 /* This node's word on a vote: to its parent once it has the thing itself
  * (`here`) and every child's subtree has it; node 0 then says to every
  * node, down the tree, that all have it. */
@@ -236,20 +243,10 @@ static void vote(pg_mesh_t *m, tree_vote_t *v, bool here, unsigned up, unsigned 
     if (!here || v->sent || v->children_in < m->nchildren)
         return;
     v->sent = true;
-    if (m->parent >= 0) {
-        if (m->peers[m->parent] != NULL)
-            pg_mesh_link_say(m->peers[m->parent], up, NULL, 0);
-        return;
-    }
-    v->all = true;
-    say_children(m, down);
-}
-
-/* Node 0's word, from the parent: passed down. */
-static void vote_all(pg_mesh_t *m, tree_vote_t *v, unsigned down)
-{
-    v->all = true;
-    say_children(m, down);
+    if (m->parent < 0)
+        vote_all(m, v, down);
+    else if (m->peers[m->parent] != NULL)
+        pg_mesh_link_say(m->peers[m->parent], up, NULL, 0);
 }
 
 static void maybe_up(pg_mesh_t *m)
