@@ -15,7 +15,9 @@
 # rank holding every card: the other ranks' release and all N^2 gets) and
 # exit (the rest: the workload's report fence, finalize, the exits and
 # their reaping), from the ranks' own CLOCK_BOOTTIME stamps; next
-# to `pmigate run /bin/true`, the floor of starting N processes.
+# to two floors without PMI: `pmigate run /bin/true` (starting N
+# processes) and floor_cards (the same N processes doing the workload's own
+# key and card work, each get replaced by writing the card).
 # Prints a table of medians, a block of `ratio` lines against the goals of
 # docs/performance.md, and writes the same figures to $PG_BUILD/bench/wireup.txt.
 # Numbers, not a timed test: a missed goal is reported, never an error.
@@ -311,6 +313,7 @@ scale_once() {
         pmi2) cmd=(env LD_LIBRARY_PATH="$PG_BUILD/pmi2/.libs" "$pmigate" run -n "$n" "$wireup_prog") ;;
         pmix) cmd=(env LD_LIBRARY_PATH="$PG_BUILD/pmix/.libs" "$pmigate" run -n "$n" "$pmixbench") ;;
         true) cmd=("$pmigate" run -n "$n" /bin/true) ;;
+        cards) cmd=("$pmigate" run -n "$n" "$floor_cards") ;;
     esac
     t0=$(now_boot_us)
     run_measured $(( 60 + n / 8 )) "$tag" "${cmd[@]}"
@@ -321,7 +324,7 @@ scale_once() {
     add_sample "$tag wall" "$RUN_WALL"
     add_sample "$tag hwm" "$RUN_HWM"
     STATUS[$tag]=ok
-    [ "$lib" = true ] && return
+    case $lib in true | cards) return ;; esac
     local ready fenced got
     ready=$(field ready_at "$work/out") fenced=$(field out_at "$work/out") got=$(field got_at "$work/out")
     if [ -z "$got" ] || [ "$(field n "$work/out")" != "$n" ]; then
@@ -340,7 +343,7 @@ run_scale_series() {
     for n in $scale_ns; do
         say "  N=$n ($big_reps reps)"
         for (( r = 1; r <= big_reps; r++ )); do
-            for lib in true pmi2 pmix; do
+            for lib in true cards pmi2 pmix; do
                 [ "$lib" = pmix ] && [ -z "$pmixbench" ] && continue
                 failed "scale $lib $n" || scale_once "$lib" "$n"
             done
@@ -499,10 +502,10 @@ report_scale() {
     say "Own clients at scale (put 220 B, fence, get all N; pmigate's libpmi2 and libpmix), seconds, medians of $big_reps runs"
     say "  launch = start to the last rank's card put; fence = to the first rank out of the fence; gets = to the last rank holding all N;"
     say "  exit = the rest (the workload's report fence, finalize, the exits and their reaping)"
-    printf '  %5s | %-8s | %-45s | %-45s | %s\n' N "floor" "libpmi2: wall launch fence gets exit" \
+    printf '  %5s | %-17s | %-45s | %-45s | %s\n' N "floors: true cards" "libpmi2: wall launch fence gets exit" \
         "libpmix: wall launch fence gets exit" "RSS MB pmi2/pmix"
     for n in $scale_ns; do
-        line=$(printf '  %5s | %8s |' "$n" "$(cell "scale true $n" wall)")
+        line=$(printf '  %5s | %8s %8s |' "$n" "$(cell "scale true $n" wall)" "$(cell "scale cards $n" wall)")
         for lib in pmi2 pmix; do
             line+=$(printf ' %8s %8s %8s %8s %8s |' "$(cell "scale $lib $n" wall)" \
                 "$(cell "scale $lib $n" launch)" "$(cell "scale $lib $n" fence)" \
@@ -510,7 +513,7 @@ report_scale() {
         done
         line+=$(printf ' %s / %s' "$(cell "scale pmi2 $n" hwm 1024)" "$(cell "scale pmix $n" hwm 1024)")
         say "$line"
-        for lib in true pmi2 pmix; do
+        for lib in true cards pmi2 pmix; do
             record "result bench=scale lib=$lib n=$n status=\"${STATUS["scale $lib $n"]:-not run}\"" \
                 "wall_s=$(median "scale $lib $n wall") launch_s=$(median "scale $lib $n launch")" \
                 "fence_s=$(median "scale $lib $n fence") gets_s=$(median "scale $lib $n gets")" \
@@ -518,7 +521,9 @@ report_scale() {
                 "rss_kb=$(median "scale $lib $n hwm")"
         done
     done
-    say "  floor = pmigate run -n N /bin/true: starting and reaping N processes, no PMI"
+    say "  floors, no PMI: true = pmigate run -n N /bin/true (starting and reaping N processes);"
+    say "  cards = pmigate run -n N floor_cards (the same N processes doing the workload's own key and card work,"
+    say "  each get replaced by writing the card): no PMI library wires up this workload faster than cards"
 }
 
 report_hello() {
@@ -581,6 +586,8 @@ report_ratios() {
         for lib in pmi2 pmix; do
             ratio "lib$lib wire-up wall n=$n (s)" "$(median "scale $lib $n wall")" "<" 3 \
                 "${STATUS["scale $lib $n"]:-$why}"
+            ratio "lib$lib wire-up wall/no-PMI floor n=$n" \
+                "$(quotient "$(median "scale $lib $n wall")" "$(median "scale cards $n wall")")" info 0 ""
             pm=$(median "scale $lib $n hwm")
             ratio "lib$lib pmigate RSS n=$n (MB)" "$([ -n "$pm" ] && calc "$pm / 1024")" "<" 64 \
                 "${STATUS["scale $lib $n"]:-$why}"
@@ -628,6 +635,7 @@ check_limits
 floor_epoll=$(bench_bin floor_epoll "$here/pg_bench.c") || { echo "cannot build floor_epoll" >&2; exit 1; }
 floor_pmi2=$(bench_bin floor_pmi2 "$here/pg_bench.c") || { echo "cannot build floor_pmi2" >&2; exit 1; }
 floor_rtt=$(bench_bin floor_rtt "$here/pg_bench.c") || { echo "cannot build floor_rtt" >&2; exit 1; }
+floor_cards=$(bench_bin floor_cards) || { echo "cannot build floor_cards" >&2; exit 1; }
 make -s -C "$PG_BUILD" tests/bench/pmixbench >/dev/null 2>&1 || true
 pmixbench=$PG_BUILD/tests/bench/.libs/pmixbench   # the binary, not libtool's wrapper
 [ -x "$pmixbench" ] || pmixbench=$PG_BUILD/tests/bench/pmixbench
