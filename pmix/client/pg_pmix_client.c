@@ -895,19 +895,12 @@ static bool segment_may_answer(const get_op_t *op)
 /* Unpacks a segment entry: the server's get reply value, byte for byte. */
 static int segment_take(const void *bytes, size_t len, void *arg)
 {
-    /* not zeroed: the unpack clears the value before it fills it */
-    pmix_value_t **val = arg, *v = malloc(sizeof(*v));
-    pmix_data_buffer_t view;
+    pmix_value_t **val = arg, *v = malloc(sizeof(*v)); /* the unpack fills it */
 
     if (v == NULL)
         return -1;
-    pg_pmix_msg_view(&view, bytes, len);
-    if (pg_pmix_unpack_one(&view, v, PMIX_VALUE) != PMIX_SUCCESS) {
+    if (pg_unpack_value_whole(bytes, len, v) != PMIX_SUCCESS) {
         free(v); /* a failed unpack leaves nothing allocated in it */
-        return -1;
-    }
-    if (pg_buffer_unread(&view) != 0) {
-        PMIX_VALUE_RELEASE(v);
         return -1;
     }
     *val = v;

@@ -1092,6 +1092,110 @@ static void test_value_compare_orders_numbers_and_strings(void)
     PMIX_VALUE_DESTRUCT(&b);
 }
 
+/* Packs values[0..n) as one PMIX_VALUE group each into a fresh buffer. */
+static void pack_values(pmix_data_buffer_t *buf, const pmix_value_t *values, int32_t n)
+{
+    pg_buffer_construct(buf);
+    CU_ASSERT_EQUAL_FATAL(pg_pack(buf, values, n, PMIX_VALUE), PMIX_SUCCESS);
+}
+
+/* The node segment and get replies hold one packed value each; the client
+ * decodes it with pg_unpack_value_whole, whose string fast path must give
+ * what the generic unpack gives, for strings and everything else. */
+static void test_whole_value_unpack_gives_what_the_generic_unpack_gives(void)
+{
+    pmix_value_t in[6], out;
+    uint32_t u = 4096;
+    pmix_byte_object_t bo = { "\0bin", 4 };
+    pmix_info_t *infos;
+    pmix_data_array_t *arr;
+    size_t i;
+
+    PMIX_VALUE_LOAD(&in[0], "card-7-0123456789ABCDEF", PMIX_STRING);
+    PMIX_VALUE_LOAD(&in[1], "", PMIX_STRING);
+    PMIX_VALUE_CONSTRUCT(&in[2]);
+    in[2].type = PMIX_STRING; /* a NULL string */
+    PMIX_VALUE_LOAD(&in[3], &u, PMIX_UINT32);
+    PMIX_VALUE_LOAD(&in[4], &bo, PMIX_BYTE_OBJECT);
+    PMIX_INFO_CREATE(infos, 2);
+    PMIX_INFO_LOAD(&infos[0], "k1", "v1", PMIX_STRING);
+    PMIX_INFO_LOAD(&infos[1], "k2", &u, PMIX_UINT32);
+    PMIX_DATA_ARRAY_CREATE(arr, 0, PMIX_INFO);
+    arr->array = infos;
+    arr->size = 2;
+    in[5].type = PMIX_DATA_ARRAY;
+    in[5].data.darray = arr;
+    for (i = 0; i < 6; i++) {
+        pmix_data_buffer_t buf;
+
+        pack_values(&buf, &in[i], 1);
+        memset(&out, 0xA5, sizeof(out)); /* need not be initialised */
+        CU_ASSERT_EQUAL_FATAL(pg_unpack_value_whole(buf.base_ptr, buf.bytes_used, &out),
+                              PMIX_SUCCESS);
+        CU_ASSERT_EQUAL(out.type, in[i].type);
+        assert_same_rendering(&in[i], &out, PMIX_VALUE);
+        if (2 == i) {
+            CU_ASSERT_PTR_NULL(out.data.string);
+        }
+        pg_value_destruct(&out);
+        CU_ASSERT_EQUAL(out.type, PMIX_UNDEF);
+        pg_buffer_destruct(&buf);
+    }
+    for (i = 0; i < 6; i++) {
+        pg_value_destruct(&in[i]);
+    }
+}
+
+/* A segment entry or reply that is not exactly one well-formed value is an
+ * error that leaves nothing allocated (ASan and valgrind run this binary):
+ * cut anywhere, one byte too many, two values, none, a string group instead
+ * of a value group, a string with a NUL inside. */
+static void test_whole_value_unpack_refuses_all_but_one_exact_value(void)
+{
+    pmix_data_buffer_t buf, two, none;
+    pmix_value_t v[2], out;
+    char *plain = "card";
+    size_t cut;
+
+    PMIX_VALUE_LOAD(&v[0], "card-1-0123", PMIX_STRING);
+    PMIX_VALUE_LOAD(&v[1], "card-2-4567", PMIX_STRING);
+    pack_values(&buf, v, 1);
+    for (cut = 0; cut < buf.bytes_used; cut++) {
+        CU_ASSERT_NOT_EQUAL(pg_unpack_value_whole(buf.base_ptr, cut, &out), PMIX_SUCCESS);
+    }
+    {
+        char *longer = malloc(buf.bytes_used + 1);
+
+        memcpy(longer, buf.base_ptr, buf.bytes_used);
+        longer[buf.bytes_used] = 'x';
+        CU_ASSERT_EQUAL(pg_unpack_value_whole(longer, buf.bytes_used + 1, &out),
+                        PMIX_ERR_UNPACK_FAILURE);
+        /* "card-1-0123" with its '-' turned into a NUL */
+        memcpy(longer, buf.base_ptr, buf.bytes_used);
+        longer[buf.bytes_used - 7] = '\0';
+        CU_ASSERT_EQUAL(pg_unpack_value_whole(longer, buf.bytes_used, &out),
+                        PMIX_ERR_UNPACK_FAILURE);
+        free(longer);
+    }
+    pack_values(&two, v, 2);
+    CU_ASSERT_EQUAL(pg_unpack_value_whole(two.base_ptr, two.bytes_used, &out),
+                    PMIX_ERR_UNPACK_FAILURE);
+    pack_values(&none, v, 0);
+    CU_ASSERT_EQUAL(pg_unpack_value_whole(none.base_ptr, none.bytes_used, &out),
+                    PMIX_ERR_UNPACK_FAILURE);
+    pg_buffer_destruct(&buf);
+    pg_buffer_construct(&buf);
+    CU_ASSERT_EQUAL_FATAL(pg_pack(&buf, &plain, 1, PMIX_STRING), PMIX_SUCCESS);
+    CU_ASSERT_EQUAL(pg_unpack_value_whole(buf.base_ptr, buf.bytes_used, &out),
+                    PMIX_ERR_TYPE_MISMATCH);
+    CU_ASSERT_EQUAL(pg_unpack_value_whole(NULL, 0, &out), PMIX_ERR_BAD_PARAM);
+    pg_buffer_destruct(&buf);
+    pg_buffer_destruct(&two);
+    pg_buffer_destruct(&none);
+    pg_value_destruct(&v[0]);
+    pg_value_destruct(&v[1]);
+}
+
 static void test_error_and_type_names(void)
 {
     CU_ASSERT_STRING_EQUAL(PMIx_Error_string(PMIX_ERR_EXISTS_OUTSIDE_SCOPE),
@@ -1138,6 +1242,8 @@ static const pg_cunit_test_t semantics_tests[] = {
 static const pg_cunit_test_t hostile_tests[] = {
     { "huge counts fail before allocating", test_huge_counts_fail_before_allocating },
     { "malformed fields are unpack failures", test_malformed_fields_are_unpack_failures },
+    { "whole-value unpack gives what the generic unpack gives", test_whole_value_unpack_gives_what_the_generic_unpack_gives },
+    { "whole-value unpack refuses all but one exact value", test_whole_value_unpack_refuses_all_but_one_exact_value },
     { "every truncation point fails cleanly", test_every_truncation_point_fails_cleanly },
     { "every bit flip fails cleanly or decodes what it says",
       test_every_bit_flip_fails_cleanly_or_decodes_what_it_says },

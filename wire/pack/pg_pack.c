@@ -1522,3 +1522,56 @@ undo:
     }
     return rc;
 }
+
+/* pg_unpack_value_whole's fast path: true with *v filled when bytes hold
+ * exactly one well-formed PMIX_VALUE of type PMIX_STRING; false for
+ * anything else, which the generic unpack then decodes or judges (so errors
+ * have one source).  Every PMIx_Get of a string -- a business card --
+ * passes here: N^2 times in a wire-up. */
+static bool unpack_string_value(const void *bytes, size_t len, pmix_value_t *v)
+{
+    pg_reader_t r = { .pos = bytes, .left = len };
+    uint64_t group_type, count, value_type;
+    char *s;
+
+    if (PMIX_SUCCESS != get_uint(&r, 2, &group_type) || PMIX_SUCCESS != get_uint(&r, 4, &count) ||
+        PMIX_SUCCESS != get_uint(&r, 2, &value_type) || PMIX_VALUE != group_type || 1 != count ||
+        PMIX_STRING != value_type || PMIX_SUCCESS != get_string(&r, (size_t)UINT32_MAX - 1, &s)) {
+        return false;
+    }
+    if (0 != r.left) {
+        free(s);
+        return false;
+    }
+    v->type = PMIX_STRING;
+    v->data.string = s;
+    return true;
+}
+
+pmix_status_t pg_unpack_value_whole(const void *bytes, size_t len, pmix_value_t *v)
+{
+    pmix_data_buffer_t view = { .base_ptr = (char *)bytes, .pack_ptr = (char *)bytes + len,
+                                .unpack_ptr = (char *)bytes, .bytes_allocated = len,
+                                .bytes_used = len };
+    int32_t n = 1;
+    pmix_status_t rc;
+
+    if (NULL == bytes || NULL == v) {
+        return PMIX_ERR_BAD_PARAM;
+    }
+    if (unpack_string_value(bytes, len, v)) {
+        return PMIX_SUCCESS;
+    }
+    rc = pg_unpack(&view, v, &n, PMIX_VALUE);
+    if (PMIX_ERR_UNPACK_INADEQUATE_SPACE == rc && 1 == n) {
+        pg_data_destruct(v, PMIX_VALUE); /* a group of several where one belongs */
+        return PMIX_ERR_UNPACK_FAILURE;
+    }
+    if (PMIX_SUCCESS == rc && (1 != n || 0 != pg_buffer_unread(&view))) {
+        if (1 == n) {
+            pg_data_destruct(v, PMIX_VALUE);
+        }
+        rc = PMIX_ERR_UNPACK_FAILURE;
+    }
+    return rc;
+}

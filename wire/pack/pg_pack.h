@@ -85,6 +85,15 @@ pmix_status_t pg_pack(pmix_data_buffer_t *buf, const void *src, int32_t n,
 pmix_status_t pg_unpack(pmix_data_buffer_t *buf, void *dst, int32_t *n,
                         pmix_data_type_t type);
 
+/* Decodes the one PMIX_VALUE group that fills bytes[0, len) exactly (a
+ * value as a get reply or the node segment stores it) into *v, which need
+ * not be initialised.  Same result as pg_unpack of one PMIX_VALUE followed
+ * by a check that nothing is left; a string value (most fenced data) is
+ * decoded without the generic machinery.  On error *v owns nothing.
+ * Errors: as pg_unpack's, and PMIX_ERR_UNPACK_FAILURE for a group of other
+ * than one value or bytes left after it. */
+pmix_status_t pg_unpack_value_whole(const void *bytes, size_t len, pmix_value_t *v);
+
 /* ---- per-type helpers ------------------------------------------------- */
 
 /* True when pg_pack/pg_unpack/pg_data_* support `type`. */
