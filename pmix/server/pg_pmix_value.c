@@ -75,14 +75,9 @@ static pmix_status_t proc_from_native(const pg_value_t *in, pmix_value_t *out)
 
 static pmix_status_t from_packed(const pg_value_t *in, pmix_value_t *out)
 {
-    pmix_data_buffer_t view;
-    pmix_status_t rc;
-
-    pg_pmix_msg_view(&view, in->data, in->size);
-    rc = pg_pmix_unpack_one(&view, out, PMIX_VALUE);
-    if (rc != PMIX_SUCCESS)
+    if (in->data == NULL || pg_unpack_value_whole(in->data, in->size, out) != PMIX_SUCCESS)
         return PMIX_ERR_UNPACK_FAILURE;
-    if (out->type != in->type || pg_buffer_unread(&view) != 0) {
+    if (out->type != in->type) {
         pg_value_destruct(out);
         return PMIX_ERR_UNPACK_FAILURE;
     }
