@@ -270,6 +270,40 @@ static void fz_groups(const char *p, size_t len)
         ;
 }
 
+/* The whole input as one stored value (a node-segment entry, a packed
+ * engine value): pg_unpack_value_whole, whose string fast path bypasses
+ * pg_unpack, must agree with pg_unpack of one value that leaves nothing
+ * over -- the same verdict and, on success, the same value. */
+static void fz_whole_value(const char *p, size_t len)
+{
+    pmix_data_buffer_t view = fz_view(p, len);
+    pmix_value_t fast, slow;
+    int32_t n = 1;
+    pmix_status_t frc = pg_unpack_value_whole(p, len, &fast);
+    pmix_status_t src = pg_unpack(&view, &slow, &n, PMIX_VALUE);
+    bool slow_ok = src == PMIX_SUCCESS && n == 1 && pg_buffer_unread(&view) == 0;
+
+    if (src == PMIX_SUCCESS && n == 1 && !slow_ok)
+        pg_value_destruct(&slow);
+    else if (src == PMIX_ERR_UNPACK_INADEQUATE_SPACE && n == 1)
+        pg_value_destruct(&slow); /* several values: the first was kept */
+    FZ_ASSERT((frc == PMIX_SUCCESS) == slow_ok);
+    if (!slow_ok)
+        return;
+    FZ_ASSERT(fast.type == slow.type);
+    {
+        char *a = NULL, *b = NULL;
+
+        FZ_ASSERT(pg_print(&a, "", &fast, PMIX_VALUE) == PMIX_SUCCESS);
+        FZ_ASSERT(pg_print(&b, "", &slow, PMIX_VALUE) == PMIX_SUCCESS);
+        FZ_ASSERT(strcmp(a, b) == 0);
+        free(a);
+        free(b);
+    }
+    pg_value_destruct(&fast);
+    pg_value_destruct(&slow);
+}
+
 /* ---- the message layer on every command's layout ------------------------------ */
 
 /* Layout letters: one element of a type (p proc, s string, i info, b bool,
@@ -601,6 +635,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     /* the whole input as one payload, whatever its framing */
     fz_groups(whole, size);
+    fz_whole_value(whole, size);
     fz_message(whole, size);
     free(whole);
 
