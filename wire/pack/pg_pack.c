@@ -1550,9 +1550,7 @@ static bool unpack_string_value(const void *bytes, size_t len, pmix_value_t *v)
 
 pmix_status_t pg_unpack_value_whole(const void *bytes, size_t len, pmix_value_t *v)
 {
-    pmix_data_buffer_t view = { .base_ptr = (char *)bytes, .pack_ptr = (char *)bytes + len,
-                                .unpack_ptr = (char *)bytes, .bytes_allocated = len,
-                                .bytes_used = len };
+    pmix_data_buffer_t view = { 0 };
     int32_t n = 1;
     pmix_status_t rc;
 
@@ -1562,6 +1560,9 @@ pmix_status_t pg_unpack_value_whole(const void *bytes, size_t len, pmix_value_t 
     if (unpack_string_value(bytes, len, v)) {
         return PMIX_SUCCESS;
     }
+    view.base_ptr = view.unpack_ptr = (char *)bytes;
+    view.pack_ptr = view.base_ptr + len;
+    view.bytes_allocated = view.bytes_used = len;
     rc = pg_unpack(&view, v, &n, PMIX_VALUE);
     if (PMIX_ERR_UNPACK_INADEQUATE_SPACE == rc && 1 == n) {
         pg_data_destruct(v, PMIX_VALUE); /* a group of several where one belongs */
