@@ -54,18 +54,7 @@ pmix_status_t pg_pmix_pack_one(pmix_data_buffer_t *buf, const void *src, pmix_da
 
 pmix_status_t pg_pmix_unpack_one(pmix_data_buffer_t *buf, void *dst, pmix_data_type_t type)
 {
-    int32_t n = 1;
-    pmix_status_t rc = pg_unpack(buf, dst, &n, type);
-
-    if (rc == PMIX_ERR_UNPACK_INADEQUATE_SPACE && n == 1) {
-        /* a group of several where one belongs: pg_unpack kept the first,
-         * which callers only release on success */
-        pg_data_destruct(dst, type);
-        return PMIX_ERR_UNPACK_FAILURE;
-    }
-    if (rc == PMIX_SUCCESS && n != 1) /* an empty group where one element belongs */
-        rc = PMIX_ERR_UNPACK_FAILURE;
-    return rc;
+    return pg_unpack_one(buf, dst, type);
 }
 
 pmix_status_t pg_pmix_msg_begin(pmix_data_buffer_t *buf, uint8_t cmd, uint32_t id)
@@ -103,12 +92,7 @@ pmix_status_t pg_pmix_msg_seal(pmix_data_buffer_t *buf)
 
 void pg_pmix_msg_view(pmix_data_buffer_t *view, const char *payload, size_t len)
 {
-    memset(view, 0, sizeof(*view));
-    view->base_ptr = (char *)payload; /* read only: unpack never writes */
-    view->unpack_ptr = view->base_ptr;
-    view->pack_ptr = view->base_ptr + len;
-    view->bytes_used = len;
-    view->bytes_allocated = len;
+    pg_buffer_view(view, payload, len);
 }
 
 pmix_status_t pg_pmix_msg_read_header(pmix_data_buffer_t *buf, uint8_t *cmd, uint32_t *id)

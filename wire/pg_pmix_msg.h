@@ -89,14 +89,14 @@ pmix_status_t pg_pmix_msg_begin_reply(pmix_data_buffer_t *buf, uint8_t cmd, uint
 pmix_status_t pg_pmix_msg_seal(pmix_data_buffer_t *buf);
 
 /* Points `view` at a received payload without copying or owning it (never
- * destruct a view). */
+ * destruct a view): pg_buffer_view. */
 void pg_pmix_msg_view(pmix_data_buffer_t *view, const char *payload, size_t len);
 /* Reads command and id at the start of a payload. */
 pmix_status_t pg_pmix_msg_read_header(pmix_data_buffer_t *buf, uint8_t *cmd, uint32_t *id);
 
-/* Exactly one element of `type` into dst (strings: char **).  A group of
- * zero or of several elements is PMIX_ERR_UNPACK_FAILURE; on any error
- * nothing is left allocated in dst. */
+/* Exactly one element of `type` into dst (strings: char **): pg_pack of
+ * one, and pg_unpack_one (a group of zero or of several elements is
+ * PMIX_ERR_UNPACK_FAILURE; on any error nothing is left allocated). */
 pmix_status_t pg_pmix_pack_one(pmix_data_buffer_t *buf, const void *src, pmix_data_type_t type);
 pmix_status_t pg_pmix_unpack_one(pmix_data_buffer_t *buf, void *dst, pmix_data_type_t type);
 

@@ -307,6 +307,12 @@ static void image_insert(image_t *im, const pg_shm_entry_t *e)
     im->h->nentries++;
 }
 
+/* The strings area's bytes: the runs, one after the other. */
+static uint64_t runs_total(const uint64_t run_size[NRUNS])
+{
+    return run_size[RUN_KEYS] + run_size[RUN_TEXT] + run_size[RUN_PACKED];
+}
+
 /* Sizes of the sorted staging: distinct keys, and the bytes of each run. */
 static int image_measure(const pg_shm_t *w, size_t *nkeys, uint64_t run_size[NRUNS])
 {
@@ -321,9 +327,7 @@ static int image_measure(const pg_shm_t *w, size_t *nkeys, uint64_t run_size[NRU
         if (w->ents[i].pval_len > 0)
             run_size[RUN_PACKED] += (uint64_t)w->ents[i].pval_len + 1;
     }
-    uint64_t strings = run_size[RUN_KEYS] + run_size[RUN_TEXT] + run_size[RUN_PACKED];
-
-    return strings + 1 > UINT32_MAX || w->n + *nkeys >= UINT32_MAX / 2 ? -EFBIG : 0;
+    return runs_total(run_size) + 1 > UINT32_MAX || w->n + *nkeys >= UINT32_MAX / 2 ? -EFBIG : 0;
 }
 
 /* The generation's file: a fresh memfd of `total` bytes (zero-filled, so
@@ -371,7 +375,7 @@ static int image_layout(pg_shm_t *w, uint64_t generation, image_t *im)
 
     if (image_measure(w, &nkeys, run_size) != 0)
         return -EFBIG;
-    strings = run_size[RUN_KEYS] + run_size[RUN_TEXT] + run_size[RUN_PACKED];
+    strings = runs_total(run_size);
     /* entries <= 3/4 of the slots (and one slot always empty: a probe ends) */
     while (nslots < (w->n + nkeys) * 4 / 3 + 1)
         nslots *= 2;

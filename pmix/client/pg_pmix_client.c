@@ -834,15 +834,15 @@ static pmix_status_t get_prepare(const pmix_proc_t *proc, const char *key,
 
 static bool op_is_self(const get_op_t *op, pmix_rank_t rank)
 {
-    return op->own_ns &&
-           rank == client.self.rank;
+    return op->own_ns && rank == client.self.rank;
 }
 
 /* Answers the client itself knows without asking (the process id). */
 static bool get_identity(const get_op_t *op, pmix_value_t **val, pmix_status_t *rc)
 {
     bool me = op->own_ns && (op->target.rank == PMIX_RANK_UNDEF ||
-                         op->target.rank == PMIX_RANK_INVALID || op_is_self(op, op->target.rank));
+                             op->target.rank == PMIX_RANK_INVALID ||
+                             op_is_self(op, op->target.rank));
 
     if (!me || !(PMIX_CHECK_KEY(op, PMIX_PROCID) ||
                  (PMIX_CHECK_KEY(op, PMIX_RANK) && op->target.rank == PMIX_RANK_INVALID)))
@@ -920,7 +920,6 @@ static bool segment_get(const get_op_t *op, pmix_value_t **val)
 static pmix_status_t get_local(const get_op_t *op, pmix_value_t **val)
 {
     const pmix_value_t *hit = NULL;
-    bool own_ns = op->own_ns;
     pmix_status_t rc = PMIX_ERR_NOT_FOUND;
 
     *val = NULL;
@@ -939,7 +938,7 @@ static pmix_status_t get_local(const get_op_t *op, pmix_value_t **val)
     } else {
         /* the caller's own put: what a refresh would bring is never newer
          * (the Standard looks in the cache after the refresh) */
-        if (op_is_self(op, op->target.rank) || (own_ns && op->target.rank == PMIX_RANK_UNDEF))
+        if (op_is_self(op, op->target.rank) || (op->own_ns && op->target.rank == PMIX_RANK_UNDEF))
             hit = pg_cache_own(client.cache, op->key);
         if (hit == NULL && !op->scoped && !op->refresh)
             hit = pg_cache_find(client.cache, op->target.nspace, op->target.rank, op->key);
@@ -956,13 +955,13 @@ static pmix_status_t get_local(const get_op_t *op, pmix_value_t **val)
     if (op->refresh)
         return PMIX_OPERATION_IN_PROGRESS; /* REFRESH: the server first */
     /* my job's lists left out of init are asked for once, then cached */
-    if (op->reserved && own_ns && pg_pmix_init_on_demand(op->key))
+    if (op->reserved && op->own_ns && pg_pmix_init_on_demand(op->key))
         return PMIX_OPERATION_IN_PROGRESS;
     if (op->optional)
         return PMIX_ERR_NOT_FOUND; /* the cache was the last stop */
     /* the rest of my job's reserved data came with init: what is not there
      * does not exist */
-    if (op->reserved && own_ns &&
+    if (op->reserved && op->own_ns &&
         (reserved_view_rank(op) == PMIX_RANK_WILDCARD || op_is_self(op, op->target.rank)))
         return PMIX_ERR_NOT_FOUND;
     return PMIX_OPERATION_IN_PROGRESS;

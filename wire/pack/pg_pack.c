@@ -61,6 +61,16 @@ static bool buffer_is_sane(const pmix_data_buffer_t *buf)
            buf->unpack_ptr <= buf->base_ptr + buf->bytes_used;
 }
 
+void pg_buffer_view(pmix_data_buffer_t *view, const void *bytes, size_t len)
+{
+    memset(view, 0, sizeof(*view));
+    view->base_ptr = (char *)bytes; /* read only: unpack never writes */
+    view->unpack_ptr = view->base_ptr;
+    view->pack_ptr = NULL == bytes ? NULL : view->base_ptr + len;
+    view->bytes_used = len;
+    view->bytes_allocated = len;
+}
+
 size_t pg_buffer_unread(const pmix_data_buffer_t *buf)
 {
     if (NULL == buf || NULL == buf->base_ptr || !buffer_is_sane(buf)) {
@@ -1548,10 +1558,26 @@ static bool unpack_string_value(const void *bytes, size_t len, pmix_value_t *v)
     return true;
 }
 
+pmix_status_t pg_unpack_one(pmix_data_buffer_t *buf, void *dst, pmix_data_type_t type)
+{
+    int32_t n = 1;
+    pmix_status_t rc = pg_unpack(buf, dst, &n, type);
+
+    if (PMIX_ERR_UNPACK_INADEQUATE_SPACE == rc && 1 == n) {
+        /* a group of several where one belongs: pg_unpack kept the first,
+         * which callers only release on success */
+        pg_data_destruct(dst, type);
+        return PMIX_ERR_UNPACK_FAILURE;
+    }
+    if (PMIX_SUCCESS == rc && 1 != n) { /* an empty group where one element belongs */
+        rc = PMIX_ERR_UNPACK_FAILURE;
+    }
+    return rc;
+}
+
 pmix_status_t pg_unpack_value_whole(const void *bytes, size_t len, pmix_value_t *v)
 {
-    pmix_data_buffer_t view = { 0 };
-    int32_t n = 1;
+    pmix_data_buffer_t view;
     pmix_status_t rc;
 
     if (NULL == bytes || NULL == v) {
@@ -1560,18 +1586,10 @@ pmix_status_t pg_unpack_value_whole(const void *bytes, size_t len, pmix_value_t 
     if (unpack_string_value(bytes, len, v)) {
         return PMIX_SUCCESS;
     }
-    view.base_ptr = view.unpack_ptr = (char *)bytes;
-    view.pack_ptr = view.base_ptr + len;
-    view.bytes_allocated = view.bytes_used = len;
-    rc = pg_unpack(&view, v, &n, PMIX_VALUE);
-    if (PMIX_ERR_UNPACK_INADEQUATE_SPACE == rc && 1 == n) {
-        pg_data_destruct(v, PMIX_VALUE); /* a group of several where one belongs */
-        return PMIX_ERR_UNPACK_FAILURE;
-    }
-    if (PMIX_SUCCESS == rc && (1 != n || 0 != pg_buffer_unread(&view))) {
-        if (1 == n) {
-            pg_data_destruct(v, PMIX_VALUE);
-        }
+    pg_buffer_view(&view, bytes, len);
+    rc = pg_unpack_one(&view, v, PMIX_VALUE);
+    if (PMIX_SUCCESS == rc && 0 != pg_buffer_unread(&view)) {
+        pg_data_destruct(v, PMIX_VALUE);
         rc = PMIX_ERR_UNPACK_FAILURE;
     }
     return rc;

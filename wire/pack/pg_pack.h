@@ -55,6 +55,9 @@ pmix_status_t pg_buffer_unload(pmix_data_buffer_t *buf, char **bytes, size_t *si
 pmix_status_t pg_buffer_append(pmix_data_buffer_t *buf, const void *bytes, size_t size);
 /* Bytes between the unpack cursor and the end of the packed data. */
 size_t pg_buffer_unread(const pmix_data_buffer_t *buf);
+/* Points `view` at `len` received bytes without copying or owning them
+ * (unpack only reads; never destruct a view). */
+void pg_buffer_view(pmix_data_buffer_t *view, const void *bytes, size_t len);
 /* Appends the unread part of src to dst; src is not modified. */
 pmix_status_t pg_buffer_copy_payload(pmix_data_buffer_t *dst, const pmix_data_buffer_t *src);
 
@@ -85,9 +88,14 @@ pmix_status_t pg_pack(pmix_data_buffer_t *buf, const void *src, int32_t n,
 pmix_status_t pg_unpack(pmix_data_buffer_t *buf, void *dst, int32_t *n,
                         pmix_data_type_t type);
 
+/* Exactly one element of `type` into dst (strings: char **).  A group of
+ * zero or of several elements is PMIX_ERR_UNPACK_FAILURE; on any error
+ * nothing is left allocated in dst. */
+pmix_status_t pg_unpack_one(pmix_data_buffer_t *buf, void *dst, pmix_data_type_t type);
+
 /* Decodes the one PMIX_VALUE group that fills bytes[0, len) exactly (a
  * value as a get reply or the node segment stores it) into *v, which need
- * not be initialised.  Same result as pg_unpack of one PMIX_VALUE followed
+ * not be initialised.  Same result as pg_unpack_one of a PMIX_VALUE followed
  * by a check that nothing is left; a string value (most fenced data) is
  * decoded without the generic machinery.  On error *v owns nothing.
  * Errors: as pg_unpack's, and PMIX_ERR_UNPACK_FAILURE for a group of other
